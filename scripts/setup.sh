@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs what building and testing toolgate needs, only where it is missing.
+# Idempotent: on a machine that has everything it takes a second or two.
+#   - the wasm32-unknown-unknown Rust target, clippy and rustfmt
+#   - Debian's chromium and chromium-driver
+#   - wasm-bindgen-cli at exactly the version in Cargo.lock, and wasm-pack
+#   - the npm dev dependencies (npm ci), when package-lock.json changed; among them binaryen's
+#     wasm-opt (version 132, a Node build): Debian's binaryen 108 cannot read the externref table
+#     code that wasm-bindgen emits (`table.fill`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WASM_PACK_VERSION=0.15.1
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+export PATH="$HOME/.cargo/bin:$PATH"
+
+# The wasm-bindgen CLI must match the crate in Cargo.lock exactly.
+WB_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+[ -n "$WB_VERSION" ] || { log "cannot read the wasm-bindgen version from Cargo.lock"; exit 1; }
+
+# 1. Rust target and components.
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  log "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+for comp in clippy rustfmt; do
+  if ! rustup component list --installed | grep -q "^$comp"; then
+    log "adding rustup component $comp"
+    rustup component add "$comp"
+  fi
+done
+
+# 2. Debian packages: the browser and its driver.
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO=sudo
+  log "installing ${need[*]} with apt-get"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# 3. Cargo-installed tools. Built without LTO to keep a fresh machine's set-up short.
+export CARGO_PROFILE_RELEASE_LTO=false
+export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION" ] \
+  || ! command -v wasm-bindgen-test-runner >/dev/null 2>&1; then
+  log "installing wasm-bindgen-cli $WB_VERSION (a few minutes, once)"
+  cargo install wasm-bindgen-cli --version "$WB_VERSION" --force
+fi
+if [ "$(wasm-pack --version 2>/dev/null | awk '{print $2}')" != "$WASM_PACK_VERSION" ]; then
+  log "installing wasm-pack $WASM_PACK_VERSION (a few minutes, once)"
+  cargo install wasm-pack --version "$WASM_PACK_VERSION" --force
+fi
+
+# 4. npm dev dependencies, reinstalled only when the lock file changed.
+if [ -f package-lock.json ]; then
+  stamp=node_modules/.toolgate-lock-sha
+  want=$(sha256sum package-lock.json | awk '{print $1}')
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    log "npm ci"
+    npm ci --no-audit --no-fund --loglevel=error
+    echo "$want" > "$stamp"
+  fi
+fi

@@ -1,0 +1,31 @@
+// Prints the size of the built package (wasm raw and gzip, JS glue gzip) and, with
+// --max-gzip BYTES, fails when wasm + glue gzip exceeds the budget.
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+
+const gz = (buf) => gzipSync(buf, { level: 9 }).length;
+const wasm = readFileSync(new URL('../pkg/toolgate_bg.wasm', import.meta.url));
+const glue = readFileSync(new URL('../pkg/toolgate.js', import.meta.url));
+const figures = {
+  wasmRaw: wasm.length,
+  wasmGzip: gz(wasm),
+  glueRaw: glue.length,
+  glueGzip: gz(glue),
+};
+figures.totalGzip = figures.wasmGzip + figures.glueGzip;
+const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
+console.log(
+  `size: wasm ${kb(figures.wasmRaw)} raw, ${kb(figures.wasmGzip)} gzip; ` +
+    `JS glue ${kb(figures.glueRaw)} raw, ${kb(figures.glueGzip)} gzip; ` +
+    `wasm + glue ${kb(figures.totalGzip)} gzip`,
+);
+const i = process.argv.indexOf('--max-gzip');
+if (i > 0) {
+  const max = Number(process.argv[i + 1]);
+  if (!(max > 0)) throw new Error('--max-gzip needs a byte count');
+  if (figures.totalGzip > max) {
+    console.error(`size budget exceeded: ${figures.totalGzip} B gzip > ${max} B`);
+    process.exit(1);
+  }
+  console.log(`size budget: ${figures.totalGzip} B <= ${max} B gzip: ok`);
+}

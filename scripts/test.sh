@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# npm test: set up what is missing, then run every check and test:
+#   format and lints (native and wasm32), native cargo tests, the release build and its size
+#   budget, the TypeScript declarations, the reference endpoint's tests, browser tests of the
+#   wasm package in headless Chromium, and end-to-end tests of the demo.
+# Every step runs even when an earlier one failed; the exit code is non-zero if any failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+export CARGO_TERM_COLOR=never
+
+bash scripts/setup.sh || { echo "set-up failed" >&2; exit 1; }
+
+passed=0
+failed=0
+failed_steps=()
+step() {
+  local name=$1
+  shift
+  local t0=$SECONDS
+  printf '\n=== %s\n' "$name"
+  if "$@"; then
+    passed=$((passed + 1))
+    printf '=== %s: ok (%ss)\n' "$name" $((SECONDS - t0))
+  else
+    failed=$((failed + 1))
+    failed_steps+=("$name")
+    printf '=== %s: FAILED (%ss)\n' "$name" $((SECONDS - t0))
+  fi
+}
+
+step "rustfmt" cargo fmt --all --check
+step "clippy (native)" cargo clippy --all-targets -- -D warnings
+step "clippy (wasm32)" cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
+step "cargo test (native)" cargo test
+step "build pkg/ (release)" bash scripts/build.sh
+step "size budget" node scripts/size.mjs --max-gzip 76800
+step "TypeScript declarations (tsc --strict)" node_modules/.bin/tsc -p tests/ts/tsconfig.json
+step "reference endpoint (node --test)" node --test www/server/test/
+step "browser tests (wasm-bindgen-test, headless Chromium)" bash scripts/test-browser.sh
+if [ -d tests/e2e ]; then
+  step "demo end-to-end (Playwright, headless Chromium)" node --test tests/e2e/
+fi
+
+printf '\n'
+if [ "$failed" -gt 0 ]; then
+  printf 'failed steps: %s\n' "${failed_steps[*]}"
+fi
+printf 'steps: %d passed, %d failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ]
