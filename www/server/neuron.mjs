@@ -1,0 +1,194 @@
+// Neuron dialect: GET /threads/{id}, POST /threads/{id}/chat.
+// The chat history is the system of record; a paused run is the tail
+// tool_call message with at least one tool whose approval is "pending".
+import {
+  TOOLS,
+  approvalPolicy,
+  isGated,
+  runTool,
+  rejectionResult,
+  planSteps,
+  finalMessage,
+  plainReply,
+} from './agent.mjs';
+import { json, hex, isPlainObject } from './util.mjs';
+
+const D = 'neuron';
+
+const conflict = (error) => json(409, { status: 'conflict', error });
+const bad = (error) => json(400, { error });
+
+function newRecord(id) {
+  return { id, seq: 0, messages: [], run: null };
+}
+
+function nextId(rec) {
+  rec.seq += 1;
+  return `msg_${rec.seq}`;
+}
+
+function tail(rec) {
+  return rec.messages[rec.messages.length - 1];
+}
+
+/** The paused tool_call message, or null. */
+function pausedTail(rec) {
+  const t = tail(rec);
+  if (!rec.run || !t || t.type !== 'tool_call') return null;
+  return t.tools.some((x) => x.approval === 'pending') ? t : null;
+}
+
+export async function getThread(ctx, id) {
+  const rec = (await ctx.store.read(D, id)) || newRecord(id);
+  return json(200, { id, messages: rec.messages });
+}
+
+/** Shape checks that need no state: returns an error plan or null. */
+function validateBody(body) {
+  if (!isPlainObject(body)) return bad('Request body must be a JSON object');
+  const hasMessage = Object.prototype.hasOwnProperty.call(body, 'message');
+  const hasDecisions = Object.prototype.hasOwnProperty.call(body, 'decisions');
+  if (hasMessage && hasDecisions) return bad('Send either "message" or "decisions", not both');
+  if (!hasMessage && !hasDecisions) return bad('Expected a "message" or a "decisions" field');
+  if (hasMessage) {
+    if (typeof body.message !== 'string') return bad('"message" must be a string');
+    if (body.message.trim() === '') return bad('"message" must not be empty');
+    return null;
+  }
+  const d = body.decisions;
+  if (!isPlainObject(d)) return bad('"decisions" must be an object keyed by callId');
+  const keys = Object.keys(d);
+  if (keys.length === 0) return bad('"decisions" must not be empty');
+  for (const k of keys) {
+    const v = d[k];
+    const ok =
+      v === 'approve' ||
+      v === 'reject' ||
+      (Array.isArray(v) && v.length === 2 && v[0] === 'reject' && typeof v[1] === 'string');
+    if (!ok)
+      return bad(
+        `Malformed decision for ${JSON.stringify(k)}: expected "approve", "reject" or ["reject", "<reason>"]`,
+      );
+  }
+  return null;
+}
+
+export async function chat(ctx, id, body) {
+  const invalid = validateBody(body);
+  if (invalid) return invalid;
+  return ctx.store.lock(`${D}:${id}`, async () => {
+    const rec = (await ctx.store.read(D, id)) || newRecord(id);
+    const plan = 'message' in body ? newMessage(ctx, rec, body.message) : decide(ctx, rec, body.decisions);
+    if (plan.error) return plan.error;
+    await ctx.store.write(D, id, rec);
+    const last = tail(rec);
+    return json(200, {
+      status: pausedTail(rec) ? 'awaiting_approval' : 'completed',
+      message: last,
+    });
+  });
+}
+
+function newMessage(ctx, rec, text) {
+  if (pausedTail(rec)) {
+    const n = pausedTail(rec).tools.filter((t) => t.approval === 'pending').length;
+    return {
+      error: conflict(
+        `Thread ${rec.id} is awaiting approval: ${n} tool call${n === 1 ? '' : 's'} require${n === 1 ? 's' : ''} approval before execution; decide them before sending a new message`,
+      ),
+    };
+  }
+  rec.run = null;
+  rec.messages.push({ __id: nextId(rec), role: 'user', content: text });
+  const steps = planSteps(text);
+  if (steps.length === 0) {
+    rec.messages.push({ __id: nextId(rec), role: 'assistant', content: plainReply(text) });
+    return {};
+  }
+  rec.run = { steps, stepIndex: 0, awaitingStep: null, calls: [] };
+  advance(ctx, rec);
+  return {};
+}
+
+function decide(ctx, rec, decisions) {
+  const t = pausedTail(rec);
+  if (!t) return { error: conflict(`Thread ${rec.id} has no tool call awaiting approval`) };
+  const byId = new Map(t.tools.map((x) => [x.callId, x]));
+  for (const k of Object.keys(decisions)) {
+    const tool = byId.get(k);
+    if (!tool) return { error: bad(`Unknown callId ${JSON.stringify(k)}: not a tool call on the paused message`) };
+    if (tool.approval === null || tool.approval === undefined)
+      return { error: bad(`Tool call ${JSON.stringify(k)} (${tool.name}) does not require approval`) };
+  }
+  // Entries in the payload overwrite stored ones; omitted entries keep their state.
+  for (const [k, v] of Object.entries(decisions)) {
+    const tool = byId.get(k);
+    if (v === 'approve') {
+      tool.approval = 'approved';
+      tool.rejectReason = null;
+    } else {
+      tool.approval = 'rejected';
+      tool.rejectReason = Array.isArray(v) ? v[1] : null;
+    }
+  }
+  advance(ctx, rec);
+  return {};
+}
+
+function toolObject(call, callId) {
+  const policy = approvalPolicy(call.name, call.inputs);
+  const gated = isGated(policy);
+  return {
+    callId,
+    name: call.name,
+    description: TOOLS[call.name].description,
+    parameters: [],
+    inputs: call.inputs,
+    result: null,
+    approval: gated ? 'pending' : null,
+    approvalReason: typeof policy === 'string' && gated ? policy : null,
+    rejectReason: null,
+  };
+}
+
+/** Run the agent on until it pauses or finishes. */
+function advance(ctx, rec) {
+  const run = rec.run;
+  for (;;) {
+    const t = tail(rec);
+    if (run.awaitingStep === run.stepIndex && t && t.type === 'tool_call') {
+      if (t.tools.some((x) => x.approval === 'pending')) return; // paused
+      const executed = t.tools.map((tool) => {
+        let result;
+        if (tool.approval === 'rejected') {
+          result = rejectionResult(tool.rejectReason);
+        } else {
+          result = runTool(tool.name, tool.inputs);
+          ctx.store.recordEffect({ dialect: D, threadId: rec.id, callId: tool.callId, name: tool.name, inputs: tool.inputs });
+        }
+        return { ...structuredClone(tool), result };
+      });
+      rec.messages.push({ __id: nextId(rec), role: 'tool', content: [], type: 'tool_call_result', tools: executed });
+      const step = run.steps[run.stepIndex];
+      executed.forEach((tool, i) => run.calls.push({ index: step[i].index, name: tool.name, inputs: tool.inputs, result: tool.result }));
+      run.stepIndex += 1;
+      run.awaitingStep = null;
+      continue;
+    }
+    if (run.stepIndex >= run.steps.length) {
+      rec.messages.push({ __id: nextId(rec), role: 'assistant', content: finalMessage(run.calls) });
+      rec.run = null;
+      return;
+    }
+    const tools = run.steps[run.stepIndex].map((call) => toolObject(call, `toolu_${hex(12)}`));
+    const msg = { __id: nextId(rec), role: 'assistant', content: [], type: 'tool_call', tools };
+    if (tools.some((x) => x.approval === 'pending')) {
+      // Neuron <= 4.0 style; 4.0.1 retires it. Clients must not need it.
+      const withToken = { __id: msg.__id, resume_token: `workflow_${hex(8)}`, ...msg };
+      rec.messages.push(withToken);
+    } else {
+      rec.messages.push(msg);
+    }
+    run.awaitingStep = run.stepIndex;
+  }
+}

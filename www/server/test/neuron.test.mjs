@@ -1,0 +1,311 @@
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, getJson, postJson, rawRequest, readEffects, readRecord } from '../testkit.mjs';
+
+const TEMPLATE = (r) =>
+  `TOOL NOT EXECUTED. The user rejected this action. User instruction: ${r}. Do not attempt this tool again. Follow the user's instruction or reconsider your plan.`;
+
+describe('neuron dialect', () => {
+  let s;
+  let n = 0;
+  const tid = () => `nt_${++n}`;
+  const chat = (id, body) => postJson(`${s.url}/threads/${id}/chat`, body);
+  before(async () => {
+    s = await start();
+  });
+  after(() => s.close());
+
+  test('unknown thread is an empty thread', async () => {
+    const r = await getJson(`${s.url}/threads/never_seen`);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body, { id: 'never_seen', messages: [] });
+  });
+
+  test('plain message gets a plain reply, completed', async () => {
+    const id = tid();
+    const r = await chat(id, { message: 'hello there' });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.status, 'completed');
+    assert.equal(r.body.message.role, 'assistant');
+    assert.equal(typeof r.body.message.content, 'string');
+    assert.match(r.body.message.content, /hello there/);
+    const t = await getJson(`${s.url}/threads/${id}`);
+    assert.deepEqual(
+      t.body.messages.map((m) => [m.role, typeof m.content]),
+      [['user', 'string'], ['assistant', 'string']],
+    );
+    assert.equal(t.body.messages[0].content, 'hello there');
+    assert.ok(t.body.messages.every((m) => /^msg_/.test(m.__id)));
+  });
+
+  test('ungated read runs at once: tool_call (approval null), tool_call_result, final message', async () => {
+    const id = tid();
+    const r = await chat(id, { message: 'read /etc/motd' });
+    assert.equal(r.body.status, 'completed');
+    assert.match(r.body.message.content, /read_file \/etc\/motd: done\./);
+    const { body } = await getJson(`${s.url}/threads/${id}`);
+    const [user, call, result, final] = body.messages;
+    assert.equal(user.role, 'user');
+    assert.equal(call.type, 'tool_call');
+    assert.equal(call.role, 'assistant');
+    assert.deepEqual(call.content, []);
+    assert.equal(call.resume_token, undefined);
+    assert.equal(call.tools.length, 1);
+    const tool = call.tools[0];
+    assert.equal(tool.name, 'read_file');
+    assert.equal(tool.approval, null);
+    assert.ok('approval' in tool);
+    assert.equal(tool.approvalReason, null);
+    assert.equal(tool.rejectReason, null);
+    assert.deepEqual(tool.parameters, []);
+    assert.deepEqual(tool.inputs, { path: '/etc/motd' });
+    assert.match(tool.callId, /^toolu_/);
+    assert.equal(result.type, 'tool_call_result');
+    assert.equal(result.role, 'tool');
+    assert.equal(result.tools[0].callId, tool.callId);
+    assert.match(result.tools[0].result, /Contents of \/etc\/motd/);
+    assert.equal(final.role, 'assistant');
+  });
+
+  test('two gated tools + one ungated: pause, partial decision, revise, complete; reason reaches the model', async () => {
+    const id = tid();
+    const r1 = await chat(id, { message: 'delete /tmp/old.log and email team@example.com about Logs cleanup; read /etc/hosts' });
+    assert.equal(r1.status, 200);
+    assert.equal(r1.body.status, 'awaiting_approval');
+    const msg = r1.body.message;
+    assert.equal(msg.type, 'tool_call');
+    assert.match(msg.resume_token, /^workflow_/);
+    assert.deepEqual(msg.tools.map((t) => [t.name, t.approval]), [
+      ['delete_file', 'pending'],
+      ['send_email', 'pending'],
+      ['read_file', null],
+    ]);
+    assert.equal(msg.tools[0].approvalReason, 'Deleting a file is irreversible');
+    assert.match(msg.tools[1].approvalReason, /[Oo]utbound email/);
+    assert.deepEqual(msg.tools[1].inputs, { to: 'team@example.com', subject: 'Logs cleanup' });
+    const [del, mail] = msg.tools;
+
+    // Nothing ran yet, not even the ungated read in the same step.
+    assert.equal(readEffects(s.dataDir).filter((e) => e.threadId === id).length, 0);
+
+    // Partial: reject the email with a reason. Stored; the tail shows it.
+    const r2 = await chat(id, { decisions: { [mail.callId]: ['reject', 'Do not email the whole team'] } });
+    assert.equal(r2.status, 200);
+    assert.equal(r2.body.status, 'awaiting_approval');
+    assert.equal(r2.body.message.__id, msg.__id);
+    const t2 = r2.body.message.tools;
+    assert.equal(t2[0].approval, 'pending');
+    assert.equal(t2[1].approval, 'rejected');
+    assert.equal(t2[1].rejectReason, 'Do not email the whole team');
+    const stored = await getJson(`${s.url}/threads/${id}`);
+    assert.deepEqual(stored.body.messages.at(-1), r2.body.message);
+
+    // Revise: approve the email instead (last write wins), still partial.
+    const r3 = await chat(id, { decisions: { [mail.callId]: 'approve' } });
+    assert.equal(r3.body.status, 'awaiting_approval');
+    assert.equal(r3.body.message.tools[1].approval, 'approved');
+    assert.equal(r3.body.message.tools[1].rejectReason, null);
+
+    // Revise again and complete in one cumulative payload.
+    const r4 = await chat(id, {
+      decisions: { [mail.callId]: ['reject', 'Do not email the whole team'], [del.callId]: 'approve' },
+    });
+    assert.equal(r4.status, 200);
+    assert.equal(r4.body.status, 'completed');
+    const final = r4.body.message;
+    assert.equal(final.role, 'assistant');
+    assert.equal(
+      final.content,
+      'delete_file /tmp/old.log: done. send_email to team@example.com: rejected — "Do not email the whole team". read_file /etc/hosts: done.',
+    );
+
+    const { body } = await getJson(`${s.url}/threads/${id}`);
+    const result = body.messages.at(-2);
+    assert.equal(result.type, 'tool_call_result');
+    const byName = Object.fromEntries(result.tools.map((t) => [t.name, t]));
+    assert.equal(byName.send_email.result, TEMPLATE('Do not email the whole team'));
+    assert.equal(byName.send_email.approval, 'rejected');
+    assert.equal(byName.delete_file.result, 'Deleted /tmp/old.log');
+    assert.equal(byName.delete_file.approval, 'approved');
+    assert.equal(byName.read_file.approval, null);
+    // The paused tool_call is now settled history.
+    const call = body.messages.at(-3);
+    assert.equal(call.type, 'tool_call');
+    assert.ok(call.tools.every((t) => t.approval !== 'pending'));
+
+    const effects = readEffects(s.dataDir).filter((e) => e.threadId === id);
+    assert.deepEqual(effects.map((e) => e.name).sort(), ['delete_file', 'read_file']);
+  });
+
+  test('incremental payloads work: one decision per request', async () => {
+    const id = tid();
+    const r1 = await chat(id, { message: 'delete /a\ndelete /b' });
+    const [a, b] = r1.body.message.tools;
+    const r2 = await chat(id, { decisions: { [a.callId]: 'reject' } });
+    assert.equal(r2.body.status, 'awaiting_approval');
+    const r3 = await chat(id, { decisions: { [b.callId]: 'approve' } });
+    assert.equal(r3.body.status, 'completed');
+    assert.equal(r3.body.message.content, 'delete_file /a: rejected — "No specific instruction provided.". delete_file /b: done.');
+    const rec = readRecord(s.dataDir, 'neuron', id);
+    const res = rec.messages.at(-2).tools;
+    assert.equal(res[0].result, TEMPLATE('No specific instruction provided.'));
+    assert.equal(res[0].rejectReason, null);
+  });
+
+  test('identical cumulative re-sends are harmless', async () => {
+    const id = tid();
+    const r1 = await chat(id, { message: 'delete /a; delete /b' });
+    const [a, b] = r1.body.message.tools;
+    const d1 = { [a.callId]: 'approve' };
+    assert.equal((await chat(id, { decisions: d1 })).body.status, 'awaiting_approval');
+    assert.equal((await chat(id, { decisions: d1 })).body.status, 'awaiting_approval');
+    const r = await chat(id, { decisions: { ...d1, [b.callId]: 'approve' } });
+    assert.equal(r.body.status, 'completed');
+  });
+
+  test('buy tickets: gated only above 100, amount in the reason', async () => {
+    const id = tid();
+    const small = await chat(id, { message: 'buy 2 tickets at 40' });
+    assert.equal(small.body.status, 'completed');
+    const call = (await getJson(`${s.url}/threads/${id}`)).body.messages[1];
+    assert.equal(call.tools[0].approval, null);
+    assert.deepEqual(call.tools[0].inputs, { quantity: 2, price: 40, amount: 80 });
+    const big = await chat(id, { message: 'Buy 3 tickets at 50' });
+    assert.equal(big.body.status, 'awaiting_approval');
+    assert.equal(big.body.message.tools[0].approval, 'pending');
+    assert.match(big.body.message.tools[0].approvalReason, /150/);
+  });
+
+  test('deploy pauses after run_tests, with the service in the reason; approving finishes', async () => {
+    const id = tid();
+    const r1 = await chat(id, { message: 'deploy payments' });
+    assert.equal(r1.body.status, 'awaiting_approval');
+    const { body } = await getJson(`${s.url}/threads/${id}`);
+    assert.deepEqual(
+      body.messages.map((m) => m.type || m.role),
+      ['user', 'tool_call', 'tool_call_result', 'tool_call'],
+    );
+    assert.equal(body.messages[1].tools[0].name, 'run_tests');
+    assert.equal(body.messages[1].tools[0].approval, null);
+    assert.match(body.messages[2].tools[0].result, /passed/);
+    const dep = body.messages[3].tools[0];
+    assert.equal(dep.name, 'deploy');
+    assert.equal(dep.approval, 'pending');
+    assert.match(dep.approvalReason, /payments/);
+    const r2 = await chat(id, { decisions: { [dep.callId]: 'approve' } });
+    assert.equal(r2.body.status, 'completed');
+    assert.equal(r2.body.message.content, 'run_tests payments: done. deploy payments: done.');
+  });
+
+  test('a run that pauses twice: gated calls in step 1 and deploy in step 2', async () => {
+    const id = tid();
+    const r1 = await chat(id, { message: 'deploy api and delete /var/cache' });
+    assert.equal(r1.body.status, 'awaiting_approval');
+    assert.deepEqual(r1.body.message.tools.map((t) => [t.name, t.approval]), [
+      ['run_tests', null],
+      ['delete_file', 'pending'],
+    ]);
+    const r2 = await chat(id, { decisions: { [r1.body.message.tools[1].callId]: ['reject', 'keep the cache'] } });
+    assert.equal(r2.body.status, 'awaiting_approval');
+    assert.equal(r2.body.message.tools[0].name, 'deploy');
+    assert.notEqual(r2.body.message.__id, r1.body.message.__id);
+    // decisions addressed to the settled first pause are unknown now
+    const stale = await chat(id, { decisions: { [r1.body.message.tools[1].callId]: 'approve' } });
+    assert.equal(stale.status, 400);
+    const r3 = await chat(id, { decisions: { [r2.body.message.tools[0].callId]: ['reject', 'not on a Friday'] } });
+    assert.equal(r3.body.status, 'completed');
+    assert.equal(
+      r3.body.message.content,
+      'run_tests api: done. delete_file /var/cache: rejected — "keep the cache". deploy api: rejected — "not on a Friday".',
+    );
+  });
+
+  test('new message while suspended: 409 conflict, history unchanged', async () => {
+    const id = tid();
+    await chat(id, { message: 'delete /x' });
+    const before = readRecord(s.dataDir, 'neuron', id);
+    const r = await chat(id, { message: 'hello?' });
+    assert.equal(r.status, 409);
+    assert.equal(r.body.status, 'conflict');
+    assert.equal(typeof r.body.error, 'string');
+    assert.match(r.body.error, /approval/);
+    assert.deepEqual(readRecord(s.dataDir, 'neuron', id), before);
+  });
+
+  test('decisions when nothing is paused: 409', async () => {
+    const r = await chat(tid(), { decisions: { toolu_x: 'approve' } });
+    assert.equal(r.status, 409);
+    assert.equal(r.body.status, 'conflict');
+    const id = tid();
+    await chat(id, { message: 'hi' });
+    const r2 = await chat(id, { decisions: { toolu_x: 'approve' } });
+    assert.equal(r2.status, 409);
+  });
+
+  test('400s: both fields, neither, non-string message, bad JSON, unknown callId, malformed value, empty map, ungated callId', async () => {
+    const id = tid();
+    const p = await chat(id, { message: 'delete /x; read /y' });
+    const [gated, ungated] = p.body.message.tools;
+    const cases = [
+      [{ message: 'x', decisions: { [gated.callId]: 'approve' } }, /both/],
+      [{}, /message.*decisions/],
+      [{ message: 42 }, /string/],
+      [{ message: '   ' }, /empty/],
+      [[1, 2], /object/],
+      [{ decisions: [] }, /object/],
+      [{ decisions: {} }, /empty/],
+      [{ decisions: { [gated.callId]: 'yes' } }, /Malformed decision/],
+      [{ decisions: { [gated.callId]: ['reject'] } }, /Malformed decision/],
+      [{ decisions: { [gated.callId]: ['reject', 5] } }, /Malformed decision/],
+      [{ decisions: { [gated.callId]: ['approve', 'why'] } }, /Malformed decision/],
+      [{ decisions: { [gated.callId]: { approve: true } } }, /Malformed decision/],
+      [{ decisions: { toolu_nope: 'approve' } }, /Unknown callId/],
+      [{ decisions: { [ungated.callId]: 'approve' } }, /does not require approval/],
+      [{ decisions: { [gated.callId]: 'approve', toolu_nope: 'approve' } }, /Unknown callId/],
+    ];
+    for (const [body, re] of cases) {
+      const r = await chat(id, body);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.match(r.body.error, re, JSON.stringify(body));
+    }
+    const badJson = await postJson(`${s.url}/threads/${id}/chat`, '{"message": ');
+    assert.equal(badJson.status, 400);
+    assert.match(badJson.body.error, /JSON/);
+    const emptyBody = await postJson(`${s.url}/threads/${id}/chat`, '');
+    assert.equal(emptyBody.status, 400);
+    // a rejected batch changes nothing: the valid entry was not applied
+    const t = readRecord(s.dataDir, 'neuron', id);
+    assert.equal(t.messages.at(-1).tools[0].approval, 'pending');
+  });
+
+  test('thread ids outside [A-Za-z0-9_-]{1,128}: 400, never a path', async () => {
+    for (const p of [
+      '/threads/..%2F..%2Fetc%2Fpasswd',
+      '/threads/a.b',
+      '/threads/%2e%2e',
+      `/threads/${'a'.repeat(129)}`,
+      '/threads/a%00b/chat',
+      '/threads/a%20b',
+      '/threads/%E0%A4%A',
+    ]) {
+      const r = await rawRequest(s.url, 'GET', p);
+      assert.equal(r.status, 400, p);
+      const r2 = await rawRequest(s.url, 'POST', p.endsWith('/chat') ? p : `${p}/chat`, {
+        headers: { 'content-type': 'application/json' },
+        body: '{"message":"hi"}',
+      });
+      assert.equal(r2.status, 400, p);
+    }
+    const ok = await getJson(`${s.url}/threads/${'a'.repeat(128)}`);
+    assert.equal(ok.status, 200);
+  });
+
+  test('wrong methods: 405 with Allow', async () => {
+    const r = await postJson(`${s.url}/threads/x`, {});
+    assert.equal(r.status, 405);
+    assert.equal(r.headers.get('allow'), 'GET');
+    const r2 = await getJson(`${s.url}/threads/x/chat`);
+    assert.equal(r2.status, 405);
+    assert.equal(r2.headers.get('allow'), 'POST');
+  });
+});
