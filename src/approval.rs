@@ -1,0 +1,234 @@
+//! Pending detection: is the thread suspended, and which tools are pending or decided?
+//!
+//! The tail rule: only the **last** message counts. The thread is suspended exactly when the last message
+//! has `type == "tool_call"` and at least one of its `tools[]` has `approval == "pending"`. Older
+//! `tool_call` messages are settled record, whatever they say.
+//!
+//! [`pending_approvals_str`] and [`pending_approvals_bytes`] do not build the thread: they walk the
+//! document once, checking that it is well-formed JSON of the right shape (an object with a `messages`
+//! array or a bare array, every message an object, a valid `id`), keep only the raw text of the last
+//! message, and build and validate that one message alone. Older messages are not otherwise inspected,
+//! so a document whose old messages break a rule [`crate::thread::parse_thread_str`] enforces (say a
+//! `tool_call` without `tools`) still answers here.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::json;
+use crate::thread::{self, Message, Mode, Thread, ToolCall};
+
+/// The approval state of a gated tool. Serializes as `"pending"`, `"approved"`, `"rejected"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Approval {
+    #[default]
+    Pending,
+    Approved,
+    Rejected,
+}
+
+impl Approval {
+    /// `"pending"`, `"approved"` or `"rejected"` (exactly, case-sensitive); anything else is `None`.
+    pub fn parse(s: &str) -> Option<Approval> {
+        match s {
+            "pending" => Some(Approval::Pending),
+            "approved" => Some(Approval::Approved),
+            "rejected" => Some(Approval::Rejected),
+            _ => None,
+        }
+    }
+
+    /// The wire form.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Approval::Pending => "pending",
+            Approval::Approved => "approved",
+            Approval::Rejected => "rejected",
+        }
+    }
+}
+
+/// A tool on the tail that has an approval state: what an approval card shows.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatedTool {
+    pub call_id: String,
+    /// `name`; empty when the message has none.
+    pub name: String,
+    pub description: Option<String>,
+    /// Always an object (see [`ToolCall::inputs`]).
+    pub inputs: Value,
+    pub approval: Approval,
+    /// Why the tool asks (tool to human).
+    pub approval_reason: Option<String>,
+    /// Why it was rejected (human to model).
+    pub reject_reason: Option<String>,
+    /// Sidenet only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Sidenet only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_version_id: Option<String>,
+    /// The tool's index in the tail's `tools[]` (not serialized): `pending` and `decided` are each in
+    /// tail order, and this restores the order across both.
+    #[serde(skip)]
+    pub position: usize,
+}
+
+impl GatedTool {
+    /// The card for a gated tool; `None` when the tool is not gated.
+    pub fn from_tool(tool: &ToolCall<'_>) -> Option<GatedTool> {
+        let approval = tool.approval()?;
+        Some(GatedTool {
+            call_id: tool.call_id().to_owned(),
+            name: tool.name().unwrap_or_default().to_owned(),
+            description: tool.description().map(str::to_owned),
+            inputs: Value::Object(tool.inputs().into_owned()),
+            approval,
+            approval_reason: tool.approval_reason().map(str::to_owned),
+            reject_reason: tool.reject_reason().map(str::to_owned),
+            run_id: None,
+            agent_version_id: None,
+            position: tool.index(),
+        })
+    }
+}
+
+/// Where a thread stands: suspended or not, and the gated tools on its tail.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Suspension {
+    /// The tail is a `tool_call` with at least one pending tool: lock the composer, show the cards.
+    pub suspended: bool,
+    /// The tail's `__id`, when the tail is a `tool_call`.
+    pub message_id: Option<String>,
+    /// The tail's `resume_token`, when the tail is a `tool_call` that has one (kept, never sent).
+    pub resume_token: Option<String>,
+    /// Tools on the tail with `approval: "pending"`, in tail order.
+    pub pending: Vec<GatedTool>,
+    /// Tools on the tail with `approval: "approved"` or `"rejected"`, in tail order.
+    pub decided: Vec<GatedTool>,
+}
+
+impl Suspension {
+    /// The suspension of a parsed thread: decided by its last message.
+    pub fn from_thread(thread: &Thread) -> Suspension {
+        thread
+            .last()
+            .map(Suspension::from_message)
+            .unwrap_or_default()
+    }
+
+    /// The suspension a message would mean if it were the tail.
+    pub fn from_message(message: &Message) -> Suspension {
+        if !message.is_tool_call() {
+            return Suspension::default();
+        }
+        let mut pending = Vec::new();
+        let mut decided = Vec::new();
+        for tool in message.tools() {
+            if let Some(gated) = GatedTool::from_tool(&tool) {
+                if gated.approval == Approval::Pending {
+                    pending.push(gated);
+                } else {
+                    decided.push(gated);
+                }
+            }
+        }
+        Suspension {
+            suspended: !pending.is_empty(),
+            message_id: message.id(),
+            resume_token: message.resume_token().map(str::to_owned),
+            pending,
+            decided,
+        }
+    }
+
+    /// Every gated tool on the tail, pending and decided, in tail order.
+    pub fn gated(&self) -> Vec<&GatedTool> {
+        let mut all: Vec<&GatedTool> = self.pending.iter().chain(&self.decided).collect();
+        all.sort_by_key(|tool| tool.position);
+        all
+    }
+
+    /// The gated tool with this callId, if any.
+    pub fn tool(&self, call_id: &str) -> Option<&GatedTool> {
+        self.pending
+            .iter()
+            .chain(&self.decided)
+            .find(|tool| tool.call_id == call_id)
+    }
+}
+
+/// The suspension of a thread document given as text, building only its last message.
+pub fn pending_approvals_str(input: &str) -> Result<Suspension> {
+    let walked = thread::walk(input, Mode::Tail)?;
+    let Some(raw) = walked.tail else {
+        return Ok(Suspension::default());
+    };
+    let index = walked.count.saturating_sub(1);
+    let value: Value = serde_json::from_str(raw.get())
+        .map_err(|e| json::from_serde(&e).with_path(walked.message_path(index)))?;
+    let message = Message::from_value_at(value, || walked.message_path(index))?;
+    Ok(Suspension::from_message(&message))
+}
+
+/// The suspension of a thread document given as UTF-8 bytes (checked in place, not copied).
+pub fn pending_approvals_bytes(input: &[u8]) -> Result<Suspension> {
+    pending_approvals_str(json::utf8(input)?)
+}
+
+/// The suspension of an already parsed thread document, cloning only its last message.
+pub fn pending_approvals_value(document: &Value) -> Result<Suspension> {
+    let (messages, base) = match document {
+        Value::Array(items) => (items, "$"),
+        Value::Object(map) => {
+            match map.get("id") {
+                None | Some(Value::Null) | Some(Value::String(_)) | Some(Value::Number(_)) => {}
+                Some(other) => {
+                    return Err(Error::parse(format!(
+                        "the thread id must be a string, a number or null, got {}",
+                        json::describe(other)
+                    ))
+                    .with_path("$.id"))
+                }
+            }
+            match map.get("messages") {
+                Some(Value::Array(items)) => (items, "$.messages"),
+                Some(other) => {
+                    return Err(Error::parse(format!(
+                        "messages must be an array, got {}",
+                        json::describe(other)
+                    ))
+                    .with_path("$.messages"))
+                }
+                None => {
+                    return Err(
+                        Error::parse("a thread object needs a \"messages\" array").with_path("$")
+                    )
+                }
+            }
+        }
+        other => {
+            return Err(Error::parse(format!(
+            "a thread must be an object with a \"messages\" array or an array of messages, got {}",
+            json::describe(other)
+        ))
+            .with_path("$"))
+        }
+    };
+    if let Some(index) = messages.iter().position(|m| !m.is_object()) {
+        let got = messages.get(index).map_or("nothing", json::describe);
+        return Err(
+            Error::parse(format!("a message must be an object, got {got}"))
+                .with_path(format!("{base}[{index}]")),
+        );
+    }
+    let Some(tail) = messages.last() else {
+        return Ok(Suspension::default());
+    };
+    let index = messages.len() - 1;
+    let message = Message::from_value_at(tail.clone(), || format!("{base}[{index}]"))?;
+    Ok(Suspension::from_message(&message))
+}

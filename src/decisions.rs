@@ -1,0 +1,313 @@
+//! The decision set for one suspension, and its wire form.
+//!
+//! A [`Decisions`] starts from a suspended tail ([`Suspension`]): its gated tools, each with the decision
+//! the tail already records (`approved` ⇒ approve, `rejected` ⇒ reject with the tail's `rejectReason`),
+//! plus a local overlay of the user's drafts. The rules:
+//!
+//! - only callIds of gated tools on the suspended tail are accepted (anything else is `unknown_call_id`);
+//! - decided tools stay revisable until the whole set is decided: a local decision simply replaces the
+//!   tail's (last write wins), and [`Decisions::clear`] drops it again;
+//! - a rejection's reason is optional; an empty or whitespace-only reason is a bare `"reject"`; approvals
+//!   are bare (there is no approve-with-comment);
+//! - the payload restates the tail's decisions and overlays the local ones, keyed in tail order, so it
+//!   is right whether the server treats payloads as cumulative or incremental; it is never empty.
+//!
+//! Wire form: `{"decisions": {"<callId>": "approve" | "reject" | ["reject", "<reason>"], ...}}`.
+
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::approval::{Approval, GatedTool, Suspension};
+use crate::error::{Error, ErrorCode, Result};
+use crate::json;
+
+/// One decision. Wire form: `"approve"`, `"reject"` or `["reject", "<reason>"]`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Decision {
+    Approve,
+    /// A rejection, with the reason the model will read verbatim (`None`: no reason).
+    Reject(Option<String>),
+}
+
+impl Decision {
+    /// A rejection; an empty or whitespace-only reason counts as none. A reason is otherwise kept
+    /// verbatim (not trimmed).
+    pub fn reject(reason: Option<&str>) -> Decision {
+        if json::is_blank(reason) {
+            Decision::Reject(None)
+        } else {
+            Decision::Reject(reason.map(str::to_owned))
+        }
+    }
+
+    /// The decision a tail tool already records: approved ⇒ approve, rejected ⇒ reject with its
+    /// `rejectReason` (blank ⇒ none); `None` for a pending tool.
+    pub fn from_tail(tool: &GatedTool) -> Option<Decision> {
+        match tool.approval {
+            Approval::Pending => None,
+            Approval::Approved => Some(Decision::Approve),
+            Approval::Rejected => Some(Decision::reject(tool.reject_reason.as_deref())),
+        }
+    }
+
+    /// The reason of a rejection, if any (blank reasons count as none).
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Decision::Reject(Some(reason)) if !reason.trim().is_empty() => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// The wire form as a JSON value.
+    pub fn to_wire(&self) -> Value {
+        match (self, self.reason()) {
+            (Decision::Approve, _) => Value::from("approve"),
+            (Decision::Reject(_), None) => Value::from("reject"),
+            (Decision::Reject(_), Some(reason)) => {
+                Value::Array(vec![Value::from("reject"), Value::from(reason)])
+            }
+        }
+    }
+
+    /// Reads the wire form: exactly `"approve"`, `"reject"` or `["reject", <string>]` (a blank reason
+    /// reads as a bare reject). Anything else is a `parse_error`.
+    pub fn from_wire(value: &Value) -> Result<Decision> {
+        match value {
+            Value::String(s) if s == "approve" => Ok(Decision::Approve),
+            Value::String(s) if s == "reject" => Ok(Decision::Reject(None)),
+            Value::Array(items) => match items.as_slice() {
+                [Value::String(tag), Value::String(reason)] if tag == "reject" => {
+                    Ok(Decision::reject(Some(reason)))
+                }
+                _ => Err(bad_wire(value)),
+            },
+            _ => Err(bad_wire(value)),
+        }
+    }
+}
+
+fn bad_wire(value: &Value) -> Error {
+    Error::parse(format!(
+        "a decision must be \"approve\", \"reject\" or [\"reject\", \"<reason>\"], got {value}"
+    ))
+}
+
+impl Serialize for Decision {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        match (self, self.reason()) {
+            (Decision::Approve, _) => serializer.serialize_str("approve"),
+            (Decision::Reject(_), None) => serializer.serialize_str("reject"),
+            (Decision::Reject(_), Some(reason)) => {
+                let mut seq = serializer.serialize_seq(Some(2))?;
+                seq.serialize_element("reject")?;
+                seq.serialize_element(reason)?;
+                seq.end()
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    call_id: String,
+    /// What the tail records.
+    tail: Option<Decision>,
+    /// The user's draft, which wins over `tail`.
+    local: Option<Decision>,
+}
+
+impl Entry {
+    fn effective(&self) -> Option<&Decision> {
+        self.local.as_ref().or(self.tail.as_ref())
+    }
+}
+
+/// The decision set for one suspension: the tail's gated tools and the user's local drafts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decisions {
+    message_id: Option<String>,
+    /// In tail order; one entry per callId.
+    entries: Vec<Entry>,
+}
+
+impl Decisions {
+    /// Starts a decision set for a suspended tail; a suspension that is not suspended is
+    /// `not_suspended`. A callId repeated on the tail is kept once (its first occurrence).
+    pub fn new(suspension: &Suspension) -> Result<Decisions> {
+        if !suspension.suspended {
+            return Err(Error::new(
+                ErrorCode::NotSuspended,
+                "the thread is not suspended: no tool on its last message awaits approval",
+            ));
+        }
+        let mut entries: Vec<Entry> = Vec::new();
+        for tool in suspension.gated() {
+            if entries.iter().any(|e| e.call_id == tool.call_id) {
+                continue;
+            }
+            entries.push(Entry {
+                call_id: tool.call_id.clone(),
+                tail: Decision::from_tail(tool),
+                local: None,
+            });
+        }
+        Ok(Decisions {
+            message_id: suspension.message_id.clone(),
+            entries,
+        })
+    }
+
+    /// The `__id` of the tail these decisions are for, if it had one.
+    pub fn message_id(&self) -> Option<&str> {
+        self.message_id.as_deref()
+    }
+
+    /// Every gated callId on the tail, in tail order.
+    pub fn call_ids(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.call_id.as_str())
+    }
+
+    /// Approves a gated tool (bare: no comment).
+    pub fn approve(&mut self, call_id: &str) -> Result<()> {
+        self.entry_mut(call_id)?.local = Some(Decision::Approve);
+        Ok(())
+    }
+
+    /// Rejects a gated tool, with an optional reason for the model (blank ⇒ bare reject).
+    pub fn reject(&mut self, call_id: &str, reason: Option<&str>) -> Result<()> {
+        self.entry_mut(call_id)?.local = Some(Decision::reject(reason));
+        Ok(())
+    }
+
+    /// Sets a decision (same as [`approve`](Self::approve) / [`reject`](Self::reject)).
+    pub fn set(&mut self, call_id: &str, decision: Decision) -> Result<()> {
+        match decision {
+            Decision::Approve => self.approve(call_id),
+            Decision::Reject(reason) => self.reject(call_id, reason.as_deref()),
+        }
+    }
+
+    /// Drops the local decision for a tool; the tail's own decision, if any, counts again.
+    pub fn clear(&mut self, call_id: &str) -> Result<()> {
+        self.entry_mut(call_id)?.local = None;
+        Ok(())
+    }
+
+    /// The effective decision for a tool: the local one, else the tail's, else `None` (undecided).
+    pub fn get(&self, call_id: &str) -> Result<Option<Decision>> {
+        Ok(self.entry(call_id)?.effective().cloned())
+    }
+
+    /// The local drafts only, in tail order.
+    pub fn local(&self) -> impl Iterator<Item = (&str, &Decision)> {
+        self.entries
+            .iter()
+            .filter_map(|e| e.local.as_ref().map(|d| (e.call_id.as_str(), d)))
+    }
+
+    /// `true` when every gated tool on the tail has an effective decision.
+    pub fn is_complete(&self) -> bool {
+        self.entries.iter().all(|e| e.effective().is_some())
+    }
+
+    /// The callIds without an effective decision, in tail order.
+    pub fn undecided(&self) -> Vec<&str> {
+        self.entries
+            .iter()
+            .filter(|e| e.effective().is_none())
+            .map(|e| e.call_id.as_str())
+            .collect()
+    }
+
+    /// The effective decisions to send, in tail order; `empty_decisions` when there are none.
+    pub fn payload(&self) -> Result<Payload<'_>> {
+        let entries: Vec<(&str, &Decision)> = self
+            .entries
+            .iter()
+            .filter_map(|e| e.effective().map(|d| (e.call_id.as_str(), d)))
+            .collect();
+        if entries.is_empty() {
+            return Err(Error::new(
+                ErrorCode::EmptyDecisions,
+                "no decision to send: approve or reject at least one tool",
+            ));
+        }
+        Ok(Payload { entries })
+    }
+
+    /// The request body: `{"decisions":{...}}`, keys in tail order.
+    pub fn to_json_string(&self) -> Result<String> {
+        #[derive(Serialize)]
+        struct Body<'a> {
+            decisions: Payload<'a>,
+        }
+        let body = Body {
+            decisions: self.payload()?,
+        };
+        serde_json::to_string(&body).map_err(|e| json::from_serde(&e))
+    }
+
+    fn entry(&self, call_id: &str) -> Result<&Entry> {
+        self.entries
+            .iter()
+            .find(|e| e.call_id == call_id)
+            .ok_or_else(|| unknown(call_id))
+    }
+
+    fn entry_mut(&mut self, call_id: &str) -> Result<&mut Entry> {
+        self.entries
+            .iter_mut()
+            .find(|e| e.call_id == call_id)
+            .ok_or_else(|| unknown(call_id))
+    }
+}
+
+fn unknown(call_id: &str) -> Error {
+    Error::new(
+        ErrorCode::UnknownCallId,
+        format!("{call_id:?} is not a gated tool on the suspended tail"),
+    )
+}
+
+/// The decisions to send, keyed by callId in tail order. Serializes as the map itself (the value of
+/// `"decisions"`), keeping that order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Payload<'a> {
+    entries: Vec<(&'a str, &'a Decision)>,
+}
+
+impl<'a> Payload<'a> {
+    /// The entries, in tail order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &'a Decision)> + '_ {
+        self.entries.iter().copied()
+    }
+
+    /// How many decisions (never 0).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Always `false`: an empty payload is never built.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The decision for a callId, if in the payload.
+    pub fn get(&self, call_id: &str) -> Option<&'a Decision> {
+        self.entries
+            .iter()
+            .find(|(id, _)| *id == call_id)
+            .map(|(_, d)| *d)
+    }
+}
+
+impl Serialize for Payload<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
+        for (call_id, decision) in &self.entries {
+            map.serialize_entry(call_id, decision)?;
+        }
+        map.end()
+    }
+}

@@ -1,0 +1,16 @@
+//! toolgate: human-in-the-loop tool approvals for AI agent chats.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+pub mod approval;
+pub mod client;
+pub mod decisions;
+pub mod error;
+mod json;
+pub mod stream;
+pub mod thread;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
