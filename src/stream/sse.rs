@@ -1,0 +1,446 @@
+//! Byte-level server-sent-event framing. See the module docs of [`crate::stream`] for the rules.
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// The default cap on one event: 8 MiB of data (plus the line being read).
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
+
+/// A buffer larger than this is released after its event instead of being kept for reuse.
+const KEEP_CAPACITY: usize = 64 * 1024;
+
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// One dispatched event, owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event:` field, when the event had one (the spec's default type is `"message"`).
+    pub event: Option<String>,
+    /// The data lines of the event joined with `\n`.
+    pub data: String,
+    /// The last event ID in force when this event was dispatched (`None` when empty).
+    pub id: Option<String>,
+}
+
+/// One dispatched event, borrowed from the decoder (see [`SseDecoder::feed_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseEventRef<'a> {
+    /// The `event:` field, when the event had one.
+    pub event: Option<&'a str>,
+    /// The data lines of the event joined with `\n`.
+    pub data: &'a str,
+    /// The last event ID in force when this event was dispatched (`None` when empty).
+    pub id: Option<&'a str>,
+}
+
+impl SseEventRef<'_> {
+    /// An owned copy.
+    pub fn to_owned_event(&self) -> SseEvent {
+        SseEvent {
+            event: self.event.map(str::to_owned),
+            data: self.data.to_owned(),
+            id: self.id.map(str::to_owned),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bom {
+    /// At the start of the stream, with this many bytes of a BOM seen so far (0..=2).
+    Pending(u8),
+    /// Past the start of the stream.
+    Done,
+}
+
+/// An incremental server-sent-event decoder: feed it bytes as they arrive, split anywhere.
+///
+/// Each byte fed is looked at a constant number of times: the decoder keeps the incomplete line
+/// and the data of the incomplete event, never re-scans them, and reuses its buffers.
+#[derive(Debug, Clone)]
+pub struct SseDecoder {
+    max_event_bytes: usize,
+    bom: Bom,
+    /// The previous feed ended with CR: an LF at the start of the next one belongs to it.
+    pending_cr: bool,
+    /// The bytes of the incomplete line (empty while the line is being discarded).
+    line: Vec<u8>,
+    /// The incomplete line is being discarded (a comment, or a line of an oversized event).
+    line_discard: bool,
+    /// The incomplete line has at least one byte (it may be discarded, so `line` can be empty).
+    line_started: bool,
+    /// The data buffer of the event being read; each data line is followed by `\n` here.
+    data: String,
+    /// At least one `data` field was seen in the event being read.
+    has_data: bool,
+    /// The `event` field of the event being read.
+    event_type: Option<String>,
+    /// The event being read had a line that is not UTF-8: it is reported as an error.
+    bad_utf8: bool,
+    /// The event being read grew past the cap: its lines are skipped until the blank line.
+    oversized: bool,
+    /// The spec's "last event ID buffer": set by `id` fields, never reset by a dispatch.
+    id_buffer: String,
+    /// The last event ID of the last dispatched event (what a reconnect sends).
+    last_event_id: String,
+    retry_ms: Option<u64>,
+}
+
+impl Default for SseDecoder {
+    fn default() -> Self {
+        SseDecoder::new()
+    }
+}
+
+impl SseDecoder {
+    /// A decoder with the default cap on one event ([`DEFAULT_MAX_EVENT_BYTES`]).
+    pub fn new() -> Self {
+        SseDecoder::with_max_event_bytes(DEFAULT_MAX_EVENT_BYTES)
+    }
+
+    /// A decoder that reports an event larger than `max` bytes as an error and skips it.
+    pub fn with_max_event_bytes(max: usize) -> Self {
+        SseDecoder {
+            max_event_bytes: max,
+            bom: Bom::Pending(0),
+            pending_cr: false,
+            line: Vec::new(),
+            line_discard: false,
+            line_started: false,
+            data: String::new(),
+            has_data: false,
+            event_type: None,
+            bad_utf8: false,
+            oversized: false,
+            id_buffer: String::new(),
+            last_event_id: String::new(),
+            retry_ms: None,
+        }
+    }
+
+    /// The cap on one event, in bytes.
+    pub fn max_event_bytes(&self) -> usize {
+        self.max_event_bytes
+    }
+
+    /// The last event ID of the last dispatched event, for `Last-Event-ID` on a reconnect.
+    /// `None` when no event carried an id, or the last `id` field was empty.
+    pub fn last_event_id(&self) -> Option<&str> {
+        if self.last_event_id.is_empty() {
+            None
+        } else {
+            Some(&self.last_event_id)
+        }
+    }
+
+    /// The reconnection time the server asked for with the last valid `retry:` field.
+    pub fn retry_ms(&self) -> Option<u64> {
+        self.retry_ms
+    }
+
+    /// The bytes held for the incomplete line and event (bounded by the cap on one event).
+    pub fn buffered_len(&self) -> usize {
+        self.line.len() + self.data.len()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn line_capacity(&self) -> usize {
+        self.line.capacity()
+    }
+
+    /// Feeds bytes; each complete event is pushed to `out`.
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<Result<SseEvent>>) {
+        self.feed_with(bytes, &mut |ev: Result<SseEventRef<'_>>| {
+            out.push(ev.map(|e| e.to_owned_event()))
+        });
+    }
+
+    /// Ends the stream; see [`SseDecoder::finish_with`].
+    pub fn finish(&mut self, out: &mut Vec<Result<SseEvent>>) {
+        self.finish_with(&mut |ev: Result<SseEventRef<'_>>| {
+            out.push(ev.map(|e| e.to_owned_event()))
+        });
+    }
+
+    /// Feeds bytes; each complete event is handed to `sink` as it is found, borrowed from the
+    /// decoder's buffers (no copy of the data is made).
+    pub fn feed_with<F>(&mut self, bytes: &[u8], sink: &mut F)
+    where
+        F: FnMut(Result<SseEventRef<'_>>),
+    {
+        let mut bytes = bytes;
+        if let Bom::Pending(seen) = self.bom {
+            let mut seen = usize::from(seen);
+            while let Some((&b, rest)) = bytes.split_first() {
+                if BOM.get(seen) == Some(&b) {
+                    seen += 1;
+                    bytes = rest;
+                    if seen == BOM.len() {
+                        self.bom = Bom::Done;
+                        break;
+                    }
+                } else {
+                    // Not a BOM: the bytes held back are ordinary line bytes (no CR or LF among them).
+                    self.bom = Bom::Done;
+                    let held = BOM.get(..seen).unwrap_or(&[]);
+                    self.scan(held, sink);
+                    break;
+                }
+            }
+            if let Bom::Pending(_) = self.bom {
+                // All of this feed was a prefix of a BOM (seen < 3 here).
+                self.bom = Bom::Pending(u8::try_from(seen).unwrap_or(0));
+                return;
+            }
+        }
+        self.scan(bytes, sink);
+    }
+
+    /// Ends the stream.
+    ///
+    /// Per the spec an event not closed by a blank line is discarded at the end of the stream, but
+    /// many servers omit the final blank line. This decoder takes an incomplete last line as
+    /// complete and dispatches a pending event if it has data. The decoder is then reset for a new
+    /// stream; [`last_event_id`](SseDecoder::last_event_id) and [`retry_ms`](SseDecoder::retry_ms)
+    /// are kept for the reconnect.
+    pub fn finish_with<F>(&mut self, sink: &mut F)
+    where
+        F: FnMut(Result<SseEventRef<'_>>),
+    {
+        if let Bom::Pending(seen) = self.bom {
+            // The stream was a bare prefix of a BOM: those bytes are line bytes.
+            self.bom = Bom::Done;
+            let held = BOM.get(..usize::from(seen)).unwrap_or(&[]);
+            self.scan(held, sink);
+        }
+        if self.line_started {
+            self.end_line(&[], sink);
+        }
+        self.dispatch(sink);
+        let last_event_id = std::mem::take(&mut self.last_event_id);
+        let retry_ms = self.retry_ms;
+        let max = self.max_event_bytes;
+        *self = SseDecoder::with_max_event_bytes(max);
+        self.id_buffer.clone_from(&last_event_id);
+        self.last_event_id = last_event_id;
+        self.retry_ms = retry_ms;
+    }
+
+    /// Splits `bytes` into lines; the only loop over the fed bytes.
+    fn scan<F>(&mut self, mut bytes: &[u8], sink: &mut F)
+    where
+        F: FnMut(Result<SseEventRef<'_>>),
+    {
+        if bytes.is_empty() {
+            return;
+        }
+        if self.pending_cr {
+            self.pending_cr = false;
+            if let Some((&b'\n', rest)) = bytes.split_first() {
+                bytes = rest;
+            }
+        }
+        while !bytes.is_empty() {
+            match bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+                Some(pos) => {
+                    let (line, rest) = bytes.split_at(pos);
+                    self.end_line(line, sink);
+                    // `rest` starts with the CR or LF.
+                    let is_cr = rest.first() == Some(&b'\r');
+                    let mut after = rest.get(1..).unwrap_or(&[]);
+                    if is_cr {
+                        match after.first() {
+                            Some(&b'\n') => after = after.get(1..).unwrap_or(&[]),
+                            Some(_) => {}
+                            None => self.pending_cr = true,
+                        }
+                    }
+                    bytes = after;
+                }
+                None => {
+                    self.push_partial(bytes, sink);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Keeps the bytes of a line whose end has not arrived yet.
+    fn push_partial<F>(&mut self, bytes: &[u8], sink: &mut F)
+    where
+        F: FnMut(Result<SseEventRef<'_>>),
+    {
+        if !self.line_started {
+            self.line_started = true;
+            // A comment or a line of an oversized event is never buffered.
+            self.line_discard = self.oversized || bytes.first() == Some(&b':');
+        }
+        if self.line_discard {
+            return;
+        }
+        if self.data.len() + self.line.len() + bytes.len() > self.max_event_bytes {
+            self.overflow(sink);
+            self.line.clear();
+            self.shrink_line();
+            self.line_discard = true;
+            return;
+        }
+        self.line.extend_from_slice(bytes);
+    }
+
+    /// A line ends; `tail` is its part from the current feed (the rest is in `self.line`).
+    fn end_line<F>(&mut self, tail: &[u8], sink: &mut F)
+    where
+        F: FnMut(Result<SseEventRef<'_>>),
+    {
+        let started = self.line_started;
+        let discard = self.line_discard;
+        self.line_started = false;
+        self.line_discard = false;
+        if !started && tail.is_empty() {
+            // A blank line: dispatch.
+            self.dispatch(sink);
+            return;
+        }
+        if discard || self.oversized {
+            return;
+        }
+        if self.line.is_empty() {
+            self.process_line(tail, sink);
+        } else {
+            let mut line = std::mem::take(&mut self.line);
+            line.extend_from_slice(tail);
+            self.process_line(&line, sink);
+            line.clear();
+            self.line = line;
+            self.shrink_line();
+        }
+    }
+
+    fn shrink_line(&mut self) {
+        if self.line.capacity() > KEEP_CAPACITY {
+            self.line = Vec::new();
+        }
+    }
+
+    /// Interprets one complete, non-blank line of a non-oversized event.
+    fn process_line<F>(&mut self, line: &[u8], sink: &mut F)
+    where
+        F: FnMut(Result<SseEventRef<'_>>),
+    {
+        let (name, value) = match line.iter().position(|&b| b == b':') {
+            Some(0) => return, // a comment
+            Some(colon) => {
+                let name = line.get(..colon).unwrap_or(&[]);
+                let mut value = line.get(colon + 1..).unwrap_or(&[]);
+                if let Some((&b' ', rest)) = value.split_first() {
+                    value = rest;
+                }
+                (name, value)
+            }
+            None => (line, &[][..]),
+        };
+        match name {
+            b"data" => {
+                if self.data.len() + value.len() + 1 > self.max_event_bytes {
+                    self.overflow(sink);
+                    return;
+                }
+                match std::str::from_utf8(value) {
+                    Ok(text) => {
+                        self.data.push_str(text);
+                        self.data.push('\n');
+                        self.has_data = true;
+                    }
+                    Err(_) => self.bad_utf8 = true,
+                }
+            }
+            b"event" => match std::str::from_utf8(value) {
+                Ok(text) => match &mut self.event_type {
+                    Some(ty) => {
+                        ty.clear();
+                        ty.push_str(text);
+                    }
+                    None => self.event_type = Some(text.to_owned()),
+                },
+                Err(_) => self.bad_utf8 = true,
+            },
+            b"id" => {
+                if value.contains(&0) {
+                    return;
+                }
+                match std::str::from_utf8(value) {
+                    Ok(text) => {
+                        self.id_buffer.clear();
+                        self.id_buffer.push_str(text);
+                    }
+                    Err(_) => self.bad_utf8 = true,
+                }
+            }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                let mut ms: u64 = 0;
+                for &d in value {
+                    ms = ms
+                        .saturating_mul(10)
+                        .saturating_add(u64::from(d.wrapping_sub(b'0')));
+                }
+                self.retry_ms = Some(ms);
+            }
+            _ => {}
+        }
+    }
+
+    /// The event being read is too large: report it once and skip to the next blank line.
+    fn overflow<F>(&mut self, sink: &mut F)
+    where
+        F: FnMut(Result<SseEventRef<'_>>),
+    {
+        if !self.oversized {
+            self.oversized = true;
+            sink(Err(Error::new(
+                ErrorCode::StreamError,
+                format!(
+                    "event larger than {} bytes: skipped up to the next blank line",
+                    self.max_event_bytes
+                ),
+            )));
+        }
+        self.data.clear();
+        self.has_data = false;
+        if self.data.capacity() > KEEP_CAPACITY {
+            self.data = String::new();
+        }
+    }
+
+    /// A blank line (or the end of the stream): dispatch the event being read, then reset it.
+    fn dispatch<F>(&mut self, sink: &mut F)
+    where
+        F: FnMut(Result<SseEventRef<'_>>),
+    {
+        self.last_event_id.clone_from(&self.id_buffer);
+        if self.bad_utf8 && !self.oversized {
+            sink(Err(Error::new(
+                ErrorCode::StreamError,
+                "event is not valid UTF-8: skipped",
+            )));
+        } else if self.has_data && !self.oversized {
+            let data = self.data.strip_suffix('\n').unwrap_or(&self.data);
+            let id = if self.last_event_id.is_empty() {
+                None
+            } else {
+                Some(self.last_event_id.as_str())
+            };
+            sink(Ok(SseEventRef {
+                event: self.event_type.as_deref(),
+                data,
+                id,
+            }));
+        }
+        self.data.clear();
+        if self.data.capacity() > KEEP_CAPACITY {
+            self.data = String::new();
+        }
+        self.has_data = false;
+        self.event_type = None;
+        self.bad_utf8 = false;
+        self.oversized = false;
+    }
+}

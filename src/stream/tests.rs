@@ -1,0 +1,284 @@
+//! Unit tests of the framing layer; the recorded-stream tests are in `tests/stream.rs`.
+
+use super::*;
+use crate::error::ErrorCode;
+
+fn events(input: &[&[u8]]) -> Vec<Result<SseEvent, ErrorCode>> {
+    let mut d = SseDecoder::new();
+    let mut out = Vec::new();
+    for piece in input {
+        d.feed(piece, &mut out);
+    }
+    d.finish(&mut out);
+    out.into_iter().map(|r| r.map_err(|e| e.code)).collect()
+}
+
+fn ev(data: &str) -> Result<SseEvent, ErrorCode> {
+    Ok(SseEvent {
+        event: None,
+        data: data.to_owned(),
+        id: None,
+    })
+}
+
+#[test]
+fn data_lines_join_with_lf() {
+    assert_eq!(
+        events(&[b"data: a\ndata:b\ndata:  c\n\n"]),
+        vec![ev("a\nb\n c")]
+    );
+}
+
+#[test]
+fn all_line_endings() {
+    assert_eq!(
+        events(&[b"data: 1\r\n\r\ndata: 2\r\rdata: 3\n\n"]),
+        vec![ev("1"), ev("2"), ev("3")]
+    );
+}
+
+#[test]
+fn cr_then_lf_across_feeds_is_one_line_end() {
+    // If the LF were a second line end, "data: 1" would be dispatched before "data: 2" joined it.
+    assert_eq!(
+        events(&[b"data: 1\r", b"\ndata: 2\r", b"\n\r", b"\n"]),
+        vec![ev("1\n2")]
+    );
+    // An empty feed between them changes nothing.
+    assert_eq!(
+        events(&[b"data: 1\r", b"", b"\ndata: 2\n\n"]),
+        vec![ev("1\n2")]
+    );
+}
+
+#[test]
+fn lone_cr_at_end_of_feed_then_other_byte() {
+    assert_eq!(
+        events(&[b"data: 1\r", b"\rdata: 2\n\n"]),
+        vec![ev("1"), ev("2")]
+    );
+}
+
+#[test]
+fn comments_and_unknown_fields_ignored() {
+    assert_eq!(
+        events(&[b": keep-alive\n\n:\nfoo: bar\ndata: x\nbaz\n\n"]),
+        vec![ev("x")]
+    );
+}
+
+#[test]
+fn field_without_colon_and_empty_data() {
+    // `data` with no colon is a data line with an empty value.
+    assert_eq!(
+        events(&[b"data\n\ndata:\ndata:\n\n"]),
+        vec![ev(""), ev("\n")]
+    );
+}
+
+#[test]
+fn event_and_id_fields() {
+    let mut d = SseDecoder::new();
+    let mut out = Vec::new();
+    d.feed(b"event: ping\nid: 7\ndata: x\n\nid\n\n", &mut out);
+    assert_eq!(
+        out,
+        vec![Ok(SseEvent {
+            event: Some("ping".into()),
+            data: "x".into(),
+            id: Some("7".into()),
+        })]
+    );
+    // The `id` with an empty value cleared the last event ID, even without data.
+    assert_eq!(d.last_event_id(), None);
+    d.feed(b"id: 8\n", &mut out);
+    assert_eq!(
+        d.last_event_id(),
+        None,
+        "not committed before the blank line"
+    );
+    d.feed(b"\n", &mut out);
+    assert_eq!(d.last_event_id(), Some("8"));
+    d.feed(b"id: a\0b\ndata: y\n\n", &mut out);
+    assert_eq!(d.last_event_id(), Some("8"), "an id with NUL is ignored");
+    assert_eq!(out.len(), 2);
+    assert_eq!(
+        out.get(1).cloned(),
+        Some(Ok(SseEvent {
+            event: None,
+            data: "y".into(),
+            id: Some("8".into()),
+        }))
+    );
+}
+
+#[test]
+fn retry_field() {
+    let mut d = SseDecoder::new();
+    let mut out = Vec::new();
+    d.feed(b"retry: 1500\n\nretry: 12x\n\n", &mut out);
+    assert_eq!(d.retry_ms(), Some(1500));
+    d.feed(b"retry: 99999999999999999999999\n\n", &mut out);
+    assert_eq!(d.retry_ms(), Some(u64::MAX));
+    assert!(out.is_empty());
+}
+
+#[test]
+fn bom_skipped_once_even_split() {
+    assert_eq!(
+        events(&[b"\xEF", b"\xBB", b"\xBFdata: x\n\n"]),
+        vec![ev("x")]
+    );
+    // A second BOM is not skipped: it makes the field name "\u{feff}data", unknown.
+    assert_eq!(events(&[b"\xEF\xBB\xBF\xEF\xBB\xBFdata: x\n\n"]), vec![]);
+}
+
+#[test]
+fn bom_prefix_that_is_not_a_bom() {
+    // EF BB followed by something else: the held bytes are line bytes (here an invalid UTF-8 line
+    // of an unknown field, ignored), and the stream continues.
+    assert_eq!(events(&[b"\xEF\xBB", b"x\ndata: y\n\n"]), vec![ev("y")]);
+    // A stream that is only a BOM prefix.
+    assert_eq!(events(&[b"\xEF"]), vec![]);
+}
+
+#[test]
+fn utf8_split_inside_a_character() {
+    let bytes = "data: é😀\n\n".as_bytes();
+    for cut in 0..=bytes.len() {
+        let (a, b) = bytes.split_at(cut);
+        assert_eq!(events(&[a, b]), vec![ev("é😀")], "cut at {cut}");
+    }
+}
+
+#[test]
+fn invalid_utf8_is_one_error_and_stream_goes_on() {
+    assert_eq!(
+        events(&[b"data: \xFF\xFE\ndata: ok\n\ndata: next\n\n"]),
+        vec![Err(ErrorCode::StreamError), ev("next")]
+    );
+    // Invalid UTF-8 in a comment is ignored.
+    assert_eq!(events(&[b": \xFF\ndata: a\n\n"]), vec![ev("a")]);
+}
+
+#[test]
+fn oversized_event_then_resync() {
+    let mut d = SseDecoder::with_max_event_bytes(16);
+    let mut out = Vec::new();
+    d.feed(b"data: 0123456789\ndata: 0123456789\n", &mut out);
+    d.feed(b"data: more\nid: 5\n\ndata: ok\n\n", &mut out);
+    let codes: Vec<_> = out.into_iter().map(|r| r.map_err(|e| e.code)).collect();
+    assert_eq!(codes, vec![Err(ErrorCode::StreamError), ev("ok")]);
+    assert_eq!(
+        d.last_event_id(),
+        None,
+        "lines of the skipped event are dropped"
+    );
+}
+
+#[test]
+fn oversized_partial_line_is_not_buffered() {
+    let mut d = SseDecoder::with_max_event_bytes(64);
+    let mut out = Vec::new();
+    d.feed(b"data: ", &mut out);
+    for _ in 0..1000 {
+        d.feed(b"xxxxxxxxxxxxxxxx", &mut out);
+    }
+    assert!(d.line_capacity() <= 128);
+    d.feed(b"\n\ndata: ok\n\n", &mut out);
+    let codes: Vec<_> = out.into_iter().map(|r| r.map_err(|e| e.code)).collect();
+    assert_eq!(codes, vec![Err(ErrorCode::StreamError), ev("ok")]);
+}
+
+#[test]
+fn long_comment_is_not_buffered() {
+    let mut d = SseDecoder::with_max_event_bytes(64);
+    let mut out = Vec::new();
+    d.feed(b":", &mut out);
+    for _ in 0..1000 {
+        d.feed(b"padding padding ", &mut out);
+    }
+    d.feed(b"\ndata: ok\n\n", &mut out);
+    assert!(d.line_capacity() <= 128);
+    assert_eq!(
+        out,
+        vec![Ok(SseEvent {
+            event: None,
+            data: "ok".into(),
+            id: None
+        })]
+    );
+}
+
+#[test]
+fn finish_dispatches_pending_event() {
+    assert_eq!(events(&[b"data: a\n"]), vec![ev("a")]);
+    assert_eq!(events(&[b"data: a"]), vec![ev("a")]);
+    assert_eq!(events(&[b"data: a\r"]), vec![ev("a")]);
+    assert_eq!(
+        events(&[b"data: a\n\ndata: b\ndata: c"]),
+        vec![ev("a"), ev("b\nc")]
+    );
+    assert_eq!(events(&[b"id: 1\n"]), vec![]);
+    assert_eq!(events(&[b": comment"]), vec![]);
+}
+
+#[test]
+fn finish_resets_for_a_new_stream_keeping_id_and_retry() {
+    let mut d = SseDecoder::new();
+    let mut out = Vec::new();
+    d.feed(b"id: 3\nretry: 10\ndata: a\n\ndata: partial", &mut out);
+    d.finish(&mut out);
+    assert_eq!(out.len(), 2);
+    assert_eq!(d.last_event_id(), Some("3"));
+    assert_eq!(d.retry_ms(), Some(10));
+    out.clear();
+    d.feed(b"\xEF\xBB\xBFdata: b\n\n", &mut out);
+    assert_eq!(
+        out,
+        vec![Ok(SseEvent {
+            event: None,
+            data: "b".into(),
+            id: Some("3".into())
+        })]
+    );
+}
+
+#[test]
+fn feed_with_borrows() {
+    let mut d = SseDecoder::new();
+    let mut seen = Vec::new();
+    d.feed_with(b"event: e\ndata: x\n\n", &mut |ev| {
+        if let Ok(ev) = ev {
+            seen.push((ev.event.map(str::to_owned), ev.data.to_owned()));
+        }
+    });
+    assert_eq!(seen, vec![(Some("e".to_owned()), "x".to_owned())]);
+}
+
+#[test]
+fn chunk_fast_path_and_escapes() {
+    assert_eq!(
+        parse_chunk_str(r#"{"type":"text-delta","id":"t","delta":"a\"b\u00e9"}"#),
+        Ok(Some(Chunk::TextDelta {
+            id: "t".into(),
+            delta: "a\"bé".into()
+        }))
+    );
+    assert_eq!(
+        parse_chunk_str(r#" { "delta" : "x" , "id":"t" , "type" : "text-delta" } "#),
+        Ok(Some(Chunk::TextDelta {
+            id: "t".into(),
+            delta: "x".into()
+        }))
+    );
+}
+
+#[test]
+fn chunk_sizes_stay_small() {
+    assert!(
+        std::mem::size_of::<Chunk>() <= 96,
+        "{}",
+        std::mem::size_of::<Chunk>()
+    );
+}
