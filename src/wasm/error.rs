@@ -1,0 +1,39 @@
+//! Core errors become JS `Error` objects with `name === "ToolgateError"`, a stable `code`, and the
+//! place in the input (`path`, `line`, `column`, each `null` when unknown).
+
+use crate::error::Error;
+use js_sys::Reflect;
+use wasm_bindgen::prelude::*;
+
+pub(crate) fn to_js(err: &Error) -> JsValue {
+    let e = js_sys::Error::new(&err.to_string());
+    e.set_name("ToolgateError");
+    let obj: &JsValue = e.as_ref();
+    let num = |n: Option<usize>| n.map_or(JsValue::NULL, |n| JsValue::from_f64(n as f64));
+    let path = err.path.as_deref().map_or(JsValue::NULL, JsValue::from_str);
+    // Setting a property on a fresh Error object cannot fail; ignore the Result rather than panic.
+    let _ = Reflect::set(obj, &"code".into(), &err.code.as_str().into());
+    let _ = Reflect::set(obj, &"detail".into(), &JsValue::from_str(&err.message));
+    let _ = Reflect::set(obj, &"path".into(), &path);
+    let _ = Reflect::set(obj, &"line".into(), &num(err.line));
+    let _ = Reflect::set(obj, &"column".into(), &num(err.column));
+    e.into()
+}
+
+impl From<Error> for JsValue {
+    fn from(err: Error) -> JsValue {
+        to_js(&err)
+    }
+}
+
+/// `isToolgateError(e)`: whether `e` is an error thrown by toolgate.
+#[wasm_bindgen(js_name = isToolgateError, unchecked_return_type = "value is ToolgateError")]
+pub fn is_toolgate_error(
+    #[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue,
+) -> bool {
+    value.is_instance_of::<js_sys::Error>()
+        && Reflect::get(value, &"name".into())
+            .ok()
+            .and_then(|n| n.as_string())
+            .is_some_and(|n| n == "ToolgateError")
+}

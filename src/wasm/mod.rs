@@ -1,0 +1,169 @@
+//! The JS boundary: the only module that names wasm-bindgen, js-sys, web-sys or gloo-net.
+//!
+//! Exported functions and classes use camelCase names. Values cross as plain JS objects
+//! (serde-wasm-bindgen with `json_compatible()`: maps become objects, `None` becomes `null`), and
+//! errors as `Error` objects with `name === "ToolgateError"` and a stable `code` (see `error.rs`).
+
+mod client;
+mod error;
+mod input;
+mod types;
+
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use crate::approval::{self, Suspension};
+use crate::decisions::Decisions as CoreDecisions;
+use crate::error::{Error, ErrorCode};
+use crate::thread::{self, Message};
+use input::Input;
+
+pub use client::ApprovalClient;
+pub use error::is_toolgate_error;
+
+/// Serializes a value for JS: plain objects, `null` for `None`, no `Map`s.
+pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| error::to_js(&Error::new(ErrorCode::InvalidArgument, e.to_string())))
+}
+
+/// `parseThread(input)`: the whole thread as plain objects, `{ id, messages }`.
+#[wasm_bindgen(js_name = parseThread, unchecked_return_type = "Thread")]
+pub fn parse_thread(
+    #[wasm_bindgen(unchecked_param_type = "ThreadInput")] input: JsValue,
+) -> Result<JsValue, JsValue> {
+    let thread = match input::read(&input) {
+        Input::Text(text) => thread::parse_thread_str(&text)?,
+        Input::Bytes(bytes) => thread::parse_thread_bytes(&bytes)?,
+        Input::Value(value) => thread::parse_thread_value(input::to_json(&value, "$")?)?,
+    };
+    to_js(&thread)
+}
+
+/// `pendingApprovals(input)`: where the thread stands, by its last message alone.
+#[wasm_bindgen(js_name = pendingApprovals, unchecked_return_type = "Suspension")]
+pub fn pending_approvals(
+    #[wasm_bindgen(unchecked_param_type = "ThreadInput")] input: JsValue,
+) -> Result<JsValue, JsValue> {
+    to_js(&suspension_of(&input)?)
+}
+
+fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
+    match input::read(input) {
+        Input::Text(text) => approval::pending_approvals_str(&text),
+        Input::Bytes(bytes) => approval::pending_approvals_bytes(&bytes),
+        Input::Value(value) => {
+            // Only the tail is converted from JS; the other messages are only checked to be objects.
+            let (messages, base) = input::messages_of(&value)?;
+            let len = messages.length();
+            for i in 0..len {
+                let m = messages.get(i);
+                if !m.is_object() || js_sys::Array::is_array(&m) {
+                    return Err(Error::parse("a message must be an object")
+                        .with_path(format!("{base}[{i}]")));
+                }
+            }
+            if len == 0 {
+                return Ok(Suspension::default());
+            }
+            let last = len - 1;
+            let path = format!("{base}[{last}]");
+            let tail = input::to_json(&messages.get(last), &path)?;
+            let message = Message::from_value(tail).map_err(|mut e| {
+                e.path = Some(match e.path.take() {
+                    Some(p) => format!("{path}{}", p.strip_prefix('$').unwrap_or(&p)),
+                    None => path.clone(),
+                });
+                e
+            })?;
+            Ok(Suspension::from_message(&message))
+        }
+    }
+}
+
+/// The decision set for one suspension: `new Decisions(suspensionOrThread)`.
+#[wasm_bindgen(js_name = Decisions)]
+pub struct JsDecisions {
+    inner: CoreDecisions,
+}
+
+#[wasm_bindgen(js_class = Decisions)]
+impl JsDecisions {
+    /// From a `Suspension` returned by `pendingApprovals`, or from any thread input.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "Suspension | ThreadInput")] source: JsValue,
+    ) -> Result<JsDecisions, JsValue> {
+        let suspension = if types::looks_like_suspension(&source) {
+            types::suspension_from_js(&source)?
+        } else {
+            suspension_of(&source)?
+        };
+        Ok(JsDecisions {
+            inner: CoreDecisions::new(&suspension)?,
+        })
+    }
+
+    /// Approve a gated tool of the suspended tail (revisable until the set is complete).
+    pub fn approve(
+        &mut self,
+        #[wasm_bindgen(js_name = callId)] call_id: &str,
+    ) -> Result<(), JsValue> {
+        Ok(self.inner.approve(call_id)?)
+    }
+
+    /// Reject a gated tool, with an optional reason for the model (blank means none).
+    pub fn reject(
+        &mut self,
+        #[wasm_bindgen(js_name = callId)] call_id: &str,
+        reason: Option<String>,
+    ) -> Result<(), JsValue> {
+        Ok(self.inner.reject(call_id, reason.as_deref())?)
+    }
+
+    /// Drop the local decision for a tool (its decision on the tail, if any, still counts).
+    pub fn clear(
+        &mut self,
+        #[wasm_bindgen(js_name = callId)] call_id: &str,
+    ) -> Result<(), JsValue> {
+        Ok(self.inner.clear(call_id)?)
+    }
+
+    /// The effective decision in wire form: `"approve"`, `"reject"`, `["reject", reason]`, or `null`.
+    #[wasm_bindgen(unchecked_return_type = "DecisionValue | null")]
+    pub fn get(&self, #[wasm_bindgen(js_name = callId)] call_id: &str) -> Result<JsValue, JsValue> {
+        match self.inner.get(call_id)? {
+            Some(decision) => to_js(&decision),
+            None => Ok(JsValue::NULL),
+        }
+    }
+
+    /// Whether every gated tool of the tail has a decision.
+    #[wasm_bindgen(getter, js_name = isComplete)]
+    pub fn is_complete(&self) -> bool {
+        self.inner.is_complete()
+    }
+
+    /// The callIds still without a decision, in tail order.
+    #[wasm_bindgen(getter)]
+    pub fn undecided(&self) -> Vec<String> {
+        self.inner
+            .undecided()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
+    #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "DecisionPayload")]
+    pub fn to_json(&self) -> Result<JsValue, JsValue> {
+        let payload = self.inner.payload()?;
+        to_js(&Wrapped { decisions: payload })
+    }
+}
+
+#[derive(Serialize)]
+struct Wrapped<T> {
+    decisions: T,
+}

@@ -1,0 +1,343 @@
+//! The TypeScript declarations of the public API (hand-written, checked by a strict `tsc` test),
+//! and reading a `Suspension` back from JS.
+
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+use crate::approval::{Approval, GatedTool, Suspension};
+use crate::error::Error;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** Every stable error code. */
+export type ErrorCode =
+  | "parse_error" | "not_suspended" | "unknown_call_id" | "empty_decisions" | "invalid_argument"
+  | "invalid_state" | "input_locked" | "busy" | "conflict" | "http_status" | "network" | "timeout"
+  | "unauthorized" | "expired" | "stream_error" | "aborted";
+
+/** What toolgate throws: `err.name === "ToolgateError"`, with a stable `code`. */
+export interface ToolgateError extends Error {
+  name: "ToolgateError";
+  code: ErrorCode;
+  /** The message without the code prefix. */
+  detail: string;
+  /** A JSON path into the input, e.g. `$.messages[2].tools[0].approval`. */
+  path: string | null;
+  /** 1-based line and column in the input text. */
+  line: number | null;
+  column: number | null;
+}
+
+/** A JSON value, as parsed. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** A thread: a JSON string, UTF-8 JSON bytes, or an already-parsed document
+ *  (`{ id?, messages }` or a bare array of messages). */
+export type ThreadInput = string | Uint8Array | ArrayBuffer | ThreadDocument | NeuronMessage[];
+
+export interface ThreadDocument {
+  id?: string | number | null;
+  messages: NeuronMessage[];
+  [key: string]: unknown;
+}
+
+export type ApprovalState = "pending" | "approved" | "rejected";
+
+/** A tool entry of a Neuron `tool_call` or `tool_call_result` message. */
+export interface NeuronTool {
+  callId: string;
+  name?: string;
+  description?: string | null;
+  inputs?: { [key: string]: Json } | Json[] | null;
+  result?: Json;
+  /** `null` or absent: not gated. */
+  approval?: ApprovalState | null;
+  approvalReason?: string | null;
+  rejectReason?: string | null;
+  parameters?: Json;
+  deferred?: Json;
+  [key: string]: unknown;
+}
+
+/** A serialized Neuron message. Unknown fields and message types are kept as they came. */
+export interface NeuronMessage {
+  __id?: string | number | null;
+  role?: string;
+  content?: Json;
+  type?: "tool_call" | "tool_call_result" | string | null;
+  tools?: NeuronTool[];
+  resume_token?: string;
+  [key: string]: unknown;
+}
+
+/** `parseThread`'s result: plain objects, nothing lost. */
+export interface Thread {
+  id: string | null;
+  messages: NeuronMessage[];
+}
+
+/** A gated tool on the tail: what an approval card shows. */
+export interface GatedTool {
+  callId: string;
+  name: string;
+  description: string | null;
+  inputs: { [key: string]: Json };
+  approval: ApprovalState;
+  /** Why the tool asks (tool to human): the card's headline. */
+  approvalReason: string | null;
+  /** Why it was rejected (human to model). */
+  rejectReason: string | null;
+  /** Sidenet only. */
+  runId?: string;
+  /** Sidenet only. */
+  agentVersionId?: string;
+}
+
+/** Where a thread stands, by its last message. */
+export interface Suspension {
+  suspended: boolean;
+  messageId: string | null;
+  resumeToken: string | null;
+  pending: GatedTool[];
+  decided: GatedTool[];
+}
+
+/** One decision in wire form. */
+export type DecisionValue = "approve" | "reject" | ["reject", string];
+
+/** The body to POST to resume: `{ decisions: { [callId]: DecisionValue } }`. */
+export interface DecisionPayload {
+  decisions: { [callId: string]: DecisionValue };
+}
+
+/** `new ApprovalClient(options)`: every key but `threadId` is optional. */
+export interface ApprovalClientOptions {
+  /** The server's protocol. Default `"neuron"`. */
+  dialect?: "neuron" | "sidenet";
+  /** The server's origin and prefix, e.g. `"https://api.example.com"`; `""` (default) is same origin. */
+  baseUrl?: string;
+  threadId: string;
+  /** Extra request headers (they win over the defaults), e.g. `{ Authorization: "Bearer ..." }`. */
+  headers?: { [name: string]: string } | [string, string][];
+  /** Path templates relative to `baseUrl`; `{threadId}` (and `{agentId}`) are replaced, percent-encoded. */
+  routes?: {
+    /** Neuron `/threads/{threadId}/chat` (default), Sidenet `/v1/chat`. */
+    chat?: string;
+    /** Neuron `/threads/{threadId}` (default), Sidenet `/v1/threads/{threadId}`. */
+    thread?: string;
+    /** Sidenet: the replay of a paused run, `/v1/chat/stream?threadId={threadId}`. */
+    stream?: string;
+    /** Sidenet, `transport: "collect"`: `/v1/agents/{agentId}/run`. */
+    run?: string;
+  };
+  /** Submit as soon as every gated tool has a decision. Default `false`. */
+  autoSubmit?: boolean;
+  /** Keep drafts in `localStorage` (per dialect, base URL and thread). Default `true`. */
+  persist?: boolean;
+  /** Per request; for a stream, the wait for the headers and then between chunks. Default 30000. */
+  timeoutMs?: number;
+  /** Retries of loads and decision submissions (never of a new message). `attempts` counts every
+   *  try. Defaults 3, 300, 5000. */
+  retry?: { attempts?: number; backoffMs?: number; maxBackoffMs?: number };
+  /** Neuron: reload the thread quietly after each POST. Default `true`. */
+  reloadAfterPost?: boolean;
+  /** Sends `Authorization: Bearer <token>` (an `Authorization` in `headers` wins). */
+  token?: string | null;
+  /** Sidenet: the agent version for new messages. */
+  agentVersionId?: string | null;
+  /** Sidenet: a streamed `POST /v1/chat` (default) or the collected output of `routes.run`. */
+  transport?: "stream" | "collect";
+  /** Sidenet, `transport: "collect"`: the agent id (required there). */
+  agentId?: string | null;
+}
+
+/** Where the client stands. */
+export type Phase =
+  | "idle" | "loading" | "sending" | "streaming" | "awaiting_approval" | "submitting" | "completed"
+  | "expired" | "conflict" | "error";
+
+/** A Sidenet (AI SDK UI) message, as its thread route returns it. */
+export interface UiMessage {
+  id?: string;
+  role?: string;
+  parts?: Json[];
+  [key: string]: unknown;
+}
+
+/** A tool of a message. */
+export interface ToolView {
+  callId: string;
+  name: string;
+  inputs: { [key: string]: Json };
+  result: Json | null;
+  /** `null`: not gated. */
+  approval: ApprovalState | null;
+  approvalReason: string | null;
+  rejectReason: string | null;
+  /** `denied` and `error`: Sidenet only. */
+  status: "pending" | "approved" | "rejected" | "called" | "done" | "denied" | "error";
+}
+
+/** One message, dialect-neutral, with the wire message in `raw`. */
+export interface MessageView {
+  id: string | null;
+  index: number;
+  role: string | null;
+  kind: "text" | "tool_call" | "tool_result" | "other";
+  text: string;
+  tools: ToolView[];
+  raw: NeuronMessage | UiMessage;
+}
+
+/** A gated tool on the paused tail, with the local draft overlaid: what an approval card shows. */
+export interface GatedView {
+  callId: string;
+  name: string;
+  description: string | null;
+  inputs: { [key: string]: Json };
+  /** The draft's decision, else the server's. */
+  approval: ApprovalState;
+  /** Why the tool asks: the card's headline. */
+  approvalReason: string | null;
+  rejectReason: string | null;
+  /** A local draft decides this tool. */
+  draft: boolean;
+  serverApproval: ApprovalState;
+  serverRejectReason: string | null;
+  /** Sidenet only. */
+  runId?: string;
+  /** Sidenet only. */
+  agentVersionId?: string;
+}
+
+/** The paused tail. */
+export interface SuspensionView {
+  messageId: string | null;
+  /** Sidenet only. */
+  runId?: string;
+  /** Sidenet only. */
+  agentVersionId?: string;
+  /** Every gated tool, in tail order. */
+  tools: GatedView[];
+  /** The undecided ones. */
+  pending: GatedView[];
+  decided: GatedView[];
+  undecided: string[];
+  complete: boolean;
+}
+
+/** The outcome of the last decision submission. */
+export interface SubmissionView {
+  callIds: string[];
+  status: "awaiting_approval" | "completed";
+  stillPending: { callId: string; name: string; approvalReason: string | null }[];
+  /** Sent, yet still pending on the tail. */
+  notApplied: string[];
+}
+
+export interface SnapshotError {
+  code: ErrorCode;
+  message: string;
+}
+
+/** What the UI renders; `getSnapshot()` returns the same frozen object until something changes. */
+export interface Snapshot {
+  readonly version: number;
+  readonly phase: Phase;
+  readonly dialect: "neuron" | "sidenet";
+  readonly threadId: string;
+  /** A thread load has succeeded at least once. */
+  readonly loaded: boolean;
+  /** A request (or a retry timer) is outstanding for a command. */
+  readonly busy: boolean;
+  /** A quiet reload after a POST is in flight (commands preempt it). */
+  readonly syncing: boolean;
+  /** Changes iff `messages` changed (the array is reused otherwise). */
+  readonly messagesVersion: number;
+  readonly messages: readonly MessageView[];
+  /** A message being streamed (Sidenet). */
+  readonly streaming: MessageView | null;
+  readonly suspension: SuspensionView | null;
+  /** The local drafts. */
+  readonly decisions: { readonly [callId: string]: DecisionValue };
+  readonly canSend: boolean;
+  readonly canSubmit: boolean;
+  readonly error: SnapshotError | null;
+  /** A message that was not (or not surely) delivered. */
+  readonly unsentText: string | null;
+  readonly lastSubmission: SubmissionView | null;
+  /** callIds whose drafts were dropped because the pause changed. */
+  readonly droppedDrafts: string[];
+}
+"#;
+
+/// A `Suspension` object, as `pendingApprovals` returns, has `suspended` and `pending`.
+pub(crate) fn looks_like_suspension(value: &JsValue) -> bool {
+    value.is_object()
+        && !js_sys::Array::is_array(value)
+        && js_sys::Reflect::has(value, &"suspended".into()).unwrap_or(false)
+        && js_sys::Reflect::has(value, &"pending".into()).unwrap_or(false)
+}
+
+/// Reads a `Suspension` given back from JS (as `pendingApprovals` made it).
+pub(crate) fn suspension_from_js(value: &JsValue) -> Result<Suspension, Error> {
+    let json = super::input::to_json(value, "$")?;
+    suspension_from_json(&json)
+}
+
+fn suspension_from_json(json: &Value) -> Result<Suspension, Error> {
+    let str_at = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    let tools = |key: &str| -> Result<Vec<GatedTool>, Error> {
+        let Some(items) = json.get(key).and_then(Value::as_array) else {
+            return Err(
+                Error::parse(format!("a suspension needs a \"{key}\" array"))
+                    .with_path(format!("$.{key}")),
+            );
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let path = || format!("$.{key}[{i}]");
+            let call_id = str_at(item, "callId").ok_or_else(|| {
+                Error::parse("a gated tool needs a string callId").with_path(path())
+            })?;
+            let approval = item
+                .get("approval")
+                .and_then(Value::as_str)
+                .and_then(Approval::parse)
+                .ok_or_else(|| {
+                    Error::parse("approval must be \"pending\", \"approved\" or \"rejected\"")
+                        .with_path(format!("{}.approval", path()))
+                })?;
+            let inputs = match item.get("inputs") {
+                Some(Value::Object(map)) => Value::Object(map.clone()),
+                _ => Value::Object(serde_json::Map::new()),
+            };
+            out.push(GatedTool {
+                call_id,
+                name: str_at(item, "name").unwrap_or_default(),
+                description: str_at(item, "description"),
+                inputs,
+                approval,
+                approval_reason: str_at(item, "approvalReason"),
+                reject_reason: str_at(item, "rejectReason"),
+                run_id: str_at(item, "runId"),
+                agent_version_id: str_at(item, "agentVersionId"),
+                position: i,
+            });
+        }
+        Ok(out)
+    };
+    let pending = tools("pending")?;
+    let mut decided = tools("decided")?;
+    // Positions only order pending against decided; keep decided after pending when unknown.
+    for tool in &mut decided {
+        tool.position += pending.len();
+    }
+    Ok(Suspension {
+        suspended: !pending.is_empty(),
+        message_id: str_at(json, "messageId"),
+        resume_token: str_at(json, "resumeToken"),
+        pending,
+        decided,
+    })
+}

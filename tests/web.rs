@@ -1,0 +1,227 @@
+//! Browser tests of the JS surface, run by wasm-bindgen-test-runner in headless Chromium
+//! (`scripts/test-browser.sh`). They call the exported functions with real JS values and check what
+//! a JS caller sees: plain objects (never `Map`s), `null` where the wire has null, errors with
+//! `name === "ToolgateError"` and a stable `code`, and all three input kinds.
+#![cfg(target_arch = "wasm32")]
+
+use js_sys::{Array, JsString, Object, Reflect, Uint8Array, JSON};
+use toolgate::wasm::{is_toolgate_error, parse_thread, pending_approvals, JsDecisions};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const SEED: &str = include_str!("fixtures/neuron/seed.json");
+const CONVERSATION: &str = include_str!("fixtures/neuron/conversation.json");
+
+fn get(v: &JsValue, key: &str) -> JsValue {
+    Reflect::get(v, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn path(v: &JsValue, keys: &[&str]) -> JsValue {
+    keys.iter()
+        .fold(v.clone(), |acc, k| match k.parse::<u32>() {
+            Ok(i) => acc
+                .dyn_ref::<Array>()
+                .map_or(JsValue::UNDEFINED, |a| a.get(i)),
+            Err(_) => get(&acc, k),
+        })
+}
+
+fn stringify(v: &JsValue) -> String {
+    JSON::stringify(v).map(String::from).unwrap_or_default()
+}
+
+fn is_plain_object(v: &JsValue) -> bool {
+    let object_prototype: JsValue = Object::get_prototype_of(&Object::new()).into();
+    v.is_object() && JsValue::from(Object::get_prototype_of(v)) == object_prototype
+}
+
+fn js_parse(text: &str) -> JsValue {
+    JSON::parse(text).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn error_code(e: &JsValue) -> String {
+    get(e, "code").as_string().unwrap_or_default()
+}
+
+#[wasm_bindgen_test]
+fn pending_approvals_from_string_bytes_and_object_agree() {
+    let from_str = pending_approvals(JsValue::from_str(SEED)).unwrap();
+    let bytes = Uint8Array::from(SEED.as_bytes());
+    let from_bytes = pending_approvals(bytes.into()).unwrap();
+    let from_obj = pending_approvals(js_parse(SEED)).unwrap();
+    assert_eq!(stringify(&from_str), stringify(&from_bytes));
+    assert_eq!(stringify(&from_str), stringify(&from_obj));
+
+    assert_eq!(get(&from_str, "suspended"), JsValue::TRUE);
+    assert_eq!(
+        path(&from_str, &["pending", "0", "callId"])
+            .as_string()
+            .as_deref(),
+        Some("toolu_01A2B3C4D5E6F7")
+    );
+    assert_eq!(
+        path(&from_str, &["decided", "0", "callId"])
+            .as_string()
+            .as_deref(),
+        Some("toolu_08G9H0I1J2K3L4")
+    );
+    assert_eq!(
+        path(&from_str, &["decided", "0", "rejectReason"])
+            .as_string()
+            .as_deref(),
+        Some("Do not email the whole team")
+    );
+}
+
+#[wasm_bindgen_test]
+fn results_are_plain_objects_with_null_not_undefined() {
+    let s = pending_approvals(JsValue::from_str(SEED)).unwrap();
+    assert!(is_plain_object(&s));
+    assert!(Array::is_array(&get(&s, "pending")));
+    let tool = path(&s, &["pending", "0"]);
+    assert!(is_plain_object(&tool));
+    assert!(is_plain_object(&get(&tool, "inputs")));
+    assert_eq!(
+        path(&tool, &["inputs", "path"]).as_string().as_deref(),
+        Some("C:/old_logs.txt")
+    );
+    // rejectReason is null on the wire: null here, not undefined.
+    assert!(get(&tool, "rejectReason").is_null());
+    assert!(Reflect::has(&tool, &"rejectReason".into()).unwrap());
+    // Sidenet-only fields are absent on Neuron threads.
+    assert!(!Reflect::has(&tool, &"runId".into()).unwrap());
+
+    let thread = parse_thread(JsValue::from_str(CONVERSATION)).unwrap();
+    assert!(is_plain_object(&thread));
+    let messages = get(&thread, "messages");
+    assert!(Array::is_array(&messages));
+    let first = path(&thread, &["messages", "0"]);
+    assert!(is_plain_object(&first));
+    // A parse followed by JSON.stringify loses nothing (compared as JSON values).
+    let original: serde_json::Value = serde_json::from_str(CONVERSATION).unwrap();
+    let round: serde_json::Value = serde_json::from_str(&stringify(&messages)).unwrap();
+    assert_eq!(original["messages"], round);
+    assert_eq!(
+        get(&thread, "id").as_string(),
+        original["id"].as_str().map(str::to_owned)
+    );
+}
+
+#[wasm_bindgen_test]
+fn decisions_build_the_exact_wire_payload() {
+    let s = pending_approvals(JsValue::from_str(SEED)).unwrap();
+    let mut d = JsDecisions::new(s).unwrap();
+    assert!(!d.is_complete());
+    assert_eq!(d.undecided(), vec!["toolu_01A2B3C4D5E6F7".to_string()]);
+    d.approve("toolu_01A2B3C4D5E6F7").unwrap();
+    assert!(d.is_complete());
+    assert_eq!(
+        stringify(&d.to_json().unwrap()),
+        r#"{"decisions":{"toolu_01A2B3C4D5E6F7":"approve","toolu_08G9H0I1J2K3L4":["reject","Do not email the whole team"]}}"#
+    );
+    assert_eq!(
+        d.get("toolu_01A2B3C4D5E6F7")
+            .unwrap()
+            .as_string()
+            .as_deref(),
+        Some("approve")
+    );
+    d.reject("toolu_08G9H0I1J2K3L4", Some("   ".into()))
+        .unwrap();
+    assert_eq!(
+        d.get("toolu_08G9H0I1J2K3L4")
+            .unwrap()
+            .as_string()
+            .as_deref(),
+        Some("reject")
+    );
+    d.clear("toolu_01A2B3C4D5E6F7").unwrap();
+    assert!(d.get("toolu_01A2B3C4D5E6F7").unwrap().is_null());
+
+    // Also from a thread input directly.
+    let d2 = JsDecisions::new(JsValue::from_str(SEED)).unwrap();
+    assert_eq!(d2.undecided().len(), 1);
+}
+
+#[wasm_bindgen_test]
+fn errors_are_toolgate_errors_with_codes() {
+    let s = pending_approvals(JsValue::from_str(SEED)).unwrap();
+    let mut d = JsDecisions::new(s).unwrap();
+    let e = d.approve("toolu_nope").unwrap_err();
+    assert!(e.is_instance_of::<js_sys::Error>());
+    assert_eq!(
+        get(&e, "name").as_string().as_deref(),
+        Some("ToolgateError")
+    );
+    assert_eq!(error_code(&e), "unknown_call_id");
+    assert!(is_toolgate_error(&e));
+    assert!(!is_toolgate_error(&js_sys::Error::new("other").into()));
+    assert!(!is_toolgate_error(&JsValue::from_str("x")));
+
+    let e = d.to_json().map(|_| ()).and_then(|_| {
+        let empty = JsDecisions::new(JsValue::from_str(SEED)).unwrap();
+        empty.to_json().map(|_| ())
+    });
+    // The seed's tail already has a decision, so the payload is never empty there.
+    assert!(e.is_ok());
+
+    let idle = r#"{"messages":[{"role":"user","content":"hi"}]}"#;
+    let e = JsDecisions::new(JsValue::from_str(idle)).err().unwrap();
+    assert_eq!(error_code(&e), "not_suspended");
+
+    let e = pending_approvals(JsValue::from_str("{\"messages\": [\n  {\"role\": }")).unwrap_err();
+    assert_eq!(error_code(&e), "parse_error");
+    assert_eq!(get(&e, "line").as_f64(), Some(2.0));
+    assert!(get(&e, "column").as_f64().is_some());
+    let e = pending_approvals(JsValue::from_str(r#"{"messages": {}}"#)).unwrap_err();
+    assert_eq!(error_code(&e), "parse_error");
+    assert_eq!(get(&e, "path").as_string().as_deref(), Some("$.messages"));
+    let e = pending_approvals(js_parse(
+        r#"{"messages": [{"type":"tool_call","tools":[{"callId":"a","approval":"maybe"}]}]}"#,
+    ))
+    .unwrap_err();
+    assert_eq!(error_code(&e), "parse_error");
+    assert_eq!(
+        get(&e, "path").as_string().as_deref(),
+        Some("$.messages[0].tools[0].approval")
+    );
+    let e = parse_thread(JsValue::from(42)).unwrap_err();
+    assert_eq!(error_code(&e), "parse_error");
+    let e = parse_thread(Uint8Array::from(&[0xff, 0xfe, b'{'][..]).into()).unwrap_err();
+    assert_eq!(error_code(&e), "parse_error");
+}
+
+#[wasm_bindgen_test]
+fn no_input_traps_the_module() {
+    // Every prefix of a fixture, as a string and as bytes: an error, never a trap.
+    let seed = SEED.trim_end();
+    for end in 0..seed.len() {
+        if !seed.is_char_boundary(end) {
+            continue;
+        }
+        let prefix = &seed[..end];
+        let e = pending_approvals(JsValue::from_str(prefix)).unwrap_err();
+        assert_eq!(error_code(&e), "parse_error", "prefix {end}");
+        let e = parse_thread(Uint8Array::from(prefix.as_bytes()).into()).unwrap_err();
+        assert_eq!(error_code(&e), "parse_error", "prefix {end}");
+    }
+    // Odd JS values.
+    for v in [
+        JsValue::UNDEFINED,
+        JsValue::NULL,
+        JsValue::TRUE,
+        JsString::from("").into(),
+        js_sys::Function::new_no_args("return 1").into(),
+        js_parse("[[1]]"),
+        js_parse(r#"{"messages":[null]}"#),
+    ] {
+        let e = pending_approvals(v.clone()).unwrap_err();
+        assert_eq!(error_code(&e), "parse_error");
+        assert!(parse_thread(v).is_err());
+    }
+    // The module still works after all that.
+    assert!(pending_approvals(JsValue::from_str(SEED)).is_ok());
+}
