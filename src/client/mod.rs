@@ -1,0 +1,1916 @@
+//! The approval client: a sans-IO state machine (str0m / quinn-proto idiom).
+//!
+//! Two dialects behind one [`Client`]: Neuron (below) and Sidenet (streams, run ids, one
+//! continuation per decision; its own diagram is in `sidenet.rs`). Same commands, same snapshot.
+//!
+//! The [`Client`] performs no I/O and reads no clock. Commands ([`Client::load`], [`Client::send`],
+//! [`Client::approve`], [`Client::submit`], ...) and inputs ([`Client::handle_response`],
+//! [`Client::handle_failure`], [`Client::handle_timeout`]) go in; effects come out of
+//! [`Client::poll_output`] as plain data ([`Output::Http`], [`Output::Cancel`], [`Output::Persist`],
+//! [`Output::Done`], [`Output::Changed`]); [`Client::snapshot`] is what the UI renders.
+//!
+//! # States
+//!
+//! At most one request is ever outstanding for the thread (single flight). The private state is
+//! `Ready` or `Busy(flight)`, where a flight is one job (a load, a message, a decision submission)
+//! that is either out on the wire (`Out(RequestId)`) or waiting to be retried (`Backoff(deadline)`).
+//! The phase the UI sees is derived from the flight and from the thread's tail:
+//!
+//! ```text
+//!                       load()                       2xx thread
+//!   ┌──────┐  ───────────────────────▶ ┌─────────┐ ─────────────────▶ tail paused? ── yes ─▶ awaiting_approval
+//!   │ idle │                           │ loading │ ◀─┐ 5xx / network /                 └─ no ─▶ idle | completed
+//!   └──────┘                           └─────────┘ ──┘ timeout: backoff, retry
+//!       │ send(text)                        │ 401, 4xx, bad body, retries exhausted ─▶ error
+//!       ▼
+//!   ┌─────────┐  2xx {status, message} ─▶ append; awaiting_approval | completed  (+ quiet reload: syncing)
+//!   │ sending │  409 ─────────────────▶ conflict (reload) ─▶ awaiting_approval + error conflict + unsentText
+//!   └─────────┘  5xx / network / timeout / bad body: NOT retried (not idempotent) ─▶ sending (reload):
+//!                    the text landed? ─ yes ─▶ continue from the loaded thread
+//!                                      └ no ──▶ error + unsentText
+//!
+//!   awaiting_approval ── approve / reject / clear (drafts, persisted) ── autoSubmit when complete ─┐
+//!        │ submit()  (cumulative payload, only callIds gated on the tail, never empty)            │
+//!        ▼                                                                                         │
+//!   ┌────────────┐ ◀──────────────────────────────────────────────────────────────────────────────┘
+//!   │ submitting │ 2xx ─▶ replace/append the tail ─▶ awaiting_approval (lastSubmission) | completed
+//!   └────────────┘ 5xx / network / timeout ─▶ backoff, identical re-send ─▶ … ─▶ error (drafts kept)
+//!        │ 409, 400, bad body
+//!        ▼
+//!   ┌──────────┐  reload ─▶ the pause the drafts were made on is gone or shows them ─▶ acknowledged
+//!   │ conflict │                                     still there, not applied ───────▶ error, drafts kept
+//!   └──────────┘                                     decided otherwise ──────────────▶ dropped + conflict
+//! ```
+//!
+//! `abort()` cancels the flight from any busy phase (ops resolve with `aborted`; drafts and the unsent
+//! text are kept) and returns to the phase the tail implies. `error` is left by any later command.
+//!
+//! # The driver's duties
+//!
+//! - perform every [`Output::Http`] (passing `timeout_ms` to fetch, with an abort signal) and report its
+//!   end with [`Client::handle_response`] or [`Client::handle_failure`] under the request's id;
+//! - for a request with [`HttpRequest::streaming`] (Sidenet), report the answer as it arrives:
+//!   [`Client::handle_stream_start`] with the status once the head is in, each body read with
+//!   [`Client::handle_stream_chunk`], then [`Client::handle_stream_end`]; a read failure mid-way with
+//!   [`Client::handle_failure`]. `timeout_ms` bounds the wait for the head, not the whole stream.
+//!   (`handle_response` with the whole body is accepted too, for drivers that cannot stream.)
+//! - on [`Output::Cancel`] abort that fetch (a late reply for it is ignored anyway);
+//! - on [`Output::Persist`] write (`Some`) or remove (`None`) the storage key; at start-up, read the
+//!   key and hand it to [`Client::restore_drafts`];
+//! - after each step, arm one timer for [`Client::poll_timeout`] (an absolute time on the same clock as
+//!   `now`) and call [`Client::handle_timeout`] when it fires;
+//! - resolve the promise of each command's [`OpId`] on [`Output::Done`] (an op from `approve`/`reject`
+//!   that triggered autoSubmit may have no promise: ignore unknown ops);
+//! - notify subscribers on [`Output::Changed`] (at most one per step, always the last output of the step).
+
+mod config;
+mod neuron;
+mod sidenet;
+mod snapshot;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::approval::{Approval, Suspension};
+use crate::decisions::{Decision, Decisions};
+use crate::error::{Error, ErrorCode, Result};
+use crate::thread::{Message, Thread};
+
+pub use config::{Config, Dialect, Retry, Routes, Transport};
+pub use snapshot::{
+    DraftMap, ErrorView, GatedView, MessageKindView, MessageView, Messages, PendingNote, Phase,
+    Snapshot, SnapshotHead, SubmissionView, SuspensionView, ToolStatus, ToolView,
+};
+
+/// Identifies a command; its [`Output::Done`] carries the same id.
+pub type OpId = u64;
+
+/// Identifies one HTTP request; a reply under an id that is no longer awaited is ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct RequestId(pub u64);
+
+/// The HTTP method of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Method {
+    Get,
+    Post,
+}
+
+impl Method {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+        }
+    }
+}
+
+/// A request for the driver to perform.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpRequest {
+    pub id: RequestId,
+    pub method: Method,
+    /// The full URL: `baseUrl` + the route, with the thread id percent-encoded.
+    pub url: String,
+    /// `Accept: application/json`, `Content-Type: application/json` on POSTs, then the configured
+    /// headers (which win over the defaults).
+    pub headers: Vec<(String, String)>,
+    /// The JSON body of a POST.
+    pub body: Option<String>,
+    pub timeout_ms: u64,
+    /// `true` when the answer is an event stream: report it with [`Client::handle_stream_start`],
+    /// [`Client::handle_stream_chunk`] and [`Client::handle_stream_end`] as the bytes arrive (a
+    /// failure mid-way with [`Client::handle_failure`]). `false` for every Neuron request.
+    pub streaming: bool,
+}
+
+/// A reply, whatever its status.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    pub fn new(status: u16, body: impl Into<Vec<u8>>) -> HttpResponse {
+        HttpResponse {
+            status,
+            body: body.into(),
+        }
+    }
+}
+
+/// Why a request got no reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransportError {
+    /// Connection refused, dropped, reset, CORS, ...
+    Network(String),
+    /// The driver's timer (`timeout_ms`) fired first.
+    Timeout,
+    /// The driver aborted the request on its own (e.g. page unload): handled like [`Client::abort`].
+    Aborted,
+}
+
+/// An effect for the driver.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// Perform this request.
+    Http(HttpRequest),
+    /// Abort this request; its reply, if any, will be ignored.
+    Cancel(RequestId),
+    /// Write (`Some`) or remove (`None`) this storage entry.
+    Persist { key: String, value: Option<String> },
+    /// The command `op` is over.
+    Done { op: OpId, result: Result<()> },
+    /// The snapshot changed.
+    Changed,
+}
+
+/// A pause: the tail's message id and its gated callIds, in tail order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PauseKey {
+    message_id: Option<String>,
+    call_ids: Vec<String>,
+}
+
+impl PauseKey {
+    fn of(suspension: &Suspension) -> Option<PauseKey> {
+        if !suspension.suspended {
+            return None;
+        }
+        Some(PauseKey {
+            message_id: suspension.message_id.clone(),
+            call_ids: gated_ids(suspension),
+        })
+    }
+
+    /// Is `message` the message this pause was on (by id, else by its gated callIds)?
+    fn is_message(&self, message: &Message) -> bool {
+        if !message.is_tool_call() {
+            return false;
+        }
+        match (&self.message_id, message.id()) {
+            (Some(mine), Some(theirs)) => *mine == theirs,
+            _ => gated_ids(&Suspension::from_message(message)) == self.call_ids,
+        }
+    }
+}
+
+fn gated_ids(suspension: &Suspension) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for tool in suspension.gated() {
+        if !ids.contains(&tool.call_id) {
+            ids.push(tool.call_id.clone());
+        }
+    }
+    ids
+}
+
+/// A decision submission: what was sent, for which pause.
+#[derive(Debug, Clone)]
+struct Submission {
+    op: OpId,
+    body: String,
+    pause: PauseKey,
+    sent: Vec<(String, Decision)>,
+    /// `rejectAllAndSend`: the message to send once the run has completed.
+    then_send: Option<String>,
+}
+
+/// Why a thread is being loaded.
+#[derive(Debug, Clone)]
+enum Why {
+    /// `load()`.
+    User,
+    /// The quiet reload after a POST.
+    Sync,
+    /// A message POST failed without a clear answer: did the text land?
+    VerifySend {
+        text: String,
+        users_before: Option<usize>,
+        error: Error,
+    },
+    /// A message POST got 409: show the state that refused it.
+    SendConflict { text: String, error: Error },
+    /// A decision POST got 409 / 400 / a bad body: reconcile the drafts with the server.
+    Reconcile { sub: Submission, error: Error },
+}
+
+#[derive(Debug, Clone)]
+enum Job {
+    Load {
+        op: Option<OpId>,
+        why: Why,
+    },
+    Send {
+        op: OpId,
+        text: String,
+        users_before: Option<usize>,
+    },
+    Submit(Submission),
+}
+
+impl Job {
+    fn is_sync(&self) -> bool {
+        matches!(self, Job::Load { why: Why::Sync, .. })
+    }
+
+    fn retryable(&self) -> bool {
+        !matches!(self, Job::Send { .. })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    Out(RequestId),
+    Backoff(u64),
+}
+
+#[derive(Debug, Clone)]
+struct Flight {
+    job: Job,
+    /// 1-based try number.
+    attempt: u32,
+    wait: Wait,
+}
+
+// One per client: boxing the flight would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+enum State {
+    Ready,
+    Busy(Flight),
+}
+
+/// How to judge drafts whose pause went away (see [`Client::adopt_tail`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ack {
+    /// Acknowledged only if the pause's message, still in the thread, records them.
+    Verify,
+    /// Also acknowledged if the pause's message is gone (after a submission of them).
+    IfMissing,
+    /// Acknowledged: the server just accepted them (a 2xx reply to their submission).
+    Accepted,
+}
+
+/// What became of a decision the user took (for [`Client::check_invariants`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Held,
+    Replaced,
+    Cleared,
+    Acknowledged,
+    /// Dropped because its pause went away; listed in `droppedDrafts`.
+    Dropped,
+}
+
+#[derive(Debug, Clone)]
+struct LedgerEntry {
+    pause: PauseKey,
+    call_id: String,
+    decision: Decision,
+    fate: Fate,
+}
+
+/// The stored drafts: tied to the pause they were made on.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredOut<'a> {
+    v: u32,
+    message_id: Option<&'a str>,
+    call_ids: &'a [String],
+    drafts: &'a DraftMap,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredIn {
+    v: u32,
+    #[serde(default)]
+    message_id: Option<String>,
+    call_ids: Vec<String>,
+    drafts: Map<String, Value>,
+}
+
+/// The approval client for one thread. See the module docs.
+#[derive(Debug)]
+pub struct Client {
+    config: Config,
+    state: State,
+    next_op: u64,
+    next_request: u64,
+    clock: u64,
+    loaded: bool,
+    messages: Vec<Message>,
+    view: Messages,
+    messages_version: u64,
+    suspension: Suspension,
+    /// Some iff the tail is paused; holds the drafts.
+    decisions: Option<Decisions>,
+    /// The key of `decisions`' pause.
+    pause: Option<PauseKey>,
+    run_completed: bool,
+    failed: bool,
+    error: Option<Error>,
+    unsent_text: Option<String>,
+    last_submission: Option<SubmissionView>,
+    dropped: Vec<String>,
+    held_restore: Option<String>,
+    /// What storage holds for our key, as far as we know.
+    persisted: Option<String>,
+    outputs: VecDeque<Output>,
+    snapshot: Snapshot,
+    outstanding: Vec<RequestId>,
+    ledger: Vec<LedgerEntry>,
+    violations: Vec<String>,
+    /// The Sidenet engine, which answers every call when the dialect is Sidenet.
+    sidenet: Option<Box<sidenet::Sidenet>>,
+    /// Neuron: an answer reported through the stream inputs, buffered to its end.
+    stream_rx: Option<(RequestId, u16, Vec<u8>)>,
+}
+
+impl Client {
+    /// A client for one thread; `invalid_argument` when the config is invalid.
+    pub fn new(config: Config) -> Result<Client> {
+        config.validate()?;
+        let mut client = Client {
+            snapshot: Snapshot {
+                version: 0,
+                phase: Phase::Idle,
+                dialect: config.dialect,
+                thread_id: config.thread_id.clone(),
+                loaded: false,
+                busy: false,
+                syncing: false,
+                messages_version: 0,
+                messages: Messages::default(),
+                streaming: None,
+                suspension: None,
+                decisions: DraftMap::default(),
+                can_send: true,
+                can_submit: false,
+                error: None,
+                unsent_text: None,
+                last_submission: None,
+                dropped_drafts: Vec::new(),
+            },
+            config,
+            state: State::Ready,
+            next_op: 0,
+            next_request: 0,
+            clock: 0,
+            loaded: false,
+            messages: Vec::new(),
+            view: Messages::default(),
+            messages_version: 0,
+            suspension: Suspension::default(),
+            decisions: None,
+            pause: None,
+            run_completed: false,
+            failed: false,
+            error: None,
+            unsent_text: None,
+            last_submission: None,
+            dropped: Vec::new(),
+            held_restore: None,
+            persisted: None,
+            outputs: VecDeque::new(),
+            outstanding: Vec::new(),
+            ledger: Vec::new(),
+            violations: Vec::new(),
+            sidenet: None,
+            stream_rx: None,
+        };
+        client.snapshot = client.build_snapshot(0);
+        if client.config.dialect == Dialect::Sidenet {
+            client.sidenet = Some(Box::new(sidenet::Sidenet::new(
+                client.config.clone(),
+                client.snapshot.clone(),
+            )));
+        }
+        Ok(client)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Commands
+
+    /// Loads the thread. `busy` while another command's request is in flight.
+    pub fn load(&mut self, now: u64) -> Result<OpId> {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.load(now);
+        }
+        self.tick(now);
+        self.check_not_busy()?;
+        self.cancel_sync();
+        self.clear_notices();
+        let op = self.new_op();
+        self.start(Job::Load {
+            op: Some(op),
+            why: Why::User,
+        });
+        self.settle();
+        Ok(op)
+    }
+
+    /// Sends a new user message. `invalid_argument` for blank text, `busy` while a request is in
+    /// flight, `input_locked` while the tail is paused.
+    pub fn send(&mut self, now: u64, text: &str) -> Result<OpId> {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.send(now, text);
+        }
+        self.tick(now);
+        if text.trim().is_empty() {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "the message is empty",
+            ));
+        }
+        self.check_not_busy()?;
+        self.check_unlocked()?;
+        self.cancel_sync();
+        self.clear_notices();
+        self.unsent_text = None;
+        self.last_submission = None;
+        let op = self.new_op();
+        self.start_send(op, text.to_owned());
+        self.settle();
+        Ok(op)
+    }
+
+    /// Approves a gated tool on the paused tail (a local draft). Returns the op of the submission
+    /// when autoSubmit fired. `busy`, `not_suspended`, `unknown_call_id`.
+    pub fn approve(&mut self, call_id: &str) -> Result<Option<OpId>> {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.decide(call_id, Decision::Approve);
+        }
+        self.decide(call_id, Decision::Approve)
+    }
+
+    /// Rejects a gated tool, with an optional reason the model reads verbatim (blank ⇒ none).
+    pub fn reject(&mut self, call_id: &str, reason: Option<&str>) -> Result<Option<OpId>> {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.decide(call_id, Decision::reject(reason));
+        }
+        self.decide(call_id, Decision::reject(reason))
+    }
+
+    /// Drops the draft for a tool (the tail's own decision, if any, counts again).
+    pub fn clear(&mut self, call_id: &str) -> Result<()> {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.clear(call_id);
+        }
+        self.check_not_busy()?;
+        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
+        decisions.get(call_id)?;
+        let had = decisions.local().any(|(id, _)| id == call_id);
+        decisions.clear(call_id)?;
+        if had {
+            self.ledger_settle(call_id, Fate::Cleared);
+        }
+        self.settle();
+        Ok(())
+    }
+
+    /// Sends the decisions: the cumulative set for this pause (the tail's own decisions restated,
+    /// the drafts overlaid), keyed in tail order. `busy`, `not_suspended`, `empty_decisions`.
+    pub fn submit(&mut self, now: u64) -> Result<OpId> {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.submit(now);
+        }
+        self.tick(now);
+        self.check_not_busy()?;
+        let sub = self.prepare_submission(None)?;
+        self.cancel_sync();
+        self.clear_notices();
+        self.start(Job::Submit(sub.clone()));
+        self.settle();
+        Ok(sub.op)
+    }
+
+    /// The way out of a locked composer. Not paused: the same as [`send`](Self::send). Paused: rejects
+    /// every undecided tool with `reason` (drafts already taken are kept), submits, and once the run
+    /// has completed sends `text`. If the run pauses again instead (a chained tool), it stops there:
+    /// the new tools are never rejected unseen; the op fails with `input_locked`, the phase is
+    /// `awaiting_approval` and the text waits in `unsentText`.
+    pub fn reject_all_and_send(
+        &mut self,
+        now: u64,
+        text: &str,
+        reason: Option<&str>,
+    ) -> Result<OpId> {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.reject_all_and_send(now, text, reason);
+        }
+        self.tick(now);
+        if text.trim().is_empty() {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "the message is empty",
+            ));
+        }
+        self.check_not_busy()?;
+        if !self.suspension.suspended {
+            return self.send(now, text);
+        }
+        let pause = self.pause.clone().ok_or_else(not_suspended)?;
+        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
+        let undecided: Vec<String> = decisions
+            .undecided()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let decision = Decision::reject(reason);
+        for id in &undecided {
+            decisions.set(id, decision.clone())?;
+        }
+        for id in &undecided {
+            self.ledger_hold(&pause, id, &decision);
+        }
+        let sub = self.prepare_submission(Some(text.to_owned()))?;
+        self.cancel_sync();
+        self.clear_notices();
+        self.unsent_text = None;
+        self.start(Job::Submit(sub.clone()));
+        self.settle();
+        Ok(sub.op)
+    }
+
+    /// Cancels the flight, if any: [`Output::Cancel`] for a request on the wire, its op resolves with
+    /// `aborted`. Drafts are kept; the text of an interrupted message goes to `unsentText`.
+    pub fn abort(&mut self) {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.abort();
+        }
+        if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
+            if let Wait::Out(id) = flight.wait {
+                self.outstanding.retain(|r| *r != id);
+                self.outputs.push_back(Output::Cancel(id));
+            }
+            self.aborted(flight.job);
+        }
+        self.settle();
+    }
+
+    /// Hands over drafts read from storage (the value of an earlier [`Output::Persist`]). Applied only
+    /// when they were made on the pause the tail shows now, and only for its gated tools; anything
+    /// else is dropped (and storage cleared). Before the first successful load they are held.
+    pub fn restore_drafts(&mut self, persisted: &str) {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.restore_drafts(persisted);
+        }
+        self.persisted = Some(persisted.to_owned());
+        if self.loaded {
+            self.apply_restore(persisted);
+        } else {
+            self.held_restore = Some(persisted.to_owned());
+        }
+        self.settle();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Inputs
+
+    /// The reply to request `id` (any status). Replies to ids no longer awaited are ignored.
+    pub fn handle_response(&mut self, now: u64, id: RequestId, response: HttpResponse) {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.handle_response(now, id, response);
+        }
+        self.tick(now);
+        let Some(flight) = self.take_flight(id) else {
+            return;
+        };
+        match flight.job.clone() {
+            Job::Load { op, why } => self.on_load_response(now, flight, op, why, response),
+            Job::Send {
+                op,
+                text,
+                users_before,
+            } => self.on_send_response(op, text, users_before, response),
+            Job::Submit(sub) => self.on_submit_response(now, flight, sub, response),
+        }
+        self.settle();
+    }
+
+    /// The head of the answer to a streaming request `id` ([`HttpRequest::streaming`]): its status.
+    /// A 2xx (but 204) is decoded as an event stream as its bytes arrive; any other status is
+    /// buffered and handled as a whole answer at [`handle_stream_end`](Self::handle_stream_end).
+    /// Ignored for ids no longer awaited.
+    pub fn handle_stream_start(&mut self, now: u64, id: RequestId, status: u16) {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.handle_stream_start(now, id, status);
+        }
+        if self.stream_rx.as_ref().is_some_and(|(r, _, _)| *r == id) {
+            return;
+        }
+        self.stream_rx = Some((id, status, Vec::new()));
+    }
+
+    /// The next bytes of the answer to request `id`, split anywhere.
+    pub fn handle_stream_chunk(&mut self, now: u64, id: RequestId, bytes: &[u8]) {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.handle_stream_chunk(now, id, bytes);
+        }
+        if let Some((r, _, body)) = self.stream_rx.as_mut() {
+            if *r == id {
+                body.extend_from_slice(bytes);
+            }
+        }
+    }
+
+    /// The answer to request `id` ended (a read failure goes to
+    /// [`handle_failure`](Self::handle_failure) instead).
+    pub fn handle_stream_end(&mut self, now: u64, id: RequestId) {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.handle_stream_end(now, id);
+        }
+        if self.stream_rx.as_ref().is_some_and(|(r, _, _)| *r == id) {
+            if let Some((_, status, body)) = self.stream_rx.take() {
+                self.handle_response(now, id, HttpResponse { status, body });
+            }
+        }
+    }
+
+    /// Request `id` got no reply. Ignored for ids no longer awaited.
+    pub fn handle_failure(&mut self, now: u64, id: RequestId, error: TransportError) {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.handle_failure(now, id, error);
+        }
+        self.tick(now);
+        let Some(flight) = self.take_flight(id) else {
+            return;
+        };
+        let error = match error {
+            TransportError::Aborted => {
+                self.aborted(flight.job);
+                self.settle();
+                return;
+            }
+            TransportError::Network(message) => Error::new(
+                ErrorCode::Network,
+                if message.is_empty() {
+                    "the request failed".to_owned()
+                } else {
+                    message
+                },
+            ),
+            TransportError::Timeout => Error::new(
+                ErrorCode::Timeout,
+                format!("no answer within {} ms", self.config.timeout_ms),
+            ),
+        };
+        match flight.job.clone() {
+            Job::Send {
+                op,
+                text,
+                users_before,
+            } => self.verify_send(op, text, users_before, error),
+            _ => self.retry_or_fail(now, flight, error),
+        }
+        self.settle();
+    }
+
+    /// Fires a due retry.
+    pub fn handle_timeout(&mut self, now: u64) {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.handle_timeout(now);
+        }
+        self.tick(now);
+        if let State::Busy(Flight {
+            wait: Wait::Backoff(deadline),
+            ..
+        }) = &self.state
+        {
+            if now >= *deadline {
+                if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
+                    self.issue(flight.job, flight.attempt.saturating_add(1));
+                }
+            }
+        }
+        self.settle();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Outputs
+
+    /// The next effect, if any.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.poll_output();
+        }
+        self.outputs.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) is next due (same clock as `now`).
+    pub fn poll_timeout(&self) -> Option<u64> {
+        if let Some(engine) = self.sidenet.as_ref() {
+            return engine.poll_timeout();
+        }
+        match &self.state {
+            State::Busy(Flight {
+                wait: Wait::Backoff(deadline),
+                ..
+            }) => Some(*deadline),
+            _ => None,
+        }
+    }
+
+    /// What the UI renders.
+    pub fn snapshot(&self) -> &Snapshot {
+        if let Some(engine) = self.sidenet.as_ref() {
+            return engine.snapshot();
+        }
+        &self.snapshot
+    }
+
+    /// Changes iff the snapshot changed.
+    pub fn version(&self) -> u64 {
+        self.snapshot().version
+    }
+
+    /// How many message views were built or copied so far (Sidenet; 0 for Neuron). For tests: a
+    /// streamed text delta must not change it, whatever the length of the thread.
+    #[doc(hidden)]
+    pub fn messages_touched(&self) -> u64 {
+        self.sidenet.as_ref().map_or(0, |e| e.messages_touched())
+    }
+
+    /// The current decision set (tail decisions plus drafts), when paused.
+    pub fn decisions(&self) -> Option<&Decisions> {
+        if let Some(engine) = self.sidenet.as_ref() {
+            return engine.decisions();
+        }
+        self.decisions.as_ref()
+    }
+
+    /// Checks the machine's invariants (for tests and fuzzers):
+    /// never an empty decision map sent; never a callId not gated on the current tail; never a
+    /// message sent while paused; never two requests in flight; every decision the user made is
+    /// held (a draft), acknowledged, replaced or cleared by the user, or dropped and shown.
+    #[doc(hidden)]
+    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        if let Some(engine) = self.sidenet.as_ref() {
+            return engine.check_invariants();
+        }
+        if let Some(v) = self.violations.first() {
+            return Err(v.clone());
+        }
+        if self.outstanding.len() > 1 {
+            return Err(format!(
+                "{} requests in flight: {:?}",
+                self.outstanding.len(),
+                self.outstanding
+            ));
+        }
+        match (&self.state, self.outstanding.first()) {
+            (
+                State::Busy(Flight {
+                    wait: Wait::Out(id),
+                    ..
+                }),
+                Some(o),
+            ) if id == o => {}
+            (
+                State::Busy(Flight {
+                    wait: Wait::Out(id),
+                    ..
+                }),
+                _,
+            ) => return Err(format!("request {id:?} in flight but not tracked")),
+            (_, Some(o)) => return Err(format!("request {o:?} tracked but not awaited")),
+            _ => {}
+        }
+        if self.decisions.is_some() != self.suspension.suspended {
+            return Err("a decision set exists iff the tail is paused".to_owned());
+        }
+        if self.pause != PauseKey::of(&self.suspension) {
+            return Err("the drafts' pause is not the tail's pause".to_owned());
+        }
+        if self.loaded && self.held_restore.is_some() {
+            return Err("restored drafts held after the thread was loaded".to_owned());
+        }
+        let drafts: Vec<(String, Decision)> = self
+            .decisions
+            .as_ref()
+            .map(|d| d.local().map(|(i, d)| (i.to_owned(), d.clone())).collect())
+            .unwrap_or_default();
+        let held: Vec<&LedgerEntry> = self
+            .ledger
+            .iter()
+            .filter(|e| e.fate == Fate::Held)
+            .collect();
+        for entry in &held {
+            if Some(&entry.pause) != self.pause.as_ref() {
+                return Err(format!(
+                    "decision for {:?} neither acknowledged nor held: its pause is gone",
+                    entry.call_id
+                ));
+            }
+            if !drafts
+                .iter()
+                .any(|(id, d)| *id == entry.call_id && *d == entry.decision)
+            {
+                return Err(format!(
+                    "decision for {:?} neither acknowledged nor held",
+                    entry.call_id
+                ));
+            }
+        }
+        for (id, d) in &drafts {
+            if !held.iter().any(|e| e.call_id == *id && e.decision == *d) {
+                return Err(format!("draft for {id:?} that the user never made"));
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Internals: commands
+
+    fn tick(&mut self, now: u64) {
+        self.clock = self.clock.max(now);
+    }
+
+    fn new_op(&mut self) -> OpId {
+        self.next_op += 1;
+        self.next_op
+    }
+
+    /// `busy` unless nothing is outstanding or only a quiet reload (which commands preempt).
+    fn check_not_busy(&self) -> Result<()> {
+        match &self.state {
+            State::Ready => Ok(()),
+            State::Busy(f) if f.job.is_sync() => Ok(()),
+            State::Busy(_) => Err(Error::new(
+                ErrorCode::Busy,
+                "a request is already in flight for this thread",
+            )),
+        }
+    }
+
+    fn check_unlocked(&self) -> Result<()> {
+        if self.suspension.suspended {
+            return Err(Error::new(
+                ErrorCode::InputLocked,
+                "the conversation awaits approval: decide every pending tool (or reject all and send) first",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Cancels a quiet reload in flight.
+    fn cancel_sync(&mut self) {
+        if matches!(&self.state, State::Busy(f) if f.job.is_sync()) {
+            if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
+                if let Wait::Out(id) = flight.wait {
+                    self.outstanding.retain(|r| *r != id);
+                    self.outputs.push_back(Output::Cancel(id));
+                }
+            }
+        }
+    }
+
+    fn clear_notices(&mut self) {
+        self.failed = false;
+        self.error = None;
+        self.dropped.clear();
+    }
+
+    fn decide(&mut self, call_id: &str, decision: Decision) -> Result<Option<OpId>> {
+        self.check_not_busy()?;
+        let pause = self.pause.clone().ok_or_else(not_suspended)?;
+        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
+        decisions.set(call_id, decision.clone())?;
+        self.ledger_hold(&pause, call_id, &decision);
+        let mut op = None;
+        if self.config.auto_submit && self.decisions.as_ref().is_some_and(Decisions::is_complete) {
+            if let Ok(sub) = self.prepare_submission(None) {
+                self.cancel_sync();
+                self.clear_notices();
+                op = Some(sub.op);
+                self.start(Job::Submit(sub));
+            }
+        }
+        self.settle();
+        Ok(op)
+    }
+
+    fn prepare_submission(&mut self, then_send: Option<String>) -> Result<Submission> {
+        let decisions = self.decisions.as_ref().ok_or_else(not_suspended)?;
+        let pause = self.pause.clone().ok_or_else(not_suspended)?;
+        let body = decisions.to_json_string()?;
+        let sent: Vec<(String, Decision)> = decisions
+            .payload()?
+            .iter()
+            .map(|(id, d)| (id.to_owned(), d.clone()))
+            .collect();
+        let op = self.new_op();
+        Ok(Submission {
+            op,
+            body,
+            pause,
+            sent,
+            then_send,
+        })
+    }
+
+    fn start_send(&mut self, op: OpId, text: String) {
+        let users_before = self.loaded.then(|| {
+            self.messages
+                .iter()
+                .filter(|m| neuron::is_user_text(m))
+                .count()
+        });
+        self.start(Job::Send {
+            op,
+            text,
+            users_before,
+        });
+    }
+
+    fn start(&mut self, job: Job) {
+        self.issue(job, 1);
+    }
+
+    fn issue(&mut self, job: Job, attempt: u32) {
+        self.next_request += 1;
+        let id = RequestId(self.next_request);
+        let (method, url, body) = match &job {
+            Job::Load { .. } => (
+                Method::Get,
+                self.config.url(&self.config.routes.thread),
+                None,
+            ),
+            Job::Send { text, .. } => {
+                if self.suspension.suspended {
+                    self.violations
+                        .push("a message was sent while the tail is paused".to_owned());
+                }
+                (
+                    Method::Post,
+                    self.config.url(&self.config.routes.chat),
+                    Some(neuron::message_body(text)),
+                )
+            }
+            Job::Submit(sub) => {
+                self.check_sent(sub);
+                (
+                    Method::Post,
+                    self.config.url(&self.config.routes.chat),
+                    Some(sub.body.clone()),
+                )
+            }
+        };
+        let headers = request_headers(&self.config, method, false);
+        if !self.outstanding.is_empty() {
+            self.violations.push(format!(
+                "request {id:?} issued while {:?} is in flight",
+                self.outstanding
+            ));
+        }
+        self.outstanding.push(id);
+        self.outputs.push_back(Output::Http(HttpRequest {
+            id,
+            method,
+            url,
+            headers,
+            body,
+            timeout_ms: self.config.timeout_ms,
+            streaming: false,
+        }));
+        self.state = State::Busy(Flight {
+            job,
+            attempt,
+            wait: Wait::Out(id),
+        });
+    }
+
+    /// Records a violation if a submission is empty or names a callId not gated on the tail.
+    fn check_sent(&mut self, sub: &Submission) {
+        if sub.sent.is_empty() {
+            self.violations
+                .push("an empty decision map was sent".to_owned());
+        }
+        let gated = gated_ids(&self.suspension);
+        if self.pause.as_ref() != Some(&sub.pause) {
+            self.violations
+                .push("decisions were sent for a pause that is not the tail's".to_owned());
+        }
+        for (id, _) in &sub.sent {
+            if !gated.contains(id) {
+                self.violations.push(format!(
+                    "a decision for {id:?}, not gated on the tail, was sent"
+                ));
+            }
+        }
+        match serde_json::from_str::<Value>(&sub.body) {
+            Ok(Value::Object(body)) => match body.get("decisions") {
+                Some(Value::Object(map)) if map.len() == sub.sent.len() && !map.is_empty() => {}
+                _ => self
+                    .violations
+                    .push("the body's decisions differ from what was recorded".to_owned()),
+            },
+            _ => self
+                .violations
+                .push("the decision body is not an object".to_owned()),
+        }
+    }
+
+    fn take_flight(&mut self, id: RequestId) -> Option<Flight> {
+        match &self.state {
+            State::Busy(Flight {
+                wait: Wait::Out(current),
+                ..
+            }) if *current == id => {}
+            _ => return None,
+        }
+        self.outstanding.retain(|r| *r != id);
+        match std::mem::replace(&mut self.state, State::Ready) {
+            State::Busy(flight) => Some(flight),
+            State::Ready => None,
+        }
+    }
+
+    fn done(&mut self, op: OpId, result: Result<()>) {
+        self.outputs.push_back(Output::Done { op, result });
+    }
+
+    fn aborted(&mut self, job: Job) {
+        let error = Error::new(ErrorCode::Aborted, "the request was aborted");
+        match job {
+            Job::Load { op, why } => {
+                match why {
+                    Why::VerifySend { text, .. } | Why::SendConflict { text, .. } => {
+                        self.unsent_text = Some(text)
+                    }
+                    Why::Reconcile { sub, .. } => {
+                        if let Some(text) = sub.then_send {
+                            self.unsent_text = Some(text);
+                        }
+                    }
+                    Why::User | Why::Sync => {}
+                }
+                if let Some(op) = op {
+                    self.done(op, Err(error));
+                }
+            }
+            Job::Send { op, text, .. } => {
+                self.unsent_text = Some(text);
+                self.done(op, Err(error));
+            }
+            Job::Submit(sub) => {
+                if let Some(text) = sub.then_send {
+                    self.unsent_text = Some(text);
+                }
+                self.done(sub.op, Err(error));
+            }
+        }
+    }
+
+    fn retry_or_fail(&mut self, now: u64, flight: Flight, error: Error) {
+        if flight.job.retryable() && flight.attempt < self.config.retry.attempts {
+            let deadline = now.saturating_add(self.config.retry.delay(flight.attempt));
+            self.state = State::Busy(Flight {
+                job: flight.job,
+                attempt: flight.attempt,
+                wait: Wait::Backoff(deadline),
+            });
+        } else {
+            self.fail(flight.job, error);
+        }
+    }
+
+    /// The job failed for good: phase `error` (a quiet reload only shows the error), drafts kept.
+    fn fail(&mut self, job: Job, error: Error) {
+        match job {
+            Job::Load { op, why } => {
+                let shown = match why {
+                    Why::User => error,
+                    Why::Sync => {
+                        self.error = Some(error);
+                        return;
+                    }
+                    Why::VerifySend {
+                        text,
+                        error: original,
+                        ..
+                    } => {
+                        self.unsent_text = Some(text);
+                        original
+                    }
+                    Why::SendConflict {
+                        text,
+                        error: original,
+                    } => {
+                        self.unsent_text = Some(text);
+                        original
+                    }
+                    Why::Reconcile {
+                        sub,
+                        error: original,
+                    } => {
+                        if let Some(text) = sub.then_send {
+                            self.unsent_text = Some(text);
+                        }
+                        original
+                    }
+                };
+                self.failed = true;
+                self.error = Some(shown.clone());
+                if let Some(op) = op {
+                    self.done(op, Err(shown));
+                }
+            }
+            Job::Send { op, text, .. } => {
+                self.unsent_text = Some(text);
+                self.failed = true;
+                self.error = Some(error.clone());
+                self.done(op, Err(error));
+            }
+            Job::Submit(sub) => {
+                if let Some(text) = sub.then_send {
+                    self.unsent_text = Some(text);
+                }
+                self.failed = true;
+                self.error = Some(error.clone());
+                self.done(sub.op, Err(error));
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Internals: replies
+
+    fn on_load_response(
+        &mut self,
+        now: u64,
+        flight: Flight,
+        op: Option<OpId>,
+        why: Why,
+        response: HttpResponse,
+    ) {
+        match response.status {
+            200..=299 => match neuron::parse_thread(&response.body) {
+                Ok(thread) => self.on_thread(op, why, thread),
+                Err(error) => self.fail(flight.job, error),
+            },
+            status if retryable_status(status) => {
+                let error = status_error(status, &response.body);
+                self.retry_or_fail(now, flight, error);
+            }
+            status => {
+                let error = status_error(status, &response.body);
+                self.fail(flight.job, error);
+            }
+        }
+    }
+
+    fn on_thread(&mut self, op: Option<OpId>, why: Why, thread: Thread) {
+        let was_paused = self.suspension.suspended;
+        let ack = if matches!(why, Why::Reconcile { .. }) {
+            Ack::IfMissing
+        } else {
+            Ack::Verify
+        };
+        self.set_messages(thread.messages);
+        self.adopt_tail(ack);
+        self.loaded = true;
+        if let Some(held) = self.held_restore.take() {
+            self.apply_restore(&held);
+        }
+        let paused = self.suspension.suspended;
+        match why {
+            Why::User | Why::Sync => {
+                if was_paused && !paused {
+                    self.run_completed = true;
+                }
+                if let Some(op) = op {
+                    self.done(op, Ok(()));
+                }
+            }
+            Why::VerifySend {
+                text,
+                users_before,
+                error,
+            } => {
+                if self.landed(&text, users_before) {
+                    self.run_completed = !paused;
+                    if let Some(op) = op {
+                        self.done(op, Ok(()));
+                    }
+                } else {
+                    self.failed = true;
+                    self.unsent_text = Some(text);
+                    self.error = Some(error.clone());
+                    if let Some(op) = op {
+                        self.done(op, Err(error));
+                    }
+                }
+            }
+            Why::SendConflict { text, error } => {
+                self.unsent_text = Some(text);
+                self.error = Some(error.clone());
+                if let Some(op) = op {
+                    self.done(op, Err(error));
+                }
+            }
+            Why::Reconcile { sub, error } => self.reconciled(sub, error),
+        }
+    }
+
+    /// After the reload that follows a refused / unclear decision submission.
+    fn reconciled(&mut self, sub: Submission, error: Error) {
+        if !self.suspension.suspended {
+            self.run_completed = true;
+        }
+        let same_pause = self.pause.as_ref() == Some(&sub.pause);
+        if same_pause {
+            // The pause the user decided on is still there: were the decisions applied?
+            let decisions = self.decisions.as_ref();
+            let applied = sub.sent.iter().all(|(id, d)| {
+                decisions.is_some_and(|ds| {
+                    ds.local().all(|(lid, _)| lid != id)
+                        && matches!(ds.get(id), Ok(Some(ref e)) if e == d)
+                })
+            });
+            if applied {
+                self.after_acknowledged(sub);
+            } else {
+                self.failed = true;
+                self.error = Some(error.clone());
+                if let Some(text) = sub.then_send {
+                    self.unsent_text = Some(text);
+                }
+                self.done(sub.op, Err(error));
+            }
+            return;
+        }
+        // The pause went away. `adopt_tail` acknowledged the drafts if the record shows them (or the
+        // pause message is gone), and dropped them otherwise.
+        let conflicted = sub.sent.iter().any(|(id, _)| self.dropped.contains(id));
+        if conflicted {
+            let error = Error::new(
+                ErrorCode::Conflict,
+                "the paused tools were decided elsewhere; your drafts were not applied",
+            );
+            self.error = Some(error.clone());
+            if let Some(text) = sub.then_send {
+                self.unsent_text = Some(text);
+            }
+            self.done(sub.op, Err(error));
+        } else {
+            self.after_acknowledged(sub);
+        }
+    }
+
+    /// The submission took effect: resolve its op, or go on to the message of `rejectAllAndSend`.
+    fn after_acknowledged(&mut self, sub: Submission) {
+        if !self.suspension.suspended {
+            self.run_completed = true;
+        }
+        match sub.then_send {
+            Some(text) if !self.suspension.suspended => self.start_send(sub.op, text),
+            Some(text) => self.paused_again(sub.op, text),
+            None => self.done(sub.op, Ok(())),
+        }
+    }
+
+    fn paused_again(&mut self, op: OpId, text: String) {
+        self.unsent_text = Some(text);
+        let error = Error::new(
+            ErrorCode::InputLocked,
+            "the run paused again: decide the new tools, then send the message",
+        );
+        self.error = Some(error.clone());
+        self.done(op, Err(error));
+    }
+
+    fn landed(&self, text: &str, users_before: Option<usize>) -> bool {
+        let users: Vec<&Message> = self
+            .messages
+            .iter()
+            .filter(|m| neuron::is_user_text(m))
+            .collect();
+        let grew = users_before.map_or(true, |before| users.len() > before);
+        grew && users.last().is_some_and(|m| neuron::text_of(m) == text)
+    }
+
+    fn verify_send(&mut self, op: OpId, text: String, users_before: Option<usize>, error: Error) {
+        self.start(Job::Load {
+            op: Some(op),
+            why: Why::VerifySend {
+                text,
+                users_before,
+                error,
+            },
+        });
+    }
+
+    fn on_send_response(
+        &mut self,
+        op: OpId,
+        text: String,
+        users_before: Option<usize>,
+        response: HttpResponse,
+    ) {
+        match response.status {
+            200..=299 => match neuron::parse_chat_reply(&response.body) {
+                Ok(neuron::ChatReply::Ok { status, message }) => {
+                    let was_loaded = self.loaded;
+                    let mut messages = std::mem::take(&mut self.messages);
+                    if let Some(user) = neuron::user_message(&text) {
+                        messages.push(user);
+                    }
+                    messages.push(message);
+                    self.set_messages(messages);
+                    self.adopt_tail(Ack::Verify);
+                    let consistent = (status == neuron::ChatStatus::AwaitingApproval)
+                        == self.suspension.suspended;
+                    self.run_completed = !self.suspension.suspended;
+                    self.done(op, Ok(()));
+                    if self.config.reload_after_post || !consistent || !was_loaded {
+                        self.start_sync();
+                    }
+                }
+                Ok(neuron::ChatReply::Conflict(reason)) => {
+                    self.send_conflict(op, text, reason);
+                }
+                Err(error) => self.verify_send(op, text, users_before, error),
+            },
+            409 => {
+                let reason = neuron::error_text(&response.body);
+                self.send_conflict(op, text, reason);
+            }
+            status if retryable_status(status) => {
+                let error = status_error(status, &response.body);
+                self.verify_send(op, text, users_before, error);
+            }
+            status => {
+                let error = status_error(status, &response.body);
+                self.fail(
+                    Job::Send {
+                        op,
+                        text,
+                        users_before,
+                    },
+                    error,
+                );
+            }
+        }
+    }
+
+    fn send_conflict(&mut self, op: OpId, text: String, reason: Option<String>) {
+        let error = Error::new(
+            ErrorCode::Conflict,
+            reason.unwrap_or_else(|| "the server refused the message (409)".to_owned()),
+        );
+        self.start(Job::Load {
+            op: Some(op),
+            why: Why::SendConflict { text, error },
+        });
+    }
+
+    fn start_sync(&mut self) {
+        self.start(Job::Load {
+            op: None,
+            why: Why::Sync,
+        });
+    }
+
+    fn on_submit_response(
+        &mut self,
+        now: u64,
+        flight: Flight,
+        sub: Submission,
+        response: HttpResponse,
+    ) {
+        match response.status {
+            200..=299 => match neuron::parse_chat_reply(&response.body) {
+                Ok(neuron::ChatReply::Ok { status, message }) => {
+                    self.apply_submit_reply(sub, status, message)
+                }
+                Ok(neuron::ChatReply::Conflict(reason)) => {
+                    let error = Error::new(
+                        ErrorCode::Conflict,
+                        reason.unwrap_or_else(|| "the server refused the decisions".to_owned()),
+                    );
+                    self.reconcile(sub, error);
+                }
+                Err(error) => self.reconcile(sub, error),
+            },
+            409 => {
+                let error = status_error(409, &response.body);
+                self.reconcile(sub, error);
+            }
+            400 => {
+                let error = status_error(400, &response.body);
+                self.reconcile(sub, error);
+            }
+            status if retryable_status(status) => {
+                let error = status_error(status, &response.body);
+                self.retry_or_fail(now, flight, error);
+            }
+            status => {
+                let error = status_error(status, &response.body);
+                self.fail(Job::Submit(sub), error);
+            }
+        }
+    }
+
+    fn reconcile(&mut self, sub: Submission, error: Error) {
+        self.start(Job::Load {
+            op: Some(sub.op),
+            why: Why::Reconcile { sub, error },
+        });
+    }
+
+    fn apply_submit_reply(
+        &mut self,
+        sub: Submission,
+        status: neuron::ChatStatus,
+        message: Message,
+    ) {
+        let mut messages = std::mem::take(&mut self.messages);
+        let replaces = messages
+            .last()
+            .is_some_and(|tail| sub.pause.is_message(tail) && sub.pause.is_message(&message));
+        if replaces {
+            messages.pop();
+        }
+        messages.push(message);
+        self.set_messages(messages);
+        self.adopt_tail(Ack::Accepted);
+        let paused = self.suspension.suspended;
+        let consistent = (status == neuron::ChatStatus::AwaitingApproval) == paused;
+        self.run_completed = !paused;
+        let mut still_pending = Vec::new();
+        let mut not_applied = Vec::new();
+        if paused {
+            for tool in &self.suspension.pending {
+                still_pending.push(PendingNote {
+                    call_id: tool.call_id.clone(),
+                    name: tool.name.clone(),
+                    approval_reason: tool.approval_reason.clone(),
+                });
+                if sub.sent.iter().any(|(id, _)| *id == tool.call_id) {
+                    not_applied.push(tool.call_id.clone());
+                }
+            }
+        }
+        self.last_submission = Some(SubmissionView {
+            call_ids: sub.sent.iter().map(|(id, _)| id.clone()).collect(),
+            status: if paused {
+                Phase::AwaitingApproval
+            } else {
+                Phase::Completed
+            },
+            still_pending,
+            not_applied,
+        });
+        match sub.then_send {
+            Some(text) if !paused => {
+                self.start_send(sub.op, text);
+                return;
+            }
+            Some(text) => self.paused_again(sub.op, text),
+            None => self.done(sub.op, Ok(())),
+        }
+        if self.config.reload_after_post || !consistent {
+            self.start_sync();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Internals: thread state and drafts
+
+    fn set_messages(&mut self, messages: Vec<Message>) {
+        let view: Vec<MessageView> = messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| neuron::message_view(i, m))
+            .collect();
+        self.messages = messages;
+        self.view = Messages(Arc::new(view));
+        self.messages_version += 1;
+    }
+
+    /// Re-reads the tail and reconciles the drafts with it (the stale-target guard): drafts survive
+    /// only on the very pause they were made on; a draft the tail already records is acknowledged;
+    /// drafts of a pause that went away are acknowledged as `ack` says, and dropped (listed in
+    /// `droppedDrafts`) otherwise.
+    fn adopt_tail(&mut self, ack: Ack) {
+        let suspension = self
+            .messages
+            .last()
+            .map(Suspension::from_message)
+            .unwrap_or_default();
+        let new_key = PauseKey::of(&suspension);
+        let mut new_decisions = Decisions::new(&suspension).ok();
+        let old_pause = self.pause.take();
+        let old_decisions = self.decisions.take();
+        if let (Some(old), Some(old_key)) = (old_decisions, old_pause) {
+            let drafts: Vec<(String, Decision)> = old
+                .local()
+                .map(|(id, d)| (id.to_owned(), d.clone()))
+                .collect();
+            let same = new_key.as_ref() == Some(&old_key);
+            let record = if same {
+                None
+            } else {
+                self.messages
+                    .iter()
+                    .rev()
+                    .find(|m| old_key.is_message(m))
+                    .cloned()
+            };
+            for (id, draft) in drafts {
+                if same {
+                    let tail = suspension.tool(&id).and_then(Decision::from_tail);
+                    if tail.as_ref() == Some(&draft) {
+                        self.ledger_settle(&id, Fate::Acknowledged);
+                        continue;
+                    }
+                    let kept = new_decisions
+                        .as_mut()
+                        .is_some_and(|nd| nd.set(&id, draft.clone()).is_ok());
+                    if !kept {
+                        self.drop_draft(&id);
+                    }
+                } else {
+                    let recorded = record.as_ref().map(|m| records(m, &id, &draft));
+                    let acknowledged = match (ack, recorded) {
+                        (Ack::Accepted, _) | (_, Some(true)) | (Ack::IfMissing, None) => true,
+                        (Ack::Verify, None) | (_, Some(false)) => false,
+                    };
+                    if acknowledged {
+                        self.ledger_settle(&id, Fate::Acknowledged);
+                    } else {
+                        self.drop_draft(&id);
+                    }
+                }
+            }
+        }
+        self.pause = if new_decisions.is_some() {
+            new_key
+        } else {
+            None
+        };
+        self.decisions = new_decisions;
+        if self.pause.is_none() {
+            self.last_submission = None;
+        }
+        self.suspension = suspension;
+    }
+
+    fn drop_draft(&mut self, call_id: &str) {
+        self.ledger_settle(call_id, Fate::Dropped);
+        if !self.dropped.iter().any(|d| d == call_id) {
+            self.dropped.push(call_id.to_owned());
+        }
+    }
+
+    fn apply_restore(&mut self, persisted: &str) {
+        let Ok(stored) = serde_json::from_str::<StoredIn>(persisted) else {
+            return;
+        };
+        if stored.v != 1 {
+            return;
+        }
+        let key = PauseKey {
+            message_id: stored.message_id,
+            call_ids: stored.call_ids,
+        };
+        let (Some(pause), Some(decisions)) = (self.pause.clone(), self.decisions.as_mut()) else {
+            return;
+        };
+        if pause != key {
+            return;
+        }
+        let mut restored = Vec::new();
+        for (id, wire) in &stored.drafts {
+            let Ok(decision) = Decision::from_wire(wire) else {
+                continue;
+            };
+            if decisions.local().any(|(l, _)| l == id) {
+                continue;
+            }
+            let tail = self.suspension.tool(id).and_then(Decision::from_tail);
+            if tail.as_ref() == Some(&decision) {
+                continue;
+            }
+            if decisions.set(id, decision.clone()).is_ok() {
+                restored.push((id.clone(), decision));
+            }
+        }
+        for (id, decision) in restored {
+            self.ledger_hold(&pause, &id, &decision);
+        }
+    }
+
+    fn drafts(&self) -> DraftMap {
+        DraftMap(
+            self.decisions
+                .as_ref()
+                .map(|d| d.local().map(|(i, d)| (i.to_owned(), d.clone())).collect())
+                .unwrap_or_default(),
+        )
+    }
+
+    fn ledger_hold(&mut self, pause: &PauseKey, call_id: &str, decision: &Decision) {
+        self.ledger_settle(call_id, Fate::Replaced);
+        self.ledger.push(LedgerEntry {
+            pause: pause.clone(),
+            call_id: call_id.to_owned(),
+            decision: decision.clone(),
+            fate: Fate::Held,
+        });
+    }
+
+    fn ledger_settle(&mut self, call_id: &str, fate: Fate) {
+        for entry in &mut self.ledger {
+            if entry.fate == Fate::Held && entry.call_id == call_id {
+                entry.fate = fate;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Internals: outputs
+
+    fn phase(&self) -> Phase {
+        if let State::Busy(flight) = &self.state {
+            match &flight.job {
+                Job::Load { why: Why::User, .. } => return Phase::Loading,
+                Job::Load { why: Why::Sync, .. } => {}
+                Job::Load {
+                    why: Why::VerifySend { .. },
+                    ..
+                } => return Phase::Sending,
+                Job::Load {
+                    why: Why::SendConflict { .. } | Why::Reconcile { .. },
+                    ..
+                } => return Phase::Conflict,
+                Job::Send { .. } => return Phase::Sending,
+                Job::Submit(_) => return Phase::Submitting,
+            }
+        }
+        if self.failed {
+            Phase::Error
+        } else if self.suspension.suspended {
+            Phase::AwaitingApproval
+        } else if self.run_completed {
+            Phase::Completed
+        } else {
+            Phase::Idle
+        }
+    }
+
+    fn suspension_view(&self) -> Option<SuspensionView> {
+        let decisions = self.decisions.as_ref()?;
+        if !self.suspension.suspended {
+            return None;
+        }
+        let mut tools = Vec::new();
+        for tool in self.suspension.gated() {
+            let draft = decisions
+                .local()
+                .find(|(id, _)| *id == tool.call_id)
+                .map(|(_, d)| d.clone());
+            let effective = decisions.get(&tool.call_id).ok().flatten();
+            let approval = match effective {
+                Some(Decision::Approve) => Approval::Approved,
+                Some(Decision::Reject(_)) => Approval::Rejected,
+                None => Approval::Pending,
+            };
+            let reject_reason = match &draft {
+                Some(d @ Decision::Reject(_)) => d.reason().map(str::to_owned),
+                Some(Decision::Approve) => None,
+                None => tool.reject_reason.clone(),
+            };
+            tools.push(GatedView {
+                call_id: tool.call_id.clone(),
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                inputs: tool.inputs.clone(),
+                approval,
+                approval_reason: tool.approval_reason.clone(),
+                reject_reason,
+                draft: draft.is_some(),
+                server_approval: tool.approval,
+                server_reject_reason: tool.reject_reason.clone(),
+                run_id: None,
+                agent_version_id: None,
+            });
+        }
+        let (pending, decided): (Vec<GatedView>, Vec<GatedView>) = tools
+            .iter()
+            .cloned()
+            .partition(|t| t.approval == Approval::Pending);
+        Some(SuspensionView {
+            message_id: self.suspension.message_id.clone(),
+            run_id: None,
+            agent_version_id: None,
+            undecided: decisions
+                .undecided()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            complete: decisions.is_complete(),
+            tools,
+            pending,
+            decided,
+        })
+    }
+
+    fn build_snapshot(&self, version: u64) -> Snapshot {
+        let busy = matches!(&self.state, State::Busy(f) if !f.job.is_sync());
+        let syncing = matches!(&self.state, State::Busy(f) if f.job.is_sync());
+        let paused = self.suspension.suspended;
+        let can_submit =
+            !busy && paused && self.decisions.as_ref().is_some_and(|d| d.payload().is_ok());
+        Snapshot {
+            version,
+            phase: self.phase(),
+            dialect: self.config.dialect,
+            thread_id: self.config.thread_id.clone(),
+            loaded: self.loaded,
+            busy,
+            syncing,
+            messages_version: self.messages_version,
+            messages: self.view.clone(),
+            streaming: None,
+            suspension: self.suspension_view(),
+            decisions: self.drafts(),
+            can_send: !busy && !paused,
+            can_submit,
+            error: self.error.as_ref().map(ErrorView::from),
+            unsent_text: self.unsent_text.clone(),
+            last_submission: self.last_submission.clone(),
+            dropped_drafts: self.dropped.clone(),
+        }
+    }
+
+    /// The end of every step: persist the drafts if they changed, and emit one `Changed` if the
+    /// snapshot did.
+    fn settle(&mut self) {
+        if self.config.persist && self.held_restore.is_none() {
+            let desired = self.stored_drafts();
+            if !same_stored(desired.as_deref(), self.persisted.as_deref()) {
+                self.persisted = desired.clone();
+                self.outputs.push_back(Output::Persist {
+                    key: self.config.persist_key(),
+                    value: desired,
+                });
+            }
+        }
+        let next = self.build_snapshot(self.snapshot.version);
+        if next != self.snapshot {
+            self.snapshot = next;
+            self.snapshot.version += 1;
+            self.outputs.push_back(Output::Changed);
+        }
+    }
+
+    fn stored_drafts(&self) -> Option<String> {
+        let pause = self.pause.as_ref()?;
+        let drafts = self.drafts();
+        if drafts.is_empty() {
+            return None;
+        }
+        serde_json::to_string(&StoredOut {
+            v: 1,
+            message_id: pause.message_id.as_deref(),
+            call_ids: &pause.call_ids,
+            drafts: &drafts,
+        })
+        .ok()
+    }
+}
+
+/// The headers of a request: `Accept` (`text/event-stream` for a stream, else `application/json`),
+/// `Content-Type: application/json` on POSTs, `Authorization: Bearer <token>` when a token is set,
+/// then the configured headers (which win).
+fn request_headers(config: &Config, method: Method, streaming: bool) -> Vec<(String, String)> {
+    let accept = if streaming {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    let mut headers = vec![("Accept".to_owned(), accept.to_owned())];
+    if method == Method::Post {
+        headers.push(("Content-Type".to_owned(), "application/json".to_owned()));
+    }
+    if let Some(token) = &config.token {
+        headers.push(("Authorization".to_owned(), format!("Bearer {token}")));
+    }
+    for (name, value) in &config.headers {
+        headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        headers.push((name.clone(), value.clone()));
+    }
+    headers
+}
+
+/// Does `message` record `decision` for `call_id` (approved ⇔ approve, rejected ⇔ reject)?
+fn records(message: &Message, call_id: &str, decision: &Decision) -> bool {
+    message
+        .tools()
+        .iter()
+        .find(|t| t.call_id() == call_id)
+        .and_then(|t| t.approval())
+        .is_some_and(|a| {
+            matches!(
+                (a, decision),
+                (Approval::Approved, Decision::Approve) | (Approval::Rejected, Decision::Reject(_))
+            )
+        })
+}
+
+/// Equal texts, or equal JSON values (storage may hold the same drafts with other key order).
+fn same_stored(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            a == b
+                || matches!(
+                    (serde_json::from_str::<Value>(a), serde_json::from_str::<Value>(b)),
+                    (Ok(x), Ok(y)) if x == y
+                )
+        }
+        _ => false,
+    }
+}
+
+fn not_suspended() -> Error {
+    Error::new(
+        ErrorCode::NotSuspended,
+        "the conversation is not awaiting approval",
+    )
+}
+
+fn retryable_status(status: u16) -> bool {
+    status >= 500 || status == 408 || status == 429
+}
+
+/// The error for a non-2xx status, with the server's explanation when it gives one.
+fn status_error(status: u16, body: &[u8]) -> Error {
+    let reason = neuron::error_text(body);
+    let code = match status {
+        401 => ErrorCode::Unauthorized,
+        409 => ErrorCode::Conflict,
+        _ => ErrorCode::HttpStatus,
+    };
+    let message = match reason {
+        Some(reason) => reason,
+        None => format!("the server answered HTTP {status}"),
+    };
+    Error::new(code, message)
+}

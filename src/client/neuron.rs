@@ -1,0 +1,181 @@
+//! The Neuron dialect: request bodies, reply parsing and the dialect-neutral message view.
+//!
+//! - `GET {thread}` → `{"id": ..., "messages": [...]}` (or a bare array of messages);
+//! - `POST {chat}` with `{"message": "<text>"}` (a new turn) or `{"decisions": {...}}` (a resume) →
+//!   `{"status": "awaiting_approval" | "completed", "message": <the thread's last message>}`;
+//! - `409 {"status": "conflict", "error": "..."}` when the history refuses the operation; other errors
+//!   carry `{"error": "..."}` when the server says why.
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::json;
+use crate::thread::{self, Content, Message, MessageKind, Thread};
+
+use super::snapshot::{MessageKindView, MessageView, ToolStatus, ToolView};
+
+/// What the run did, per the chat reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChatStatus {
+    AwaitingApproval,
+    Completed,
+}
+
+/// A successful chat reply.
+#[derive(Debug)]
+pub(crate) enum ChatReply {
+    Ok {
+        status: ChatStatus,
+        message: Message,
+    },
+    /// `{"status": "conflict"}` in a 2xx body: handled like HTTP 409.
+    Conflict(Option<String>),
+}
+
+/// The body of a new turn.
+pub(crate) fn message_body(text: &str) -> String {
+    let mut body = Map::new();
+    body.insert("message".to_owned(), Value::from(text));
+    Value::Object(body).to_string()
+}
+
+/// Parses the thread document of a `GET`.
+pub(crate) fn parse_thread(body: &[u8]) -> Result<Thread> {
+    thread::parse_thread_bytes(body)
+}
+
+/// Parses a 2xx chat reply.
+pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
+    let text = json::utf8(body)?;
+    let value: Value = serde_json::from_str(text).map_err(|e| json::from_serde(&e))?;
+    let Value::Object(mut map) = value else {
+        return Err(Error::parse(format!(
+            "a chat reply must be an object, got {}",
+            json::describe(&value)
+        ))
+        .with_path("$"));
+    };
+    let status = match map.get("status") {
+        Some(Value::String(s)) if s == "awaiting_approval" => ChatStatus::AwaitingApproval,
+        Some(Value::String(s)) if s == "completed" => ChatStatus::Completed,
+        Some(Value::String(s)) if s == "conflict" => {
+            return Ok(ChatReply::Conflict(
+                map.get("error").and_then(Value::as_str).map(str::to_owned),
+            ))
+        }
+        Some(other) => {
+            return Err(Error::parse(format!(
+                "status must be \"awaiting_approval\" or \"completed\", got {other}"
+            ))
+            .with_path("$.status"))
+        }
+        None => return Err(Error::parse("a chat reply needs a status").with_path("$.status")),
+    };
+    let message = match map.remove("message") {
+        Some(value) => Message::from_value_at(value, || "$.message".to_owned())?,
+        None => return Err(Error::parse("a chat reply needs a message").with_path("$.message")),
+    };
+    Ok(ChatReply::Ok { status, message })
+}
+
+/// The server's explanation in an error body (`{"error": "..."}` or `{"message": "..."}`), if any.
+pub(crate) fn error_text(body: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let map = value.as_object()?;
+    for key in ["error", "message"] {
+        match map.get(key) {
+            Some(Value::String(s)) if !s.trim().is_empty() => return Some(s.clone()),
+            Some(Value::Object(inner)) => {
+                if let Some(Value::String(s)) = inner.get("message") {
+                    return Some(s.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The user message the server records for a new turn, as the client shows it until the next load
+/// (`None` only if the thread model ever refused a `{role, content}` object).
+pub(crate) fn user_message(text: &str) -> Option<Message> {
+    let mut raw = Map::new();
+    raw.insert("role".to_owned(), Value::from("user"));
+    raw.insert("content".to_owned(), Value::from(text));
+    Message::from_value(Value::Object(raw)).ok()
+}
+
+/// The text of a message's content: the string itself, or the `text` of its blocks joined by newlines.
+pub(crate) fn text_of(message: &Message) -> String {
+    match message.content() {
+        Content::None | Content::Other(_) => String::new(),
+        Content::Text(s) => s.to_owned(),
+        Content::Blocks(blocks) => {
+            let mut out = String::new();
+            for block in blocks {
+                let text = match block {
+                    Value::String(s) => Some(s.as_str()),
+                    Value::Object(map) => map.get("text").and_then(Value::as_str),
+                    _ => None,
+                };
+                if let Some(text) = text {
+                    if !out.is_empty() {
+                        out.push('\n');
+                    }
+                    out.push_str(text);
+                }
+            }
+            out
+        }
+    }
+}
+
+/// `true` for a user message (role `user`, no tool type).
+pub(crate) fn is_user_text(message: &Message) -> bool {
+    message.role() == Some("user") && message.kind() == MessageKind::Text
+}
+
+/// The dialect-neutral view of one message.
+pub(crate) fn message_view(index: usize, message: &Message) -> MessageView {
+    let kind = match message.kind() {
+        MessageKind::Text => MessageKindView::Text,
+        MessageKind::ToolCall => MessageKindView::ToolCall,
+        MessageKind::ToolCallResult => MessageKindView::ToolResult,
+        MessageKind::Unknown(_) => MessageKindView::Other,
+    };
+    let is_result = kind == MessageKindView::ToolResult;
+    let tools = message
+        .tools()
+        .iter()
+        .map(|tool| {
+            let approval = tool.approval();
+            let result = tool.result().cloned();
+            let status = match approval {
+                Some(crate::approval::Approval::Pending) => ToolStatus::Pending,
+                Some(crate::approval::Approval::Rejected) => ToolStatus::Rejected,
+                Some(crate::approval::Approval::Approved) if !is_result => ToolStatus::Approved,
+                _ if is_result || result.is_some() => ToolStatus::Done,
+                _ => ToolStatus::Called,
+            };
+            ToolView {
+                call_id: tool.call_id().to_owned(),
+                name: tool.name().unwrap_or_default().to_owned(),
+                inputs: Value::Object(tool.inputs().into_owned()),
+                result,
+                approval,
+                approval_reason: tool.approval_reason().map(str::to_owned),
+                reject_reason: tool.reject_reason().map(str::to_owned),
+                status,
+            }
+        })
+        .collect();
+    MessageView {
+        id: message.id(),
+        index,
+        role: message.role().map(str::to_owned),
+        kind,
+        text: text_of(message),
+        tools,
+        raw: message.clone(),
+    }
+}

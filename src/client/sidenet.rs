@@ -1,0 +1,2811 @@
+//! The Sidenet dialect: a UI message stream per request, run ids, one continuation per decision.
+//!
+//! - `POST {chat}` (`/v1/chat`) with `{"messages":[{"role":"user","parts":[{"type":"text","text"}]}],
+//!   "threadId", "agentVersionId"?}` → an event stream: text deltas, tool parts, and, for a gated call,
+//!   `data-tool-call-approval {runId, toolCallId, toolName, reason, args, agentVersionId}` (or the AI
+//!   SDK form: `data-run {runId, agentVersionId}` then `tool-approval-request {approvalId,
+//!   toolCallId}`, name and input from the earlier `tool-input-available`); a paused stream ends
+//!   there, a finished one with `finish` and `[DONE]`.
+//! - a decision: `POST {chat}` with `{"messages":[], "threadId", "agentVersionId", "approval":
+//!   {"runId", "toolCallId", "approved"}}` (the version that paused) → the stream goes on: the call's
+//!   `tool-output-available` / `tool-output-denied`, then the remaining approval chunks, or the next
+//!   step, or the final text.
+//! - `GET {thread}` (`/v1/threads/{threadId}`) → `{id, messages}` as AI SDK UI messages (404: none);
+//! - `GET {stream}` (`/v1/chat/stream?threadId=`) → the pending approval chunks replayed (inside the
+//!   grace window), or 204 (nothing paused, or the run was abandoned).
+//! - `transport: "collect"`: `POST {run}` (`/v1/agents/{agentId}/run`) with the same bodies →
+//!   `{chunks: [...], finishReason}`, applied like a stream.
+//!
+//! # States
+//!
+//! One flight at a time, as in the Neuron dialect. A load is two requests (history, then replay); a
+//! submission is one continuation per decided call, in card order, each sent only when the previous
+//! one's stream has ended and only for a call the last stream (or replay) still shows pending.
+//!
+//! ```text
+//!   idle ── load() ─▶ loading: GET thread (404 ⇒ empty) ─▶ GET replay ─┬ approval chunks ─▶ awaiting_approval
+//!                        5xx / network: backoff, retry                  ├ 204, a pause was known ─▶ expired
+//!                                                                       └ 204 ─▶ idle | completed
+//!   send(text) ─▶ sending ─ 2xx ─▶ streaming (deltas into `streaming`) ─┬ approvals ─▶ awaiting_approval
+//!                   │                                                   └ finish / [DONE] ─▶ completed
+//!                   ├ 409 ─▶ conflict (reload) ─▶ error conflict + unsentText
+//!                   ├ 5xx / network before the stream: NOT retried ─▶ sending (reload): landed?
+//!                   └ dropped mid-stream ─▶ loading (history + replay), the op goes on
+//!   awaiting_approval ─ approve / reject (drafts) ─ submit() ─▶ submitting ─ 2xx ─▶ streaming ─▶ next
+//!        continuation (if its call is still pending) … ─▶ awaiting_approval (the rest) | completed
+//!        5xx / network before the stream ─▶ backoff, identical re-send
+//!        409 / 400 ─▶ conflict (reload): the call recorded as decided ⇒ acknowledged, go on;
+//!                     still pending ⇒ error, draft kept; decided otherwise / abandoned ⇒ dropped
+//!        dropped mid-stream ─▶ acknowledged (the server answered 2xx) ─▶ loading ─▶ go on
+//! ```
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::approval::{Approval, GatedTool, Suspension};
+use crate::decisions::{Decision, Decisions};
+use crate::error::{Error, ErrorCode, Result};
+use crate::json;
+use crate::stream::{parse_chunk_value, Chunk, ChunkDecoder};
+use crate::thread::Message;
+
+use super::config::{Config, Transport};
+use super::snapshot::{
+    DraftMap, ErrorView, GatedView, MessageKindView, MessageView, Messages, PendingNote, Phase,
+    Snapshot, SubmissionView, SuspensionView, ToolStatus, ToolView,
+};
+use super::{
+    not_suspended, request_headers, retryable_status, same_stored, status_error, HttpRequest,
+    HttpResponse, Method, OpId, Output, RequestId, TransportError,
+};
+
+/// The most bytes buffered of a non-2xx answer (the rest is dropped).
+const MAX_BUFFER: usize = 1 << 20;
+
+/// A pause: the run, and its calls still pending on the server, in arrival order.
+#[derive(Debug, Clone, PartialEq)]
+struct Pause {
+    run_id: String,
+    agent_version_id: Option<String>,
+    /// The assistant message the pause is on.
+    message_id: Option<String>,
+    cards: Vec<GatedTool>,
+}
+
+impl Pause {
+    fn has(&self, call_id: &str) -> bool {
+        self.cards.iter().any(|c| c.call_id == call_id)
+    }
+
+    fn card(&self, call_id: &str) -> Option<&GatedTool> {
+        self.cards.iter().find(|c| c.call_id == call_id)
+    }
+
+    fn call_ids(&self) -> Vec<String> {
+        self.cards.iter().map(|c| c.call_id.clone()).collect()
+    }
+
+    fn suspension(&self) -> Suspension {
+        Suspension {
+            suspended: !self.cards.is_empty(),
+            message_id: self.message_id.clone(),
+            resume_token: None,
+            pending: self.cards.clone(),
+            decided: Vec::new(),
+        }
+    }
+}
+
+/// A submission: the decided calls, answered one continuation at a time.
+#[derive(Debug, Clone)]
+struct Submission {
+    op: OpId,
+    /// Still to send, in card order; the first is the one on the wire (or next).
+    queue: Vec<(String, Decision)>,
+    /// Acknowledged by the server, in order.
+    sent: Vec<(String, Decision)>,
+    /// Dropped: their call was no longer pending when their turn came.
+    skipped: Vec<String>,
+    /// `rejectAllAndSend`: the message to send once the run has completed.
+    then_send: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+enum Why {
+    /// `load()`.
+    User,
+    /// A stream dropped after the server accepted the request: find out where the run stands, then
+    /// go on with the submission, if any.
+    Recover(Option<Submission>),
+    /// A message POST failed without a clear answer: did the text land?
+    VerifySend {
+        text: String,
+        users_before: Option<usize>,
+        error: Error,
+    },
+    /// A message POST got 409: show the state that refused it.
+    SendConflict { text: String, error: Error },
+    /// A continuation got 409 / 400 / a bad body: was the decision applied?
+    Reconcile { sub: Submission, error: Error },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    History,
+    Replay,
+}
+
+#[derive(Debug, Clone)]
+enum Job {
+    Load {
+        op: Option<OpId>,
+        why: Why,
+        stage: Stage,
+    },
+    Send {
+        op: OpId,
+        text: String,
+        users_before: Option<usize>,
+    },
+    Submit(Submission),
+}
+
+impl Job {
+    fn retryable(&self) -> bool {
+        !matches!(self, Job::Send { .. })
+    }
+
+    fn is_chat(&self) -> bool {
+        !matches!(self, Job::Load { .. })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    Out(RequestId),
+    Backoff(u64),
+}
+
+/// What a stream told so far.
+#[derive(Debug, Default)]
+struct Feed {
+    /// The cards announced, de-duplicated by toolCallId, in arrival order.
+    approvals: Vec<GatedTool>,
+    /// From `data-run`: the run id and agent version.
+    run: Option<(String, Option<String>)>,
+    /// The `start` chunk's messageId.
+    start_id: Option<String>,
+    /// Tool names and inputs seen (`tool-input-*`), for AI SDK approval requests on a replay.
+    inputs: Vec<(String, String, Value)>,
+    finished: bool,
+    done: bool,
+    /// An `error` chunk.
+    error: Option<String>,
+    /// The first malformed chunk.
+    malformed: Option<Error>,
+}
+
+impl Feed {
+    fn terminal(&self) -> bool {
+        self.done || self.finished || !self.approvals.is_empty() || self.error.is_some()
+    }
+}
+
+#[derive(Debug)]
+enum Rx {
+    /// A 2xx event stream being decoded.
+    Stream(Box<(ChunkDecoder, Feed)>),
+    /// Any other answer, buffered to its end.
+    Buffer { status: u16, body: Vec<u8> },
+}
+
+#[derive(Debug)]
+struct Flight {
+    job: Job,
+    attempt: u32,
+    wait: Wait,
+    /// The request out is an event stream.
+    streaming: bool,
+    /// The answer being received.
+    rx: Option<Rx>,
+}
+
+// One per client: boxing the flight would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum State {
+    Ready,
+    Busy(Flight),
+}
+
+/// The message being streamed: its raw form (the view is `snapshot.streaming`).
+#[derive(Debug, Default)]
+struct Building {
+    /// The raw message without `parts`.
+    base: Map<String, Value>,
+    parts: Vec<Value>,
+    /// The open text part: its id and index in `parts`.
+    text_part: Option<(String, usize)>,
+    /// No chunk applied yet.
+    fresh: bool,
+}
+
+/// What the client believed paused when it lost sight of the run.
+#[derive(Debug, Clone, PartialEq)]
+enum Expect {
+    Calls(Vec<String>),
+    /// A stream dropped before telling.
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Held,
+    Replaced,
+    Cleared,
+    Acknowledged,
+    Dropped,
+}
+
+#[derive(Debug, Clone)]
+struct LedgerEntry {
+    run_id: String,
+    call_id: String,
+    decision: Decision,
+    fate: Fate,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredOut<'a> {
+    v: u32,
+    run_id: &'a str,
+    call_ids: &'a [String],
+    drafts: &'a DraftMap,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredIn {
+    v: u32,
+    run_id: String,
+    call_ids: Vec<String>,
+    drafts: Map<String, Value>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ChatBody<'a> {
+    messages: Vec<UserMessage<'a>>,
+    thread_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_version_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    approval: Option<ApprovalBody<'a>>,
+}
+
+#[derive(Serialize)]
+struct UserMessage<'a> {
+    role: &'static str,
+    parts: [TextPart<'a>; 1],
+}
+
+#[derive(Serialize)]
+struct TextPart<'a> {
+    #[serde(rename = "type")]
+    ty: &'static str,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ApprovalBody<'a> {
+    run_id: &'a str,
+    tool_call_id: &'a str,
+    approved: bool,
+}
+
+/// The Sidenet engine behind [`super::Client`].
+#[derive(Debug)]
+pub(crate) struct Sidenet {
+    config: Config,
+    state: State,
+    next_op: u64,
+    next_request: u64,
+    clock: u64,
+    loaded: bool,
+    messages: Arc<Vec<MessageView>>,
+    messages_version: u64,
+    building: Option<Building>,
+    /// `snapshot.streaming` changed in place since the last step.
+    stream_dirty: bool,
+    pause: Option<Pause>,
+    decisions: Option<Decisions>,
+    run_completed: bool,
+    expired: bool,
+    expect: Option<Expect>,
+    failed: bool,
+    error: Option<Error>,
+    unsent_text: Option<String>,
+    last_submission: Option<SubmissionView>,
+    dropped: Vec<String>,
+    held_restore: Option<String>,
+    persisted: Option<String>,
+    /// Reasons the user gave to rejections (the protocol carries none): callId → reason.
+    reasons: Vec<(String, String)>,
+    /// Continuations the server accepted: (runId, callId). Never sent again.
+    acked: Vec<(String, String)>,
+    outputs: std::collections::VecDeque<Output>,
+    snapshot: Snapshot,
+    outstanding: Vec<RequestId>,
+    ledger: Vec<LedgerEntry>,
+    violations: Vec<String>,
+    touched: u64,
+}
+
+impl Sidenet {
+    pub(crate) fn new(config: Config, snapshot: Snapshot) -> Sidenet {
+        let mut s = Sidenet {
+            config,
+            state: State::Ready,
+            next_op: 0,
+            next_request: 0,
+            clock: 0,
+            loaded: false,
+            messages: Arc::new(Vec::new()),
+            messages_version: 0,
+            building: None,
+            stream_dirty: false,
+            pause: None,
+            decisions: None,
+            run_completed: false,
+            expired: false,
+            expect: None,
+            failed: false,
+            error: None,
+            unsent_text: None,
+            last_submission: None,
+            dropped: Vec::new(),
+            held_restore: None,
+            persisted: None,
+            reasons: Vec::new(),
+            acked: Vec::new(),
+            outputs: std::collections::VecDeque::new(),
+            snapshot,
+            outstanding: Vec::new(),
+            ledger: Vec::new(),
+            violations: Vec::new(),
+            touched: 0,
+        };
+        let mut first = s.build_head();
+        first.version = 0;
+        s.snapshot = first;
+        s
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Commands
+
+    pub(crate) fn load(&mut self, now: u64) -> Result<OpId> {
+        self.tick(now);
+        self.check_not_busy()?;
+        self.clear_notices();
+        self.expired = false;
+        let op = self.new_op();
+        self.start_load(Some(op), Why::User);
+        self.settle();
+        Ok(op)
+    }
+
+    pub(crate) fn send(&mut self, now: u64, text: &str) -> Result<OpId> {
+        self.tick(now);
+        if text.trim().is_empty() {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "the message is empty",
+            ));
+        }
+        self.check_not_busy()?;
+        self.check_unlocked()?;
+        self.clear_notices();
+        self.unsent_text = None;
+        self.last_submission = None;
+        let op = self.new_op();
+        self.start_send(op, text.to_owned());
+        self.settle();
+        Ok(op)
+    }
+
+    pub(crate) fn decide(&mut self, call_id: &str, decision: Decision) -> Result<Option<OpId>> {
+        self.check_not_busy()?;
+        let run_id = self
+            .pause
+            .as_ref()
+            .map(|p| p.run_id.clone())
+            .ok_or_else(not_suspended)?;
+        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
+        decisions.set(call_id, decision.clone())?;
+        self.ledger_hold(&run_id, call_id, &decision);
+        let mut op = None;
+        if self.config.auto_submit && self.decisions.as_ref().is_some_and(Decisions::is_complete) {
+            if let Ok(sub) = self.prepare_submission(None) {
+                self.clear_notices();
+                op = Some(sub.op);
+                self.continue_submission(sub);
+            }
+        }
+        self.settle();
+        Ok(op)
+    }
+
+    pub(crate) fn clear(&mut self, call_id: &str) -> Result<()> {
+        self.check_not_busy()?;
+        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
+        decisions.get(call_id)?;
+        let had = decisions.local().any(|(id, _)| id == call_id);
+        decisions.clear(call_id)?;
+        if had {
+            self.ledger_settle(call_id, Fate::Cleared);
+        }
+        self.settle();
+        Ok(())
+    }
+
+    pub(crate) fn submit(&mut self, now: u64) -> Result<OpId> {
+        self.tick(now);
+        self.check_not_busy()?;
+        let sub = self.prepare_submission(None)?;
+        self.clear_notices();
+        let op = sub.op;
+        self.continue_submission(sub);
+        self.settle();
+        Ok(op)
+    }
+
+    pub(crate) fn reject_all_and_send(
+        &mut self,
+        now: u64,
+        text: &str,
+        reason: Option<&str>,
+    ) -> Result<OpId> {
+        self.tick(now);
+        if text.trim().is_empty() {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "the message is empty",
+            ));
+        }
+        self.check_not_busy()?;
+        let Some(run_id) = self.pause.as_ref().map(|p| p.run_id.clone()) else {
+            return self.send(now, text);
+        };
+        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
+        let undecided: Vec<String> = decisions
+            .undecided()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let decision = Decision::reject(reason);
+        for id in &undecided {
+            decisions.set(id, decision.clone())?;
+        }
+        for id in &undecided {
+            self.ledger_hold(&run_id, id, &decision);
+        }
+        let sub = self.prepare_submission(Some(text.to_owned()))?;
+        self.clear_notices();
+        self.unsent_text = None;
+        let op = sub.op;
+        self.continue_submission(sub);
+        self.settle();
+        Ok(op)
+    }
+
+    pub(crate) fn abort(&mut self) {
+        if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
+            if let Wait::Out(id) = flight.wait {
+                self.outstanding.retain(|r| *r != id);
+                self.outputs.push_back(Output::Cancel(id));
+            }
+            self.aborted(flight);
+        }
+        self.settle();
+    }
+
+    pub(crate) fn restore_drafts(&mut self, persisted: &str) {
+        self.persisted = Some(persisted.to_owned());
+        if self.loaded {
+            self.apply_restore(persisted);
+        } else {
+            if let Ok(stored) = serde_json::from_str::<StoredIn>(persisted) {
+                if stored.v == 1 && self.expect.is_none() {
+                    self.expect = Some(Expect::Calls(stored.call_ids));
+                }
+            }
+            self.held_restore = Some(persisted.to_owned());
+        }
+        self.settle();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Inputs
+
+    pub(crate) fn handle_response(&mut self, now: u64, id: RequestId, response: HttpResponse) {
+        self.tick(now);
+        let streamed = match &self.state {
+            State::Busy(f) if f.wait == Wait::Out(id) && f.rx.is_none() => {
+                f.streaming && is_stream_status(response.status)
+            }
+            _ => return,
+        };
+        if streamed {
+            self.open(id, response.status);
+            self.bytes(id, &response.body);
+            self.close(now, id);
+        } else if let Some(flight) = self.take_flight(id) {
+            self.on_response(now, flight, response);
+        }
+        self.settle();
+    }
+
+    pub(crate) fn handle_stream_start(&mut self, now: u64, id: RequestId, status: u16) {
+        self.tick(now);
+        self.open(id, status);
+        self.settle();
+    }
+
+    pub(crate) fn handle_stream_chunk(&mut self, now: u64, id: RequestId, bytes: &[u8]) {
+        self.tick(now);
+        self.bytes(id, bytes);
+        self.settle();
+    }
+
+    pub(crate) fn handle_stream_end(&mut self, now: u64, id: RequestId) {
+        self.tick(now);
+        self.close(now, id);
+        self.settle();
+    }
+
+    pub(crate) fn handle_failure(&mut self, now: u64, id: RequestId, error: TransportError) {
+        self.tick(now);
+        let Some(mut flight) = self.take_flight(id) else {
+            return;
+        };
+        let error = match error {
+            TransportError::Aborted => {
+                self.aborted(flight);
+                self.settle();
+                return;
+            }
+            TransportError::Network(message) => Error::new(
+                ErrorCode::Network,
+                if message.is_empty() {
+                    "the request failed".to_owned()
+                } else {
+                    message
+                },
+            ),
+            TransportError::Timeout => Error::new(
+                ErrorCode::Timeout,
+                format!("no answer within {} ms", self.config.timeout_ms),
+            ),
+        };
+        match flight.rx.take() {
+            Some(Rx::Buffer { status, body }) => {
+                // The status is known: handle what arrived of the body.
+                self.on_response(now, flight, HttpResponse { status, body });
+            }
+            Some(Rx::Stream(boxed)) => {
+                let (_, feed) = *boxed;
+                self.stream_dropped(now, flight, feed, error);
+            }
+            None => match flight.job.clone() {
+                Job::Send {
+                    op,
+                    text,
+                    users_before,
+                } => self.verify_send(op, text, users_before, error),
+                _ => self.retry_or_fail(now, flight, error),
+            },
+        }
+        self.settle();
+    }
+
+    pub(crate) fn handle_timeout(&mut self, now: u64) {
+        self.tick(now);
+        let due = matches!(
+            &self.state,
+            State::Busy(Flight { wait: Wait::Backoff(deadline), .. }) if now >= *deadline
+        );
+        if due {
+            if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
+                self.issue(flight.job, flight.attempt.saturating_add(1));
+            }
+        }
+        self.settle();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Outputs
+
+    pub(crate) fn poll_output(&mut self) -> Option<Output> {
+        self.outputs.pop_front()
+    }
+
+    pub(crate) fn poll_timeout(&self) -> Option<u64> {
+        match &self.state {
+            State::Busy(Flight {
+                wait: Wait::Backoff(deadline),
+                ..
+            }) => Some(*deadline),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    pub(crate) fn decisions(&self) -> Option<&Decisions> {
+        self.decisions.as_ref()
+    }
+
+    pub(crate) fn messages_touched(&self) -> u64 {
+        self.touched
+    }
+
+    pub(crate) fn check_invariants(&self) -> std::result::Result<(), String> {
+        if let Some(v) = self.violations.first() {
+            return Err(v.clone());
+        }
+        if self.outstanding.len() > 1 {
+            return Err(format!("{} requests in flight", self.outstanding.len()));
+        }
+        match (&self.state, self.outstanding.first()) {
+            (
+                State::Busy(Flight {
+                    wait: Wait::Out(id),
+                    ..
+                }),
+                Some(o),
+            ) if id == o => {}
+            (
+                State::Busy(Flight {
+                    wait: Wait::Out(id),
+                    ..
+                }),
+                _,
+            ) => return Err(format!("request {id:?} in flight but not tracked")),
+            (_, Some(o)) => return Err(format!("request {o:?} tracked but not awaited")),
+            _ => {}
+        }
+        let chat_stream = matches!(
+            &self.state,
+            State::Busy(Flight { job, rx: Some(Rx::Stream(_)), .. }) if job.is_chat()
+        );
+        if self.building.is_some() != chat_stream {
+            return Err("a streaming message exists iff a chat stream is open".to_owned());
+        }
+        if self.snapshot.streaming.is_some() != self.building.is_some() {
+            return Err("the snapshot's streaming message is out of step".to_owned());
+        }
+        if self.decisions.is_some() != self.pause.is_some() {
+            return Err("a decision set exists iff the run is paused".to_owned());
+        }
+        if self.loaded && self.held_restore.is_some() {
+            return Err("restored drafts held after the thread was loaded".to_owned());
+        }
+        let drafts = self.drafts();
+        if let Some(pause) = &self.pause {
+            if pause.cards.is_empty() {
+                return Err("a pause without cards".to_owned());
+            }
+            for (id, _) in &drafts.0 {
+                if !pause.has(id) {
+                    return Err(format!("a draft for {id:?}, which is not pending"));
+                }
+            }
+        }
+        let run = self.pause.as_ref().map(|p| p.run_id.as_str());
+        for entry in self.ledger.iter().filter(|e| e.fate == Fate::Held) {
+            if Some(entry.run_id.as_str()) != run {
+                return Err(format!(
+                    "decision for {:?} neither acknowledged nor held: its pause is gone",
+                    entry.call_id
+                ));
+            }
+            if drafts.get(&entry.call_id) != Some(&entry.decision) {
+                return Err(format!(
+                    "decision for {:?} neither acknowledged nor held",
+                    entry.call_id
+                ));
+            }
+        }
+        for (id, d) in &drafts.0 {
+            let held = self
+                .ledger
+                .iter()
+                .any(|e| e.fate == Fate::Held && e.call_id == *id && e.decision == *d);
+            if !held {
+                return Err(format!("draft for {id:?} that the user never made"));
+            }
+        }
+        for (i, m) in self.messages.iter().enumerate() {
+            if m.index != i {
+                return Err(format!("message {i} has index {}", m.index));
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Internals: commands
+
+    fn tick(&mut self, now: u64) {
+        self.clock = self.clock.max(now);
+    }
+
+    fn new_op(&mut self) -> OpId {
+        self.next_op += 1;
+        self.next_op
+    }
+
+    fn check_not_busy(&self) -> Result<()> {
+        match &self.state {
+            State::Ready => Ok(()),
+            State::Busy(_) => Err(Error::new(
+                ErrorCode::Busy,
+                "a request is already in flight for this thread",
+            )),
+        }
+    }
+
+    fn check_unlocked(&self) -> Result<()> {
+        if self.pause.is_some() {
+            return Err(Error::new(
+                ErrorCode::InputLocked,
+                "the conversation awaits approval: decide every pending tool (or reject all and send) first",
+            ));
+        }
+        Ok(())
+    }
+
+    fn clear_notices(&mut self) {
+        self.failed = false;
+        self.error = None;
+        self.dropped.clear();
+    }
+
+    fn prepare_submission(&mut self, then_send: Option<String>) -> Result<Submission> {
+        let pause = self.pause.as_ref().ok_or_else(not_suspended)?;
+        let decisions = self.decisions.as_ref().ok_or_else(not_suspended)?;
+        let queue: Vec<(String, Decision)> = decisions
+            .local()
+            .filter(|(id, _)| !self.is_acked(&pause.run_id, id))
+            .map(|(id, d)| (id.to_owned(), d.clone()))
+            .collect();
+        if queue.is_empty() {
+            return Err(Error::new(
+                ErrorCode::EmptyDecisions,
+                "no decision to send: approve or reject at least one tool",
+            ));
+        }
+        let op = self.new_op();
+        Ok(Submission {
+            op,
+            queue,
+            sent: Vec::new(),
+            skipped: Vec::new(),
+            then_send,
+        })
+    }
+
+    fn start_send(&mut self, op: OpId, text: String) {
+        self.expired = false;
+        self.run_completed = false;
+        let users_before = self.loaded.then(|| self.users().count());
+        self.issue(
+            Job::Send {
+                op,
+                text,
+                users_before,
+            },
+            1,
+        );
+    }
+
+    fn start_load(&mut self, op: Option<OpId>, why: Why) {
+        self.issue(
+            Job::Load {
+                op,
+                why,
+                stage: Stage::History,
+            },
+            1,
+        );
+    }
+
+    /// Sends the continuation of the first queued call still pending; finishes when none is left.
+    fn continue_submission(&mut self, mut sub: Submission) {
+        loop {
+            let Some((id, _)) = sub.queue.first() else {
+                self.finish_submission(sub);
+                return;
+            };
+            let pending = self.pause.as_ref().is_some_and(|p| p.has(id));
+            if pending {
+                self.issue(Job::Submit(sub), 1);
+                return;
+            }
+            let (id, _) = sub.queue.remove(0);
+            sub.skipped.push(id);
+        }
+    }
+
+    fn finish_submission(&mut self, sub: Submission) {
+        let paused = self.pause.is_some();
+        let mut still_pending = Vec::new();
+        let mut not_applied = Vec::new();
+        if let Some(pause) = &self.pause {
+            for card in &pause.cards {
+                still_pending.push(PendingNote {
+                    call_id: card.call_id.clone(),
+                    name: card.name.clone(),
+                    approval_reason: card.approval_reason.clone(),
+                });
+                if sub.sent.iter().any(|(id, _)| *id == card.call_id) {
+                    not_applied.push(card.call_id.clone());
+                }
+            }
+        }
+        self.last_submission = Some(SubmissionView {
+            call_ids: sub.sent.iter().map(|(id, _)| id.clone()).collect(),
+            status: if paused {
+                Phase::AwaitingApproval
+            } else {
+                Phase::Completed
+            },
+            still_pending,
+            not_applied,
+        });
+        if self.failed {
+            let error = self
+                .error
+                .clone()
+                .unwrap_or_else(|| Error::new(ErrorCode::StreamError, "the run failed"));
+            if let Some(text) = sub.then_send {
+                self.unsent_text = Some(text);
+            }
+            self.done(sub.op, Err(error));
+            return;
+        }
+        match sub.then_send {
+            Some(text) if !paused => self.start_send(sub.op, text),
+            Some(text) => {
+                self.unsent_text = Some(text);
+                let error = Error::new(
+                    ErrorCode::InputLocked,
+                    "the run paused again: decide the new tools, then send the message",
+                );
+                self.error = Some(error.clone());
+                self.done(sub.op, Err(error));
+            }
+            None if sub.skipped.is_empty() => self.done(sub.op, Ok(())),
+            None => {
+                let error = if self.expired {
+                    Error::new(
+                        ErrorCode::Expired,
+                        "the paused run was abandoned before every decision was sent",
+                    )
+                } else {
+                    Error::new(
+                        ErrorCode::Conflict,
+                        "some tools were no longer awaiting approval; those decisions were not sent",
+                    )
+                };
+                self.error = Some(error.clone());
+                self.done(sub.op, Err(error));
+            }
+        }
+    }
+
+    fn issue(&mut self, job: Job, attempt: u32) {
+        self.next_request += 1;
+        let id = RequestId(self.next_request);
+        let collect = self.config.transport == Transport::Collect;
+        let chat_url = if collect {
+            self.config.url(&self.config.routes.run)
+        } else {
+            self.config.url(&self.config.routes.chat)
+        };
+        let (method, url, body, streaming) = match &job {
+            Job::Load {
+                stage: Stage::History,
+                ..
+            } => (
+                Method::Get,
+                self.config.url(&self.config.routes.thread),
+                None,
+                false,
+            ),
+            Job::Load {
+                stage: Stage::Replay,
+                ..
+            } => (
+                Method::Get,
+                self.config.url(&self.config.routes.stream),
+                None,
+                true,
+            ),
+            Job::Send { text, .. } => {
+                if self.pause.is_some() {
+                    self.violations
+                        .push("a message was sent while the run is paused".to_owned());
+                }
+                let body = ChatBody {
+                    messages: vec![UserMessage {
+                        role: "user",
+                        parts: [TextPart { ty: "text", text }],
+                    }],
+                    thread_id: &self.config.thread_id,
+                    agent_version_id: self.config.agent_version_id.as_deref(),
+                    approval: None,
+                };
+                (
+                    Method::Post,
+                    chat_url,
+                    serde_json::to_string(&body).ok(),
+                    !collect,
+                )
+            }
+            Job::Submit(sub) => {
+                let body = self.continuation_body(sub);
+                (Method::Post, chat_url, body, !collect)
+            }
+        };
+        let headers = request_headers(&self.config, method, streaming);
+        if !self.outstanding.is_empty() {
+            self.violations.push(format!(
+                "request {id:?} issued while {:?} is in flight",
+                self.outstanding
+            ));
+        }
+        self.outstanding.push(id);
+        self.outputs.push_back(Output::Http(HttpRequest {
+            id,
+            method,
+            url,
+            headers,
+            body,
+            timeout_ms: self.config.timeout_ms,
+            streaming,
+        }));
+        self.state = State::Busy(Flight {
+            job,
+            attempt,
+            wait: Wait::Out(id),
+            streaming,
+            rx: None,
+        });
+    }
+
+    /// The body of the continuation for the first queued call, checking it is one to send.
+    fn continuation_body(&mut self, sub: &Submission) -> Option<String> {
+        let Some((call_id, decision)) = sub.queue.first() else {
+            self.violations
+                .push("an empty continuation was sent".to_owned());
+            return None;
+        };
+        let Some(pause) = &self.pause else {
+            self.violations
+                .push("a continuation was sent while nothing is paused".to_owned());
+            return None;
+        };
+        let Some(card) = pause.card(call_id) else {
+            self.violations.push(format!(
+                "a continuation for {call_id:?}, which is not pending, was sent"
+            ));
+            return None;
+        };
+        let run_id = card.run_id.clone().unwrap_or_else(|| pause.run_id.clone());
+        if self.is_acked(&run_id, call_id) {
+            self.violations.push(format!(
+                "the continuation for {call_id:?} was sent again after the server accepted it"
+            ));
+        }
+        let agent_version_id = card
+            .agent_version_id
+            .clone()
+            .or_else(|| pause.agent_version_id.clone())
+            .or_else(|| self.config.agent_version_id.clone());
+        let body = ChatBody {
+            messages: Vec::new(),
+            thread_id: &self.config.thread_id,
+            agent_version_id: agent_version_id.as_deref(),
+            approval: Some(ApprovalBody {
+                run_id: &run_id,
+                tool_call_id: call_id,
+                approved: *decision == Decision::Approve,
+            }),
+        };
+        let text = serde_json::to_string(&body).ok();
+        if let Some(reason) = decision.reason() {
+            let reason = reason.to_owned();
+            let call_id = call_id.clone();
+            self.reasons.retain(|(id, _)| *id != call_id);
+            self.reasons.push((call_id, reason));
+        }
+        text
+    }
+
+    fn take_flight(&mut self, id: RequestId) -> Option<Flight> {
+        match &self.state {
+            State::Busy(Flight {
+                wait: Wait::Out(current),
+                ..
+            }) if *current == id => {}
+            _ => return None,
+        }
+        self.outstanding.retain(|r| *r != id);
+        match std::mem::replace(&mut self.state, State::Ready) {
+            State::Busy(flight) => Some(flight),
+            State::Ready => None,
+        }
+    }
+
+    fn done(&mut self, op: OpId, result: Result<()>) {
+        self.outputs.push_back(Output::Done { op, result });
+    }
+
+    fn aborted(&mut self, mut flight: Flight) {
+        let error = Error::new(ErrorCode::Aborted, "the request was aborted");
+        let streamed = matches!(flight.rx.take(), Some(Rx::Stream(_)));
+        if streamed && flight.job.is_chat() {
+            // What was shown stays; where the run stands is known again at the next load.
+            self.commit_building();
+            self.expect = Some(Expect::Unknown);
+        }
+        match flight.job {
+            Job::Load { op, why, .. } => {
+                match why {
+                    Why::VerifySend { text, .. } | Why::SendConflict { text, .. } => {
+                        self.unsent_text = Some(text)
+                    }
+                    Why::Reconcile { sub, .. } | Why::Recover(Some(sub)) => {
+                        if let Some(text) = sub.then_send {
+                            self.unsent_text = Some(text);
+                        }
+                    }
+                    Why::User | Why::Recover(None) => {}
+                }
+                if let Some(op) = op {
+                    self.done(op, Err(error));
+                }
+            }
+            Job::Send { op, text, .. } => {
+                if !streamed {
+                    self.unsent_text = Some(text);
+                }
+                self.done(op, Err(error));
+            }
+            Job::Submit(mut sub) => {
+                if streamed {
+                    self.ack_current(&mut sub);
+                }
+                if let Some(text) = sub.then_send {
+                    self.unsent_text = Some(text);
+                }
+                self.done(sub.op, Err(error));
+            }
+        }
+    }
+
+    fn retry_or_fail(&mut self, now: u64, flight: Flight, error: Error) {
+        if flight.job.retryable() && flight.attempt < self.config.retry.attempts {
+            let deadline = now.saturating_add(self.config.retry.delay(flight.attempt));
+            self.state = State::Busy(Flight {
+                job: flight.job,
+                attempt: flight.attempt,
+                wait: Wait::Backoff(deadline),
+                streaming: flight.streaming,
+                rx: None,
+            });
+        } else {
+            self.fail(flight.job, error);
+        }
+    }
+
+    fn fail(&mut self, job: Job, error: Error) {
+        let (op, shown) = match job {
+            Job::Load { op, why, .. } => {
+                let shown = match why {
+                    Why::User | Why::Recover(None) => error,
+                    Why::Recover(Some(sub)) => {
+                        if let Some(text) = sub.then_send {
+                            self.unsent_text = Some(text);
+                        }
+                        error
+                    }
+                    Why::VerifySend {
+                        text,
+                        error: original,
+                        ..
+                    }
+                    | Why::SendConflict {
+                        text,
+                        error: original,
+                    } => {
+                        self.unsent_text = Some(text);
+                        original
+                    }
+                    Why::Reconcile {
+                        sub,
+                        error: original,
+                    } => {
+                        if let Some(text) = sub.then_send {
+                            self.unsent_text = Some(text);
+                        }
+                        original
+                    }
+                };
+                (op, shown)
+            }
+            Job::Send { op, text, .. } => {
+                self.unsent_text = Some(text);
+                (Some(op), error)
+            }
+            Job::Submit(sub) => {
+                if let Some(text) = sub.then_send {
+                    self.unsent_text = Some(text);
+                }
+                (Some(sub.op), error)
+            }
+        };
+        self.failed = true;
+        self.error = Some(shown.clone());
+        if let Some(op) = op {
+            self.done(op, Err(shown));
+        }
+    }
+
+    fn verify_send(&mut self, op: OpId, text: String, users_before: Option<usize>, error: Error) {
+        self.start_load(
+            Some(op),
+            Why::VerifySend {
+                text,
+                users_before,
+                error,
+            },
+        );
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Internals: answers
+
+    fn open(&mut self, id: RequestId, status: u16) {
+        let State::Busy(flight) = &mut self.state else {
+            return;
+        };
+        if flight.wait != Wait::Out(id) || flight.rx.is_some() {
+            return;
+        }
+        if !(flight.streaming && is_stream_status(status)) {
+            flight.rx = Some(Rx::Buffer {
+                status,
+                body: Vec::new(),
+            });
+            return;
+        }
+        flight.rx = Some(Rx::Stream(Box::default()));
+        let user = match &flight.job {
+            Job::Send { text, .. } => Some(text.clone()),
+            _ => None,
+        };
+        if flight.job.is_chat() {
+            if let Some(text) = user {
+                self.append_user(&text);
+            }
+            self.begin_building();
+        }
+    }
+
+    fn bytes(&mut self, id: RequestId, bytes: &[u8]) {
+        let State::Busy(flight) = &mut self.state else {
+            return;
+        };
+        if flight.wait != Wait::Out(id) {
+            return;
+        }
+        let chat = flight.job.is_chat();
+        match &mut flight.rx {
+            Some(Rx::Buffer { body, .. }) => {
+                let room = MAX_BUFFER.saturating_sub(body.len());
+                body.extend_from_slice(bytes.get(..room.min(bytes.len())).unwrap_or_default());
+            }
+            Some(Rx::Stream(boxed)) => {
+                let mut out = Vec::new();
+                boxed.0.feed(bytes, &mut out);
+                if out.is_empty() {
+                    return;
+                }
+                let mut feed = std::mem::take(&mut boxed.1);
+                for item in out {
+                    self.apply(&mut feed, item, chat);
+                }
+                if let State::Busy(Flight {
+                    rx: Some(Rx::Stream(boxed)),
+                    ..
+                }) = &mut self.state
+                {
+                    boxed.1 = feed;
+                }
+            }
+            None => {}
+        }
+    }
+
+    fn close(&mut self, now: u64, id: RequestId) {
+        let Some(mut flight) = self.take_flight(id) else {
+            return;
+        };
+        match flight.rx.take() {
+            Some(Rx::Buffer { status, body }) => {
+                self.on_response(now, flight, HttpResponse { status, body })
+            }
+            Some(Rx::Stream(boxed)) => {
+                let (mut decoder, mut feed) = *boxed;
+                let mut out = Vec::new();
+                decoder.finish(&mut out);
+                let chat = flight.job.is_chat();
+                for item in out {
+                    self.apply(&mut feed, item, chat);
+                }
+                self.stream_ended(now, flight, feed);
+            }
+            None => {
+                let error = Error::new(ErrorCode::Network, "the answer ended before it began");
+                match flight.job.clone() {
+                    Job::Send {
+                        op,
+                        text,
+                        users_before,
+                    } => self.verify_send(op, text, users_before, error),
+                    _ => self.retry_or_fail(now, flight, error),
+                }
+            }
+        }
+    }
+
+    /// A whole (non-stream) answer.
+    fn on_response(&mut self, now: u64, flight: Flight, response: HttpResponse) {
+        let status = response.status;
+        match flight.job.clone() {
+            Job::Load {
+                op,
+                why,
+                stage: Stage::History,
+            } => match status {
+                200..=299 | 404 => {
+                    let parsed = if status == 404 {
+                        Ok(Vec::new())
+                    } else {
+                        parse_history(&response.body)
+                    };
+                    match parsed {
+                        Ok(history) => {
+                            self.set_history(history);
+                            self.issue(
+                                Job::Load {
+                                    op,
+                                    why,
+                                    stage: Stage::Replay,
+                                },
+                                1,
+                            );
+                        }
+                        Err(error) => self.fail(flight.job, error),
+                    }
+                }
+                s if retryable_status(s) => {
+                    self.retry_or_fail(now, flight, status_error(s, &response.body))
+                }
+                s => self.fail(flight.job, status_error(s, &response.body)),
+            },
+            Job::Load {
+                op,
+                why,
+                stage: Stage::Replay,
+            } => match status {
+                200..=299 => {
+                    let mut decoder = ChunkDecoder::new();
+                    let mut out = Vec::new();
+                    decoder.feed(&response.body, &mut out);
+                    decoder.finish(&mut out);
+                    let mut feed = Feed::default();
+                    for item in out {
+                        self.apply(&mut feed, item, false);
+                    }
+                    self.after_load(op, why, feed);
+                }
+                s if retryable_status(s) => {
+                    self.retry_or_fail(now, flight, status_error(s, &response.body))
+                }
+                s => self.fail(flight.job, status_error(s, &response.body)),
+            },
+            Job::Send {
+                op,
+                text,
+                users_before,
+            } => match status {
+                200..=299 => match parse_collected(&response.body) {
+                    Ok(items) => {
+                        self.append_user(&text);
+                        self.begin_building();
+                        let mut feed = self.collected_feed(items);
+                        feed.done = true;
+                        self.end_send(now, op, text, users_before, feed);
+                    }
+                    Err(error) => self.verify_send(op, text, users_before, error),
+                },
+                409 => {
+                    let error = status_error(409, &response.body);
+                    self.start_load(Some(op), Why::SendConflict { text, error });
+                }
+                s if retryable_status(s) => {
+                    let error = status_error(s, &response.body);
+                    self.verify_send(op, text, users_before, error);
+                }
+                s => self.fail(flight.job, status_error(s, &response.body)),
+            },
+            Job::Submit(sub) => match status {
+                200..=299 => match parse_collected(&response.body) {
+                    Ok(items) => {
+                        self.begin_building();
+                        let mut feed = self.collected_feed(items);
+                        feed.done = true;
+                        self.end_submit(now, sub, feed);
+                    }
+                    Err(error) => self.start_load(Some(sub.op), Why::Reconcile { sub, error }),
+                },
+                409 | 400 => {
+                    let error = status_error(status, &response.body);
+                    self.start_load(Some(sub.op), Why::Reconcile { sub, error });
+                }
+                s if retryable_status(s) => {
+                    self.retry_or_fail(now, flight, status_error(s, &response.body))
+                }
+                s => self.fail(flight.job, status_error(s, &response.body)),
+            },
+        }
+    }
+
+    /// Applies collected chunks (as a chat stream) and returns what they told.
+    fn collected_feed(&mut self, items: Vec<Result<Chunk>>) -> Feed {
+        let mut feed = Feed::default();
+        for item in items {
+            self.apply(&mut feed, item, true);
+        }
+        feed
+    }
+
+    /// A 2xx stream ended.
+    fn stream_ended(&mut self, now: u64, flight: Flight, feed: Feed) {
+        match flight.job.clone() {
+            Job::Load { op, why, stage } => {
+                if stage == Stage::Replay && feed.terminal() {
+                    self.after_load(op, why, feed);
+                } else {
+                    let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
+                    self.retry_or_fail(now, flight, error);
+                }
+            }
+            Job::Send {
+                op,
+                text,
+                users_before,
+            } => {
+                if feed.terminal() {
+                    self.end_send(now, op, text, users_before, feed);
+                } else {
+                    let error = Error::new(ErrorCode::Network, "the stream was cut short");
+                    self.stream_dropped(now, flight, feed, error);
+                }
+            }
+            Job::Submit(sub) => {
+                if feed.terminal() {
+                    self.end_submit(now, sub, feed);
+                } else {
+                    let error = Error::new(ErrorCode::Network, "the stream was cut short");
+                    self.stream_dropped(now, flight, feed, error);
+                }
+            }
+        }
+    }
+
+    /// A 2xx stream broke off: the server accepted the request, so never re-send it; find out where
+    /// the run stands (history + replay) and go on from there.
+    fn stream_dropped(&mut self, now: u64, flight: Flight, feed: Feed, error: Error) {
+        match flight.job {
+            Job::Load { .. } => self.retry_or_fail(now, flight, error),
+            Job::Send { op, .. } => {
+                self.commit_building();
+                self.expect = Some(if feed.approvals.is_empty() {
+                    Expect::Unknown
+                } else {
+                    Expect::Calls(feed.approvals.iter().map(|c| c.call_id.clone()).collect())
+                });
+                self.start_load(Some(op), Why::Recover(None));
+            }
+            Job::Submit(mut sub) => {
+                self.commit_building();
+                self.ack_current(&mut sub);
+                let mut calls: Vec<String> = self
+                    .pause
+                    .as_ref()
+                    .map(Pause::call_ids)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|id| !sub.sent.iter().any(|(s, _)| s == id))
+                    .collect();
+                for card in &feed.approvals {
+                    if !calls.contains(&card.call_id) {
+                        calls.push(card.call_id.clone());
+                    }
+                }
+                self.expect = Some(Expect::Calls(calls));
+                let op = sub.op;
+                self.start_load(Some(op), Why::Recover(Some(sub)));
+            }
+        }
+    }
+
+    fn end_send(
+        &mut self,
+        _now: u64,
+        op: OpId,
+        _text: String,
+        _users_before: Option<usize>,
+        feed: Feed,
+    ) {
+        self.commit_building();
+        let error = self.adopt_feed(feed);
+        match error {
+            Some(error) => self.done(op, Err(error)),
+            None => self.done(op, Ok(())),
+        }
+    }
+
+    fn end_submit(&mut self, _now: u64, mut sub: Submission, feed: Feed) {
+        self.commit_building();
+        self.ack_current(&mut sub);
+        if self.adopt_feed(feed).is_some() {
+            self.finish_submission(sub);
+            return;
+        }
+        self.continue_submission(sub);
+    }
+
+    /// The first queued call was accepted by the server.
+    fn ack_current(&mut self, sub: &mut Submission) {
+        if sub.queue.is_empty() {
+            return;
+        }
+        let (id, decision) = sub.queue.remove(0);
+        let run_id = self
+            .pause
+            .as_ref()
+            .and_then(|p| {
+                p.card(&id)
+                    .and_then(|c| c.run_id.clone())
+                    .or(Some(p.run_id.clone()))
+            })
+            .unwrap_or_default();
+        // The draft stays (held) until the call leaves the pause; it is never sent again.
+        if !self.is_acked(&run_id, &id) {
+            self.acked.push((run_id, id.clone()));
+        }
+        sub.sent.push((id, decision));
+    }
+
+    /// Adopts what a finished chat stream told: a pause, or the end of the run. Returns the error of
+    /// an `error` chunk (phase `error`).
+    fn adopt_feed(&mut self, feed: Feed) -> Option<Error> {
+        let message_id = feed.start_id.clone();
+        let cards = self.finish_cards(feed.approvals);
+        if let Some(malformed) = feed.malformed {
+            self.error = Some(malformed);
+        }
+        if cards.is_empty() {
+            self.adopt_pause(None);
+            self.expect = None;
+            if let Some(text) = feed.error {
+                let error = Error::new(ErrorCode::StreamError, text);
+                self.failed = true;
+                self.error = Some(error.clone());
+                return Some(error);
+            }
+            self.run_completed = true;
+        } else {
+            let pause = self.make_pause(cards, message_id);
+            self.expect = Some(Expect::Calls(pause.call_ids()));
+            self.adopt_pause(Some(pause));
+            self.run_completed = false;
+        }
+        None
+    }
+
+    /// The end of a load (history and replay).
+    fn after_load(&mut self, op: Option<OpId>, why: Why, feed: Feed) {
+        let start_id = feed.start_id.clone();
+        let cards = self.finish_cards(feed.approvals);
+        let was_paused = self.pause.is_some();
+        let expected = self.expect.take();
+        let expired = cards.is_empty() && expected.as_ref().is_some_and(|e| self.abandoned(e));
+        if cards.is_empty() {
+            self.adopt_pause(None);
+        } else {
+            let pause = self.make_pause(cards, start_id);
+            self.expect = Some(Expect::Calls(pause.call_ids()));
+            self.adopt_pause(Some(pause));
+        }
+        self.loaded = true;
+        if let Some(held) = self.held_restore.take() {
+            self.apply_restore(&held);
+        }
+        let paused = self.pause.is_some();
+        self.expired = expired;
+        if expired {
+            self.run_completed = false;
+            self.error = Some(Error::new(
+                ErrorCode::Expired,
+                "the paused run was abandoned: no decision arrived within its grace window; ask again",
+            ));
+        } else if !paused && (was_paused || expected.is_some()) {
+            self.run_completed = true;
+        }
+        match why {
+            Why::User | Why::Recover(None) => {
+                if let Some(op) = op {
+                    self.done(op, Ok(()));
+                }
+            }
+            Why::Recover(Some(sub)) => self.continue_submission(sub),
+            Why::VerifySend {
+                text,
+                users_before,
+                error,
+            } => {
+                if self.landed(&text, users_before) {
+                    if !paused && !expired {
+                        self.run_completed = true;
+                    }
+                    if let Some(op) = op {
+                        self.done(op, Ok(()));
+                    }
+                } else {
+                    self.failed = true;
+                    self.unsent_text = Some(text);
+                    self.error = Some(error.clone());
+                    if let Some(op) = op {
+                        self.done(op, Err(error));
+                    }
+                }
+            }
+            Why::SendConflict { text, error } => {
+                self.unsent_text = Some(text);
+                self.error = Some(error.clone());
+                if let Some(op) = op {
+                    self.done(op, Err(error));
+                }
+            }
+            Why::Reconcile { sub, error } => self.reconciled(sub, error),
+        }
+    }
+
+    /// After the reload that follows a refused continuation.
+    fn reconciled(&mut self, mut sub: Submission, error: Error) {
+        let Some((id, decision)) = sub.queue.first().cloned() else {
+            self.finish_submission(sub);
+            return;
+        };
+        if self.pause.as_ref().is_some_and(|p| p.has(&id)) {
+            // Still pending: the decision was not applied. The draft stays.
+            self.failed = true;
+            self.error = Some(error.clone());
+            if let Some(text) = sub.then_send {
+                self.unsent_text = Some(text);
+            }
+            self.done(sub.op, Err(error));
+            return;
+        }
+        if self.records(&id, &decision) {
+            // Applied (an answer lost on the way back): acknowledged, go on.
+            sub.queue.remove(0);
+            sub.sent.push((id, decision));
+            self.continue_submission(sub);
+            return;
+        }
+        let error = if self.expired {
+            Error::new(
+                ErrorCode::Expired,
+                "the paused run was abandoned before the decision arrived",
+            )
+        } else {
+            Error::new(
+                ErrorCode::Conflict,
+                "the paused tool was decided elsewhere; your decision was not applied",
+            )
+        };
+        self.error = Some(error.clone());
+        if let Some(text) = sub.then_send {
+            self.unsent_text = Some(text);
+        }
+        self.done(sub.op, Err(error));
+    }
+
+    /// Did a pause the client knew of end without an answer (abandoned by the server)?
+    fn abandoned(&self, expect: &Expect) -> bool {
+        match expect {
+            Expect::Calls(ids) => ids.iter().any(|id| {
+                !matches!(
+                    self.find_tool(id).map(|t| t.status),
+                    Some(
+                        ToolStatus::Done
+                            | ToolStatus::Denied
+                            | ToolStatus::Approved
+                            | ToolStatus::Rejected
+                    )
+                )
+            }),
+            Expect::Unknown => self.messages.last().is_some_and(|m| {
+                m.role.as_deref() == Some("assistant")
+                    && m.raw
+                        .get("parts")
+                        .and_then(Value::as_array)
+                        .and_then(|parts| parts.last())
+                        .and_then(Value::as_object)
+                        .is_some_and(|p| {
+                            is_tool_part(p)
+                                && matches!(
+                                    p.get("state").and_then(Value::as_str),
+                                    Some("approval-requested" | "output-error")
+                                )
+                        })
+            }),
+        }
+    }
+
+    fn landed(&self, text: &str, users_before: Option<usize>) -> bool {
+        let users: Vec<&MessageView> = self.users().collect();
+        let grew = users_before.map_or(true, |before| users.len() > before);
+        grew && users.last().is_some_and(|m| m.text == text)
+    }
+
+    fn users(&self) -> impl Iterator<Item = &MessageView> {
+        self.messages
+            .iter()
+            .filter(|m| m.role.as_deref() == Some("user"))
+    }
+
+    /// The last tool with this callId in the settled messages.
+    fn find_tool(&self, call_id: &str) -> Option<&ToolView> {
+        self.messages
+            .iter()
+            .rev()
+            .find_map(|m| m.tools.iter().find(|t| t.call_id == call_id))
+    }
+
+    /// Does the thread record `decision` for `call_id`?
+    fn records(&self, call_id: &str, decision: &Decision) -> bool {
+        self.find_tool(call_id).is_some_and(|t| {
+            matches!(
+                (t.approval, decision),
+                (Some(Approval::Approved), Decision::Approve)
+                    | (Some(Approval::Rejected), Decision::Reject(_))
+            )
+        })
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Internals: chunks
+
+    fn apply(&mut self, feed: &mut Feed, item: Result<Chunk>, chat: bool) {
+        let chunk = match item {
+            Ok(chunk) => chunk,
+            Err(error) => {
+                if feed.malformed.is_none() {
+                    feed.malformed = Some(error);
+                }
+                return;
+            }
+        };
+        match chunk {
+            Chunk::Done => feed.done = true,
+            Chunk::Finish { .. } => feed.finished = true,
+            Chunk::Abort => feed.done = true,
+            Chunk::Error { error_text } => feed.error = Some(error_text),
+            Chunk::StartStep | Chunk::FinishStep => {}
+            Chunk::Data { name, data, .. } => {
+                if name == "run" {
+                    if let Some(run_id) = data.get("runId").and_then(Value::as_str) {
+                        let version = data
+                            .get("agentVersionId")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
+                        feed.run = Some((run_id.to_owned(), version));
+                    }
+                }
+            }
+            Chunk::Start { message_id } => {
+                if chat {
+                    self.first_chunk(message_id.as_deref());
+                }
+                if feed.start_id.is_none() {
+                    feed.start_id = message_id;
+                }
+            }
+            Chunk::TextStart { id } => {
+                if chat {
+                    self.first_chunk(None);
+                    self.text_start(id);
+                }
+            }
+            Chunk::TextDelta { id, delta } => {
+                if chat {
+                    self.first_chunk(None);
+                    self.text_delta(&id, &delta);
+                }
+            }
+            Chunk::TextEnd { id } => {
+                if let Some(b) = &mut self.building {
+                    if b.text_part.as_ref().is_some_and(|(open, _)| *open == id) {
+                        b.text_part = None;
+                    }
+                }
+            }
+            Chunk::ToolInputStart {
+                tool_call_id,
+                tool_name,
+            } => {
+                if chat {
+                    self.first_chunk(None);
+                    self.tool_upsert(&tool_call_id, &tool_name, None, "input-streaming");
+                } else {
+                    remember_input(feed, tool_call_id, tool_name, None);
+                }
+            }
+            Chunk::ToolInputDelta { .. } => {}
+            Chunk::ToolInputAvailable {
+                tool_call_id,
+                tool_name,
+                input,
+            } => {
+                if chat {
+                    self.first_chunk(None);
+                    self.tool_upsert(&tool_call_id, &tool_name, Some(input), "input-available");
+                } else {
+                    remember_input(feed, tool_call_id, tool_name, Some(input));
+                }
+            }
+            Chunk::ToolOutputAvailable {
+                tool_call_id,
+                output,
+            } => {
+                if chat {
+                    self.first_chunk(None);
+                    self.tool_settle(&tool_call_id, ToolStatus::Done, Some(output));
+                }
+            }
+            Chunk::ToolOutputError {
+                tool_call_id,
+                error_text,
+            } => {
+                if chat {
+                    self.first_chunk(None);
+                    self.tool_settle(
+                        &tool_call_id,
+                        ToolStatus::Error,
+                        Some(Value::from(error_text)),
+                    );
+                }
+            }
+            Chunk::ToolOutputDenied { tool_call_id } => {
+                if chat {
+                    self.first_chunk(None);
+                    self.tool_settle(&tool_call_id, ToolStatus::Denied, None);
+                }
+            }
+            Chunk::ToolCallApproval(approval) => {
+                let approval = *approval;
+                let card = GatedTool {
+                    call_id: approval.tool_call_id,
+                    name: approval.tool_name,
+                    description: None,
+                    inputs: approval.args,
+                    approval: Approval::Pending,
+                    approval_reason: approval.reason,
+                    reject_reason: None,
+                    run_id: Some(approval.run_id),
+                    agent_version_id: approval.agent_version_id,
+                    position: 0,
+                };
+                self.on_approval(feed, card, chat);
+            }
+            Chunk::ToolApprovalRequest {
+                approval_id: _,
+                tool_call_id,
+            } => {
+                let card = GatedTool {
+                    call_id: tool_call_id,
+                    name: String::new(),
+                    description: None,
+                    inputs: Value::Null,
+                    approval: Approval::Pending,
+                    approval_reason: None,
+                    reject_reason: None,
+                    run_id: None,
+                    agent_version_id: None,
+                    position: 0,
+                };
+                self.on_approval(feed, card, chat);
+            }
+        }
+    }
+
+    fn on_approval(&mut self, feed: &mut Feed, mut card: GatedTool, chat: bool) {
+        if chat {
+            self.first_chunk(None);
+        }
+        if card.run_id.is_none() {
+            card.run_id = feed
+                .run
+                .as_ref()
+                .map(|(r, _)| r.clone())
+                .or_else(|| self.pause.as_ref().map(|p| p.run_id.clone()));
+        }
+        if card.agent_version_id.is_none() {
+            card.agent_version_id = feed.run.as_ref().and_then(|(_, v)| v.clone());
+        }
+        if card.name.is_empty() || card.inputs.is_null() {
+            let known = feed
+                .inputs
+                .iter()
+                .find(|(id, _, _)| *id == card.call_id)
+                .map(|(_, name, input)| (name.clone(), input.clone()))
+                .or_else(|| {
+                    let view = self.snapshot.streaming.as_ref();
+                    view.and_then(|v| v.tools.iter().find(|t| t.call_id == card.call_id))
+                        .or_else(|| self.find_tool(&card.call_id))
+                        .map(|t| (t.name.clone(), t.inputs.clone()))
+                });
+            if let Some((name, input)) = known {
+                if card.name.is_empty() {
+                    card.name = name;
+                }
+                if card.inputs.is_null() {
+                    card.inputs = input;
+                }
+            }
+        }
+        if card.inputs.is_null() {
+            card.inputs = Value::Object(Map::new());
+        }
+        if chat {
+            self.tool_pending(&card);
+        }
+        if let Some(known) = feed
+            .approvals
+            .iter_mut()
+            .find(|c| c.call_id == card.call_id)
+        {
+            // A replayed or repeated chunk: keep the first, fill what it lacked.
+            if known.approval_reason.is_none() {
+                known.approval_reason = card.approval_reason;
+            }
+            if known.agent_version_id.is_none() {
+                known.agent_version_id = card.agent_version_id;
+            }
+            if known.run_id.is_none() {
+                known.run_id = card.run_id;
+            }
+            return;
+        }
+        card.position = feed.approvals.len();
+        feed.approvals.push(card);
+    }
+
+    /// The cards of a finished stream: those with a run id (a card without one cannot be answered).
+    fn finish_cards(&mut self, approvals: Vec<GatedTool>) -> Vec<GatedTool> {
+        let mut cards = Vec::new();
+        for mut card in approvals {
+            if card.run_id.is_none() {
+                if self.error.is_none() {
+                    self.error = Some(Error::new(
+                        ErrorCode::StreamError,
+                        format!(
+                            "an approval request for {:?} came without a run id",
+                            card.call_id
+                        ),
+                    ));
+                }
+                continue;
+            }
+            card.position = cards.len();
+            cards.push(card);
+        }
+        cards
+    }
+
+    fn make_pause(&self, cards: Vec<GatedTool>, message_id: Option<String>) -> Pause {
+        let first = cards.first();
+        let run_id = first.and_then(|c| c.run_id.clone()).unwrap_or_default();
+        let agent_version_id = first
+            .and_then(|c| c.agent_version_id.clone())
+            .or_else(|| self.config.agent_version_id.clone());
+        let message_id = message_id.or_else(|| {
+            let id = first.map(|c| c.call_id.as_str())?;
+            self.messages
+                .iter()
+                .rev()
+                .find(|m| m.tools.iter().any(|t| t.call_id == id))
+                .and_then(|m| m.id.clone())
+        });
+        Pause {
+            run_id,
+            agent_version_id,
+            message_id,
+            cards,
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Internals: the streaming message
+
+    fn begin_building(&mut self) {
+        self.building = Some(Building {
+            base: {
+                let mut base = Map::new();
+                base.insert("role".to_owned(), Value::from("assistant"));
+                base
+            },
+            parts: Vec::new(),
+            text_part: None,
+            fresh: true,
+        });
+        self.snapshot.streaming = Some(MessageView {
+            id: None,
+            index: self.messages.len(),
+            role: Some("assistant".to_owned()),
+            kind: MessageKindView::Text,
+            text: String::new(),
+            tools: Vec::new(),
+            raw: raw_message(Map::new()),
+        });
+        self.stream_dirty = true;
+    }
+
+    /// On the first chunk of a chat stream: a continuation goes on with the paused message (moved
+    /// back out of `messages`), a new message takes the stream's id.
+    fn first_chunk(&mut self, message_id: Option<&str>) {
+        let Some(b) = &mut self.building else {
+            return;
+        };
+        if !b.fresh {
+            return;
+        }
+        b.fresh = false;
+        let last = self.messages.last();
+        let resume = match (message_id, last) {
+            (_, None) => false,
+            (Some(id), Some(m)) => m.id.as_deref() == Some(id),
+            (None, Some(m)) => {
+                m.role.as_deref() == Some("assistant")
+                    && self
+                        .pause
+                        .as_ref()
+                        .is_some_and(|p| m.tools.iter().any(|t| p.has(&t.call_id)))
+            }
+        };
+        if resume {
+            let shared = Arc::strong_count(&self.messages) > 1;
+            if shared {
+                self.touched = self.touched.saturating_add(self.messages.len() as u64);
+            }
+            let Some(view) = Arc::make_mut(&mut self.messages).pop() else {
+                return;
+            };
+            self.messages_version += 1;
+            let mut base = view.raw.as_object().clone();
+            let parts = match base.remove("parts") {
+                Some(Value::Array(parts)) => parts,
+                _ => Vec::new(),
+            };
+            if let Some(b) = &mut self.building {
+                b.base = base.clone();
+                b.parts = parts;
+            }
+            let mut view = view;
+            view.raw = raw_message(base);
+            self.snapshot.streaming = Some(view);
+        } else if let Some(id) = message_id {
+            b.base.insert("id".to_owned(), Value::from(id));
+            if let Some(v) = &mut self.snapshot.streaming {
+                v.id = Some(id.to_owned());
+                v.raw = raw_message(b.base.clone());
+            }
+        }
+        self.stream_dirty = true;
+    }
+
+    fn text_start(&mut self, id: String) {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+            return;
+        };
+        let mut part = Map::new();
+        part.insert("type".to_owned(), Value::from("text"));
+        part.insert("text".to_owned(), Value::from(""));
+        b.parts.push(Value::Object(part));
+        b.text_part = Some((id, b.parts.len().saturating_sub(1)));
+        if !v.text.is_empty() {
+            v.text.push('\n');
+        }
+        self.stream_dirty = true;
+    }
+
+    /// O(delta): two appends.
+    fn text_delta(&mut self, id: &str, delta: &str) {
+        let open = self
+            .building
+            .as_ref()
+            .is_some_and(|b| b.text_part.as_ref().is_some_and(|(o, _)| o == id));
+        if !open {
+            self.text_start(id.to_owned());
+        }
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+            return;
+        };
+        if let Some((_, index)) = &b.text_part {
+            if let Some(Value::Object(part)) = b.parts.get_mut(*index) {
+                if let Some(Value::String(text)) = part.get_mut("text") {
+                    text.push_str(delta);
+                }
+            }
+        }
+        v.text.push_str(delta);
+        self.stream_dirty = true;
+    }
+
+    fn tool_upsert(&mut self, call_id: &str, name: &str, input: Option<Value>, state: &str) {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+            return;
+        };
+        let inputs = match &input {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(v) => v.clone(),
+        };
+        match v.tools.iter_mut().find(|t| t.call_id == call_id) {
+            Some(tool) => {
+                if input.is_some() {
+                    tool.inputs = inputs;
+                }
+                if tool.name.is_empty() {
+                    tool.name = name.to_owned();
+                }
+            }
+            None => v.tools.push(ToolView {
+                call_id: call_id.to_owned(),
+                name: name.to_owned(),
+                inputs,
+                result: None,
+                approval: None,
+                approval_reason: None,
+                reject_reason: None,
+                status: ToolStatus::Called,
+            }),
+        }
+        v.kind = MessageKindView::ToolCall;
+        with_tool_part(&mut b.parts, call_id, name, |part| {
+            part.insert("state".to_owned(), Value::from(state));
+            if let Some(input) = input {
+                part.insert("input".to_owned(), input);
+            }
+        });
+        b.text_part = None;
+        self.stream_dirty = true;
+    }
+
+    fn tool_pending(&mut self, card: &GatedTool) {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+            return;
+        };
+        let tool = match v.tools.iter().position(|t| t.call_id == card.call_id) {
+            Some(i) => v.tools.get_mut(i),
+            None => {
+                v.tools.push(ToolView {
+                    call_id: card.call_id.clone(),
+                    name: card.name.clone(),
+                    inputs: card.inputs.clone(),
+                    result: None,
+                    approval: None,
+                    approval_reason: None,
+                    reject_reason: None,
+                    status: ToolStatus::Called,
+                });
+                v.tools.last_mut()
+            }
+        };
+        if let Some(tool) = tool {
+            tool.status = ToolStatus::Pending;
+            tool.approval = Some(Approval::Pending);
+            if card.approval_reason.is_some() {
+                tool.approval_reason = card.approval_reason.clone();
+            }
+        }
+        v.kind = MessageKindView::ToolCall;
+        with_tool_part(&mut b.parts, &card.call_id, &card.name, |part| {
+            part.insert("state".to_owned(), Value::from("approval-requested"));
+            if !part.contains_key("input") {
+                part.insert("input".to_owned(), card.inputs.clone());
+            }
+            let mut approval = Map::new();
+            approval.insert("id".to_owned(), Value::from(card.call_id.as_str()));
+            if let Some(reason) = &card.approval_reason {
+                approval.insert("reason".to_owned(), Value::from(reason.as_str()));
+            }
+            part.insert("approval".to_owned(), Value::Object(approval));
+        });
+        self.stream_dirty = true;
+    }
+
+    fn tool_settle(&mut self, call_id: &str, status: ToolStatus, result: Option<Value>) {
+        let reason = self
+            .reasons
+            .iter()
+            .find(|(id, _)| id == call_id)
+            .map(|(_, r)| r.clone());
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+            return;
+        };
+        if !v.tools.iter().any(|t| t.call_id == call_id) {
+            v.tools.push(ToolView {
+                call_id: call_id.to_owned(),
+                name: String::new(),
+                inputs: Value::Object(Map::new()),
+                result: None,
+                approval: None,
+                approval_reason: None,
+                reject_reason: None,
+                status: ToolStatus::Called,
+            });
+        }
+        let mut name = String::new();
+        if let Some(tool) = v.tools.iter_mut().find(|t| t.call_id == call_id) {
+            name = tool.name.clone();
+            tool.status = status;
+            tool.result = result.clone();
+            match status {
+                ToolStatus::Denied => {
+                    tool.approval = Some(Approval::Rejected);
+                    tool.reject_reason = reason;
+                }
+                ToolStatus::Done if tool.approval.is_some() => {
+                    tool.approval = Some(Approval::Approved);
+                }
+                _ => {}
+            }
+        }
+        v.kind = MessageKindView::ToolCall;
+        with_tool_part(&mut b.parts, call_id, &name, |part| {
+            let had_approval = part.contains_key("approval");
+            match status {
+                ToolStatus::Done => {
+                    part.insert("state".to_owned(), Value::from("output-available"));
+                    part.insert("output".to_owned(), result.unwrap_or(Value::Null));
+                    if had_approval {
+                        set_approved(part, call_id, true);
+                    }
+                }
+                ToolStatus::Error => {
+                    part.insert("state".to_owned(), Value::from("output-error"));
+                    part.insert("errorText".to_owned(), result.unwrap_or(Value::Null));
+                }
+                _ => {
+                    part.insert("state".to_owned(), Value::from("output-denied"));
+                    set_approved(part, call_id, false);
+                }
+            }
+        });
+        b.text_part = None;
+        self.stream_dirty = true;
+    }
+
+    /// Moves the streaming message into `messages` (once per stream).
+    fn commit_building(&mut self) {
+        let building = self.building.take();
+        let view = self.snapshot.streaming.take();
+        self.stream_dirty = true;
+        let (Some(b), Some(mut view)) = (building, view) else {
+            return;
+        };
+        if b.fresh && view.text.is_empty() && view.tools.is_empty() {
+            return;
+        }
+        let mut raw = b.base;
+        raw.insert("parts".to_owned(), Value::Array(b.parts));
+        view.raw = raw_message(raw);
+        view.index = self.messages.len();
+        self.push_message(view);
+    }
+
+    fn append_user(&mut self, text: &str) {
+        let body = UserMessage {
+            role: "user",
+            parts: [TextPart { ty: "text", text }],
+        };
+        let raw = match serde_json::to_value(&body) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        let view = MessageView {
+            id: None,
+            index: self.messages.len(),
+            role: Some("user".to_owned()),
+            kind: MessageKindView::Text,
+            text: text.to_owned(),
+            tools: Vec::new(),
+            raw: raw_message(raw),
+        };
+        self.push_message(view);
+    }
+
+    fn push_message(&mut self, view: MessageView) {
+        if Arc::strong_count(&self.messages) > 1 {
+            self.touched = self.touched.saturating_add(self.messages.len() as u64);
+        }
+        self.touched = self.touched.saturating_add(1);
+        Arc::make_mut(&mut self.messages).push(view);
+        self.messages_version += 1;
+    }
+
+    fn set_history(&mut self, history: Vec<Map<String, Value>>) {
+        let views: Vec<MessageView> = history
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| ui_message_view(i, m, &self.reasons))
+            .collect();
+        self.touched = self.touched.saturating_add(views.len() as u64);
+        self.messages = Arc::new(views);
+        self.messages_version += 1;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Internals: drafts
+
+    /// Adopts a new pause (or none): drafts survive on calls of the same run still pending; a
+    /// draft whose call left the pause is acknowledged if the server accepted it or the thread
+    /// records it, and dropped (listed in `droppedDrafts`) otherwise.
+    fn adopt_pause(&mut self, new: Option<Pause>) {
+        let old = self.pause.take();
+        let old_decisions = self.decisions.take();
+        let mut new_decisions = new
+            .as_ref()
+            .and_then(|p| Decisions::new(&p.suspension()).ok());
+        if let (Some(old), Some(od)) = (old, old_decisions) {
+            let drafts: Vec<(String, Decision)> = od
+                .local()
+                .map(|(id, d)| (id.to_owned(), d.clone()))
+                .collect();
+            for (id, draft) in drafts {
+                let run_id = old
+                    .card(&id)
+                    .and_then(|c| c.run_id.clone())
+                    .unwrap_or_else(|| old.run_id.clone());
+                let still = new
+                    .as_ref()
+                    .is_some_and(|n| n.has(&id) && n.run_id == old.run_id);
+                if still {
+                    let kept = new_decisions
+                        .as_mut()
+                        .is_some_and(|nd| nd.set(&id, draft.clone()).is_ok());
+                    if kept {
+                        continue;
+                    }
+                }
+                if self.is_acked(&run_id, &id) || self.records(&id, &draft) {
+                    self.ledger_settle(&id, Fate::Acknowledged);
+                } else {
+                    self.drop_draft(&id);
+                }
+            }
+        }
+        if new_decisions.is_none() {
+            self.last_submission = None;
+        }
+        self.pause = if new_decisions.is_some() { new } else { None };
+        self.decisions = new_decisions;
+        if self.pause.is_some() {
+            self.expired = false;
+        }
+    }
+
+    fn drop_draft(&mut self, call_id: &str) {
+        self.ledger_settle(call_id, Fate::Dropped);
+        if !self.dropped.iter().any(|d| d == call_id) {
+            self.dropped.push(call_id.to_owned());
+        }
+    }
+
+    fn is_acked(&self, run_id: &str, call_id: &str) -> bool {
+        self.acked.iter().any(|(r, c)| r == run_id && c == call_id)
+    }
+
+    fn apply_restore(&mut self, persisted: &str) {
+        let Ok(stored) = serde_json::from_str::<StoredIn>(persisted) else {
+            return;
+        };
+        if stored.v != 1 {
+            return;
+        }
+        let Some(run_id) = self.pause.as_ref().map(|p| p.run_id.clone()) else {
+            return;
+        };
+        if run_id != stored.run_id {
+            return;
+        }
+        let Some(decisions) = self.decisions.as_mut() else {
+            return;
+        };
+        let mut restored = Vec::new();
+        for (id, wire) in &stored.drafts {
+            let Ok(decision) = Decision::from_wire(wire) else {
+                continue;
+            };
+            if !stored.call_ids.contains(id) || decisions.local().any(|(l, _)| l == id) {
+                continue;
+            }
+            if decisions.set(id, decision.clone()).is_ok() {
+                restored.push((id.clone(), decision));
+            }
+        }
+        for (id, decision) in restored {
+            self.ledger_hold(&run_id, &id, &decision);
+        }
+    }
+
+    fn drafts(&self) -> DraftMap {
+        DraftMap(
+            self.decisions
+                .as_ref()
+                .map(|d| d.local().map(|(i, d)| (i.to_owned(), d.clone())).collect())
+                .unwrap_or_default(),
+        )
+    }
+
+    fn ledger_hold(&mut self, run_id: &str, call_id: &str, decision: &Decision) {
+        self.ledger_settle(call_id, Fate::Replaced);
+        self.ledger.push(LedgerEntry {
+            run_id: run_id.to_owned(),
+            call_id: call_id.to_owned(),
+            decision: decision.clone(),
+            fate: Fate::Held,
+        });
+    }
+
+    fn ledger_settle(&mut self, call_id: &str, fate: Fate) {
+        for entry in &mut self.ledger {
+            if entry.fate == Fate::Held && entry.call_id == call_id {
+                entry.fate = fate;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Internals: the snapshot
+
+    fn phase(&self) -> Phase {
+        if let State::Busy(flight) = &self.state {
+            if flight.job.is_chat() && matches!(flight.rx, Some(Rx::Stream(_))) {
+                return Phase::Streaming;
+            }
+            return match &flight.job {
+                Job::Load {
+                    why: Why::User | Why::Recover(_),
+                    ..
+                } => Phase::Loading,
+                Job::Load {
+                    why: Why::VerifySend { .. },
+                    ..
+                }
+                | Job::Send { .. } => Phase::Sending,
+                Job::Load {
+                    why: Why::SendConflict { .. } | Why::Reconcile { .. },
+                    ..
+                } => Phase::Conflict,
+                Job::Submit(_) => Phase::Submitting,
+            };
+        }
+        if self.failed {
+            Phase::Error
+        } else if self.pause.is_some() {
+            Phase::AwaitingApproval
+        } else if self.expired {
+            Phase::Expired
+        } else if self.run_completed {
+            Phase::Completed
+        } else {
+            Phase::Idle
+        }
+    }
+
+    fn suspension_view(&self) -> Option<SuspensionView> {
+        let pause = self.pause.as_ref()?;
+        let decisions = self.decisions.as_ref()?;
+        let mut tools = Vec::new();
+        for card in &pause.cards {
+            let draft = decisions
+                .local()
+                .find(|(id, _)| *id == card.call_id)
+                .map(|(_, d)| d.clone());
+            let approval = match &draft {
+                Some(Decision::Approve) => Approval::Approved,
+                Some(Decision::Reject(_)) => Approval::Rejected,
+                None => Approval::Pending,
+            };
+            tools.push(GatedView {
+                call_id: card.call_id.clone(),
+                name: card.name.clone(),
+                description: card.description.clone(),
+                inputs: card.inputs.clone(),
+                approval,
+                approval_reason: card.approval_reason.clone(),
+                reject_reason: draft.as_ref().and_then(Decision::reason).map(str::to_owned),
+                draft: draft.is_some(),
+                server_approval: Approval::Pending,
+                server_reject_reason: None,
+                run_id: card.run_id.clone(),
+                agent_version_id: card
+                    .agent_version_id
+                    .clone()
+                    .or_else(|| pause.agent_version_id.clone()),
+            });
+        }
+        let (pending, decided): (Vec<GatedView>, Vec<GatedView>) = tools
+            .iter()
+            .cloned()
+            .partition(|t| t.approval == Approval::Pending);
+        Some(SuspensionView {
+            message_id: pause.message_id.clone(),
+            run_id: Some(pause.run_id.clone()),
+            agent_version_id: pause.agent_version_id.clone(),
+            undecided: decisions
+                .undecided()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            complete: decisions.is_complete(),
+            tools,
+            pending,
+            decided,
+        })
+    }
+
+    /// Every field but `streaming` (which lives in the snapshot and is edited in place).
+    fn build_head(&self) -> Snapshot {
+        let busy = matches!(self.state, State::Busy(_));
+        let paused = self.pause.is_some();
+        let can_submit = !busy
+            && self.pause.as_ref().is_some_and(|p| {
+                self.decisions
+                    .as_ref()
+                    .is_some_and(|d| d.local().any(|(id, _)| !self.is_acked(&p.run_id, id)))
+            });
+        Snapshot {
+            version: self.snapshot.version,
+            phase: self.phase(),
+            dialect: self.config.dialect,
+            thread_id: self.config.thread_id.clone(),
+            loaded: self.loaded,
+            busy,
+            syncing: false,
+            messages_version: self.messages_version,
+            messages: Messages(Arc::clone(&self.messages)),
+            streaming: None,
+            suspension: self.suspension_view(),
+            decisions: self.drafts(),
+            can_send: !busy && !paused,
+            can_submit,
+            error: self.error.as_ref().map(ErrorView::from),
+            unsent_text: self.unsent_text.clone(),
+            last_submission: self.last_submission.clone(),
+            dropped_drafts: self.dropped.clone(),
+        }
+    }
+
+    /// The end of every step: persist the drafts if they changed, and emit one `Changed` if the
+    /// snapshot did. The streaming message is not cloned: it moves from the old snapshot to the new.
+    fn settle(&mut self) {
+        if self.config.persist && self.held_restore.is_none() {
+            let desired = self.stored_drafts();
+            if !same_stored(desired.as_deref(), self.persisted.as_deref()) {
+                self.persisted = desired.clone();
+                self.outputs.push_back(Output::Persist {
+                    key: self.config.persist_key(),
+                    value: desired,
+                });
+            }
+        }
+        let mut next = self.build_head();
+        let streaming = self.snapshot.streaming.take();
+        let changed = self.stream_dirty || next != self.snapshot;
+        next.streaming = streaming;
+        self.stream_dirty = false;
+        if changed {
+            next.version = self.snapshot.version.saturating_add(1);
+            self.snapshot = next;
+            self.outputs.push_back(Output::Changed);
+        } else {
+            self.snapshot.streaming = next.streaming;
+        }
+    }
+
+    fn stored_drafts(&self) -> Option<String> {
+        let pause = self.pause.as_ref()?;
+        let drafts = self.drafts();
+        if drafts.is_empty() {
+            return None;
+        }
+        serde_json::to_string(&StoredOut {
+            v: 1,
+            run_id: &pause.run_id,
+            call_ids: &pause.call_ids(),
+            drafts: &drafts,
+        })
+        .ok()
+    }
+}
+
+/// A 2xx with a body: 204 (no content) is handled as a whole answer.
+fn is_stream_status(status: u16) -> bool {
+    (200..=299).contains(&status) && status != 204
+}
+
+fn remember_input(feed: &mut Feed, call_id: String, name: String, input: Option<Value>) {
+    match feed.inputs.iter_mut().find(|(id, _, _)| *id == call_id) {
+        Some(entry) => {
+            if let Some(input) = input {
+                entry.2 = input;
+            }
+        }
+        None => feed.inputs.push((
+            call_id,
+            name,
+            input.unwrap_or_else(|| Value::Object(Map::new())),
+        )),
+    }
+}
+
+/// Edits the raw tool part for a call in `parts`, created (`tool-<name>`) if missing.
+fn with_tool_part(
+    parts: &mut Vec<Value>,
+    call_id: &str,
+    name: &str,
+    edit: impl FnOnce(&mut Map<String, Value>),
+) {
+    let found = parts.iter_mut().find_map(|p| match p {
+        Value::Object(map)
+            if is_tool_part(map)
+                && map.get("toolCallId").and_then(Value::as_str) == Some(call_id) =>
+        {
+            Some(map)
+        }
+        _ => None,
+    });
+    match found {
+        Some(map) => edit(map),
+        None => {
+            let mut part = Map::new();
+            part.insert("type".to_owned(), Value::from(format!("tool-{name}")));
+            part.insert("toolCallId".to_owned(), Value::from(call_id));
+            edit(&mut part);
+            parts.push(Value::Object(part));
+        }
+    }
+}
+
+fn set_approved(part: &mut Map<String, Value>, call_id: &str, approved: bool) {
+    let mut approval = match part.remove("approval") {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    if !approval.contains_key("id") {
+        approval.insert("id".to_owned(), Value::from(call_id));
+    }
+    approval.insert("approved".to_owned(), Value::Bool(approved));
+    part.insert("approval".to_owned(), Value::Object(approval));
+}
+
+fn is_tool_part(part: &Map<String, Value>) -> bool {
+    part.get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.starts_with("tool-") || t == "dynamic-tool")
+}
+
+/// A message for `raw`: the object as is when the thread model accepts it, else without the keys
+/// it refuses.
+fn raw_message(mut raw: Map<String, Value>) -> Message {
+    match Message::from_value(Value::Object(raw.clone())) {
+        Ok(m) => m,
+        Err(_) => {
+            raw.remove("type");
+            raw.remove("__id");
+            if raw.get("role").is_some_and(|r| !r.is_string()) {
+                raw.remove("role");
+            }
+            Message::from_value(Value::Object(raw)).unwrap_or_else(|_| Message::empty())
+        }
+    }
+}
+
+/// The history document: `{messages: [...]}` or a bare array; non-object entries are skipped.
+fn parse_history(body: &[u8]) -> Result<Vec<Map<String, Value>>> {
+    let text = json::utf8(body)?;
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| json::from_serde(&e))?;
+    let items = match value {
+        Value::Array(items) => items,
+        Value::Object(mut map) => match map.remove("messages") {
+            Some(Value::Array(items)) => items,
+            None | Some(Value::Null) => Vec::new(),
+            Some(other) => {
+                return Err(Error::parse(format!(
+                    "messages must be an array, got {}",
+                    json::describe(&other)
+                ))
+                .with_path("$.messages"))
+            }
+        },
+        other => {
+            return Err(Error::parse(format!(
+                "a thread must be an object with a \"messages\" array, got {}",
+                json::describe(&other)
+            ))
+            .with_path("$"))
+        }
+    };
+    Ok(items
+        .into_iter()
+        .filter_map(|m| match m {
+            Value::Object(map) => Some(map),
+            _ => None,
+        })
+        .collect())
+}
+
+/// The collected output of `POST /v1/agents/{id}/run`: `{chunks: [...], finishReason}`.
+fn parse_collected(body: &[u8]) -> Result<Vec<Result<Chunk>>> {
+    let text = json::utf8(body)?;
+    let value: Value = serde_json::from_str(text).map_err(|e| json::from_serde(&e))?;
+    let Some(Value::Array(chunks)) = value.get("chunks") else {
+        return Err(Error::parse("collected output needs a \"chunks\" array").with_path("$.chunks"));
+    };
+    Ok(chunks
+        .iter()
+        .filter_map(|c| parse_chunk_value(c).transpose())
+        .collect())
+}
+
+/// The dialect-neutral view of one AI SDK UI message.
+fn ui_message_view(
+    index: usize,
+    raw: Map<String, Value>,
+    reasons: &[(String, String)],
+) -> MessageView {
+    let id = match raw.get("id") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    let role = raw.get("role").and_then(Value::as_str).map(str::to_owned);
+    let mut text = String::new();
+    let mut tools = Vec::new();
+    match raw.get("parts") {
+        Some(Value::Array(parts)) => {
+            for part in parts.iter().filter_map(Value::as_object) {
+                if part.get("type").and_then(Value::as_str) == Some("text") {
+                    if let Some(t) = part.get("text").and_then(Value::as_str) {
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        text.push_str(t);
+                    }
+                } else if let Some(tool) = part_tool(part, reasons) {
+                    tools.push(tool);
+                }
+            }
+        }
+        _ => {
+            if let Some(Value::String(s)) = raw.get("content") {
+                text.push_str(s);
+            }
+        }
+    }
+    MessageView {
+        id,
+        index,
+        role,
+        kind: if tools.is_empty() {
+            MessageKindView::Text
+        } else {
+            MessageKindView::ToolCall
+        },
+        text,
+        tools,
+        raw: raw_message(raw),
+    }
+}
+
+fn part_tool(part: &Map<String, Value>, reasons: &[(String, String)]) -> Option<ToolView> {
+    let ty = part.get("type")?.as_str()?;
+    let name = match ty.strip_prefix("tool-") {
+        Some(name) => name.to_owned(),
+        None if ty == "dynamic-tool" => part
+            .get("toolName")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        None => return None,
+    };
+    let call_id = part.get("toolCallId")?.as_str()?.to_owned();
+    let inputs = match part.get("input") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v) => v.clone(),
+    };
+    let approval_obj = part.get("approval").and_then(Value::as_object);
+    let approved = approval_obj
+        .and_then(|a| a.get("approved"))
+        .and_then(Value::as_bool);
+    let approval_reason = approval_obj
+        .and_then(|a| a.get("reason"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let decided = approved.map(|a| {
+        if a {
+            Approval::Approved
+        } else {
+            Approval::Rejected
+        }
+    });
+    let (status, approval, result) = match part.get("state").and_then(Value::as_str) {
+        Some("approval-requested") => (ToolStatus::Pending, Some(Approval::Pending), None),
+        Some("approval-responded") => match approved {
+            Some(false) => (ToolStatus::Rejected, Some(Approval::Rejected), None),
+            _ => (ToolStatus::Approved, Some(Approval::Approved), None),
+        },
+        Some("output-available") => (ToolStatus::Done, decided, part.get("output").cloned()),
+        Some("output-denied") => (ToolStatus::Denied, Some(Approval::Rejected), None),
+        Some("output-error") => (ToolStatus::Error, decided, part.get("errorText").cloned()),
+        _ => (ToolStatus::Called, None, None),
+    };
+    let reject_reason = if approval == Some(Approval::Rejected) {
+        reasons
+            .iter()
+            .find(|(id, _)| *id == call_id)
+            .map(|(_, r)| r.clone())
+    } else {
+        None
+    };
+    Some(ToolView {
+        call_id,
+        name,
+        inputs,
+        result,
+        approval,
+        approval_reason,
+        reject_reason,
+        status,
+    })
+}

@@ -1,0 +1,368 @@
+//! What the UI renders: [`Snapshot`] and its parts. Everything serializes to plain JSON with camelCase
+//! keys; an absent value is `null`.
+//!
+//! ```text
+//! {
+//!   version: number,               // changes iff anything below changed
+//!   phase: "idle" | "loading" | "sending" | "streaming" | "awaiting_approval" | "submitting"
+//!        | "completed" | "expired" | "conflict" | "error",
+//!   dialect: "neuron" | "sidenet", threadId: string,
+//!   loaded: boolean,               // a thread load has succeeded at least once
+//!   busy: boolean,                 // a request (or a retry timer) is outstanding for a command
+//!   syncing: boolean,              // a quiet reload after a POST is in flight (commands preempt it)
+//!   messagesVersion: number,       // changes iff `messages` changed
+//!   messages: MessageView[],       // the settled thread
+//!   streaming: MessageView | null, // a message being streamed (Sidenet; always null for Neuron);
+//!                                  // its `raw` is `{id, role}` until it lands in `messages`
+//!   suspension: SuspensionView | null,  // null unless the tail is paused
+//!   decisions: { [callId]: "approve" | "reject" | ["reject", reason] },  // the local drafts
+//!   canSend: boolean, canSubmit: boolean,
+//!   error: { code: string, message: string } | null,
+//!   unsentText: string | null,     // a message that was not (or not surely) delivered
+//!   lastSubmission: SubmissionView | null,
+//!   droppedDrafts: string[],       // callIds whose drafts were dropped because the pause changed
+//! }
+//! MessageView  = { id: string | null, index: number, role: string | null,
+//!                  kind: "text" | "tool_call" | "tool_result" | "other", text: string,
+//!                  tools: ToolView[], raw: <the wire message, verbatim> }
+//! ToolView     = { callId, name, inputs: object, result: any | null,
+//!                  approval: "pending" | "approved" | "rejected" | null, approvalReason: string | null,
+//!                  rejectReason: string | null,
+//!                  status: "pending" | "approved" | "rejected" | "called" | "done"
+//!                        | "denied" | "error" }   // denied, error: Sidenet
+//! SuspensionView = { messageId: string | null, runId?: string, agentVersionId?: string (Sidenet),
+//!                    tools: GatedView[] (tail order),
+//!                    pending: GatedView[] (undecided), decided: GatedView[], undecided: string[],
+//!                    complete: boolean }
+//! GatedView    = { callId, name, description: string | null, inputs: object,
+//!                  approval: "pending" | "approved" | "rejected"  (the draft, else the tail's),
+//!                  approvalReason: string | null, rejectReason: string | null (the draft's, else the
+//!                  tail's), draft: boolean, serverApproval: "pending" | "approved" | "rejected",
+//!                  serverRejectReason: string | null,
+//!                  runId?: string, agentVersionId?: string (Sidenet only) }
+//! SubmissionView = { callIds: string[] (what was sent), status: "awaiting_approval" | "completed",
+//!                    stillPending: { callId, name, approvalReason }[] (pending on the tail after the
+//!                    reply), notApplied: string[] (sent, yet still pending on the tail) }
+//! ```
+
+use std::sync::Arc;
+
+use serde::ser::{SerializeMap, SerializeStruct, Serializer};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::approval::Approval;
+use crate::decisions::Decision;
+use crate::error::Error;
+use crate::thread::Message;
+
+use super::config::Dialect;
+
+/// Where the client stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Nothing in flight and no run observed to finish yet (also before the first load).
+    Idle,
+    /// A `load()` is in flight (or waiting to retry).
+    Loading,
+    /// A new message is in flight, or the client is checking whether a failed one landed.
+    Sending,
+    /// Sidenet: the agent's answer is streaming in (`streaming` grows; `messages` does not change).
+    Streaming,
+    /// The tail is paused: the composer is locked until every gated tool is decided.
+    AwaitingApproval,
+    /// Decisions are in flight (or waiting to retry).
+    Submitting,
+    /// The last run finished.
+    Completed,
+    /// Sidenet: the paused run was abandoned by the server (its grace window passed without a
+    /// decision). The thread is intact and the composer unlocked: the user can simply ask again.
+    Expired,
+    /// The server refused the operation (409) or the decisions went stale; the thread is being
+    /// reloaded to reconcile the drafts. Lands in the right phase with `error` shown.
+    Conflict,
+    /// The last operation failed; `error` says why. Drafts and unsent text are kept.
+    Error,
+}
+
+impl Phase {
+    /// The wire form, e.g. `"awaiting_approval"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Phase::Idle => "idle",
+            Phase::Loading => "loading",
+            Phase::Sending => "sending",
+            Phase::Streaming => "streaming",
+            Phase::AwaitingApproval => "awaiting_approval",
+            Phase::Submitting => "submitting",
+            Phase::Completed => "completed",
+            Phase::Expired => "expired",
+            Phase::Conflict => "conflict",
+            Phase::Error => "error",
+        }
+    }
+}
+
+/// `{ code, message }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorView {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl From<&Error> for ErrorView {
+    fn from(e: &Error) -> Self {
+        ErrorView {
+            code: e.code.as_str(),
+            message: e.message.clone(),
+        }
+    }
+}
+
+/// What kind of message, dialect-neutral.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageKindView {
+    Text,
+    ToolCall,
+    ToolResult,
+    Other,
+}
+
+/// A tool's state in a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    /// Gated, awaiting a decision.
+    Pending,
+    /// Gated and approved (on the call message).
+    Approved,
+    /// Gated and rejected.
+    Rejected,
+    /// Not gated, no result yet (on the call message).
+    Called,
+    /// Has a result (or sits on a result message).
+    Done,
+    /// Sidenet: declined by the user; the call did not run.
+    Denied,
+    /// Sidenet: the call failed, or its run was abandoned while it awaited approval.
+    Error,
+}
+
+/// One tool of a message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolView {
+    pub call_id: String,
+    pub name: String,
+    pub inputs: Value,
+    pub result: Option<Value>,
+    pub approval: Option<Approval>,
+    pub approval_reason: Option<String>,
+    pub reject_reason: Option<String>,
+    pub status: ToolStatus,
+}
+
+/// One message, dialect-neutral, with the wire message in `raw`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageView {
+    pub id: Option<String>,
+    pub index: usize,
+    pub role: Option<String>,
+    pub kind: MessageKindView,
+    pub text: String,
+    pub tools: Vec<ToolView>,
+    pub raw: Message,
+}
+
+/// The settled messages, shared: cloning a snapshot does not copy them, and two snapshots compare
+/// equal on this field iff they hold the very same list.
+#[derive(Debug, Clone, Default)]
+pub struct Messages(pub(crate) Arc<Vec<MessageView>>);
+
+impl Messages {
+    pub fn as_slice(&self) -> &[MessageView] {
+        &self.0
+    }
+}
+
+impl PartialEq for Messages {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Serialize for Messages {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        self.0.as_slice().serialize(serializer)
+    }
+}
+
+/// A gated tool on the paused tail, with the local draft overlaid.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatedView {
+    pub call_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub inputs: Value,
+    /// The draft's decision if any, else the tail's.
+    pub approval: Approval,
+    pub approval_reason: Option<String>,
+    /// The draft's reason if the draft is a rejection; none if the draft is an approval; else the
+    /// tail's.
+    pub reject_reason: Option<String>,
+    /// `true` when a local draft decides this tool.
+    pub draft: bool,
+    pub server_approval: Approval,
+    pub server_reject_reason: Option<String>,
+    /// Sidenet: the paused run this call belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Sidenet: the agent version that paused (continuations are pinned to it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_version_id: Option<String>,
+}
+
+/// The paused tail, with the drafts overlaid.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SuspensionView {
+    pub message_id: Option<String>,
+    /// Sidenet: the paused run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Sidenet: the agent version that paused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_version_id: Option<String>,
+    pub tools: Vec<GatedView>,
+    pub pending: Vec<GatedView>,
+    pub decided: Vec<GatedView>,
+    pub undecided: Vec<String>,
+    pub complete: bool,
+}
+
+/// A tool still pending after a submission, and why it asks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingNote {
+    pub call_id: String,
+    pub name: String,
+    pub approval_reason: Option<String>,
+}
+
+/// The outcome of the last decision submission.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubmissionView {
+    pub call_ids: Vec<String>,
+    pub status: Phase,
+    pub still_pending: Vec<PendingNote>,
+    pub not_applied: Vec<String>,
+}
+
+/// The drafts, as an ordered map `callId → wire decision`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DraftMap(pub Vec<(String, Decision)>);
+
+impl DraftMap {
+    pub fn get(&self, call_id: &str) -> Option<&Decision> {
+        self.0.iter().find(|(id, _)| id == call_id).map(|(_, d)| d)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+impl Serialize for DraftMap {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (id, decision) in &self.0 {
+            map.serialize_entry(id, decision)?;
+        }
+        map.end()
+    }
+}
+
+/// Everything the UI renders. See the module docs for the JSON shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub version: u64,
+    pub phase: Phase,
+    pub dialect: Dialect,
+    pub thread_id: String,
+    pub loaded: bool,
+    pub busy: bool,
+    pub syncing: bool,
+    pub messages_version: u64,
+    pub messages: Messages,
+    pub streaming: Option<MessageView>,
+    pub suspension: Option<SuspensionView>,
+    pub decisions: DraftMap,
+    pub can_send: bool,
+    pub can_submit: bool,
+    pub error: Option<ErrorView>,
+    pub unsent_text: Option<String>,
+    pub last_submission: Option<SubmissionView>,
+    pub dropped_drafts: Vec<String>,
+}
+
+impl Snapshot {
+    /// A view that serializes every field but `messages` (for drivers that cache the converted
+    /// messages by `messagesVersion`).
+    pub fn head(&self) -> SnapshotHead<'_> {
+        SnapshotHead(self)
+    }
+
+    fn write<S: Serializer>(
+        &self,
+        serializer: S,
+        with_messages: bool,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Snapshot", 18)?;
+        s.serialize_field("version", &self.version)?;
+        s.serialize_field("phase", &self.phase)?;
+        s.serialize_field("dialect", &self.dialect)?;
+        s.serialize_field("threadId", &self.thread_id)?;
+        s.serialize_field("loaded", &self.loaded)?;
+        s.serialize_field("busy", &self.busy)?;
+        s.serialize_field("syncing", &self.syncing)?;
+        s.serialize_field("messagesVersion", &self.messages_version)?;
+        if with_messages {
+            s.serialize_field("messages", &self.messages)?;
+        }
+        s.serialize_field("streaming", &self.streaming)?;
+        s.serialize_field("suspension", &self.suspension)?;
+        s.serialize_field("decisions", &self.decisions)?;
+        s.serialize_field("canSend", &self.can_send)?;
+        s.serialize_field("canSubmit", &self.can_submit)?;
+        s.serialize_field("error", &self.error)?;
+        s.serialize_field("unsentText", &self.unsent_text)?;
+        s.serialize_field("lastSubmission", &self.last_submission)?;
+        s.serialize_field("droppedDrafts", &self.dropped_drafts)?;
+        s.end()
+    }
+}
+
+impl Serialize for Snapshot {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        self.write(serializer, true)
+    }
+}
+
+/// [`Snapshot`] without `messages`; see [`Snapshot::head`].
+#[derive(Debug, Clone, Copy)]
+pub struct SnapshotHead<'a>(&'a Snapshot);
+
+impl Serialize for SnapshotHead<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        self.0.write(serializer, false)
+    }
+}

@@ -1,0 +1,1884 @@
+//! Scenario tests of the sans-IO client, Neuron dialect: canned server replies, a simulated clock,
+//! every request asserted, `check_invariants()` after every step.
+
+use serde_json::{json, Value};
+use toolgate::client::{
+    Client, Config, HttpRequest, HttpResponse, Method, OpId, Output, Phase, RequestId,
+    TransportError,
+};
+use toolgate::error::ErrorCode;
+
+const BASE: &str = "https://api.test";
+const TID: &str = "thread_42";
+const THREAD_URL: &str = "https://api.test/threads/thread_42";
+const CHAT_URL: &str = "https://api.test/threads/thread_42/chat";
+const KEY: &str = "toolgate:drafts:neuron:https://api.test:thread_42";
+
+// ----------------------------------------------------------------------------------------------
+// Neuron JSON builders
+
+fn user(id: &str, text: &str) -> Value {
+    json!({"__id": id, "role": "user", "content": text})
+}
+
+fn assistant(id: &str, text: &str) -> Value {
+    json!({"__id": id, "role": "assistant", "content": text})
+}
+
+fn tool(call_id: &str, name: &str, approval: Option<&str>, reason: Option<&str>) -> Value {
+    json!({
+        "callId": call_id,
+        "name": name,
+        "description": format!("the {name} tool"),
+        "parameters": [],
+        "inputs": {"path": "/tmp/x"},
+        "result": null,
+        "approval": approval,
+        "approvalReason": reason,
+        "rejectReason": null,
+    })
+}
+
+fn rejected(call_id: &str, name: &str, reason: Option<&str>, why: Option<&str>) -> Value {
+    let mut t = tool(call_id, name, Some("rejected"), reason);
+    t["rejectReason"] = json!(why);
+    t
+}
+
+fn tool_call(id: &str, tools: Vec<Value>) -> Value {
+    json!({"__id": id, "resume_token": "workflow_1", "role": "assistant", "content": [], "type": "tool_call", "tools": tools})
+}
+
+fn tool_result(id: &str, tools: Vec<Value>) -> Value {
+    json!({"__id": id, "role": "tool", "content": [], "type": "tool_call_result", "tools": tools})
+}
+
+fn thread(messages: Vec<Value>) -> HttpResponse {
+    ok(json!({"id": TID, "messages": messages}))
+}
+
+fn reply(status: &str, message: Value) -> HttpResponse {
+    ok(json!({"status": status, "message": message}))
+}
+
+fn ok(body: Value) -> HttpResponse {
+    HttpResponse::new(200, body.to_string())
+}
+
+fn status(code: u16, body: Value) -> HttpResponse {
+    HttpResponse::new(code, body.to_string())
+}
+
+/// The pause of the main scenario: two gated tools, both pending.
+fn pause_two() -> Value {
+    tool_call(
+        "msg_2",
+        vec![
+            tool(
+                "call_A",
+                "delete_file",
+                Some("pending"),
+                Some("Deleting a file is irreversible"),
+            ),
+            tool(
+                "call_B",
+                "send_email",
+                Some("pending"),
+                Some("Outbound email reaches people"),
+            ),
+        ],
+    )
+}
+
+// ----------------------------------------------------------------------------------------------
+// Harness
+
+struct H {
+    c: Client,
+    now: u64,
+}
+
+fn config() -> Config {
+    let mut c = Config::new(BASE, TID);
+    c.headers = vec![("Authorization".to_owned(), "Bearer t0k".to_owned())];
+    c
+}
+
+impl H {
+    fn new() -> H {
+        H::with(config())
+    }
+
+    fn with(config: Config) -> H {
+        let c = Client::new(config).expect("valid config");
+        c.check_invariants().expect("invariants");
+        H { c, now: 1_000 }
+    }
+
+    /// Drains the outputs, checking the invariants and that at most one `Changed` comes, last.
+    fn drain(&mut self) -> Vec<Output> {
+        self.c.check_invariants().expect("invariants");
+        let mut outs = Vec::new();
+        while let Some(o) = self.c.poll_output() {
+            outs.push(o);
+        }
+        let changed = outs.iter().filter(|o| **o == Output::Changed).count();
+        assert!(changed <= 1, "more than one Changed in a step: {outs:?}");
+        if changed == 1 {
+            assert_eq!(
+                outs.last(),
+                Some(&Output::Changed),
+                "Changed must come last"
+            );
+        }
+        outs
+    }
+
+    fn load(&mut self) -> (OpId, Vec<Output>) {
+        let op = self.c.load(self.now).expect("load");
+        (op, self.drain())
+    }
+
+    fn send(&mut self, text: &str) -> (OpId, Vec<Output>) {
+        let op = self.c.send(self.now, text).expect("send");
+        (op, self.drain())
+    }
+
+    fn submit(&mut self) -> (OpId, Vec<Output>) {
+        let op = self.c.submit(self.now).expect("submit");
+        (op, self.drain())
+    }
+
+    fn approve(&mut self, id: &str) -> Vec<Output> {
+        self.c.approve(id).expect("approve");
+        self.drain()
+    }
+
+    fn reject(&mut self, id: &str, reason: Option<&str>) -> Vec<Output> {
+        self.c.reject(id, reason).expect("reject");
+        self.drain()
+    }
+
+    fn respond(&mut self, id: RequestId, resp: HttpResponse) -> Vec<Output> {
+        self.c.handle_response(self.now, id, resp);
+        self.drain()
+    }
+
+    fn fail(&mut self, id: RequestId, err: TransportError) -> Vec<Output> {
+        self.c.handle_failure(self.now, id, err);
+        self.drain()
+    }
+
+    fn at(&mut self, now: u64) -> Vec<Output> {
+        self.now = now;
+        self.c.handle_timeout(now);
+        self.drain()
+    }
+
+    fn phase(&self) -> Phase {
+        self.c.snapshot().phase
+    }
+
+    fn error_code(&self) -> Option<&'static str> {
+        self.c.snapshot().error.as_ref().map(|e| e.code)
+    }
+
+    /// Loads the given thread (one GET answered).
+    fn loaded(thread_msgs: Vec<Value>) -> H {
+        let mut h = H::new();
+        let (op, outs) = h.load();
+        let get = one_http(&outs);
+        assert_get(&get);
+        let outs = h.respond(get.id, thread(thread_msgs));
+        assert!(done(&outs, op).is_ok());
+        h
+    }
+
+    /// A loaded thread paused on `pause_two()`.
+    fn paused() -> H {
+        H::loaded(vec![user("msg_1", "Delete old logs"), pause_two()])
+    }
+}
+
+fn https(outs: &[Output]) -> Vec<HttpRequest> {
+    outs.iter()
+        .filter_map(|o| match o {
+            Output::Http(r) => Some(r.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn one_http(outs: &[Output]) -> HttpRequest {
+    let all = https(outs);
+    assert_eq!(all.len(), 1, "expected exactly one request: {outs:?}");
+    all.into_iter().next().expect("one")
+}
+
+fn no_http(outs: &[Output]) {
+    assert!(https(outs).is_empty(), "unexpected request: {outs:?}");
+}
+
+fn done(outs: &[Output], op: OpId) -> Result<(), ErrorCode> {
+    let found: Vec<&Result<(), toolgate::error::Error>> = outs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Done { op: o, result } if *o == op => Some(result),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "expected one Done for op {op}: {outs:?}");
+    match found[0] {
+        Ok(()) => Ok(()),
+        Err(e) => Err(e.code),
+    }
+}
+
+fn no_done(outs: &[Output]) {
+    assert!(
+        !outs.iter().any(|o| matches!(o, Output::Done { .. })),
+        "unexpected Done: {outs:?}"
+    );
+}
+
+fn persists(outs: &[Output]) -> Vec<Option<String>> {
+    outs.iter()
+        .filter_map(|o| match o {
+            Output::Persist { key, value } => {
+                assert_eq!(key, KEY);
+                Some(value.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn changed(outs: &[Output]) -> bool {
+    outs.contains(&Output::Changed)
+}
+
+fn assert_get(r: &HttpRequest) {
+    assert_eq!(r.method, Method::Get);
+    assert_eq!(r.url, THREAD_URL);
+    assert_eq!(r.body, None);
+    assert_eq!(r.timeout_ms, 30_000);
+    assert!(r
+        .headers
+        .contains(&("Authorization".to_owned(), "Bearer t0k".to_owned())));
+    assert!(r
+        .headers
+        .contains(&("Accept".to_owned(), "application/json".to_owned())));
+}
+
+/// Asserts a POST to the chat endpoint whose body is exactly `body` (as text: key order matters).
+fn assert_post(r: &HttpRequest, body: &str) {
+    assert_eq!(r.method, Method::Post);
+    assert_eq!(r.url, CHAT_URL);
+    assert_eq!(r.body.as_deref(), Some(body));
+    assert!(r
+        .headers
+        .contains(&("Content-Type".to_owned(), "application/json".to_owned())));
+    assert!(r
+        .headers
+        .contains(&("Authorization".to_owned(), "Bearer t0k".to_owned())));
+}
+
+fn err_code<T: std::fmt::Debug>(r: Result<T, toolgate::error::Error>) -> ErrorCode {
+    r.expect_err("expected an error").code
+}
+
+// ----------------------------------------------------------------------------------------------
+// Loading
+
+#[test]
+fn load_idle_thread() {
+    let mut h = H::new();
+    assert_eq!(h.phase(), Phase::Idle);
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    assert_get(&get);
+    assert!(changed(&outs));
+    assert_eq!(h.phase(), Phase::Loading);
+    assert!(h.c.snapshot().busy);
+    assert!(!h.c.snapshot().can_send);
+    let v = h.c.version();
+    let outs = h.respond(
+        get.id,
+        thread(vec![user("msg_1", "hi"), assistant("msg_2", "hello")]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    assert!(changed(&outs));
+    assert!(h.c.version() > v);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Idle);
+    assert!(s.loaded);
+    assert!(s.can_send);
+    assert!(!s.can_submit);
+    assert!(s.suspension.is_none());
+    assert_eq!(s.messages.as_slice().len(), 2);
+    assert_eq!(s.messages.as_slice()[1].text, "hello");
+    assert!(persists(&outs).is_empty());
+}
+
+#[test]
+fn load_suspended_thread() {
+    let seed = tool_call(
+        "msg_7488585683808067584",
+        vec![
+            tool(
+                "toolu_01A2B3C4D5E6F7",
+                "delete_file",
+                Some("pending"),
+                Some("Deleting a file is irreversible"),
+            ),
+            rejected(
+                "toolu_08G9H0I1J2K3L4",
+                "send_email",
+                Some("Outbound email reaches people outside this workspace"),
+                Some("Do not email the whole team"),
+            ),
+        ],
+    );
+    let h = H::loaded(vec![user("msg_1", "clean up"), seed]);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert!(!s.can_send);
+    assert!(
+        s.can_submit,
+        "the tail's own decision makes a non-empty payload"
+    );
+    let susp = s.suspension.as_ref().expect("suspension");
+    assert_eq!(susp.message_id.as_deref(), Some("msg_7488585683808067584"));
+    assert_eq!(susp.undecided, vec!["toolu_01A2B3C4D5E6F7"]);
+    assert_eq!(susp.pending.len(), 1);
+    assert_eq!(susp.decided.len(), 1);
+    assert_eq!(
+        susp.decided[0].reject_reason.as_deref(),
+        Some("Do not email the whole team")
+    );
+    assert!(!susp.decided[0].draft);
+    assert!(s.decisions.is_empty());
+}
+
+#[test]
+fn load_5xx_is_retried_then_succeeds() {
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let g1 = one_http(&outs);
+    let outs = h.respond(g1.id, status(503, json!({"error": "down"})));
+    no_http(&outs);
+    no_done(&outs);
+    assert_eq!(h.phase(), Phase::Loading);
+    assert_eq!(h.c.poll_timeout(), Some(1_300));
+    let outs = h.at(1_300);
+    let g2 = one_http(&outs);
+    assert_get(&g2);
+    assert_ne!(g1.id, g2.id);
+    let outs = h.respond(g2.id, thread(vec![]));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::Idle);
+}
+
+#[test]
+fn load_malformed_body_is_parse_error() {
+    for body in [
+        "not json",
+        "{\"id\":\"t\"}",
+        "{\"messages\":[{\"type\":\"tool_call\",\"tools\":[{\"name\":\"x\"}]}]}",
+        "{\"messages\":[1]}",
+        "",
+    ] {
+        let mut h = H::new();
+        let (op, outs) = h.load();
+        let g = one_http(&outs);
+        let outs = h.respond(g.id, HttpResponse::new(200, body));
+        assert_eq!(done(&outs, op), Err(ErrorCode::ParseError), "{body}");
+        assert_eq!(h.phase(), Phase::Error);
+        assert_eq!(h.error_code(), Some("parse_error"));
+        no_http(&outs);
+        // A later load works.
+        let (op, outs) = h.load();
+        let g = one_http(&outs);
+        let outs = h.respond(g.id, thread(vec![]));
+        assert_eq!(done(&outs, op), Ok(()));
+        assert_eq!(h.phase(), Phase::Idle);
+        assert_eq!(h.error_code(), None);
+    }
+}
+
+#[test]
+fn unauthorized_on_load_and_submit() {
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let g = one_http(&outs);
+    let outs = h.respond(g.id, status(401, json!({"error": "bad token"})));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Unauthorized));
+    assert_eq!(h.phase(), Phase::Error);
+    assert_eq!(h.error_code(), Some("unauthorized"));
+    no_http(&outs);
+
+    let mut h = H::paused();
+    h.approve("call_A");
+    let (op, outs) = h.submit();
+    let p = one_http(&outs);
+    let outs = h.respond(p.id, status(401, json!({})));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Unauthorized));
+    no_http(&outs);
+    assert_eq!(h.phase(), Phase::Error);
+    assert_eq!(h.c.snapshot().decisions.len(), 1, "drafts kept");
+}
+
+#[test]
+fn other_status_is_http_status() {
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let g = one_http(&outs);
+    let outs = h.respond(g.id, HttpResponse::new(404, "<html>nope</html>"));
+    assert_eq!(done(&outs, op), Err(ErrorCode::HttpStatus));
+    assert_eq!(
+        h.c.snapshot().error.as_ref().map(|e| e.message.as_str()),
+        Some("the server answered HTTP 404")
+    );
+}
+
+// ----------------------------------------------------------------------------------------------
+// The main flow
+
+#[test]
+fn send_pause_partial_then_complete() {
+    let mut h = H::loaded(vec![]);
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    assert_post(&post, r#"{"message":"Delete old logs"}"#);
+    assert_eq!(h.phase(), Phase::Sending);
+
+    // The reply carries only the tail; the client applies it and reloads quietly.
+    let outs = h.respond(post.id, reply("awaiting_approval", pause_two()));
+    assert_eq!(done(&outs, op), Ok(()));
+    let sync = one_http(&outs);
+    assert_get(&sync);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert!(s.syncing);
+    assert!(!s.busy);
+    assert!(!s.can_send);
+    assert_eq!(s.messages.as_slice().len(), 2);
+    assert_eq!(s.messages.as_slice()[0].text, "Delete old logs");
+    let susp = s.suspension.as_ref().expect("paused");
+    assert_eq!(susp.undecided, vec!["call_A", "call_B"]);
+    let outs = h.respond(
+        sync.id,
+        thread(vec![user("msg_1", "Delete old logs"), pause_two()]),
+    );
+    no_http(&outs);
+    assert!(!h.c.snapshot().syncing);
+    assert_eq!(
+        h.c.snapshot().messages.as_slice()[0].id.as_deref(),
+        Some("msg_1")
+    );
+
+    // Approve one and submit: still awaiting.
+    let outs = h.approve("call_A");
+    assert_eq!(
+        persists(&outs),
+        vec![Some(
+            r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"drafts":{"call_A":"approve"}}"#
+                .to_owned()
+        )]
+    );
+    let susp = h.c.snapshot().suspension.clone().expect("paused");
+    assert!(susp.tools[0].draft);
+    assert_eq!(
+        susp.tools[0].approval,
+        toolgate::approval::Approval::Approved
+    );
+    assert_eq!(
+        susp.tools[0].server_approval,
+        toolgate::approval::Approval::Pending
+    );
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    assert_post(&post, r#"{"decisions":{"call_A":"approve"}}"#);
+    assert_eq!(h.phase(), Phase::Submitting);
+    let mut tail = pause_two();
+    tail["tools"][0]["approval"] = json!("approved");
+    let outs = h.respond(post.id, reply("awaiting_approval", tail.clone()));
+    assert_eq!(done(&outs, op), Ok(()));
+    // The tail records the approval: the draft is acknowledged and storage cleared.
+    assert_eq!(persists(&outs), vec![None]);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert!(s.decisions.is_empty());
+    let last = s.last_submission.as_ref().expect("last submission");
+    assert_eq!(last.call_ids, vec!["call_A"]);
+    assert_eq!(last.status, Phase::AwaitingApproval);
+    assert_eq!(last.still_pending.len(), 1);
+    assert_eq!(last.still_pending[0].call_id, "call_B");
+    assert_eq!(
+        last.still_pending[0].approval_reason.as_deref(),
+        Some("Outbound email reaches people")
+    );
+    assert!(last.not_applied.is_empty());
+    assert_eq!(
+        s.messages.as_slice().len(),
+        2,
+        "the tail was replaced, not appended"
+    );
+    let sync = one_http(&outs);
+    assert_get(&sync);
+    h.respond(
+        sync.id,
+        thread(vec![user("msg_1", "Delete old logs"), tail]),
+    );
+
+    // Reject the other with a reason: cumulative payload, tail order.
+    h.reject("call_B", Some("Do not email the whole team"));
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    assert_post(
+        &post,
+        r#"{"decisions":{"call_A":"approve","call_B":["reject","Do not email the whole team"]}}"#,
+    );
+    let outs = h.respond(post.id, reply("completed", assistant("msg_4", "Done.")));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(persists(&outs), vec![None]);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert!(s.can_send);
+    assert!(s.suspension.is_none());
+    assert!(s.decisions.is_empty());
+    let sync = one_http(&outs);
+    assert_get(&sync);
+}
+
+#[test]
+fn cumulative_when_the_tail_keeps_its_pending_snapshot() {
+    // A server revision that treats payloads as cumulative answers with the tail unchanged.
+    let mut c = config();
+    c.reload_after_post = false;
+    let mut h = H::with(c);
+    let (_, outs) = h.load();
+    let g = one_http(&outs);
+    h.respond(g.id, thread(vec![user("msg_1", "x"), pause_two()]));
+    h.approve("call_A");
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("awaiting_approval", pause_two()));
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    assert!(persists(&outs).is_empty(), "the draft is still held");
+    let s = h.c.snapshot();
+    let last = s.last_submission.as_ref().expect("last");
+    assert_eq!(last.not_applied, vec!["call_A"]);
+    assert_eq!(last.still_pending.len(), 2);
+    assert_eq!(s.decisions.len(), 1);
+    let susp = s.suspension.as_ref().expect("paused");
+    assert_eq!(
+        susp.undecided,
+        vec!["call_B"],
+        "progress shown from the overlay"
+    );
+    h.reject("call_B", None);
+    let (_, outs) = h.submit();
+    let post = one_http(&outs);
+    assert_post(
+        &post,
+        r#"{"decisions":{"call_A":"approve","call_B":"reject"}}"#,
+    );
+}
+
+#[test]
+fn deploy_chain_pauses_twice() {
+    let mut h = H::loaded(vec![]);
+    let (_, outs) = h.send("delete a; deploy b");
+    let post = one_http(&outs);
+    let p1 = tool_call(
+        "msg_2",
+        vec![
+            tool(
+                "c_del",
+                "delete_file",
+                Some("pending"),
+                Some("irreversible"),
+            ),
+            tool("c_test", "run_tests", None, None),
+        ],
+    );
+    let outs = h.respond(post.id, reply("awaiting_approval", p1.clone()));
+    let sync = one_http(&outs);
+    h.respond(
+        sync.id,
+        thread(vec![user("msg_1", "delete a; deploy b"), p1.clone()]),
+    );
+    let susp = h.c.snapshot().suspension.clone().expect("paused");
+    assert_eq!(susp.tools.len(), 1, "only gated tools get cards");
+
+    h.approve("c_del");
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    assert_post(&post, r#"{"decisions":{"c_del":"approve"}}"#);
+    let p2 = tool_call(
+        "msg_4",
+        vec![tool(
+            "c_deploy",
+            "deploy",
+            Some("pending"),
+            Some("affects live users"),
+        )],
+    );
+    let outs = h.respond(post.id, reply("awaiting_approval", p2.clone()));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(
+        persists(&outs),
+        vec![None],
+        "the first pause's drafts are acknowledged"
+    );
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(
+        s.suspension.as_ref().map(|x| x.message_id.clone()),
+        Some(Some("msg_4".to_owned()))
+    );
+    assert!(s.decisions.is_empty());
+    assert!(s.dropped_drafts.is_empty());
+    let last = s.last_submission.as_ref().expect("last");
+    assert_eq!(last.still_pending[0].call_id, "c_deploy");
+    assert!(last.not_applied.is_empty());
+    let sync = one_http(&outs);
+    let mut p1_done = p1.clone();
+    p1_done["tools"][0]["approval"] = json!("approved");
+    h.respond(
+        sync.id,
+        thread(vec![
+            user("msg_1", "delete a; deploy b"),
+            p1_done,
+            tool_result("msg_3", vec![]),
+            p2,
+        ]),
+    );
+    assert_eq!(h.c.snapshot().messages.as_slice().len(), 4);
+    assert_eq!(
+        h.c.snapshot().messages.as_slice()[2].kind,
+        toolgate::client::MessageKindView::ToolResult
+    );
+
+    h.approve("c_deploy");
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    assert_post(&post, r#"{"decisions":{"c_deploy":"approve"}}"#);
+    let outs = h.respond(post.id, reply("completed", assistant("msg_6", "deployed")));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::Completed);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Illegal commands
+
+#[test]
+fn illegal_commands_have_stable_codes_and_send_nothing() {
+    let mut h = H::new();
+    // Before any load: nothing is paused.
+    assert_eq!(err_code(h.c.approve("x")), ErrorCode::NotSuspended);
+    assert_eq!(err_code(h.c.reject("x", None)), ErrorCode::NotSuspended);
+    assert_eq!(err_code(h.c.clear("x")), ErrorCode::NotSuspended);
+    assert_eq!(err_code(h.c.submit(0)), ErrorCode::NotSuspended);
+    assert_eq!(err_code(h.c.send(0, "   ")), ErrorCode::InvalidArgument);
+    assert_eq!(
+        err_code(h.c.reject_all_and_send(0, "", None)),
+        ErrorCode::InvalidArgument
+    );
+    assert!(h.drain().is_empty());
+
+    let mut h = H::paused();
+    assert_eq!(err_code(h.c.send(0, "hello")), ErrorCode::InputLocked);
+    assert_eq!(err_code(h.c.approve("nope")), ErrorCode::UnknownCallId);
+    assert_eq!(
+        err_code(h.c.reject("nope", Some("r"))),
+        ErrorCode::UnknownCallId
+    );
+    assert_eq!(err_code(h.c.clear("nope")), ErrorCode::UnknownCallId);
+    assert_eq!(err_code(h.c.submit(0)), ErrorCode::EmptyDecisions);
+    assert!(h.drain().is_empty());
+
+    // Everything while a request is in flight: busy.
+    h.approve("call_A");
+    let (_, outs) = h.submit();
+    let post = one_http(&outs);
+    assert_eq!(err_code(h.c.submit(0)), ErrorCode::Busy);
+    assert_eq!(err_code(h.c.load(0)), ErrorCode::Busy);
+    assert_eq!(err_code(h.c.send(0, "x")), ErrorCode::Busy);
+    assert_eq!(err_code(h.c.approve("call_B")), ErrorCode::Busy);
+    assert_eq!(err_code(h.c.reject("call_B", None)), ErrorCode::Busy);
+    assert_eq!(err_code(h.c.clear("call_A")), ErrorCode::Busy);
+    assert_eq!(
+        err_code(h.c.reject_all_and_send(0, "x", None)),
+        ErrorCode::Busy
+    );
+    assert!(h.drain().is_empty());
+    let outs = h.respond(post.id, reply("completed", assistant("m", "ok")));
+    let sync = one_http(&outs);
+    // Not suspended any more.
+    assert_eq!(err_code(h.c.approve("call_A")), ErrorCode::NotSuspended);
+    assert_eq!(err_code(h.c.submit(0)), ErrorCode::NotSuspended);
+    h.respond(sync.id, thread(vec![assistant("m", "ok")]));
+}
+
+#[test]
+fn double_submit_sends_once() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    h.approve("call_B");
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    assert_eq!(err_code(h.c.submit(h.now)), ErrorCode::Busy);
+    assert!(h.drain().is_empty());
+    let outs = h.respond(post.id, reply("completed", assistant("m", "ok")));
+    assert_eq!(done(&outs, op), Ok(()));
+    // Only the quiet reload follows; no second POST.
+    let sync = one_http(&outs);
+    assert_eq!(sync.method, Method::Get);
+}
+
+#[test]
+fn config_validation_and_urls() {
+    assert!(Client::new(Config::new(BASE, "")).is_err());
+    assert!(Client::new(Config::new(BASE, "a\nb")).is_err());
+    assert!(Client::new(Config::new("ftp://x", "t")).is_err());
+    let mut bad = Config::new(BASE, "t");
+    bad.headers = vec![("Bad Name".to_owned(), "v".to_owned())];
+    assert_eq!(err_code(Client::new(bad)), ErrorCode::InvalidArgument);
+    let mut bad = Config::new(BASE, "t");
+    bad.retry.attempts = 0;
+    assert!(Client::new(bad).is_err());
+
+    // Thread ids are percent-encoded; routes can be overridden; a trailing slash is ignored.
+    let cfg = Config::from_json(
+        r#"{"baseUrl":"https://x.test/api/","threadId":"a b/ü","headers":{"X-K":"v"},
+            "routes":{"thread":"/t/{threadId}/history"},"timeoutMs":500,
+            "retry":{"attempts":5},"autoSubmit":true,"persist":false,"dialect":"neuron"}"#,
+    )
+    .expect("options");
+    assert_eq!(cfg.retry.attempts, 5);
+    assert_eq!(cfg.retry.backoff_ms, 300);
+    assert!(cfg.auto_submit);
+    let mut h = H::with(cfg);
+    let (_, outs) = h.load();
+    let g = one_http(&outs);
+    assert_eq!(g.url, "https://x.test/api/t/a%20b%2F%C3%BC/history");
+    assert_eq!(g.timeout_ms, 500);
+    assert!(g.headers.contains(&("X-K".to_owned(), "v".to_owned())));
+    h.respond(g.id, thread(vec![]));
+    let (_, outs) = h.send("hi");
+    assert_eq!(
+        one_http(&outs).url,
+        "https://x.test/api/threads/a%20b%2F%C3%BC/chat"
+    );
+    assert!(
+        Config::from_json(r#"{"baseUrl":""}"#).is_err(),
+        "threadId is required"
+    );
+    assert!(Config::from_json(r#"{"threadId":"t","dialect":"klingon"}"#).is_err());
+}
+
+// ----------------------------------------------------------------------------------------------
+// Stale replies and abort
+
+#[test]
+fn abort_cancels_and_ignores_late_replies() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    h.c.abort();
+    let outs = h.drain();
+    assert!(outs.contains(&Output::Cancel(post.id)));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert_eq!(h.c.snapshot().decisions.len(), 1, "drafts kept");
+    // The late reply is ignored: nothing changes.
+    let v = h.c.version();
+    let outs = h.respond(post.id, reply("completed", assistant("m", "ok")));
+    assert!(outs.is_empty());
+    assert_eq!(h.c.version(), v);
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    // A later submit works and re-sends the same cumulative payload.
+    let (_, outs) = h.submit();
+    assert_post(&one_http(&outs), r#"{"decisions":{"call_A":"approve"}}"#);
+    // Abort with nothing in flight is a no-op.
+    let mut idle = H::new();
+    idle.c.abort();
+    assert!(idle.drain().is_empty());
+}
+
+#[test]
+fn abort_of_a_message_keeps_the_text() {
+    let mut h = H::loaded(vec![]);
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    h.c.abort();
+    let outs = h.drain();
+    assert!(outs.contains(&Output::Cancel(post.id)));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    assert_eq!(
+        h.c.snapshot().unsent_text.as_deref(),
+        Some("Delete old logs")
+    );
+    assert_eq!(h.phase(), Phase::Idle);
+}
+
+#[test]
+fn reply_to_an_old_request_id_is_ignored() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    let (op, outs) = h.submit();
+    let p1 = one_http(&outs);
+    h.fail(p1.id, TransportError::Timeout);
+    let outs = h.at(1_300);
+    let p2 = one_http(&outs);
+    assert_eq!(p1.body, p2.body);
+    // The first attempt's reply shows up late: ignored.
+    let outs = h.respond(p1.id, reply("completed", assistant("m", "ok")));
+    assert!(outs.is_empty());
+    assert_eq!(h.phase(), Phase::Submitting);
+    // An id never issued: ignored too.
+    assert!(h.respond(RequestId(999), thread(vec![])).is_empty());
+    assert!(h.fail(RequestId(999), TransportError::Timeout).is_empty());
+    let outs = h.respond(p2.id, reply("completed", assistant("m", "ok")));
+    assert_eq!(done(&outs, op), Ok(()));
+}
+
+#[test]
+fn driver_side_abort_is_handled_like_abort() {
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let g = one_http(&outs);
+    let outs = h.fail(g.id, TransportError::Aborted);
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    assert!(!outs.iter().any(|o| matches!(o, Output::Cancel(_))));
+    assert_eq!(h.phase(), Phase::Idle);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Retries
+
+#[test]
+fn network_failure_retries_with_backoff_then_succeeds() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    h.approve("call_B");
+    let body = r#"{"decisions":{"call_A":"approve","call_B":"approve"}}"#;
+    let (op, outs) = h.submit();
+    let p1 = one_http(&outs);
+    assert_post(&p1, body);
+    h.now = 2_000;
+    let outs = h.fail(p1.id, TransportError::Network("connection reset".into()));
+    no_http(&outs);
+    no_done(&outs);
+    assert_eq!(h.phase(), Phase::Submitting);
+    assert_eq!(h.c.poll_timeout(), Some(2_300));
+    assert!(h.at(2_299).is_empty(), "not due yet");
+    let outs = h.at(2_300);
+    let p2 = one_http(&outs);
+    assert_post(&p2, body);
+    assert_eq!(h.c.poll_timeout(), None);
+    h.now = 2_400;
+    h.fail(p2.id, TransportError::Timeout);
+    assert_eq!(h.c.poll_timeout(), Some(3_000), "backoff doubles");
+    let outs = h.at(3_000);
+    let p3 = one_http(&outs);
+    assert_post(&p3, body);
+    let outs = h.respond(p3.id, reply("completed", assistant("m", "ok")));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::Completed);
+}
+
+#[test]
+fn retries_exhausted_keep_drafts_and_a_later_submit_works() {
+    let mut h = H::paused();
+    h.reject("call_B", Some("no"));
+    let (op, outs) = h.submit();
+    let mut req = one_http(&outs);
+    for attempt in 1..=3u64 {
+        let outs = h.respond(req.id, status(502, json!({"error": "bad gateway"})));
+        if attempt == 3 {
+            assert_eq!(done(&outs, op), Err(ErrorCode::HttpStatus));
+            no_http(&outs);
+            break;
+        }
+        let due = h.c.poll_timeout().expect("retry timer");
+        assert_eq!(due, h.now + 300 * (1 << (attempt - 1)));
+        let outs = h.at(due);
+        req = one_http(&outs);
+    }
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Error);
+    assert_eq!(
+        s.error.as_ref().map(|e| e.message.as_str()),
+        Some("bad gateway")
+    );
+    assert_eq!(s.decisions.len(), 1, "drafts kept");
+    assert!(s.can_submit);
+    assert_eq!(h.c.poll_timeout(), None);
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    assert_post(&post, r#"{"decisions":{"call_B":["reject","no"]}}"#);
+    assert_eq!(h.error_code(), None, "a new command clears the error");
+    let mut tail = pause_two();
+    tail["tools"][1] = rejected(
+        "call_B",
+        "send_email",
+        Some("Outbound email reaches people"),
+        Some("no"),
+    );
+    let outs = h.respond(post.id, reply("awaiting_approval", tail));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(persists(&outs), vec![None]);
+}
+
+#[test]
+fn max_backoff_caps_the_wait() {
+    let mut c = config();
+    c.retry.attempts = 6;
+    c.retry.backoff_ms = 1_000;
+    c.retry.max_backoff_ms = 2_500;
+    let mut h = H::with(c);
+    let (_, outs) = h.load();
+    let mut req = one_http(&outs);
+    let mut waits = Vec::new();
+    for _ in 0..4 {
+        h.fail(req.id, TransportError::Network(String::new()));
+        let due = h.c.poll_timeout().expect("timer");
+        waits.push(due - h.now);
+        let outs = h.at(due);
+        req = one_http(&outs);
+    }
+    assert_eq!(waits, vec![1_000, 2_000, 2_500, 2_500]);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Sending failures
+
+#[test]
+fn conflict_on_send_reloads_and_shows_the_pause() {
+    let mut h = H::loaded(vec![user("msg_1", "hi"), assistant("msg_2", "hello")]);
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.respond(
+        post.id,
+        status(
+            409,
+            json!({"status": "conflict", "error": "Thread is awaiting approval"}),
+        ),
+    );
+    no_done(&outs);
+    let g = one_http(&outs);
+    assert_get(&g);
+    assert_eq!(h.phase(), Phase::Conflict);
+    let outs = h.respond(g.id, thread(vec![user("msg_1", "other tab"), pause_two()]));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(
+        s.error.as_ref().map(|e| (e.code, e.message.as_str())),
+        Some(("conflict", "Thread is awaiting approval"))
+    );
+    assert_eq!(s.unsent_text.as_deref(), Some("Delete old logs"));
+    assert!(!s.can_send);
+}
+
+#[test]
+fn send_not_retried_verified_by_reload() {
+    // Landed: the reload shows the message; continue from there.
+    let mut h = H::loaded(vec![
+        user("msg_1", "Delete old logs"),
+        assistant("msg_2", "ok"),
+    ]);
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.fail(post.id, TransportError::Network("reset".into()));
+    let g = one_http(&outs);
+    assert_get(&g);
+    assert_eq!(h.phase(), Phase::Sending);
+    let outs = h.respond(
+        g.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            assistant("msg_2", "ok"),
+            user("msg_3", "Delete old logs"),
+            pause_two(),
+        ]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert_eq!(h.c.snapshot().unsent_text, None);
+
+    // Not landed (the same text as the previous turn does not count): error, text kept.
+    let mut h = H::loaded(vec![
+        user("msg_1", "Delete old logs"),
+        assistant("msg_2", "ok"),
+    ]);
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, status(500, json!({"error": "boom"})));
+    let g = one_http(&outs);
+    let outs = h.respond(
+        g.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            assistant("msg_2", "ok"),
+        ]),
+    );
+    assert_eq!(done(&outs, op), Err(ErrorCode::HttpStatus));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Error);
+    assert_eq!(s.unsent_text.as_deref(), Some("Delete old logs"));
+    assert!(s.can_send);
+    no_http(&outs);
+}
+
+#[test]
+fn send_verify_reload_failing_keeps_the_text() {
+    let mut h = H::loaded(vec![]);
+    let (op, outs) = h.send("hello");
+    let post = one_http(&outs);
+    let outs = h.fail(post.id, TransportError::Timeout);
+    let mut g = one_http(&outs);
+    for i in 0..3 {
+        let outs = h.fail(g.id, TransportError::Network("down".into()));
+        if i == 2 {
+            assert_eq!(
+                done(&outs, op),
+                Err(ErrorCode::Timeout),
+                "the send's own error"
+            );
+            break;
+        }
+        let due = h.c.poll_timeout().expect("retry");
+        g = one_http(&h.at(due));
+    }
+    assert_eq!(h.phase(), Phase::Error);
+    assert_eq!(h.c.snapshot().unsent_text.as_deref(), Some("hello"));
+}
+
+#[test]
+fn send_400_shows_server_error_and_keeps_text() {
+    let mut h = H::loaded(vec![]);
+    let (op, outs) = h.send("hello");
+    let post = one_http(&outs);
+    let outs = h.respond(
+        post.id,
+        status(400, json!({"error": "\"message\" must not be empty"})),
+    );
+    assert_eq!(done(&outs, op), Err(ErrorCode::HttpStatus));
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Error);
+    assert_eq!(
+        s.error.as_ref().map(|e| e.message.as_str()),
+        Some("\"message\" must not be empty")
+    );
+    assert_eq!(s.unsent_text.as_deref(), Some("hello"));
+}
+
+#[test]
+fn malformed_chat_replies_are_verified_not_trusted() {
+    // A bad body on a message POST: check whether it landed.
+    let mut h = H::loaded(vec![]);
+    let (op, outs) = h.send("hello");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, HttpResponse::new(200, "{\"status\":\"completed\""));
+    let g = one_http(&outs);
+    let outs = h.respond(g.id, thread(vec![]));
+    assert_eq!(done(&outs, op), Err(ErrorCode::ParseError));
+    assert_eq!(h.error_code(), Some("parse_error"));
+    assert_eq!(h.c.snapshot().unsent_text.as_deref(), Some("hello"));
+
+    // A bad body on a decision POST: reconcile by reloading; the pause is unchanged ⇒ error, drafts kept.
+    let mut h = H::paused();
+    h.approve("call_A");
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, ok(json!({"status": "weird", "message": {}})));
+    let g = one_http(&outs);
+    assert_eq!(h.phase(), Phase::Conflict);
+    let outs = h.respond(
+        g.id,
+        thread(vec![user("msg_1", "Delete old logs"), pause_two()]),
+    );
+    assert_eq!(done(&outs, op), Err(ErrorCode::ParseError));
+    assert_eq!(h.phase(), Phase::Error);
+    assert_eq!(h.c.snapshot().decisions.len(), 1);
+    // Various broken shapes never panic.
+    for body in [
+        "[]",
+        "null",
+        "{\"status\":\"completed\"}",
+        "{\"status\":1,\"message\":{}}",
+        "\u{0}",
+    ] {
+        let mut h = H::paused();
+        h.approve("call_A");
+        let (_, outs) = h.submit();
+        let post = one_http(&outs);
+        let outs = h.respond(post.id, HttpResponse::new(200, body));
+        let g = one_http(&outs);
+        assert_eq!(g.method, Method::Get, "{body}");
+    }
+}
+
+// ----------------------------------------------------------------------------------------------
+// Conflicts and lost answers
+
+#[test]
+fn lost_answer_then_409_acknowledges_the_drafts() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    h.reject("call_B", Some("no"));
+    let (op, outs) = h.submit();
+    let p1 = one_http(&outs);
+    // The server applied it, but the answer was lost.
+    h.fail(p1.id, TransportError::Network("dropped".into()));
+    let outs = h.at(h.c.poll_timeout().expect("retry"));
+    let p2 = one_http(&outs);
+    assert_eq!(p1.body, p2.body, "identical re-send");
+    let outs = h.respond(
+        p2.id,
+        status(
+            409,
+            json!({"status": "conflict", "error": "nothing paused"}),
+        ),
+    );
+    let g = one_http(&outs);
+    assert_get(&g);
+    assert_eq!(h.phase(), Phase::Conflict);
+    let mut record = pause_two();
+    record["tools"][0]["approval"] = json!("approved");
+    record["tools"][1] = rejected("call_B", "send_email", None, Some("no"));
+    let outs = h.respond(
+        g.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            record,
+            tool_result("msg_3", vec![]),
+            assistant("msg_4", "done"),
+        ]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(persists(&outs), vec![None]);
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert_eq!(s.error, None);
+    assert!(s.dropped_drafts.is_empty());
+}
+
+#[test]
+fn lost_answer_then_400_on_a_new_pause_sends_nothing_to_it() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    h.approve("call_B");
+    let (op, outs) = h.submit();
+    let p1 = one_http(&outs);
+    h.respond(p1.id, status(504, json!({})));
+    let outs = h.at(h.c.poll_timeout().expect("retry"));
+    let p2 = one_http(&outs);
+    let outs = h.respond(
+        p2.id,
+        status(400, json!({"error": "Unknown callId \"call_A\""})),
+    );
+    let g = one_http(&outs);
+    let p_new = tool_call(
+        "msg_5",
+        vec![tool("call_C", "deploy", Some("pending"), Some("live"))],
+    );
+    let outs = h.respond(
+        g.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            pause_two_decided(),
+            tool_result("msg_3", vec![]),
+            p_new,
+        ]),
+    );
+    assert_eq!(done(&outs, op), Ok(()), "the record shows our decisions");
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert!(s.decisions.is_empty());
+    assert_eq!(
+        s.suspension.as_ref().map(|x| x.undecided.clone()),
+        Some(vec!["call_C".to_owned()])
+    );
+    assert_eq!(err_code(h.c.submit(h.now)), ErrorCode::EmptyDecisions);
+}
+
+fn pause_two_decided() -> Value {
+    let mut p = pause_two();
+    p["tools"][0]["approval"] = json!("approved");
+    p["tools"][1]["approval"] = json!("approved");
+    p
+}
+
+#[test]
+fn submit_conflict_when_decided_elsewhere_drops_drafts_and_shows_conflict() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    h.approve("call_B");
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    let outs = h.respond(
+        post.id,
+        status(
+            409,
+            json!({"status": "conflict", "error": "nothing paused"}),
+        ),
+    );
+    let g = one_http(&outs);
+    let mut record = pause_two();
+    record["tools"][0] = rejected("call_A", "delete_file", None, Some("other tab said no"));
+    record["tools"][1]["approval"] = json!("approved");
+    let outs = h.respond(
+        g.id,
+        thread(vec![user("msg_1", "x"), record, assistant("msg_4", "done")]),
+    );
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    assert_eq!(persists(&outs), vec![None]);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert_eq!(s.error.as_ref().map(|e| e.code), Some("conflict"));
+    assert_eq!(s.dropped_drafts, vec!["call_A"]);
+}
+
+#[test]
+fn submit_400_on_the_same_pause_is_an_error_with_drafts_kept() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, status(400, json!({"error": "Malformed decision"})));
+    let g = one_http(&outs);
+    let outs = h.respond(g.id, thread(vec![user("msg_1", "x"), pause_two()]));
+    assert_eq!(done(&outs, op), Err(ErrorCode::HttpStatus));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Error);
+    assert_eq!(
+        s.error.as_ref().map(|e| e.message.as_str()),
+        Some("Malformed decision")
+    );
+    assert_eq!(s.decisions.len(), 1);
+    assert!(persists(&outs).is_empty());
+}
+
+#[test]
+fn stale_target_guard_on_reload() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    h.reject("call_B", Some("nope"));
+    // Another tab decided differently, and the run paused again on a new call.
+    let (op, outs) = h.load();
+    let g = one_http(&outs);
+    let mut record = pause_two();
+    record["tools"][0]["approval"] = json!("approved");
+    record["tools"][1]["approval"] = json!("approved");
+    let p_new = tool_call(
+        "msg_9",
+        vec![tool("call_Z", "send_email", Some("pending"), Some("again"))],
+    );
+    let outs = h.respond(
+        g.id,
+        thread(vec![
+            user("msg_1", "x"),
+            record,
+            tool_result("msg_3", vec![]),
+            p_new,
+        ]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(persists(&outs), vec![None]);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert!(s.decisions.is_empty());
+    assert_eq!(
+        s.dropped_drafts,
+        vec!["call_B"],
+        "call_A matched the record: acknowledged"
+    );
+    assert_eq!(
+        s.suspension.as_ref().map(|x| x.undecided.clone()),
+        Some(vec!["call_Z".to_owned()])
+    );
+    // Nothing can be sent for the old calls.
+    assert_eq!(err_code(h.c.approve("call_A")), ErrorCode::UnknownCallId);
+    assert_eq!(err_code(h.c.submit(h.now)), ErrorCode::EmptyDecisions);
+    assert!(h.drain().is_empty());
+}
+
+#[test]
+fn reload_on_the_same_pause_keeps_drafts() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    let (_, outs) = h.load();
+    let g = one_http(&outs);
+    let outs = h.respond(g.id, thread(vec![user("msg_1", "x"), pause_two()]));
+    assert!(persists(&outs).is_empty());
+    assert_eq!(h.c.snapshot().decisions.len(), 1);
+    let (_, outs) = h.submit();
+    assert_post(&one_http(&outs), r#"{"decisions":{"call_A":"approve"}}"#);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Persistence
+
+#[test]
+fn persist_outputs_follow_the_drafts() {
+    let mut h = H::paused();
+    let outs = h.reject("call_B", Some("why not"));
+    assert_eq!(
+        persists(&outs),
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"drafts":{"call_B":["reject","why not"]}}"#.to_owned())]
+    );
+    let outs = h.approve("call_A");
+    assert_eq!(
+        persists(&outs),
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"drafts":{"call_A":"approve","call_B":["reject","why not"]}}"#.to_owned())]
+    );
+    // Same decision again: nothing to write, nothing changed.
+    let outs = h.approve("call_A");
+    assert!(persists(&outs).is_empty());
+    assert!(!changed(&outs));
+    h.c.clear("call_A").expect("clear");
+    let outs = h.drain();
+    assert_eq!(persists(&outs).len(), 1);
+    h.c.clear("call_B").expect("clear");
+    let outs = h.drain();
+    assert_eq!(persists(&outs), vec![None]);
+    // Clearing an undecided tool changes nothing.
+    h.c.clear("call_A").expect("clear");
+    assert!(h.drain().is_empty());
+
+    // persist: false ⇒ never a Persist output.
+    let mut c = config();
+    c.persist = false;
+    let mut h = H::with(c);
+    let (_, outs) = h.load();
+    let g = one_http(&outs);
+    h.respond(g.id, thread(vec![pause_two()]));
+    assert!(persists(&h.approve("call_A")).is_empty());
+}
+
+fn stored_for(message_id: &str, drafts: Value) -> String {
+    json!({"v": 1, "messageId": message_id, "callIds": ["call_A", "call_B"], "drafts": drafts})
+        .to_string()
+}
+
+#[test]
+fn restore_drafts_matching_pause_before_load() {
+    let mut h = H::new();
+    let stored = stored_for(
+        "msg_2",
+        json!({"call_A": "approve", "call_B": ["reject", "r"]}),
+    );
+    h.c.restore_drafts(&stored);
+    let outs = h.drain();
+    assert!(persists(&outs).is_empty(), "held until the first load");
+    let (op, outs) = h.load();
+    let g = one_http(&outs);
+    assert!(persists(&outs).is_empty());
+    let outs = h.respond(g.id, thread(vec![user("msg_1", "x"), pause_two()]));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert!(
+        persists(&outs).is_empty(),
+        "storage already holds exactly this"
+    );
+    let s = h.c.snapshot();
+    assert_eq!(s.decisions.len(), 2);
+    assert!(s.can_submit);
+    let (_, outs) = h.submit();
+    assert_post(
+        &one_http(&outs),
+        r#"{"decisions":{"call_A":"approve","call_B":["reject","r"]}}"#,
+    );
+}
+
+#[test]
+fn restore_drafts_after_a_failed_first_load_waits() {
+    let mut h = H::new();
+    let stored = stored_for("msg_2", json!({"call_A": "approve"}));
+    h.c.restore_drafts(&stored);
+    h.drain();
+    let (_, outs) = h.load();
+    let g = one_http(&outs);
+    let outs = h.respond(g.id, status(401, json!({})));
+    assert!(
+        persists(&outs).is_empty(),
+        "storage is not wiped by a failed load"
+    );
+    let (_, outs) = h.load();
+    let g = one_http(&outs);
+    h.respond(g.id, thread(vec![pause_two()]));
+    assert_eq!(h.c.snapshot().decisions.len(), 1);
+}
+
+#[test]
+fn restore_drafts_non_matching_pause_is_dropped() {
+    // A different pause (message id) ⇒ nothing applied, storage cleared.
+    let mut h = H::paused();
+    h.c.restore_drafts(&stored_for("msg_OLD", json!({"call_A": "approve"})));
+    let outs = h.drain();
+    assert_eq!(persists(&outs), vec![None]);
+    assert!(h.c.snapshot().decisions.is_empty());
+
+    // Same id but other calls: dropped too.
+    let mut h = H::paused();
+    let other = json!({"v": 1, "messageId": "msg_2", "callIds": ["call_A"], "drafts": {"call_A": "approve"}}).to_string();
+    h.c.restore_drafts(&other);
+    assert_eq!(persists(&h.drain()), vec![None]);
+
+    // Not paused at all; and garbage.
+    let mut h = H::loaded(vec![assistant("m", "hi")]);
+    h.c.restore_drafts(&stored_for("msg_2", json!({"call_A": "approve"})));
+    assert_eq!(persists(&h.drain()), vec![None]);
+    let mut h = H::paused();
+    h.c.restore_drafts("{not json");
+    assert_eq!(persists(&h.drain()), vec![None]);
+
+    // A matching pause with one bad entry keeps the good one.
+    let mut h = H::paused();
+    h.c.restore_drafts(&stored_for(
+        "msg_2",
+        json!({"call_A": "approve", "call_B": ["maybe"], "call_X": "approve"}),
+    ));
+    let outs = h.drain();
+    assert_eq!(
+        persists(&outs),
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"drafts":{"call_A":"approve"}}"#.to_owned())]
+    );
+    assert_eq!(h.c.snapshot().decisions.len(), 1);
+}
+
+// ----------------------------------------------------------------------------------------------
+// autoSubmit and rejectAllAndSend
+
+#[test]
+fn auto_submit_when_the_set_is_complete() {
+    let mut c = config();
+    c.auto_submit = true;
+    let mut h = H::with(c);
+    let (_, outs) = h.load();
+    let g = one_http(&outs);
+    h.respond(g.id, thread(vec![pause_two()]));
+    assert_eq!(h.c.approve("call_A").expect("approve"), None);
+    no_http(&h.drain());
+    let op =
+        h.c.reject("call_B", None)
+            .expect("reject")
+            .expect("auto-submitted");
+    let outs = h.drain();
+    assert_post(
+        &one_http(&outs),
+        r#"{"decisions":{"call_A":"approve","call_B":"reject"}}"#,
+    );
+    assert_eq!(h.phase(), Phase::Submitting);
+    // Single flight still holds.
+    assert_eq!(err_code(h.c.approve("call_A")), ErrorCode::Busy);
+    assert_eq!(err_code(h.c.submit(0)), ErrorCode::Busy);
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("completed", assistant("m", "ok")));
+    assert_eq!(done(&outs, op), Ok(()));
+}
+
+#[test]
+fn reject_all_and_send_when_idle_is_send() {
+    let mut h = H::loaded(vec![]);
+    let op =
+        h.c.reject_all_and_send(h.now, "hello", Some("x"))
+            .expect("ok");
+    let outs = h.drain();
+    assert_post(&one_http(&outs), r#"{"message":"hello"}"#);
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("completed", assistant("m", "hi")));
+    assert_eq!(done(&outs, op), Ok(()));
+}
+
+#[test]
+fn reject_all_and_send_when_suspended() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    let op =
+        h.c.reject_all_and_send(h.now, "Do something else instead", Some("changed my mind"))
+            .expect("ok");
+    let outs = h.drain();
+    let post = one_http(&outs);
+    assert_post(
+        &post,
+        r#"{"decisions":{"call_A":"approve","call_B":["reject","changed my mind"]}}"#,
+    );
+    assert_eq!(h.phase(), Phase::Submitting);
+    let outs = h.respond(post.id, reply("completed", assistant("msg_4", "ok")));
+    no_done(&outs);
+    let msg = one_http(&outs);
+    assert_post(&msg, r#"{"message":"Do something else instead"}"#);
+    assert_eq!(h.phase(), Phase::Sending);
+    let outs = h.respond(msg.id, reply("completed", assistant("msg_6", "sure")));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::Completed);
+    let s = h.c.snapshot();
+    let texts: Vec<&str> = s
+        .messages
+        .as_slice()
+        .iter()
+        .map(|m| m.text.as_str())
+        .collect();
+    assert_eq!(texts.last(), Some(&"sure"));
+}
+
+#[test]
+fn reject_all_and_send_stops_at_a_new_pause() {
+    let mut h = H::paused();
+    let op = h.c.reject_all_and_send(h.now, "next", None).expect("ok");
+    let outs = h.drain();
+    let post = one_http(&outs);
+    assert_post(
+        &post,
+        r#"{"decisions":{"call_A":"reject","call_B":"reject"}}"#,
+    );
+    let p2 = tool_call(
+        "msg_5",
+        vec![tool("call_C", "deploy", Some("pending"), Some("live"))],
+    );
+    let outs = h.respond(post.id, reply("awaiting_approval", p2));
+    assert_eq!(done(&outs, op), Err(ErrorCode::InputLocked));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(s.unsent_text.as_deref(), Some("next"));
+    assert_eq!(
+        s.suspension.as_ref().map(|x| x.undecided.clone()),
+        Some(vec!["call_C".to_owned()])
+    );
+    assert!(
+        s.decisions.is_empty(),
+        "the new call is never rejected unseen"
+    );
+    // Only the quiet reload follows.
+    assert_eq!(one_http(&outs).method, Method::Get);
+}
+
+#[test]
+fn reject_all_and_send_on_an_orphaned_pause() {
+    // The server says nothing is paused (409): reload shows the run over, then the message goes out.
+    let mut h = H::paused();
+    let op =
+        h.c.reject_all_and_send(h.now, "start over", Some("stale"))
+            .expect("ok");
+    let post = one_http(&h.drain());
+    let outs = h.respond(
+        post.id,
+        status(
+            409,
+            json!({"status": "conflict", "error": "nothing paused"}),
+        ),
+    );
+    let g = one_http(&outs);
+    // The thread no longer holds the pause message at all.
+    let outs = h.respond(
+        g.id,
+        thread(vec![user("msg_1", "x"), assistant("msg_2", "gave up")]),
+    );
+    let msg = one_http(&outs);
+    assert_post(&msg, r#"{"message":"start over"}"#);
+    let outs = h.respond(msg.id, reply("completed", assistant("msg_4", "ok")));
+    assert_eq!(done(&outs, op), Ok(()));
+}
+
+// ----------------------------------------------------------------------------------------------
+// Snapshot shape and change coalescing
+
+#[test]
+fn snapshot_json_shape() {
+    let mut h = H::paused();
+    h.reject("call_B", Some("r"));
+    let v = serde_json::to_value(h.c.snapshot()).expect("json");
+    let keys: Vec<&str> = v
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for k in [
+        "version",
+        "phase",
+        "dialect",
+        "threadId",
+        "loaded",
+        "busy",
+        "syncing",
+        "messagesVersion",
+        "messages",
+        "streaming",
+        "suspension",
+        "decisions",
+        "canSend",
+        "canSubmit",
+        "error",
+        "unsentText",
+        "lastSubmission",
+        "droppedDrafts",
+    ] {
+        assert!(keys.contains(&k), "missing {k}");
+    }
+    assert_eq!(v["phase"], "awaiting_approval");
+    assert_eq!(v["decisions"], json!({"call_B": ["reject", "r"]}));
+    assert_eq!(v["error"], Value::Null);
+    assert_eq!(v["streaming"], Value::Null);
+    let tool_b = &v["suspension"]["tools"][1];
+    assert_eq!(tool_b["callId"], "call_B");
+    assert_eq!(tool_b["approval"], "rejected");
+    assert_eq!(tool_b["rejectReason"], "r");
+    assert_eq!(tool_b["draft"], true);
+    assert_eq!(tool_b["serverApproval"], "pending");
+    assert_eq!(v["suspension"]["undecided"], json!(["call_A"]));
+    let m = &v["messages"][1];
+    assert_eq!(m["kind"], "tool_call");
+    assert_eq!(m["id"], "msg_2");
+    assert_eq!(m["tools"][0]["status"], "pending");
+    assert_eq!(
+        m["tools"][0]["approvalReason"],
+        "Deleting a file is irreversible"
+    );
+    assert_eq!(m["raw"], pause_two(), "raw is the wire message, lossless");
+    // The head omits only the messages.
+    let head = serde_json::to_value(h.c.snapshot().head()).expect("json");
+    assert!(head.get("messages").is_none());
+    assert_eq!(head["messagesVersion"], v["messagesVersion"]);
+    assert_eq!(head.as_object().map(|o| o.len()), Some(keys.len() - 1));
+}
+
+#[test]
+fn messages_version_changes_only_with_messages() {
+    let mut h = H::paused();
+    let mv = h.c.snapshot().messages_version;
+    let v = h.c.version();
+    h.approve("call_A");
+    assert_eq!(h.c.snapshot().messages_version, mv);
+    assert_eq!(h.c.version(), v + 1);
+    // A failed command changes nothing and emits nothing.
+    let _ = h.c.approve("bogus");
+    assert!(h.drain().is_empty());
+    assert_eq!(h.c.version(), v + 1);
+}
+
+#[test]
+fn send_before_load_reloads_after_the_reply() {
+    let mut c = config();
+    c.reload_after_post = false;
+    let mut h = H::with(c);
+    let (op, outs) = h.send("hello");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("completed", assistant("msg_2", "hi")));
+    assert_eq!(done(&outs, op), Ok(()));
+    let g = one_http(&outs);
+    assert_get(&g);
+    h.respond(
+        g.id,
+        thread(vec![
+            assistant("msg_0", "older"),
+            user("msg_1", "hello"),
+            assistant("msg_2", "hi"),
+        ]),
+    );
+    assert!(h.c.snapshot().loaded);
+    assert_eq!(h.c.snapshot().messages.as_slice().len(), 3);
+}
+
+#[test]
+fn commands_preempt_the_quiet_reload() {
+    let mut h = H::loaded(vec![]);
+    let (_, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("awaiting_approval", pause_two()));
+    let sync = one_http(&outs);
+    h.approve("call_A");
+    h.approve("call_B");
+    let (op, outs) = h.submit();
+    assert!(outs.contains(&Output::Cancel(sync.id)));
+    let post = one_http(&outs);
+    assert_post(
+        &post,
+        r#"{"decisions":{"call_A":"approve","call_B":"approve"}}"#,
+    );
+    // The cancelled reload's late reply is ignored.
+    assert!(h.respond(sync.id, thread(vec![])).is_empty());
+    let outs = h.respond(post.id, reply("completed", assistant("m", "ok")));
+    assert_eq!(done(&outs, op), Ok(()));
+}
+
+#[test]
+fn quiet_reload_failure_shows_the_error_but_keeps_the_phase() {
+    let mut c = config();
+    c.retry.attempts = 1;
+    let mut h = H::with(c);
+    let (_, outs) = h.load();
+    let g = one_http(&outs);
+    h.respond(g.id, thread(vec![]));
+    let (_, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("awaiting_approval", pause_two()));
+    let sync = one_http(&outs);
+    let outs = h.fail(sync.id, TransportError::Network("offline".into()));
+    no_http(&outs);
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert_eq!(h.error_code(), Some("network"));
+    assert!(!h.c.snapshot().can_submit && !h.c.snapshot().busy);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Random walks: any sequence of commands and replies keeps the invariants and never panics.
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn random_reply(rng: &mut Rng, req: &HttpRequest) -> HttpResponse {
+    let p1 = pause_two();
+    let p2 = tool_call(
+        "msg_5",
+        vec![tool("call_C", "deploy", Some("pending"), Some("live"))],
+    );
+    let mut p1_half = pause_two();
+    p1_half["tools"][0]["approval"] = json!("approved");
+    let history = vec![
+        user("msg_1", "Delete old logs"),
+        pause_two_decided(),
+        tool_result("msg_3", vec![]),
+    ];
+    match (req.method, rng.below(12)) {
+        (_, 0) => status(500, json!({"error": "boom"})),
+        (_, 1) => status(401, json!({})),
+        (_, 2) => HttpResponse::new(200, "{garbage"),
+        (_, 3) => status(409, json!({"status": "conflict", "error": "no"})),
+        (_, 4) => status(400, json!({"error": "bad"})),
+        (Method::Get, 5) => thread(vec![user("msg_1", "Delete old logs"), p1]),
+        (Method::Get, 6) => thread(vec![user("msg_1", "Delete old logs"), p1_half]),
+        (Method::Get, 7) => {
+            let mut h = history;
+            h.push(p2);
+            thread(h)
+        }
+        (Method::Get, _) => {
+            let mut h = history;
+            h.push(assistant("msg_9", "done"));
+            thread(h)
+        }
+        (Method::Post, 5 | 6) => reply("awaiting_approval", p1),
+        (Method::Post, 7) => reply("awaiting_approval", p1_half),
+        (Method::Post, 8) => reply("awaiting_approval", p2),
+        (Method::Post, _) => reply("completed", assistant("msg_9", "done")),
+    }
+}
+
+#[test]
+fn random_walks_keep_the_invariants() {
+    for seed in 1..=150u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut cfg = config();
+        cfg.auto_submit = rng.below(2) == 0;
+        cfg.reload_after_post = rng.below(2) == 0;
+        let mut h = H::with(cfg);
+        let mut out: Option<HttpRequest> = None;
+        let ids = ["call_A", "call_B", "call_C", "bogus"];
+        for _ in 0..80 {
+            let outs = match rng.below(14) {
+                0 => {
+                    let _ = h.c.load(h.now);
+                    h.drain()
+                }
+                1 => {
+                    let _ = h.c.send(h.now, "Delete old logs");
+                    h.drain()
+                }
+                2 => {
+                    let _ = h.c.approve(ids[rng.below(4) as usize]);
+                    h.drain()
+                }
+                3 => {
+                    let _ = h.c.reject(ids[rng.below(4) as usize], Some("no"));
+                    h.drain()
+                }
+                4 => {
+                    let _ = h.c.clear(ids[rng.below(4) as usize]);
+                    h.drain()
+                }
+                5 => {
+                    let _ = h.c.submit(h.now);
+                    h.drain()
+                }
+                6 => {
+                    let _ = h.c.reject_all_and_send(h.now, "instead", None);
+                    h.drain()
+                }
+                7 => {
+                    h.c.abort();
+                    h.drain()
+                }
+                8 => {
+                    let m = if rng.below(2) == 0 { "msg_2" } else { "msg_5" };
+                    h.c.restore_drafts(&stored_for(m, json!({"call_A": "approve"})));
+                    h.drain()
+                }
+                9 => {
+                    let t = h.c.poll_timeout().unwrap_or(h.now + 10);
+                    h.at(t)
+                }
+                10 => match out.clone() {
+                    Some(r) => h.fail(r.id, TransportError::Network("x".into())),
+                    None => Vec::new(),
+                },
+                _ => match out.clone() {
+                    Some(r) => {
+                        let resp = random_reply(&mut rng, &r);
+                        h.respond(r.id, resp)
+                    }
+                    None => Vec::new(),
+                },
+            };
+            for o in &outs {
+                match o {
+                    Output::Http(r) => {
+                        if let Some(body) = &r.body {
+                            let v: Value = serde_json::from_str(body).expect("JSON body");
+                            if let Some(d) = v.get("decisions") {
+                                assert!(!d.as_object().expect("map").is_empty());
+                            }
+                        }
+                        out = Some(r.clone());
+                    }
+                    Output::Cancel(id) if out.as_ref().map(|r| r.id) == Some(*id) => out = None,
+                    _ => {}
+                }
+            }
+            // A request that was answered is no longer out.
+            if out.is_some()
+                && !h.c.snapshot().busy
+                && !h.c.snapshot().syncing
+                && h.c.poll_timeout().is_none()
+            {
+                out = None;
+            }
+            h.now += 7;
+            let _ = serde_json::to_string(h.c.snapshot()).expect("snapshot serializes");
+        }
+    }
+}

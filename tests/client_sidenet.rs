@@ -1,0 +1,1522 @@
+//! Scenario tests of the sans-IO client, Sidenet dialect: recorded streams fed in small pieces, a
+//! simulated clock, every request asserted, `check_invariants()` after every step.
+
+use serde_json::{json, Value};
+use toolgate::client::{
+    Client, Config, HttpRequest, HttpResponse, Method, OpId, Output, Phase, RequestId, ToolStatus,
+    Transport, TransportError,
+};
+use toolgate::error::ErrorCode;
+
+const BASE: &str = "https://api.test";
+const TID: &str = "thread_42";
+const CHAT_URL: &str = "https://api.test/v1/chat";
+const THREAD_URL: &str = "https://api.test/v1/threads/thread_42";
+const REPLAY_URL: &str = "https://api.test/v1/chat/stream?threadId=thread_42";
+const RUN_URL: &str = "https://api.test/v1/agents/agent_1/run";
+const KEY: &str = "toolgate:drafts:sidenet:https://api.test:thread_42";
+const AGV: &str = "agv_ref_1";
+
+// ----------------------------------------------------------------------------------------------
+// Recorded chunks (the shapes www/server/sidenet.mjs sends)
+
+fn start(id: &str) -> Value {
+    json!({"type": "start", "messageId": id})
+}
+
+fn text(id: &str, deltas: &[&str]) -> Vec<Value> {
+    let mut out = vec![json!({"type": "text-start", "id": id})];
+    for d in deltas {
+        out.push(json!({"type": "text-delta", "id": id, "delta": d}));
+    }
+    out.push(json!({"type": "text-end", "id": id}));
+    out
+}
+
+fn tool_in(call: &str, name: &str, input: Value) -> Vec<Value> {
+    vec![
+        json!({"type": "tool-input-start", "toolCallId": call, "toolName": name}),
+        json!({"type": "tool-input-available", "toolCallId": call, "toolName": name, "input": input}),
+    ]
+}
+
+fn approval(call: &str, name: &str, reason: &str, args: Value) -> Value {
+    json!({
+        "type": "data-tool-call-approval",
+        "id": call,
+        "data": {
+            "runId": "run_1", "toolCallId": call, "toolName": name, "reason": reason,
+            "args": args, "agentVersionId": AGV, "threadId": TID
+        }
+    })
+}
+
+fn approval_a() -> Value {
+    approval(
+        "call_A",
+        "delete_file",
+        "Delete the file /tmp/x; this cannot be undone",
+        json!({"path": "/tmp/x"}),
+    )
+}
+
+fn approval_b() -> Value {
+    approval(
+        "call_B",
+        "send_email",
+        "Send an email to a@b.c about \"hi\"",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    )
+}
+
+fn finish() -> Vec<Value> {
+    vec![
+        json!({"type": "finish-step"}),
+        json!({"type": "finish", "finishReason": "stop"}),
+    ]
+}
+
+/// Server-sent events: a keep-alive comment, one `data:` per chunk, then `[DONE]` when `done`.
+fn sse(chunks: &[Value], done: bool) -> Vec<u8> {
+    let mut out = String::from(": keep-alive\n\n");
+    for (i, c) in chunks.iter().enumerate() {
+        if i == 3 {
+            out.push_str(": keep-alive\n\n");
+        }
+        out.push_str(&format!("data: {c}\n\n"));
+    }
+    if done {
+        out.push_str("data: [DONE]\n\n");
+    }
+    out.into_bytes()
+}
+
+fn plain_reply() -> Vec<Value> {
+    let mut c = vec![start("msg_a1"), json!({"type": "start-step"})];
+    c.extend(text("txt_1", &["Hello", " there", ", how can I help?"]));
+    c.extend(finish());
+    c
+}
+
+/// A new message that pauses on `call_A` (and `call_B` when `two`).
+fn pause_stream(two: bool) -> Vec<Value> {
+    let mut c = vec![start("msg_a1"), json!({"type": "start-step"})];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    if two {
+        c.extend(tool_in(
+            "call_B",
+            "send_email",
+            json!({"to": "a@b.c", "subject": "hi"}),
+        ));
+    }
+    c.push(approval_a());
+    if two {
+        c.push(approval_b());
+    }
+    c
+}
+
+fn final_text(t: &str) -> Vec<Value> {
+    let mut c = vec![
+        json!({"type": "finish-step"}),
+        json!({"type": "start-step"}),
+    ];
+    let half = t.len() / 2;
+    let (a, b) = t.split_at(half);
+    c.extend(text("txt_9", &[a, b]));
+    c.extend(finish());
+    c
+}
+
+fn user_ui(id: &str, t: &str) -> Value {
+    json!({"id": id, "role": "user", "parts": [{"type": "text", "text": t}]})
+}
+
+fn history(messages: Vec<Value>) -> HttpResponse {
+    HttpResponse::new(200, json!({"id": TID, "messages": messages}).to_string())
+}
+
+fn paused_history(two: bool) -> Vec<Value> {
+    let mut parts = vec![
+        json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "approval-requested", "input": {"path": "/tmp/x"}, "approval": {"id": "call_A"}}),
+    ];
+    if two {
+        parts.push(json!({"type": "tool-send_email", "toolCallId": "call_B", "state": "approval-requested", "input": {"to": "a@b.c", "subject": "hi"}, "approval": {"id": "call_B"}}));
+    }
+    vec![
+        user_ui("msg_u1", "delete /tmp/x"),
+        json!({"id": "msg_a1", "role": "assistant", "parts": parts}),
+    ]
+}
+
+fn replay_stream(two: bool) -> Vec<u8> {
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    if two {
+        c.extend(tool_in(
+            "call_B",
+            "send_email",
+            json!({"to": "a@b.c", "subject": "hi"}),
+        ));
+    }
+    c.push(approval_a());
+    if two {
+        c.push(approval_b());
+    }
+    sse(&c, true)
+}
+
+fn continuation_body(call: &str, approved: bool) -> String {
+    format!(
+        r#"{{"messages":[],"threadId":"thread_42","agentVersionId":"agv_ref_1","approval":{{"runId":"run_1","toolCallId":"{call}","approved":{approved}}}}}"#
+    )
+}
+
+fn message_body(t: &str) -> String {
+    format!(
+        r#"{{"messages":[{{"role":"user","parts":[{{"type":"text","text":"{t}"}}]}}],"threadId":"thread_42"}}"#
+    )
+}
+
+// ----------------------------------------------------------------------------------------------
+// Harness
+
+struct H {
+    c: Client,
+    now: u64,
+}
+
+fn config() -> Config {
+    let mut c = Config::sidenet(BASE, TID);
+    c.token = Some("t0k".to_owned());
+    c
+}
+
+impl H {
+    fn new() -> H {
+        H::with(config())
+    }
+
+    fn with(config: Config) -> H {
+        let c = Client::new(config).expect("valid config");
+        c.check_invariants().expect("invariants");
+        H { c, now: 1_000 }
+    }
+
+    fn drain(&mut self) -> Vec<Output> {
+        self.c.check_invariants().expect("invariants");
+        let mut outs = Vec::new();
+        while let Some(o) = self.c.poll_output() {
+            outs.push(o);
+        }
+        let changed = outs.iter().filter(|o| **o == Output::Changed).count();
+        assert!(changed <= 1, "more than one Changed in a step: {outs:?}");
+        if changed == 1 {
+            assert_eq!(
+                outs.last(),
+                Some(&Output::Changed),
+                "Changed must come last"
+            );
+        }
+        outs
+    }
+
+    fn load(&mut self) -> (OpId, Vec<Output>) {
+        let op = self.c.load(self.now).expect("load");
+        (op, self.drain())
+    }
+
+    fn send(&mut self, t: &str) -> (OpId, HttpRequest) {
+        let op = self.c.send(self.now, t).expect("send");
+        let outs = self.drain();
+        (op, one_http(&outs))
+    }
+
+    fn submit(&mut self) -> (OpId, HttpRequest) {
+        let op = self.c.submit(self.now).expect("submit");
+        let outs = self.drain();
+        (op, one_http(&outs))
+    }
+
+    fn respond(&mut self, id: RequestId, resp: HttpResponse) -> Vec<Output> {
+        self.c.handle_response(self.now, id, resp);
+        self.drain()
+    }
+
+    fn fail(&mut self, id: RequestId, err: TransportError) -> Vec<Output> {
+        self.c.handle_failure(self.now, id, err);
+        self.drain()
+    }
+
+    fn open(&mut self, id: RequestId, status: u16) -> Vec<Output> {
+        self.c.handle_stream_start(self.now, id, status);
+        self.drain()
+    }
+
+    /// Feeds `bytes` in pieces of `piece` bytes; returns every output.
+    fn feed(&mut self, id: RequestId, bytes: &[u8], piece: usize) -> Vec<Output> {
+        let mut all = Vec::new();
+        for part in bytes.chunks(piece) {
+            self.c.handle_stream_chunk(self.now, id, part);
+            all.extend(self.drain());
+        }
+        all
+    }
+
+    fn end(&mut self, id: RequestId) -> Vec<Output> {
+        self.c.handle_stream_end(self.now, id);
+        self.drain()
+    }
+
+    /// A whole stream: 200, the bytes in pieces of 7, the end.
+    fn stream(&mut self, id: RequestId, bytes: &[u8]) -> Vec<Output> {
+        let mut all = self.open(id, 200);
+        all.extend(self.feed(id, bytes, 7));
+        all.extend(self.end(id));
+        all
+    }
+
+    fn at(&mut self, now: u64) -> Vec<Output> {
+        self.now = now;
+        self.c.handle_timeout(now);
+        self.drain()
+    }
+
+    fn phase(&self) -> Phase {
+        self.c.snapshot().phase
+    }
+
+    fn error_code(&self) -> Option<&'static str> {
+        self.c.snapshot().error.as_ref().map(|e| e.code)
+    }
+
+    fn card_ids(&self) -> Vec<String> {
+        self.c
+            .snapshot()
+            .suspension
+            .as_ref()
+            .map(|s| s.tools.iter().map(|t| t.call_id.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// A client that sent "delete /tmp/x" and is paused on call_A (and call_B).
+    fn paused(two: bool) -> H {
+        let mut h = H::new();
+        let (op, post) = h.send("delete /tmp/x");
+        assert_send_post(&post, "delete /tmp/x");
+        let outs = h.stream(post.id, &sse(&pause_stream(two), true));
+        assert_eq!(done(&outs, op), Ok(()));
+        assert_eq!(h.phase(), Phase::AwaitingApproval);
+        h
+    }
+}
+
+fn https(outs: &[Output]) -> Vec<HttpRequest> {
+    outs.iter()
+        .filter_map(|o| match o {
+            Output::Http(r) => Some(r.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn one_http(outs: &[Output]) -> HttpRequest {
+    let all = https(outs);
+    assert_eq!(all.len(), 1, "expected exactly one request: {outs:?}");
+    all.into_iter().next().expect("one")
+}
+
+fn no_http(outs: &[Output]) {
+    assert!(https(outs).is_empty(), "unexpected request: {outs:?}");
+}
+
+fn done(outs: &[Output], op: OpId) -> Result<(), ErrorCode> {
+    let found: Vec<&Result<(), toolgate::error::Error>> = outs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Done { op: o, result } if *o == op => Some(result),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "expected one Done for op {op}: {outs:?}");
+    match found[0] {
+        Ok(()) => Ok(()),
+        Err(e) => Err(e.code),
+    }
+}
+
+fn no_done(outs: &[Output]) {
+    assert!(
+        !outs.iter().any(|o| matches!(o, Output::Done { .. })),
+        "unexpected Done: {outs:?}"
+    );
+}
+
+fn persists(outs: &[Output]) -> Vec<Option<String>> {
+    outs.iter()
+        .filter_map(|o| match o {
+            Output::Persist { key, value } => {
+                assert_eq!(key, KEY);
+                Some(value.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn header(r: &HttpRequest, name: &str) -> Option<String> {
+    r.headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.clone())
+}
+
+fn assert_auth(r: &HttpRequest) {
+    assert_eq!(header(r, "Authorization").as_deref(), Some("Bearer t0k"));
+    assert_eq!(r.timeout_ms, 30_000);
+}
+
+fn assert_send_post(r: &HttpRequest, t: &str) {
+    assert_eq!(r.method, Method::Post);
+    assert_eq!(r.url, CHAT_URL);
+    assert!(r.streaming);
+    assert_eq!(r.body.as_deref(), Some(message_body(t).as_str()));
+    assert_eq!(header(r, "Accept").as_deref(), Some("text/event-stream"));
+    assert_eq!(
+        header(r, "Content-Type").as_deref(),
+        Some("application/json")
+    );
+    assert_auth(r);
+}
+
+fn assert_continuation(r: &HttpRequest, call: &str, approved: bool) {
+    assert_eq!(r.method, Method::Post);
+    assert_eq!(r.url, CHAT_URL);
+    assert!(r.streaming);
+    assert_eq!(
+        r.body.as_deref(),
+        Some(continuation_body(call, approved).as_str())
+    );
+    assert_eq!(header(r, "Accept").as_deref(), Some("text/event-stream"));
+    assert_auth(r);
+}
+
+fn assert_history_get(r: &HttpRequest) {
+    assert_eq!(r.method, Method::Get);
+    assert_eq!(r.url, THREAD_URL);
+    assert!(!r.streaming);
+    assert_eq!(r.body, None);
+    assert_eq!(header(r, "Accept").as_deref(), Some("application/json"));
+    assert_eq!(header(r, "Content-Type"), None);
+    assert_auth(r);
+}
+
+fn assert_replay_get(r: &HttpRequest) {
+    assert_eq!(r.method, Method::Get);
+    assert_eq!(r.url, REPLAY_URL);
+    assert!(r.streaming);
+    assert_eq!(r.body, None);
+    assert_eq!(header(r, "Accept").as_deref(), Some("text/event-stream"));
+    assert_auth(r);
+}
+
+fn err_code<T: std::fmt::Debug>(r: Result<T, toolgate::error::Error>) -> ErrorCode {
+    r.expect_err("expected an error").code
+}
+
+// ----------------------------------------------------------------------------------------------
+// Streaming a plain reply
+
+#[test]
+fn plain_reply_streams_into_the_snapshot() {
+    let mut h = H::new();
+    assert_eq!(h.phase(), Phase::Idle);
+    let (op, post) = h.send("hi");
+    assert_send_post(&post, "hi");
+    assert_eq!(h.phase(), Phase::Sending);
+    assert!(h.c.snapshot().busy);
+    assert!(!h.c.snapshot().can_send);
+    assert!(h.c.snapshot().streaming.is_none());
+
+    let outs = h.open(post.id, 200);
+    no_done(&outs);
+    assert_eq!(h.phase(), Phase::Streaming);
+    let s = h.c.snapshot();
+    assert_eq!(
+        s.messages.as_slice().len(),
+        1,
+        "the user message is appended"
+    );
+    assert_eq!(s.messages.as_slice()[0].text, "hi");
+    assert_eq!(s.messages.as_slice()[0].role.as_deref(), Some("user"));
+    assert!(s.streaming.is_some());
+    let mv = s.messages_version;
+
+    let bytes = sse(&plain_reply(), true);
+    let mut seen = Vec::new();
+    for part in bytes.chunks(5) {
+        h.c.handle_stream_chunk(h.now, post.id, part);
+        let outs = h.drain();
+        no_done(&outs);
+        let s = h.c.snapshot();
+        assert_eq!(s.messages_version, mv, "a delta never touches messages");
+        assert_eq!(s.phase, Phase::Streaming);
+        let t = s.streaming.as_ref().expect("streaming").text.clone();
+        if seen.last() != Some(&t) {
+            seen.push(t);
+        }
+    }
+    assert!(seen.contains(&"Hello".to_owned()));
+    assert!(seen.contains(&"Hello there".to_owned()));
+    let s = h.c.snapshot();
+    assert_eq!(
+        s.streaming.as_ref().expect("streaming").id.as_deref(),
+        Some("msg_a1")
+    );
+
+    let outs = h.end(post.id);
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert!(s.streaming.is_none());
+    assert_eq!(
+        s.messages_version,
+        mv + 1,
+        "the finished message lands once"
+    );
+    let msgs = s.messages.as_slice();
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[1].text, "Hello there, how can I help?");
+    assert_eq!(msgs[1].id.as_deref(), Some("msg_a1"));
+    assert_eq!(msgs[1].index, 1);
+    let raw = serde_json::to_value(&msgs[1].raw).expect("raw");
+    assert_eq!(
+        raw,
+        json!({"id": "msg_a1", "role": "assistant", "parts": [{"type": "text", "text": "Hello there, how can I help?"}]})
+    );
+    assert!(s.can_send);
+    assert!(!s.busy);
+    assert!(persists(&outs).is_empty());
+}
+
+#[test]
+fn per_delta_work_does_not_depend_on_thread_length() {
+    fn run(history_len: usize) -> (u64, u64) {
+        let mut h = H::new();
+        let (_, get) = h.load();
+        let get = one_http(&get);
+        let msgs: Vec<Value> = (0..history_len)
+            .map(|i| user_ui(&format!("m{i}"), "old"))
+            .collect();
+        let outs = h.respond(get.id, history(msgs));
+        let replay = one_http(&outs);
+        h.respond(replay.id, HttpResponse::new(204, ""));
+        let (_, post) = h.send("hi");
+        h.open(post.id, 200);
+        h.feed(
+            post.id,
+            &sse(
+                &[start("msg_x"), json!({"type": "text-start", "id": "t"})],
+                false,
+            ),
+            1000,
+        );
+        let touched = h.c.messages_touched();
+        let mv = h.c.snapshot().messages_version;
+        for i in 0..50 {
+            let delta = json!({"type": "text-delta", "id": "t", "delta": format!("w{i} ")});
+            let v = h.c.version();
+            h.feed(post.id, &sse(&[delta], false)[14..], 1000);
+            assert!(h.c.version() > v, "each delta is a change");
+            assert_eq!(h.c.snapshot().messages_version, mv);
+        }
+        (h.c.messages_touched() - touched, mv)
+    }
+    let (short, _) = run(1);
+    let (long, _) = run(300);
+    assert_eq!(short, 0, "no message view is built or copied per delta");
+    assert_eq!(long, 0, "no message view is built or copied per delta");
+}
+
+// ----------------------------------------------------------------------------------------------
+// The approval card
+
+#[test]
+fn a_pause_shows_the_card_in_the_neuron_shape_plus_run_and_version() {
+    let h = H::paused(false);
+    let s = h.c.snapshot();
+    assert!(!s.can_send);
+    assert!(!s.can_submit);
+    assert!(s.streaming.is_none());
+    let susp = s.suspension.as_ref().expect("suspension");
+    assert_eq!(susp.run_id.as_deref(), Some("run_1"));
+    assert_eq!(susp.agent_version_id.as_deref(), Some(AGV));
+    assert_eq!(susp.message_id.as_deref(), Some("msg_a1"));
+    assert_eq!(susp.undecided, vec!["call_A"]);
+    assert!(!susp.complete);
+    let card = &susp.tools[0];
+    let j = serde_json::to_value(card).expect("json");
+    assert_eq!(
+        j,
+        json!({
+            "callId": "call_A", "name": "delete_file", "description": null,
+            "inputs": {"path": "/tmp/x"}, "approval": "pending",
+            "approvalReason": "Delete the file /tmp/x; this cannot be undone",
+            "rejectReason": null, "draft": false, "serverApproval": "pending",
+            "serverRejectReason": null, "runId": "run_1", "agentVersionId": AGV
+        })
+    );
+    // The assistant message shows the tool pending.
+    let msgs = s.messages.as_slice();
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[1].tools[0].status, ToolStatus::Pending);
+    assert_eq!(msgs[1].tools[0].name, "delete_file");
+    let raw = serde_json::to_value(&msgs[1].raw).expect("raw");
+    assert_eq!(raw["parts"][0]["state"], "approval-requested");
+    assert_eq!(raw["parts"][0]["type"], "tool-delete_file");
+}
+
+#[test]
+fn approve_sends_the_exact_continuation_and_the_reply_streams_on() {
+    let mut h = H::paused(false);
+    let op0 = h.c.approve("call_A").expect("approve");
+    assert_eq!(op0, None);
+    let outs = h.drain();
+    let stored = persists(&outs);
+    assert_eq!(stored.len(), 1);
+    let stored: Value = serde_json::from_str(stored[0].as_deref().expect("stored")).expect("json");
+    assert_eq!(
+        stored,
+        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "drafts": {"call_A": "approve"}})
+    );
+    assert!(h.c.snapshot().can_submit);
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+    assert_eq!(h.phase(), Phase::Submitting);
+
+    h.open(post.id, 200);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+    ];
+    c.extend(final_text("delete_file /tmp/x: done."));
+    let bytes = sse(&c, true);
+    let outs = h.feed(post.id, &bytes, 9);
+    no_done(&outs);
+    assert_eq!(h.phase(), Phase::Streaming);
+    let s = h.c.snapshot();
+    // The paused message went back to streaming; it goes on from there.
+    assert_eq!(s.messages.as_slice().len(), 1);
+    let st = s.streaming.as_ref().expect("streaming");
+    assert_eq!(st.id.as_deref(), Some("msg_a1"));
+    assert_eq!(st.tools[0].status, ToolStatus::Done);
+
+    let outs = h.end(post.id);
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(persists(&outs), vec![None]);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert!(s.suspension.is_none());
+    assert!(s.can_send);
+    let msgs = s.messages.as_slice();
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[1].text, "delete_file /tmp/x: done.");
+    assert_eq!(msgs[1].tools[0].status, ToolStatus::Done);
+    assert_eq!(
+        msgs[1].tools[0].approval,
+        Some(toolgate::approval::Approval::Approved)
+    );
+    assert_eq!(msgs[1].tools[0].result, Some(json!("Deleted /tmp/x")));
+    let last = s.last_submission.as_ref().expect("last submission");
+    assert_eq!(last.call_ids, vec!["call_A"]);
+    assert_eq!(last.status, Phase::Completed);
+}
+
+#[test]
+fn decline_is_sent_as_approved_false_the_reason_is_kept_and_the_reply_continues() {
+    let mut h = H::paused(false);
+    h.c.reject("call_A", Some("Keep that file"))
+        .expect("reject");
+    h.drain();
+    let card = &h.c.snapshot().suspension.as_ref().expect("s").tools[0];
+    assert_eq!(card.reject_reason.as_deref(), Some("Keep that file"));
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_A", false);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-denied", "toolCallId": "call_A"}),
+    ];
+    c.extend(final_text("delete_file /tmp/x: declined."));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed, "a decline never stalls the run");
+    let tool = &s.messages.as_slice()[1].tools[0];
+    assert_eq!(tool.status, ToolStatus::Denied);
+    assert_eq!(tool.approval, Some(toolgate::approval::Approval::Rejected));
+    assert_eq!(tool.reject_reason.as_deref(), Some("Keep that file"));
+    assert_eq!(
+        s.messages.as_slice()[1].text,
+        "delete_file /tmp/x: declined."
+    );
+    let raw = serde_json::to_value(&s.messages.as_slice()[1].raw).expect("raw");
+    assert_eq!(raw["parts"][0]["state"], "output-denied");
+    assert_eq!(raw["parts"][0]["approval"]["approved"], false);
+
+    // The reason survives a reload of the history (the protocol carries none).
+    let (_, outs) = h.load();
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let outs = h.respond(
+        get.id,
+        history(vec![
+            user_ui("msg_u1", "delete /tmp/x"),
+            json!({"id": "msg_a1", "role": "assistant", "parts": [
+                {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-denied", "input": {"path": "/tmp/x"},
+                 "approval": {"id": "call_A", "approved": false, "reason": "Delete the file /tmp/x; this cannot be undone"}},
+                {"type": "text", "text": "delete_file /tmp/x: declined."}
+            ]}),
+        ]),
+    );
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    h.respond(replay.id, HttpResponse::new(204, ""));
+    let s = h.c.snapshot();
+    let tool = &s.messages.as_slice()[1].tools[0];
+    assert_eq!(tool.status, ToolStatus::Denied);
+    assert_eq!(tool.reject_reason.as_deref(), Some("Keep that file"));
+    assert_eq!(
+        tool.approval_reason.as_deref(),
+        Some("Delete the file /tmp/x; this cannot be undone")
+    );
+    assert_eq!(s.phase, Phase::Completed);
+}
+
+#[test]
+fn two_gated_calls_are_answered_one_continuation_at_a_time_in_order() {
+    let mut h = H::paused(true);
+    assert_eq!(h.card_ids(), vec!["call_A", "call_B"]);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.reject("call_B", None).expect("reject");
+    h.drain();
+    let (op, first) = h.submit();
+    assert_continuation(&first, "call_A", true);
+
+    // The first continuation's stream: A's output, then B announced again.
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    let bytes = sse(&c, true);
+    let mut outs = h.open(first.id, 200);
+    outs.extend(h.feed(first.id, &bytes, 11));
+    no_http(&outs);
+    no_done(&outs);
+    // Only once the first stream ended does the second go out.
+    let outs = h.end(first.id);
+    no_done(&outs);
+    let second = one_http(&outs);
+    assert_continuation(&second, "call_B", false);
+    assert_eq!(h.phase(), Phase::Submitting);
+    assert_eq!(h.card_ids(), vec!["call_B"], "B's card stays");
+    assert!(h.c.snapshot().decisions.get("call_B").is_some());
+
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-denied", "toolCallId": "call_B"}),
+    ];
+    c.extend(final_text("done and declined"));
+    let outs = h.stream(second.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    let tools = &s.messages.as_slice()[1].tools;
+    assert_eq!(tools[0].status, ToolStatus::Done);
+    assert_eq!(tools[1].status, ToolStatus::Denied);
+    assert_eq!(
+        s.last_submission.as_ref().expect("last").call_ids,
+        vec!["call_A", "call_B"]
+    );
+}
+
+#[test]
+fn deciding_one_of_two_leaves_the_other_card() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_B"]);
+    let last = s.last_submission.as_ref().expect("last");
+    assert_eq!(last.status, Phase::AwaitingApproval);
+    assert_eq!(last.still_pending[0].call_id, "call_B");
+    assert!(last.not_applied.is_empty());
+    assert_eq!(err_code(h.c.send(h.now, "next")), ErrorCode::InputLocked);
+}
+
+#[test]
+fn replayed_duplicate_chunks_are_deduplicated_by_tool_call_id() {
+    let mut h = H::new();
+    let (op, post) = h.send("delete /tmp/x");
+    let mut c = pause_stream(false);
+    c.push(approval_a());
+    c.push(
+        json!({"type": "tool-approval-request", "approvalId": "call_A", "toolCallId": "call_A"}),
+    );
+    // Mastra's extra fields are tolerated.
+    c.push(json!({"type": "data-tool-call-approval", "id": "part_1", "data": {
+        "runId": "run_1", "toolCallId": "call_A", "toolName": "delete_file", "args": {"path": "/tmp/x"},
+        "state": "suspended", "resumeSchema": "{\"type\":\"object\"}"}}));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+    let card = &h.c.snapshot().suspension.as_ref().expect("s").tools[0];
+    assert_eq!(
+        card.approval_reason.as_deref(),
+        Some("Delete the file /tmp/x; this cannot be undone")
+    );
+    assert_eq!(h.c.snapshot().messages.as_slice()[1].tools.len(), 1);
+}
+
+#[test]
+fn the_ai_sdk_form_gives_the_same_card() {
+    let mut h = H::new();
+    let (op, post) = h.send("delete /tmp/x");
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "data-run", "data": {"runId": "run_1", "agentVersionId": AGV, "threadId": TID}}),
+        json!({"type": "start-step"}),
+    ];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.push(
+        json!({"type": "tool-approval-request", "approvalId": "call_A", "toolCallId": "call_A"}),
+    );
+    c.push(json!({"type": "finish-step"}));
+    c.push(json!({"type": "finish", "finishReason": "tool-calls"}));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    let card = &s.suspension.as_ref().expect("s").tools[0];
+    assert_eq!(card.call_id, "call_A");
+    assert_eq!(card.name, "delete_file");
+    assert_eq!(card.inputs, json!({"path": "/tmp/x"}));
+    assert_eq!(card.run_id.as_deref(), Some("run_1"));
+    assert_eq!(card.agent_version_id.as_deref(), Some(AGV));
+    assert_eq!(card.approval_reason, None);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Reconnect
+
+#[test]
+fn a_stream_dropped_mid_pause_is_recovered_by_replay() {
+    let mut h = H::new();
+    let (op, post) = h.send("delete /tmp/x");
+    h.open(post.id, 200);
+    // The approval chunk arrives, then the connection drops before [DONE].
+    h.feed(post.id, &sse(&pause_stream(false), false), 13);
+    let outs = h.fail(post.id, TransportError::Network("reset".into()));
+    no_done(&outs);
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    assert_eq!(h.phase(), Phase::Loading);
+    let outs = h.respond(get.id, history(paused_history(false)));
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    let outs = h.stream(replay.id, &replay_stream(false));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+    assert_eq!(h.c.snapshot().messages.as_slice().len(), 2);
+}
+
+#[test]
+fn a_new_client_loads_history_and_gets_the_cards_and_drafts_back() {
+    let stored = json!({"v": 1, "runId": "run_1", "callIds": ["call_A", "call_B"], "drafts": {"call_B": ["reject", "no mail"]}}).to_string();
+    let mut h = H::new();
+    h.c.restore_drafts(&stored);
+    h.drain();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    assert_eq!(h.phase(), Phase::Loading);
+    let outs = h.respond(get.id, history(paused_history(true)));
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    let outs = h.stream(replay.id, &replay_stream(true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_A", "call_B"]);
+    assert_eq!(s.suspension.as_ref().expect("s").undecided, vec!["call_A"]);
+    assert_eq!(
+        s.decisions.get("call_B"),
+        Some(&toolgate::decisions::Decision::Reject(Some(
+            "no mail".into()
+        )))
+    );
+    assert!(s.loaded);
+    assert_eq!(
+        s.messages.as_slice()[1].tools[1].status,
+        ToolStatus::Pending
+    );
+}
+
+#[test]
+fn a_204_after_the_grace_window_is_expired_and_the_composer_unlocked() {
+    let stored =
+        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "drafts": {"call_A": "approve"}})
+            .to_string();
+    let mut h = H::new();
+    h.c.restore_drafts(&stored);
+    h.drain();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(
+        get.id,
+        history(vec![
+            user_ui("msg_u1", "delete /tmp/x"),
+            json!({"id": "msg_a1", "role": "assistant", "parts": [
+                {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-error", "input": {"path": "/tmp/x"},
+                 "errorText": "Run abandoned: no approval decision arrived within the grace window", "approval": {"id": "call_A"}}
+            ]}),
+        ]),
+    );
+    let replay = one_http(&outs);
+    h.c.handle_stream_start(h.now, replay.id, 204);
+    h.drain();
+    let outs = h.end(replay.id);
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(persists(&outs), vec![None], "the stale drafts are cleared");
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Expired);
+    assert!(s.can_send);
+    assert!(s.suspension.is_none());
+    assert_eq!(s.messages.as_slice().len(), 2, "the thread is intact");
+    assert_eq!(s.messages.as_slice()[1].tools[0].status, ToolStatus::Error);
+    assert_eq!(h.error_code(), Some("expired"));
+    // The user simply asks again.
+    let (_, post) = h.send("delete /tmp/x");
+    assert_send_post(&post, "delete /tmp/x");
+}
+
+#[test]
+fn a_204_with_nothing_expected_is_idle() {
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, HttpResponse::new(404, r#"{"error":"no thread"}"#));
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Idle);
+    assert!(s.messages.as_slice().is_empty());
+    assert!(s.error.is_none());
+}
+
+#[test]
+fn a_dropped_stream_of_a_finished_run_is_completed_not_expired() {
+    let mut h = H::new();
+    let (op, post) = h.send("hi");
+    h.open(post.id, 200);
+    h.feed(post.id, &sse(&plain_reply()[..4], false), 7);
+    let outs = h.fail(post.id, TransportError::Network("reset".into()));
+    let get = one_http(&outs);
+    let outs = h.respond(
+        get.id,
+        history(vec![
+            user_ui("msg_u1", "hi"),
+            json!({"id": "msg_a1", "role": "assistant", "parts": [{"type": "text", "text": "Hello there"}]}),
+        ]),
+    );
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::Completed);
+    assert_eq!(h.c.snapshot().messages.as_slice()[1].text, "Hello there");
+}
+
+#[test]
+fn replay_retries_with_backoff() {
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.fail(get.id, TransportError::Timeout);
+    no_http(&outs);
+    assert_eq!(h.c.poll_timeout(), Some(1_300));
+    let outs = h.at(1_300);
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let outs = h.respond(get.id, history(paused_history(false)));
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(503, ""));
+    no_http(&outs);
+    let outs = h.at(1_600);
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    let outs = h.stream(replay.id, &replay_stream(false));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Auth and errors
+
+#[test]
+fn a_401_is_unauthorized() {
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(
+        get.id,
+        HttpResponse::new(401, r#"{"error":"Missing or invalid bearer token"}"#),
+    );
+    assert_eq!(done(&outs, op), Err(ErrorCode::Unauthorized));
+    assert_eq!(h.phase(), Phase::Error);
+    assert_eq!(h.error_code(), Some("unauthorized"));
+
+    // On a stream: the body is buffered and handled at the end.
+    let (op, post) = h.send("hi");
+    h.open(post.id, 401);
+    h.feed(
+        post.id,
+        br#"{"error":"Missing or invalid bearer token"}"#,
+        4,
+    );
+    let outs = h.end(post.id);
+    assert_eq!(done(&outs, op), Err(ErrorCode::Unauthorized));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Error);
+    assert_eq!(s.unsent_text.as_deref(), Some("hi"));
+    assert_eq!(
+        s.error.as_ref().expect("e").message,
+        "Missing or invalid bearer token"
+    );
+    assert!(s.messages.as_slice().is_empty(), "nothing appended");
+}
+
+#[test]
+fn an_error_chunk_is_a_stream_error() {
+    let mut h = H::new();
+    let (op, post) = h.send("hi");
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "text-start", "id": "t"}),
+        json!({"type": "text-delta", "id": "t", "delta": "Hel"}),
+        json!({"type": "error", "errorText": "model overloaded"}),
+    ];
+    let outs = h.stream(post.id, &sse(&c, false));
+    assert_eq!(done(&outs, op), Err(ErrorCode::StreamError));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Error);
+    assert_eq!(s.messages.as_slice()[1].text, "Hel");
+    assert!(s.can_send);
+}
+
+#[test]
+fn a_409_on_a_new_message_reloads_and_keeps_the_text() {
+    let mut h = H::new();
+    let (op, post) = h.send("hello");
+    h.open(post.id, 409);
+    h.feed(
+        post.id,
+        br#"{"error":"run awaiting approval","code":"run_paused"}"#,
+        10,
+    );
+    let outs = h.end(post.id);
+    no_done(&outs);
+    assert_eq!(h.phase(), Phase::Conflict);
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let outs = h.respond(get.id, history(paused_history(false)));
+    let replay = one_http(&outs);
+    let outs = h.stream(replay.id, &replay_stream(false));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(s.unsent_text.as_deref(), Some("hello"));
+    assert_eq!(h.error_code(), Some("conflict"));
+}
+
+#[test]
+fn a_failed_message_post_is_not_retried_but_checked_against_history() {
+    let mut h = H::new();
+    let (op, post) = h.send("hello");
+    let outs = h.fail(post.id, TransportError::Network("offline".into()));
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    assert_eq!(h.phase(), Phase::Sending);
+    let outs = h.respond(get.id, history(vec![]));
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Network));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Error);
+    assert_eq!(s.unsent_text.as_deref(), Some("hello"));
+
+    // Landed this time: the history shows it.
+    let (op, post) = h.send("hello");
+    let outs = h.respond(post.id, HttpResponse::new(502, ""));
+    let get = one_http(&outs);
+    let outs = h.respond(
+        get.id,
+        history(vec![
+            user_ui("u1", "hello"),
+            json!({"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "Hi!"}]}),
+        ]),
+    );
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::Completed);
+    assert_eq!(h.c.snapshot().unsent_text, None);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Conflicts and lost answers
+
+#[test]
+fn a_409_on_a_continuation_reconciles_still_pending_keeps_the_draft() {
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    h.open(post.id, 409);
+    h.feed(
+        post.id,
+        br#"{"error":"agentVersionId mismatch","code":"agent_version_mismatch"}"#,
+        8,
+    );
+    let outs = h.end(post.id);
+    no_done(&outs);
+    assert_eq!(h.phase(), Phase::Conflict);
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let outs = h.respond(get.id, history(paused_history(false)));
+    let replay = one_http(&outs);
+    let outs = h.stream(replay.id, &replay_stream(false));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Error);
+    assert_eq!(
+        s.decisions.get("call_A"),
+        Some(&toolgate::decisions::Decision::Approve)
+    );
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+}
+
+#[test]
+fn a_409_on_a_continuation_decided_otherwise_drops_the_draft() {
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    let outs = h.respond(
+        post.id,
+        HttpResponse::new(409, r#"{"error":"not pending"}"#),
+    );
+    let get = one_http(&outs);
+    let outs = h.respond(
+        get.id,
+        history(vec![
+            user_ui("msg_u1", "delete /tmp/x"),
+            json!({"id": "msg_a1", "role": "assistant", "parts": [
+                {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-denied", "input": {"path": "/tmp/x"},
+                 "approval": {"id": "call_A", "approved": false}},
+                {"type": "text", "text": "declined elsewhere"}
+            ]}),
+        ]),
+    );
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    let s = h.c.snapshot();
+    assert_eq!(s.dropped_drafts, vec!["call_A"]);
+    assert_eq!(s.phase, Phase::Completed);
+    assert!(s.suspension.is_none());
+}
+
+#[test]
+fn a_lost_continuation_answer_is_retried_once_and_reconciled_never_duplicated() {
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    // The server applied it, but the answer was lost.
+    let outs = h.fail(post.id, TransportError::Timeout);
+    no_http(&outs);
+    assert_eq!(h.phase(), Phase::Submitting);
+    let due = h.c.poll_timeout().expect("retry timer");
+    let outs = h.at(due);
+    let retry = one_http(&outs);
+    assert_continuation(&retry, "call_A", true);
+    assert_ne!(retry.id, post.id);
+    // The identical re-send: already answered.
+    let outs = h.respond(
+        retry.id,
+        HttpResponse::new(409, r#"{"error":"Tool call call_A is not awaiting approval","code":"tool_call_not_pending"}"#),
+    );
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let outs = h.respond(
+        get.id,
+        history(vec![
+            user_ui("msg_u1", "delete /tmp/x"),
+            json!({"id": "msg_a1", "role": "assistant", "parts": [
+                {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available", "input": {"path": "/tmp/x"},
+                 "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}},
+                {"type": "text", "text": "delete_file /tmp/x: done."}
+            ]}),
+        ]),
+    );
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    no_http(&outs);
+    assert_eq!(done(&outs, op), Ok(()), "acknowledged");
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert!(s.dropped_drafts.is_empty());
+    assert!(s.error.is_none());
+}
+
+#[test]
+fn a_continuation_stream_dropped_after_2xx_is_never_resent() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.approve("call_B").expect("approve");
+    h.drain();
+    let (op, first) = h.submit();
+    assert_continuation(&first, "call_A", true);
+    h.open(first.id, 200);
+    h.feed(first.id, &sse(&[start("msg_a1")], false), 5);
+    let outs = h.fail(first.id, TransportError::Network("reset".into()));
+    // Not re-sent: recover instead.
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let mut hist = paused_history(true);
+    hist[1]["parts"][0] = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+        "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}});
+    let outs = h.respond(get.id, history(hist));
+    let replay = one_http(&outs);
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in(
+        "call_B",
+        "send_email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    c.push(approval_b());
+    let outs = h.stream(replay.id, &sse(&c, true));
+    // Then B, which is still pending.
+    let second = one_http(&outs);
+    assert_continuation(&second, "call_B", true);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
+    ];
+    c.extend(final_text("all done"));
+    let outs = h.stream(second.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::Completed);
+}
+
+// ----------------------------------------------------------------------------------------------
+// rejectAllAndSend, autoSubmit, abort
+
+#[test]
+fn reject_all_and_send_rejects_one_at_a_time_then_sends() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let op =
+        h.c.reject_all_and_send(h.now, "never mind", Some("changed my mind"))
+            .expect("rejectAllAndSend");
+    let outs = h.drain();
+    let first = one_http(&outs);
+    assert_continuation(&first, "call_A", true);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    let outs = h.stream(first.id, &sse(&c, true));
+    let second = one_http(&outs);
+    assert_continuation(&second, "call_B", false);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-denied", "toolCallId": "call_B"}),
+    ];
+    c.extend(final_text("ok"));
+    let outs = h.stream(second.id, &sse(&c, true));
+    no_done(&outs);
+    let post = one_http(&outs);
+    assert_send_post(&post, "never mind");
+    let outs = h.stream(post.id, &sse(&plain_reply(), true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    let tools = &s.messages.as_slice()[1].tools;
+    assert_eq!(tools[1].reject_reason.as_deref(), Some("changed my mind"));
+    assert_eq!(s.messages.as_slice()[2].text, "never mind");
+}
+
+#[test]
+fn auto_submit_fires_when_every_card_is_decided() {
+    let mut cfg = config();
+    cfg.auto_submit = true;
+    let mut h = H::with(cfg);
+    let (_, post) = h.send("delete /tmp/x");
+    h.stream(post.id, &sse(&pause_stream(true), true));
+    assert_eq!(h.c.approve("call_A").expect("approve"), None);
+    no_http(&h.drain());
+    let op =
+        h.c.reject("call_B", None)
+            .expect("reject")
+            .expect("auto op");
+    let outs = h.drain();
+    let first = one_http(&outs);
+    assert_continuation(&first, "call_A", true);
+    assert_eq!(h.phase(), Phase::Submitting);
+    h.c.abort();
+    let outs = h.drain();
+    assert!(outs.contains(&Output::Cancel(first.id)));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    // Drafts kept.
+    assert_eq!(h.c.snapshot().decisions.len(), 2);
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+}
+
+#[test]
+fn abort_mid_stream_keeps_what_was_shown() {
+    let mut h = H::new();
+    let (op, post) = h.send("hi");
+    h.open(post.id, 200);
+    h.feed(post.id, &sse(&plain_reply()[..4], false), 6);
+    h.c.abort();
+    let outs = h.drain();
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    let s = h.c.snapshot();
+    assert!(s.streaming.is_none());
+    assert_eq!(s.messages.as_slice()[1].text, "Hello");
+    assert_eq!(s.unsent_text, None, "the message landed");
+    // A late chunk for the aborted request is ignored.
+    let v = h.c.version();
+    h.c.handle_stream_chunk(
+        h.now,
+        post.id,
+        b"data: {\"type\":\"text-delta\",\"id\":\"txt_1\",\"delta\":\"x\"}\n\n",
+    );
+    h.c.handle_stream_end(h.now, post.id);
+    no_http(&h.drain());
+    assert_eq!(h.c.version(), v);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Collected output
+
+#[test]
+fn the_collect_transport_applies_chunks_like_a_stream() {
+    let mut cfg = config();
+    cfg.transport = Transport::Collect;
+    cfg.agent_id = Some("agent_1".into());
+    cfg.agent_version_id = Some(AGV.into());
+    let mut h = H::with(cfg);
+    let op = h.c.send(h.now, "delete /tmp/x").expect("send");
+    let outs = h.drain();
+    let post = one_http(&outs);
+    assert_eq!(post.url, RUN_URL);
+    assert!(!post.streaming);
+    assert_eq!(header(&post, "Accept").as_deref(), Some("application/json"));
+    assert_eq!(
+        post.body.as_deref(),
+        Some(
+            r#"{"messages":[{"role":"user","parts":[{"type":"text","text":"delete /tmp/x"}]}],"threadId":"thread_42","agentVersionId":"agv_ref_1"}"#
+        )
+    );
+    let outs = h.respond(
+        post.id,
+        HttpResponse::new(
+            200,
+            json!({"chunks": pause_stream(false), "finishReason": null}).to_string(),
+        ),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_eq!(post.url, RUN_URL);
+    assert_eq!(
+        post.body.as_deref(),
+        Some(continuation_body("call_A", true).as_str())
+    );
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted"}),
+    ];
+    c.extend(final_text("done"));
+    let outs = h.respond(
+        post.id,
+        HttpResponse::new(
+            200,
+            json!({"chunks": c, "finishReason": "stop"}).to_string(),
+        ),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::Completed);
+    assert_eq!(h.c.snapshot().messages.as_slice()[1].text, "done");
+}
+
+// ----------------------------------------------------------------------------------------------
+// Illegal commands and config
+
+#[test]
+fn every_illegal_command_has_its_code() {
+    let mut h = H::new();
+    assert_eq!(err_code(h.c.send(h.now, "  ")), ErrorCode::InvalidArgument);
+    assert_eq!(err_code(h.c.approve("call_A")), ErrorCode::NotSuspended);
+    assert_eq!(
+        err_code(h.c.reject("call_A", None)),
+        ErrorCode::NotSuspended
+    );
+    assert_eq!(err_code(h.c.clear("call_A")), ErrorCode::NotSuspended);
+    assert_eq!(err_code(h.c.submit(h.now)), ErrorCode::NotSuspended);
+    assert_eq!(
+        err_code(h.c.reject_all_and_send(h.now, "", None)),
+        ErrorCode::InvalidArgument
+    );
+    h.c.check_invariants().expect("invariants");
+
+    let (_, post) = h.send("delete /tmp/x");
+    assert_eq!(err_code(h.c.load(h.now)), ErrorCode::Busy);
+    assert_eq!(err_code(h.c.send(h.now, "again")), ErrorCode::Busy);
+    h.open(post.id, 200);
+    assert_eq!(err_code(h.c.send(h.now, "again")), ErrorCode::Busy);
+    h.feed(post.id, &sse(&pause_stream(true), true), 50);
+    assert_eq!(err_code(h.c.approve("call_A")), ErrorCode::Busy);
+    h.end(post.id);
+
+    assert_eq!(err_code(h.c.send(h.now, "next")), ErrorCode::InputLocked);
+    assert_eq!(err_code(h.c.approve("call_Z")), ErrorCode::UnknownCallId);
+    assert_eq!(err_code(h.c.clear("call_Z")), ErrorCode::UnknownCallId);
+    assert_eq!(err_code(h.c.submit(h.now)), ErrorCode::EmptyDecisions);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.clear("call_A").expect("clear");
+    h.drain();
+    assert_eq!(err_code(h.c.submit(h.now)), ErrorCode::EmptyDecisions);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, cont) = h.submit();
+    assert_eq!(err_code(h.c.submit(h.now)), ErrorCode::Busy);
+    assert_eq!(err_code(h.c.reject("call_B", None)), ErrorCode::Busy);
+    assert_eq!(err_code(h.c.clear("call_A")), ErrorCode::Busy);
+    assert_eq!(
+        err_code(h.c.reject_all_and_send(h.now, "x", None)),
+        ErrorCode::Busy
+    );
+    // A reply to a stale id is ignored.
+    let v = h.c.version();
+    h.c.handle_response(h.now, post.id, HttpResponse::new(200, ""));
+    h.c.handle_stream_start(h.now, RequestId(999), 200);
+    h.c.handle_failure(h.now, RequestId(999), TransportError::Timeout);
+    h.drain();
+    assert_eq!(h.c.version(), v);
+    assert_eq!(h.phase(), Phase::Submitting);
+    let _ = cont;
+}
+
+#[test]
+fn config_from_json_for_sidenet() {
+    let c = Config::from_json(
+        r#"{"dialect":"sidenet","baseUrl":"https://api.test/","threadId":"thread_42","token":"t0k","agentVersionId":"agv_ref_1"}"#,
+    )
+    .expect("config");
+    assert_eq!(c.routes.chat, "/v1/chat");
+    assert_eq!(c.routes.thread, "/v1/threads/{threadId}");
+    assert_eq!(c.routes.stream, "/v1/chat/stream?threadId={threadId}");
+    assert_eq!(c.transport, Transport::Stream);
+    assert_eq!(c.token.as_deref(), Some("t0k"));
+    let h = H::with(c);
+    assert_eq!(
+        serde_json::to_value(h.c.snapshot()).expect("json")["dialect"],
+        "sidenet"
+    );
+    let bad = Config::from_json(r#"{"dialect":"sidenet","threadId":"t","transport":"collect"}"#)
+        .expect("parses");
+    let e = Client::new(bad).expect_err("agentId required");
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert_eq!(e.path.as_deref(), Some("agentId"));
+    // Neuron defaults are unchanged.
+    let n = Config::from_json(r#"{"threadId":"t","routes":{"chat":"/c"}}"#).expect("neuron");
+    assert_eq!(n.routes.chat, "/c");
+    assert_eq!(n.routes.thread, "/threads/{threadId}");
+}
+
+#[test]
+fn neuron_accepts_the_stream_inputs_as_a_buffered_answer() {
+    let mut c = Client::new(Config::new(BASE, TID)).expect("client");
+    let op = c.load(0).expect("load");
+    let mut req = None;
+    while let Some(o) = c.poll_output() {
+        if let Output::Http(r) = o {
+            assert!(!r.streaming);
+            req = Some(r);
+        }
+    }
+    let req = req.expect("GET");
+    c.handle_stream_start(1, req.id, 200);
+    c.handle_stream_chunk(1, req.id, br#"{"id":"thread_42","messa"#);
+    c.handle_stream_chunk(1, req.id, br#"ges":[]}"#);
+    c.handle_stream_end(1, req.id);
+    let mut ok = false;
+    while let Some(o) = c.poll_output() {
+        if let Output::Done { op: o, result } = o {
+            ok = o == op && result.is_ok();
+        }
+    }
+    assert!(ok);
+    assert!(c.snapshot().loaded);
+    c.check_invariants().expect("invariants");
+}
+
+#[test]
+fn the_snapshot_serializes_with_the_new_phases() {
+    let mut h = H::new();
+    let (_, post) = h.send("hi");
+    h.open(post.id, 200);
+    h.feed(post.id, &sse(&plain_reply()[..4], false), 100);
+    let j = serde_json::to_value(h.c.snapshot()).expect("json");
+    assert_eq!(j["phase"], "streaming");
+    assert_eq!(j["streaming"]["text"], "Hello");
+    assert_eq!(j["streaming"]["id"], "msg_a1");
+    assert_eq!(
+        j["streaming"]["raw"],
+        json!({"id": "msg_a1", "role": "assistant"})
+    );
+    assert_eq!(Phase::Expired.as_str(), "expired");
+    assert_eq!(
+        serde_json::to_value(ToolStatus::Denied).expect("json"),
+        json!("denied")
+    );
+}
