@@ -1,31 +1,60 @@
 #!/usr/bin/env bash
 # Browser tests: the wasm package's JS surface and the client driver, compiled to wasm32 and run
 # by wasm-bindgen-test-runner in headless Chromium, against the reference endpoint, which this
-# script starts on a free loopback port with a fresh data directory and stops afterwards.
+# script starts on a free loopback port with a fresh data directory and stops afterwards. A second
+# endpoint with fault injection on (drops, 500s, delays; seeded) serves the client's fault tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
 tmp=$(mktemp -d)
-server_pid=""
+pids=()
 cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null
+  # TOOLGATE_KEEP_LOGS=dir keeps the endpoints' logs and data (e.g. with QUIET=0 for request lines).
+  [ -n "${TOOLGATE_KEEP_LOGS:-}" ] && mkdir -p "$TOOLGATE_KEEP_LOGS" && cp -r "$tmp"/*.log "$tmp"/*-data "$TOOLGATE_KEEP_LOGS"/ 2>/dev/null
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 
+# start_endpoint NAME [VAR=value ...]: starts an endpoint, sets $url to its address.
+start_endpoint() {
+  local name=$1
+  shift
+  : > "$tmp/$name.log"
+  env PORT=0 HOST=127.0.0.1 QUIET=1 DATA_DIR="$tmp/$name-data" "$@" \
+    node www/server/main.mjs > "$tmp/$name.log" 2>&1 &
+  pids+=($!)
+  url=""
+  for _ in $(seq 1 100); do
+    url=$(sed -n 's/^toolgate endpoint listening on \(http[^ ]*\).*/\1/p' "$tmp/$name.log" | head -n 1)
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { echo "the $name endpoint did not start:" >&2; cat "$tmp/$name.log" >&2; exit 1; }
+  echo "$name endpoint at $url"
+}
+
 # The endpoint, with a short grace window so expiry can be tested.
-PORT=0 HOST=127.0.0.1 QUIET=1 DATA_DIR="$tmp/data" GRACE_MS=${GRACE_MS:-3000} \
-  node www/server/main.mjs > "$tmp/server.log" 2>&1 &
-server_pid=$!
+start_endpoint reference GRACE_MS="${GRACE_MS:-3000}" QUIET="${QUIET:-1}"
+export TOOLGATE_ENDPOINT="$url"
+# The same with faults: ~15% dropped connections, ~10% 500s (before or after applying), delays.
+start_endpoint faulty GRACE_MS="${GRACE_MS:-3000}" QUIET="${QUIET:-1}" FAULTS="${FAULTS:-drop:0.15,error:0.1,delay:30,seed:7}"
+export TOOLGATE_FAULTY_ENDPOINT="$url"
+
+# A black hole: accepts connections and never answers (timeouts, free() with a request in flight).
+: > "$tmp/blackhole.log"
+node -e "const s = require('net').createServer(() => {}); s.listen(0, '127.0.0.1', () => console.log('http://127.0.0.1:' + s.address().port));" \
+  > "$tmp/blackhole.log" 2>&1 &
+pids+=($!)
 for _ in $(seq 1 100); do
-  url=$(sed -n 's/^toolgate endpoint listening on \(http[^ ]*\).*/\1/p' "$tmp/server.log" | head -n 1)
+  url=$(head -n 1 "$tmp/blackhole.log")
   [ -n "$url" ] && break
   sleep 0.1
 done
-[ -n "${url:-}" ] || { echo "the reference endpoint did not start:" >&2; cat "$tmp/server.log" >&2; exit 1; }
-echo "reference endpoint at $url"
+[ -n "$url" ] || { echo "the black hole did not start" >&2; exit 1; }
+export TOOLGATE_BLACKHOLE_ENDPOINT="$url"
 
 # Chromium as root in a closed network: no sandbox, no background traffic.
 cat > "$tmp/webdriver.json" <<JSON
@@ -38,9 +67,8 @@ cat > "$tmp/webdriver.json" <<JSON
 }
 JSON
 
-export TOOLGATE_ENDPOINT="$url"
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 export CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver)}
 export WASM_BINDGEN_TEST_WEBDRIVER_JSON="$tmp/webdriver.json"
 export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-120}
-cargo test --target wasm32-unknown-unknown --test web "$@"
+cargo test --target wasm32-unknown-unknown --test web --test web_client "$@"

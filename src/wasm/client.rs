@@ -1,0 +1,691 @@
+//! `ApprovalClient`: the driver that runs the sans-IO [`Client`] in the browser (fetch, `Date.now`,
+//! timers, `localStorage`) and exposes it to JS.
+//!
+//! # How it runs the core
+//!
+//! The core lives in one `Rc<RefCell<Inner>>`. Every method, fetch completion and timer borrows it for
+//! one synchronous *step* (a command or an input, then draining [`Client::poll_output`] and re-arming
+//! the single retry timer), releases the borrow, and only then settles promises and calls listeners.
+//! No borrow is ever held across an `.await` or while user code runs, so a listener may call any
+//! method reentrantly. Fetch futures and timer callbacks hold a `Weak`: after `free()` they find
+//! nothing and stop.
+//!
+//! # Contract, as JS sees it
+//!
+//! - `getSnapshot()` returns the same frozen object until the core's `version` changes; the
+//!   `messages` array is reused until `messagesVersion` changes (React `useSyncExternalStore`).
+//! - Listeners are called **synchronously**, once per step that changed the snapshot, after the step
+//!   (so after `approve()` returns, they have run). An exception thrown by a listener is reported
+//!   with `console.error` and does not stop the other listeners or the client.
+//! - Async methods (`load`, `send`, `submit`, `rejectAllAndSend`) never throw: misuse returns a
+//!   rejected promise with a `ToolgateError`. `approve`, `reject` and `clear` throw synchronously.
+//! - `abort()` rejects the pending op with code `aborted`; `free()` aborts every fetch, clears every
+//!   timer, and rejects pending ops with `aborted`. Keep a reference to the client while awaiting it
+//!   (a collected client is freed). Do not call `free()` from inside a listener that a method call
+//!   triggered (wasm-bindgen refuses to free an object in use): defer it.
+//! - A streamed answer (Sidenet) is read chunk by chunk, one step per chunk, so subscribers see the
+//!   message grow; its `timeoutMs` bounds the wait for the headers and then every gap between chunks.
+//! - The unsubscribe function `subscribe()` returns is idempotent and harmless after `free()`.
+
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
+
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+use web_sys::{AbortController, AbortSignal, ReadableStreamDefaultReader, RequestInit, Response};
+
+use super::error::to_js as error_to_js;
+use super::to_js;
+use crate::client::{
+    Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
+};
+use crate::error::{Error, ErrorCode};
+
+#[wasm_bindgen]
+extern "C" {
+    /// The global `fetch` (window or worker).
+    #[wasm_bindgen(js_name = fetch, catch)]
+    fn js_fetch(url: &str, init: &RequestInit) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(handler: &Function, ms: f64) -> JsValue;
+    #[wasm_bindgen(js_name = clearTimeout)]
+    fn clear_timeout(handle: &JsValue);
+}
+
+type Shared = Rc<RefCell<Inner>>;
+
+/// One request on the wire.
+struct Fetch {
+    id: RequestId,
+    controller: Option<AbortController>,
+    /// The `setTimeout` handle of the request's timeout.
+    timer: JsValue,
+    timeout_ms: f64,
+    /// Kept alive until the request ends; the timer is cleared first, so it never runs after that.
+    on_timeout: Closure<dyn FnMut()>,
+}
+
+struct Inner {
+    core: Client,
+    freed: bool,
+    /// `(version, frozen snapshot object)`.
+    snapshot: Option<(u64, JsValue)>,
+    /// `(messagesVersion, frozen messages array)`.
+    messages: Option<(u64, JsValue)>,
+    listeners: Vec<(u32, Function)>,
+    /// The promises of commands in flight: `(op, resolve, reject)`.
+    ops: Vec<(OpId, Function, Function)>,
+    fetches: Vec<Fetch>,
+    /// The retry timer: its handle and deadline.
+    timer: Option<(JsValue, u64)>,
+    on_timer: Option<Closure<dyn FnMut()>>,
+}
+
+/// What to do once the borrow is released.
+#[derive(Default)]
+struct After {
+    settle: Vec<(Function, JsValue)>,
+    changed: bool,
+}
+
+fn now() -> u64 {
+    js_sys::Date::now() as u64
+}
+
+fn invalid(message: &str) -> Error {
+    Error::new(ErrorCode::InvalidArgument, message)
+}
+
+/// Runs one synchronous step on the core, then performs its effects. (A thin generic shell over
+/// [`step_dyn`], which is compiled once.)
+fn step<R>(shared: &Shared, f: impl FnOnce(&mut Inner, u64) -> R) -> Result<R, Error> {
+    let mut f = Some(f);
+    let mut out = None;
+    step_dyn(shared, &mut |inner, now| {
+        if let Some(f) = f.take() {
+            out = Some(f(inner, now));
+        }
+    })?;
+    out.ok_or_else(|| Error::new(ErrorCode::InvalidState, "the step did not run"))
+}
+
+fn step_dyn(shared: &Shared, f: &mut dyn FnMut(&mut Inner, u64)) -> Result<(), Error> {
+    let now = now();
+    let after = {
+        let Ok(mut inner) = shared.try_borrow_mut() else {
+            return Err(Error::new(
+                ErrorCode::InvalidState,
+                "the client is already running a step",
+            ));
+        };
+        if inner.freed {
+            return Err(Error::new(ErrorCode::InvalidState, "the client was freed"));
+        }
+        f(&mut inner, now);
+        inner.drain(&Rc::downgrade(shared), now)
+    };
+    for (settle, value) in after.settle {
+        let _ = settle.call1(&JsValue::UNDEFINED, &value);
+    }
+    if after.changed {
+        notify(shared);
+    }
+    Ok(())
+}
+
+/// Calls every listener, none while a borrow is held; a listener removed meanwhile is skipped.
+fn notify(shared: &Shared) {
+    let listeners = match shared.try_borrow() {
+        Ok(inner) if !inner.freed => inner.listeners.clone(),
+        _ => return,
+    };
+    for (id, listener) in listeners {
+        let live = shared
+            .try_borrow()
+            .is_ok_and(|inner| !inner.freed && inner.listeners.iter().any(|(l, _)| *l == id));
+        if live {
+            if let Err(e) = listener.call0(&JsValue::UNDEFINED) {
+                web_sys::console::error_1(&e);
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Performs the step's effects that call no user code (fetch, abort, storage, timer) and
+    /// collects the rest.
+    fn drain(&mut self, weak: &Weak<RefCell<Inner>>, now: u64) -> After {
+        let mut after = After::default();
+        while let Some(output) = self.core.poll_output() {
+            match output {
+                Output::Http(request) => self.start_fetch(weak, request),
+                Output::Cancel(id) => self.end_fetch(id, true),
+                Output::Persist { key, value } => persist(&key, value.as_deref()),
+                Output::Done { op, result } => {
+                    if let Some(i) = self.ops.iter().position(|(o, _, _)| *o == op) {
+                        let (_, resolve, reject) = self.ops.swap_remove(i);
+                        after.settle.push(match result {
+                            Ok(()) => (resolve, JsValue::UNDEFINED),
+                            Err(e) => (reject, error_to_js(&e)),
+                        });
+                    }
+                }
+                Output::Changed => after.changed = true,
+            }
+        }
+        self.arm_timer(weak, now);
+        after
+    }
+
+    /// Keeps one timer armed for the core's next deadline.
+    fn arm_timer(&mut self, weak: &Weak<RefCell<Inner>>, now: u64) {
+        let want = self.core.poll_timeout();
+        if want == self.timer.as_ref().map(|(_, d)| *d) {
+            return;
+        }
+        if let Some((handle, _)) = self.timer.take() {
+            clear_timeout(&handle);
+        }
+        let Some(deadline) = want else {
+            return;
+        };
+        let callback = self.on_timer.get_or_insert_with(|| {
+            let weak = weak.clone();
+            Closure::new(move || {
+                if let Some(shared) = weak.upgrade() {
+                    let _ = step(&shared, |inner, now| {
+                        inner.timer = None;
+                        inner.core.handle_timeout(now);
+                    });
+                }
+            })
+        });
+        let handle = set_timeout(
+            callback.as_ref().unchecked_ref(),
+            deadline.saturating_sub(now) as f64,
+        );
+        self.timer = Some((handle, deadline));
+    }
+
+    fn start_fetch(&mut self, weak: &Weak<RefCell<Inner>>, request: HttpRequest) {
+        let controller = AbortController::new().ok();
+        let timed_out = Rc::new(Cell::new(false));
+        let on_timeout: Closure<dyn FnMut()> = {
+            let controller = controller.clone();
+            let timed_out = timed_out.clone();
+            Closure::new(move || {
+                timed_out.set(true);
+                if let Some(c) = &controller {
+                    c.abort();
+                }
+            })
+        };
+        let timeout_ms = request.timeout_ms as f64;
+        let timer = set_timeout(on_timeout.as_ref().unchecked_ref(), timeout_ms);
+        let signal = controller.as_ref().map(AbortController::signal);
+        self.fetches.push(Fetch {
+            id: request.id,
+            controller,
+            timer,
+            timeout_ms,
+            on_timeout,
+        });
+        spawn_local(run_fetch(weak.clone(), request, signal, timed_out));
+    }
+
+    /// Restarts a streaming request's timeout (headers or a chunk arrived).
+    fn restart_timeout(&mut self, id: RequestId) {
+        if let Some(fetch) = self.fetches.iter_mut().find(|f| f.id == id) {
+            clear_timeout(&fetch.timer);
+            fetch.timer = set_timeout(fetch.on_timeout.as_ref().unchecked_ref(), fetch.timeout_ms);
+        }
+    }
+
+    /// Forgets a request: clears its timeout, and aborts it when `abort`.
+    fn end_fetch(&mut self, id: RequestId, abort: bool) {
+        if let Some(i) = self.fetches.iter().position(|f| f.id == id) {
+            let fetch = self.fetches.swap_remove(i);
+            clear_timeout(&fetch.timer);
+            if abort {
+                if let Some(c) = &fetch.controller {
+                    c.abort();
+                }
+            }
+        }
+    }
+
+    /// `free()`: aborts every request, clears every timer, rejects pending ops with `aborted`.
+    fn shutdown(&mut self) {
+        if self.freed {
+            return;
+        }
+        self.freed = true;
+        for fetch in self.fetches.drain(..) {
+            clear_timeout(&fetch.timer);
+            if let Some(c) = &fetch.controller {
+                c.abort();
+            }
+        }
+        if let Some((handle, _)) = self.timer.take() {
+            clear_timeout(&handle);
+        }
+        self.on_timer = None;
+        self.listeners.clear();
+        self.snapshot = None;
+        self.messages = None;
+        let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
+        for (_, _, reject) in self.ops.drain(..) {
+            let _ = reject.call1(&JsValue::UNDEFINED, &error);
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Runs `f` as a step if the client is still alive; `false` once it is freed.
+fn report(weak: &Weak<RefCell<Inner>>, f: impl FnOnce(&mut Inner, u64)) -> bool {
+    weak.upgrade()
+        .is_some_and(|shared| step(&shared, f).is_ok())
+}
+
+/// Performs one request and reports its end to the core: the whole body at once, or, for a
+/// streaming request, the status when the headers arrive and then each chunk as it arrives (one step
+/// per chunk, so subscribers see the stream grow). For a stream, `timeoutMs` bounds the wait for the
+/// headers and then every gap between chunks.
+async fn run_fetch(
+    weak: Weak<RefCell<Inner>>,
+    request: HttpRequest,
+    signal: Option<AbortSignal>,
+    timed_out: Rc<Cell<bool>>,
+) {
+    let id = request.id;
+    let fail = |e: JsValue| {
+        let error = if timed_out.get() {
+            TransportError::Timeout
+        } else {
+            TransportError::Network(error_message(&e))
+        };
+        report(&weak, |inner, now| {
+            inner.end_fetch(id, false);
+            inner.core.handle_failure(now, id, error);
+        });
+    };
+    let response = match fetch_response(&request, signal.as_ref()).await {
+        Ok(response) => response,
+        Err(e) => return fail(e),
+    };
+    let status = response.status();
+    if !request.streaming {
+        let body = match read_all(&response).await {
+            Ok(body) => body,
+            Err(e) => return fail(e),
+        };
+        report(&weak, |inner, now| {
+            inner.end_fetch(id, false);
+            inner
+                .core
+                .handle_response(now, id, HttpResponse::new(status, body));
+        });
+        return;
+    }
+    let started = report(&weak, |inner, now| {
+        inner.restart_timeout(id);
+        inner.core.handle_stream_start(now, id, status);
+    });
+    if !started {
+        return;
+    }
+    if let Some(body) = response.body() {
+        let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+        loop {
+            let chunk = match JsFuture::from(reader.read()).await {
+                Ok(chunk) => chunk,
+                Err(e) => return fail(e),
+            };
+            if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
+                break;
+            }
+            let value = Reflect::get(&chunk, &"value".into()).unwrap_or(JsValue::UNDEFINED);
+            let bytes = match value.dyn_ref::<Uint8Array>() {
+                Some(array) => array.to_vec(),
+                None => Uint8Array::new(&value).to_vec(),
+            };
+            let alive = report(&weak, |inner, now| {
+                inner.restart_timeout(id);
+                inner.core.handle_stream_chunk(now, id, &bytes);
+            });
+            if !alive {
+                let _ = reader.cancel();
+                return;
+            }
+        }
+    }
+    report(&weak, |inner, now| {
+        inner.end_fetch(id, false);
+        inner.core.handle_stream_end(now, id);
+    });
+}
+
+fn request_init(request: &HttpRequest, signal: Option<&AbortSignal>) -> RequestInit {
+    let init = RequestInit::new();
+    init.set_method(request.method.as_str());
+    let headers = Array::new();
+    for (name, value) in &request.headers {
+        headers.push(&Array::of2(&name.into(), &value.into()));
+    }
+    init.set_headers(&headers);
+    if let Some(body) = &request.body {
+        init.set_body(&JsValue::from_str(body));
+    }
+    init.set_signal(signal);
+    init
+}
+
+async fn fetch_response(
+    request: &HttpRequest,
+    signal: Option<&AbortSignal>,
+) -> Result<Response, JsValue> {
+    let init = request_init(request, signal);
+    Ok(JsFuture::from(js_fetch(&request.url, &init)?)
+        .await?
+        .unchecked_into())
+}
+
+async fn read_all(response: &Response) -> Result<Vec<u8>, JsValue> {
+    let buffer = JsFuture::from(response.array_buffer()?).await?;
+    Ok(Uint8Array::new(&buffer).to_vec())
+}
+
+/// The message of a thrown value: `err.message`, a thrown string, or a generic text.
+fn error_message(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "the request failed".to_owned())
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+/// Writes or removes a storage entry; storage errors (private mode, quota) are ignored.
+fn persist(key: &str, value: Option<&str>) {
+    if let Some(storage) = storage() {
+        let _ = match value {
+            Some(v) => storage.set_item(key, v),
+            None => storage.remove_item(key),
+        };
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Subscriptions: the returned unsubscribe function is one shared JS function bound to a listener id,
+// so it is idempotent, costs no closure per subscription, and is harmless after `free()`.
+
+thread_local! {
+    static NEXT_LISTENER: Cell<u32> = const { Cell::new(0) };
+    static SUBSCRIPTIONS: RefCell<Vec<(u32, Weak<RefCell<Inner>>)>> = const { RefCell::new(Vec::new()) };
+    static UNSUBSCRIBE: Function = Closure::<dyn Fn(u32)>::new(unsubscribe)
+        .into_js_value()
+        .unchecked_into();
+}
+
+fn unsubscribe(id: u32) {
+    let weak = SUBSCRIPTIONS.with(|subs| {
+        let mut subs = subs.borrow_mut();
+        let i = subs.iter().position(|(l, _)| *l == id)?;
+        Some(subs.swap_remove(i).1)
+    });
+    if let Some(shared) = weak.and_then(|w| w.upgrade()) {
+        if let Ok(mut inner) = shared.try_borrow_mut() {
+            inner.listeners.retain(|(l, _)| *l != id);
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The class
+
+/// The approval client for one thread: `new ApprovalClient(options)`.
+#[wasm_bindgen(js_name = ApprovalClient)]
+pub struct ApprovalClient {
+    shared: Shared,
+}
+
+fn string_arg(value: &JsValue, what: &str) -> Result<String, Error> {
+    value.as_string().ok_or_else(|| invalid(what))
+}
+
+fn reason_arg(value: Option<JsValue>) -> Result<Option<String>, Error> {
+    match value {
+        Some(v) if !v.is_undefined() && !v.is_null() => {
+            string_arg(&v, "a reason must be a string").map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+fn parse_options(options: &JsValue) -> Result<Config, Error> {
+    if !options.is_object() || Array::is_array(options) {
+        return Err(invalid("the options must be an object"));
+    }
+    let json = js_sys::JSON::stringify(options)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| invalid("the options must be JSON-serializable"))?;
+    Config::from_json(&json)
+}
+
+#[wasm_bindgen(js_class = ApprovalClient)]
+impl ApprovalClient {
+    /// A client for one thread. Throws `invalid_argument` for bad options. With `persist` on (the
+    /// default), drafts saved earlier for this thread are read from `localStorage` and restored on
+    /// the first load.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "ApprovalClientOptions")] options: JsValue,
+    ) -> Result<ApprovalClient, JsValue> {
+        let config = parse_options(&options)?;
+        let key = config.persist.then(|| config.persist_key());
+        let core = Client::new(config)?;
+        let shared = Rc::new(RefCell::new(Inner {
+            core,
+            freed: false,
+            snapshot: None,
+            messages: None,
+            listeners: Vec::new(),
+            ops: Vec::new(),
+            fetches: Vec::new(),
+            timer: None,
+            on_timer: None,
+        }));
+        if let Some(saved) = key.and_then(|k| storage()?.get_item(&k).ok().flatten()) {
+            step(&shared, |inner, _| inner.core.restore_drafts(&saved))?;
+        }
+        Ok(ApprovalClient { shared })
+    }
+
+    /// The current snapshot: the same frozen object until something changes.
+    #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "Snapshot")]
+    pub fn get_snapshot(&self) -> Result<JsValue, JsValue> {
+        let mut guard = self
+            .shared
+            .try_borrow_mut()
+            .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?;
+        let inner = &mut *guard;
+        let version = inner.core.version();
+        if let Some((v, object)) = &inner.snapshot {
+            if *v == version {
+                return Ok(object.clone());
+            }
+        }
+        let snapshot = inner.core.snapshot();
+        let messages = match &inner.messages {
+            Some((v, array)) if *v == snapshot.messages_version => array.clone(),
+            _ => {
+                let array = to_js(&snapshot.messages)?;
+                Object::freeze(array.unchecked_ref::<Object>());
+                inner.messages = Some((snapshot.messages_version, array.clone()));
+                array
+            }
+        };
+        let object = to_js(&snapshot.head())?;
+        let _ = Reflect::set(&object, &"messages".into(), &messages);
+        Object::freeze(object.unchecked_ref::<Object>());
+        inner.snapshot = Some((version, object.clone()));
+        Ok(object)
+    }
+
+    /// Calls `listener` (synchronously, with no arguments) after each change; returns the function
+    /// that unsubscribes it (idempotent, harmless after `free()`).
+    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    pub fn subscribe(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "() => void")] listener: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let listener: Function = listener
+            .dyn_into()
+            .map_err(|_| invalid("a listener must be a function"))?;
+        let id = NEXT_LISTENER.with(|n| {
+            n.set(n.get().wrapping_add(1));
+            n.get()
+        });
+        self.shared
+            .try_borrow_mut()
+            .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?
+            .listeners
+            .push((id, listener));
+        SUBSCRIPTIONS.with(|subs| {
+            let mut subs = subs.borrow_mut();
+            subs.retain(|(_, w)| w.strong_count() > 0);
+            subs.push((id, Rc::downgrade(&self.shared)));
+        });
+        Ok(UNSUBSCRIBE
+            .with(|f| f.bind1(&JsValue::NULL, &JsValue::from(id)))
+            .into())
+    }
+
+    /// `GET` the thread and find any pending approvals. Rejects with `busy` while another command's
+    /// request is in flight.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn load(&self) -> Promise {
+        self.command(|core, now| core.load(now))
+    }
+
+    /// Sends a new user message. Rejects with `invalid_argument` (blank), `busy`, `input_locked`
+    /// (the conversation awaits approval), `conflict` (the server refused it: 409), ...
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn send(&self, #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Promise {
+        match string_arg(&text, "the message must be a string") {
+            Ok(text) => self.command(|core, now| core.send(now, &text)),
+            Err(e) => Promise::reject(&error_to_js(&e)),
+        }
+    }
+
+    /// Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
+    /// `unknown_call_id`.
+    pub fn approve(
+        &self,
+        #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
+    ) -> Result<(), JsValue> {
+        let call_id = string_arg(&call_id, "a callId must be a string")?;
+        self.decide(|core| core.approve(&call_id).map(drop))
+    }
+
+    /// Rejects a gated tool, with an optional reason the model reads verbatim.
+    pub fn reject(
+        &self,
+        #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
+    ) -> Result<(), JsValue> {
+        let call_id = string_arg(&call_id, "a callId must be a string")?;
+        let reason = reason_arg(reason)?;
+        self.decide(|core| core.reject(&call_id, reason.as_deref()).map(drop))
+    }
+
+    /// Drops the draft for a tool.
+    pub fn clear(
+        &self,
+        #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
+    ) -> Result<(), JsValue> {
+        let call_id = string_arg(&call_id, "a callId must be a string")?;
+        self.decide(|core| core.clear(&call_id))
+    }
+
+    /// POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
+    /// `not_suspended`, `empty_decisions`, ...
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn submit(&self) -> Promise {
+        self.command(|core, now| core.submit(now))
+    }
+
+    /// The way out of a locked composer: rejects every undecided tool with `reason`, submits, then
+    /// sends `text` once the run has completed (not paused: the same as `send`).
+    #[wasm_bindgen(js_name = rejectAllAndSend, unchecked_return_type = "Promise<void>")]
+    pub fn reject_all_and_send(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
+    ) -> Promise {
+        let args = string_arg(&text, "the message must be a string")
+            .and_then(|text| Ok((text, reason_arg(reason)?)));
+        match args {
+            Ok((text, reason)) => {
+                self.command(|core, now| core.reject_all_and_send(now, &text, reason.as_deref()))
+            }
+            Err(e) => Promise::reject(&error_to_js(&e)),
+        }
+    }
+
+    /// Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
+    pub fn abort(&self) {
+        let _ = step(&self.shared, |inner, _| inner.core.abort());
+    }
+}
+
+impl ApprovalClient {
+    /// Runs an async command: its promise settles on the core's `Done` for the returned op.
+    fn command(&self, f: impl FnOnce(&mut Client, u64) -> Result<OpId, Error>) -> Promise {
+        let mut settle: Option<(Function, Function)> = None;
+        let promise = Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
+        let Some((resolve, reject)) = settle else {
+            return promise;
+        };
+        let result = step(&self.shared, |inner, now| {
+            let result = f(&mut inner.core, now);
+            if let Ok(op) = result {
+                inner.ops.push((op, resolve, reject.clone()));
+            }
+            result
+        });
+        if let Err(e) | Ok(Err(e)) = result {
+            let _ = reject.call1(&JsValue::UNDEFINED, &error_to_js(&e));
+        }
+        promise
+    }
+
+    /// Runs a synchronous command; throws its error.
+    fn decide(&self, f: impl FnOnce(&mut Client) -> Result<(), Error>) -> Result<(), JsValue> {
+        Ok(step(&self.shared, |inner, _| f(&mut inner.core))??)
+    }
+}
+
+impl Drop for ApprovalClient {
+    fn drop(&mut self) {
+        if let Ok(mut inner) = self.shared.try_borrow_mut() {
+            inner.shutdown();
+        }
+        let me = Rc::downgrade(&self.shared);
+        let _ = SUBSCRIPTIONS.try_with(|subs| {
+            if let Ok(mut subs) = subs.try_borrow_mut() {
+                subs.retain(|(_, w)| !w.ptr_eq(&me));
+            }
+        });
+    }
+}

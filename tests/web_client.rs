@@ -1,0 +1,828 @@
+//! Browser tests of the `ApprovalClient` driver (wasm-bindgen-test in headless Chromium), against the
+//! real reference endpoint that `scripts/test-browser.sh` starts (`TOOLGATE_ENDPOINT`), and a second
+//! one with fault injection on (`TOOLGATE_FAULTY_ENDPOINT`). Every test drives the client exactly as
+//! JS would: the exported methods, JS values in, promises awaited. Each test uses a fresh thread id.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
+use toolgate::wasm::{is_toolgate_error, ApprovalClient};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const ENDPOINT: Option<&str> = option_env!("TOOLGATE_ENDPOINT");
+const FAULTY_ENDPOINT: Option<&str> = option_env!("TOOLGATE_FAULTY_ENDPOINT");
+/// Accepts connections and never answers.
+const BLACKHOLE_ENDPOINT: Option<&str> = option_env!("TOOLGATE_BLACKHOLE_ENDPOINT");
+
+fn endpoint() -> &'static str {
+    ENDPOINT.unwrap_or("http://127.0.0.1:8787")
+}
+
+fn get(v: &JsValue, key: &str) -> JsValue {
+    Reflect::get(v, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn path(v: &JsValue, keys: &[&str]) -> JsValue {
+    keys.iter()
+        .fold(v.clone(), |acc, k| match k.parse::<u32>() {
+            Ok(i) => acc
+                .dyn_ref::<Array>()
+                .map_or(JsValue::UNDEFINED, |a| a.get(i)),
+            Err(_) => get(&acc, k),
+        })
+}
+
+fn string(v: &JsValue) -> String {
+    v.as_string().unwrap_or_default()
+}
+
+fn array(v: &JsValue) -> Vec<JsValue> {
+    v.dyn_ref::<Array>().map(|a| a.to_vec()).unwrap_or_default()
+}
+
+fn code(e: &JsValue) -> String {
+    string(&get(e, "code"))
+}
+
+fn fresh_thread(tag: &str) -> String {
+    format!(
+        "wc_{tag}_{}_{}",
+        js_sys::Date::now() as u64,
+        (js_sys::Math::random() * 1e9) as u64
+    )
+}
+
+/// The options object: `{ baseUrl, threadId, ...extra }` (`extra` is JSON members, may be empty).
+fn options(base: &str, thread: &str, extra: &str) -> JsValue {
+    let sep = if extra.is_empty() { "" } else { "," };
+    JSON::parse(&format!(
+        r#"{{"baseUrl":"{base}","threadId":"{thread}"{sep}{extra}}}"#
+    ))
+    .expect("options JSON")
+}
+
+fn client(thread: &str, extra: &str) -> ApprovalClient {
+    ApprovalClient::new(options(endpoint(), thread, extra)).expect("client")
+}
+
+async fn wait(p: Promise) -> Result<JsValue, JsValue> {
+    JsFuture::from(p).await
+}
+
+async fn sleep(ms: i32) {
+    let p = Promise::new(&mut |resolve, _| {
+        let _ = web_sys::window()
+            .expect("window")
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+    });
+    let _ = JsFuture::from(p).await;
+}
+
+fn snap(c: &ApprovalClient) -> JsValue {
+    c.get_snapshot().expect("snapshot")
+}
+
+fn phase(c: &ApprovalClient) -> String {
+    string(&get(&snap(c), "phase"))
+}
+
+/// `(callId, name)` of the undecided gated tools on the paused tail.
+fn pending(c: &ApprovalClient) -> Vec<(String, String)> {
+    array(&path(&snap(c), &["suspension", "pending"]))
+        .iter()
+        .map(|t| (string(&get(t, "callId")), string(&get(t, "name"))))
+        .collect()
+}
+
+fn call_id_of(c: &ApprovalClient, name: &str) -> String {
+    pending(c)
+        .into_iter()
+        .find(|(_, n)| n == name)
+        .map(|(id, _)| id)
+        .unwrap_or_else(|| panic!("no pending {name}: {:?}", pending(c)))
+}
+
+fn last_text(c: &ApprovalClient) -> String {
+    let messages = array(&get(&snap(c), "messages"));
+    messages
+        .last()
+        .map(|m| string(&get(m, "text")))
+        .unwrap_or_default()
+}
+
+fn s(text: &str) -> JsValue {
+    JsValue::from_str(text)
+}
+
+#[wasm_bindgen_test]
+async fn two_gated_tools_partial_then_reject_with_reason() {
+    let c = client(&fresh_thread("two"), "");
+    wait(c.load()).await.expect("load");
+    assert_eq!(phase(&c), "idle");
+    wait(c.send(s(
+        "delete /tmp/old.log and email team@example.com about Logs cleanup",
+    )))
+    .await
+    .expect("send");
+    assert_eq!(phase(&c), "awaiting_approval");
+    let snapshot = snap(&c);
+    assert_eq!(get(&snapshot, "canSend"), JsValue::FALSE);
+    assert_eq!(pending(&c).len(), 2);
+    let delete = call_id_of(&c, "delete_file");
+    let email = call_id_of(&c, "send_email");
+
+    // Partial: approve one, submit; still awaiting the other.
+    c.approve(s(&delete)).expect("approve");
+    assert_eq!(string(&path(&snap(&c), &["decisions", &delete])), "approve");
+    wait(c.submit()).await.expect("partial submit");
+    assert_eq!(phase(&c), "awaiting_approval");
+    let snapshot = snap(&c);
+    assert_eq!(
+        string(&path(&snapshot, &["lastSubmission", "status"])),
+        "awaiting_approval"
+    );
+    assert_eq!(pending(&c), vec![(email.clone(), "send_email".to_owned())]);
+
+    // Reject the other with a reason: the run completes and the answer quotes the reason.
+    c.reject(s(&email), Some(s("Do not email the whole team")))
+        .expect("reject");
+    wait(c.submit()).await.expect("final submit");
+    assert_eq!(phase(&c), "completed");
+    let text = last_text(&c);
+    assert!(text.contains("delete_file /tmp/old.log: done."), "{text}");
+    assert!(
+        text.contains(
+            "send_email to team@example.com: rejected — \"Do not email the whole team\"."
+        ),
+        "{text}"
+    );
+    assert!(get(&snap(&c), "suspension").is_null());
+    assert_eq!(get(&snap(&c), "canSend"), JsValue::TRUE);
+}
+
+#[wasm_bindgen_test]
+async fn chained_deploy_pauses_twice() {
+    let c = client(&fresh_thread("chain"), "");
+    wait(c.send(s("delete /tmp/cache.db and deploy web")))
+        .await
+        .expect("send");
+    assert_eq!(phase(&c), "awaiting_approval");
+    assert_eq!(pending(&c).len(), 1);
+    let delete = call_id_of(&c, "delete_file");
+    c.approve(s(&delete)).expect("approve delete");
+    wait(c.submit()).await.expect("submit 1");
+    // The run went on (run_tests) and paused again, on deploy.
+    assert_eq!(phase(&c), "awaiting_approval");
+    let deploy = call_id_of(&c, "deploy");
+    assert_ne!(deploy, delete);
+    c.approve(s(&deploy)).expect("approve deploy");
+    wait(c.submit()).await.expect("submit 2");
+    assert_eq!(phase(&c), "completed");
+    let text = last_text(&c);
+    assert!(text.contains("delete_file /tmp/cache.db: done."), "{text}");
+    assert!(text.contains("run_tests web: done."), "{text}");
+    assert!(text.contains("deploy web: done."), "{text}");
+}
+
+#[wasm_bindgen_test]
+async fn reject_all_and_send_unlocks_the_composer() {
+    let c = client(&fresh_thread("rejall"), "");
+    wait(c.send(s("delete /tmp/a and email a@example.com about A")))
+        .await
+        .expect("send");
+    assert_eq!(phase(&c), "awaiting_approval");
+    let delete = call_id_of(&c, "delete_file");
+    c.approve(s(&delete)).expect("approve");
+    wait(c.reject_all_and_send(s("read /tmp/notes.txt"), Some(s("Not today"))))
+        .await
+        .expect("rejectAllAndSend");
+    assert_eq!(phase(&c), "completed");
+    let text = last_text(&c);
+    assert!(text.contains("read_file /tmp/notes.txt: done."), "{text}");
+    // The earlier run's answer quotes the reason for the tool that had no decision.
+    let messages = array(&get(&snap(&c), "messages"));
+    let all: Vec<String> = messages.iter().map(|m| string(&get(m, "text"))).collect();
+    assert!(
+        all.iter().any(|t| t.contains("delete_file /tmp/a: done.")
+            && t.contains("send_email to a@example.com: rejected — \"Not today\".")),
+        "{all:?}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_second_client_sending_while_paused_gets_409_and_the_first_is_locked() {
+    let thread = fresh_thread("conflict");
+    let a = client(&thread, r#""persist":false"#);
+    wait(a.send(s("delete /tmp/conflict.log")))
+        .await
+        .expect("send");
+    assert_eq!(phase(&a), "awaiting_approval");
+
+    // The first client refuses locally: the composer is locked.
+    let e = wait(a.send(s("hello"))).await.unwrap_err();
+    assert_eq!(code(&e), "input_locked");
+    assert!(is_toolgate_error(&e));
+
+    // A second client that never loaded sends: the server answers 409.
+    let b = client(&thread, r#""persist":false"#);
+    let e = wait(b.send(s("hello from elsewhere"))).await.unwrap_err();
+    assert_eq!(code(&e), "conflict");
+    let snapshot = snap(&b);
+    assert_eq!(string(&get(&snapshot, "phase")), "awaiting_approval");
+    assert_eq!(string(&path(&snapshot, &["error", "code"])), "conflict");
+    assert_eq!(
+        string(&get(&snapshot, "unsentText")),
+        "hello from elsewhere"
+    );
+    assert_eq!(pending(&b), pending(&a));
+
+    // The first client finishes the run.
+    let id = call_id_of(&a, "delete_file");
+    a.reject(s(&id), None).expect("reject");
+    wait(a.submit()).await.expect("submit");
+    assert_eq!(phase(&a), "completed");
+    assert!(last_text(&a).contains("No specific instruction provided."));
+}
+
+#[wasm_bindgen_test]
+async fn drafts_survive_a_reload() {
+    let thread = fresh_thread("drafts");
+    let a = client(&thread, "");
+    wait(a.send(s("delete /tmp/r.log and email r@example.com about Hi")))
+        .await
+        .expect("send");
+    let delete = call_id_of(&a, "delete_file");
+    let email = call_id_of(&a, "send_email");
+    a.approve(s(&delete)).expect("approve");
+    a.reject(s(&email), Some(s("Ask me tomorrow")))
+        .expect("reject");
+    drop(a); // free(): the page reloads
+
+    let b = client(&thread, "");
+    wait(b.load()).await.expect("load");
+    let snapshot = snap(&b);
+    assert_eq!(string(&get(&snapshot, "phase")), "awaiting_approval");
+    assert_eq!(string(&path(&snapshot, &["decisions", &delete])), "approve");
+    let rejected = path(&snapshot, &["decisions", &email]);
+    assert_eq!(
+        JSON::stringify(&rejected).map(String::from).ok().as_deref(),
+        Some(r#"["reject","Ask me tomorrow"]"#)
+    );
+    assert_eq!(get(&snapshot, "canSubmit"), JsValue::TRUE);
+    let decided = array(&path(&snapshot, &["suspension", "decided"]));
+    assert_eq!(decided.len(), 2);
+    assert!(decided.iter().all(|t| get(t, "draft") == JsValue::TRUE));
+
+    wait(b.submit()).await.expect("submit");
+    assert_eq!(phase(&b), "completed");
+    assert!(last_text(&b).contains("rejected — \"Ask me tomorrow\"."));
+    drop(b);
+
+    // Nothing left to restore once the decisions went through.
+    let c = client(&thread, "");
+    wait(c.load()).await.expect("load");
+    assert_eq!(phase(&c), "idle");
+    assert_eq!(
+        Object::keys(get(&snap(&c), "decisions").unchecked_ref::<Object>()).length(),
+        0
+    );
+}
+
+#[wasm_bindgen_test]
+async fn snapshot_identity_and_subscriptions() {
+    let c = Rc::new(client(&fresh_thread("subs"), ""));
+    let s1 = snap(&c);
+    assert!(s1 == snap(&c), "the same object until a change");
+    assert!(Object::is_frozen(s1.unchecked_ref::<Object>()));
+    assert_eq!(get(&s1, "version"), get(&snap(&c), "version"));
+
+    // A listener that reads the snapshot reentrantly, and one that throws.
+    let calls = Rc::new(Cell::new(0u32));
+    let seen_versions = Rc::new(Cell::new(0.0f64));
+    let counting = {
+        let calls = calls.clone();
+        let seen = seen_versions.clone();
+        let c = c.clone();
+        Closure::<dyn FnMut()>::new(move || {
+            calls.set(calls.get() + 1);
+            seen.set(
+                get(&c.get_snapshot().expect("reentrant"), "version")
+                    .as_f64()
+                    .unwrap_or(-1.0),
+            );
+        })
+    };
+    let throwing = Function::new_no_args("throw new Error('a listener that throws')");
+    let stop_throwing = c.subscribe(throwing.into()).expect("subscribe throwing");
+    let stop = c.subscribe(counting.as_ref().clone()).expect("subscribe");
+    assert!(stop.is_function());
+
+    wait(c.load()).await.expect("load");
+    assert!(calls.get() >= 2, "loading, then loaded: {}", calls.get());
+    let s2 = snap(&c);
+    assert!(s1 != s2);
+    assert_eq!(get(&s2, "version").as_f64(), Some(seen_versions.get()));
+    let messages = get(&s2, "messages");
+    assert!(Object::is_frozen(messages.unchecked_ref::<Object>()));
+
+    wait(c.send(s("delete /tmp/subs.log and email s@example.com about S")))
+        .await
+        .expect("send");
+    // Wait for the quiet reload to land, then check that a draft keeps the messages array.
+    for _ in 0..50 {
+        if get(&snap(&c), "syncing") == JsValue::FALSE {
+            break;
+        }
+        sleep(10).await;
+    }
+    let before = snap(&c);
+    let n = calls.get();
+    let delete = call_id_of(&c, "delete_file");
+    c.approve(s(&delete)).expect("approve");
+    assert_eq!(calls.get(), n + 1, "listeners run synchronously");
+    let after = snap(&c);
+    assert!(before != after);
+    assert!(
+        get(&before, "messages") == get(&after, "messages"),
+        "messages reused while messagesVersion is unchanged"
+    );
+    assert_eq!(
+        get(&before, "messagesVersion"),
+        get(&after, "messagesVersion")
+    );
+
+    // Unsubscribe (twice is harmless): no more calls.
+    let stop: Function = stop.unchecked_into();
+    stop.call0(&JsValue::NULL).expect("unsubscribe");
+    stop.call0(&JsValue::NULL).expect("unsubscribe again");
+    let stop_throwing: Function = stop_throwing.unchecked_into();
+    stop_throwing.call0(&JsValue::NULL).expect("unsubscribe");
+    let n = calls.get();
+    c.clear(s(&delete)).expect("clear");
+    assert_eq!(calls.get(), n);
+    assert!(snap(&c) != after);
+
+    // A non-function listener is an invalid_argument.
+    let e = c.subscribe(JsValue::from(3)).unwrap_err();
+    assert_eq!(code(&e), "invalid_argument");
+}
+
+#[wasm_bindgen_test]
+async fn misuse_is_a_toolgate_error_with_the_core_code() {
+    let c = client(&fresh_thread("misuse"), r#""persist":false"#);
+    // not_suspended: nothing paused.
+    let e = c.approve(s("toolu_x")).unwrap_err();
+    assert_eq!(string(&get(&e, "name")), "ToolgateError");
+    assert_eq!(code(&e), "not_suspended");
+    let e = wait(c.submit()).await.unwrap_err();
+    assert_eq!(code(&e), "not_suspended");
+
+    // busy: a second command while the first is in flight (a rejected promise, not a throw).
+    let first = c.load();
+    let e = wait(c.send(s("hello"))).await.unwrap_err();
+    assert_eq!(code(&e), "busy");
+    let e = wait(c.load()).await.unwrap_err();
+    assert_eq!(code(&e), "busy");
+    let e = c.approve(s("toolu_x")).unwrap_err();
+    assert_eq!(code(&e), "busy");
+    wait(first).await.expect("the first load");
+
+    // invalid_argument: blank text, wrong types.
+    let e = wait(c.send(s("   "))).await.unwrap_err();
+    assert_eq!(code(&e), "invalid_argument");
+    let e = wait(c.send(JsValue::UNDEFINED)).await.unwrap_err();
+    assert_eq!(code(&e), "invalid_argument");
+    let e = c.approve(JsValue::from(42)).unwrap_err();
+    assert_eq!(code(&e), "invalid_argument");
+
+    wait(c.send(s("delete /tmp/misuse.log")))
+        .await
+        .expect("send");
+    // input_locked and unknown_call_id while paused.
+    let e = wait(c.send(s("something else"))).await.unwrap_err();
+    assert_eq!(code(&e), "input_locked");
+    let e = c.approve(s("toolu_not_there")).unwrap_err();
+    assert_eq!(code(&e), "unknown_call_id");
+    let e = c.reject(s("toolu_not_there"), Some(s("no"))).unwrap_err();
+    assert_eq!(code(&e), "unknown_call_id");
+    let e = c.clear(s("toolu_not_there")).unwrap_err();
+    assert_eq!(code(&e), "unknown_call_id");
+    let e = c
+        .reject(s(&call_id_of(&c, "delete_file")), Some(JsValue::from(1)))
+        .unwrap_err();
+    assert_eq!(code(&e), "invalid_argument");
+    // empty_decisions: nothing decided yet.
+    let e = wait(c.submit()).await.unwrap_err();
+    assert_eq!(code(&e), "empty_decisions");
+    // The client still works after all that.
+    c.approve(s(&call_id_of(&c, "delete_file")))
+        .expect("approve");
+    wait(c.submit()).await.expect("submit");
+    assert_eq!(phase(&c), "completed");
+}
+
+#[wasm_bindgen_test]
+fn invalid_options_are_invalid_argument() {
+    let bad = [
+        JsValue::UNDEFINED,
+        JsValue::NULL,
+        s("not an object"),
+        JsValue::from(1),
+        JSON::parse("[]").unwrap(),
+        JSON::parse("{}").unwrap(),
+        JSON::parse(r#"{"threadId":""}"#).unwrap(),
+        JSON::parse(r#"{"threadId":"t","baseUrl":"ftp://x"}"#).unwrap(),
+        JSON::parse(r#"{"threadId":"t","retry":{"attempts":"many"}}"#).unwrap(),
+        JSON::parse(r#"{"threadId":"t","dialect":"carrier-pigeon"}"#).unwrap(),
+        JSON::parse(r#"{"threadId":"t","headers":{"Bad Name":"x"}}"#).unwrap(),
+        JSON::parse(r#"{"threadId":"t","routes":{"chat":"no-slash"}}"#).unwrap(),
+    ];
+    for options in bad {
+        let e = ApprovalClient::new(options.clone())
+            .err()
+            .unwrap_or_else(|| panic!("accepted {options:?}"));
+        assert_eq!(string(&get(&e, "name")), "ToolgateError");
+        assert_eq!(code(&e), "invalid_argument", "{options:?}");
+    }
+    // Good options with every field.
+    let ok = options(
+        endpoint(),
+        "t_ok",
+        r#""dialect":"neuron","headers":{"Authorization":"Bearer x"},"routes":{"chat":"/threads/{threadId}/chat","thread":"/threads/{threadId}"},"autoSubmit":true,"persist":false,"timeoutMs":5000,"retry":{"attempts":2,"backoffMs":10,"maxBackoffMs":100}"#,
+    );
+    assert!(ApprovalClient::new(ok).is_ok());
+}
+
+#[wasm_bindgen_test]
+async fn free_and_abort_while_in_flight() {
+    // free() right after starting a request: the promise rejects with `aborted`, nothing later throws.
+    let c = client(&fresh_thread("free1"), "");
+    let calls = Rc::new(Cell::new(0u32));
+    let listener = {
+        let calls = calls.clone();
+        Closure::<dyn FnMut()>::new(move || calls.set(calls.get() + 1))
+    };
+    let stop: Function = c
+        .subscribe(listener.as_ref().clone())
+        .expect("subscribe")
+        .unchecked_into();
+    let p = c.send(s("delete /tmp/free.log"));
+    let n = calls.get();
+    drop(c);
+    let e = wait(p).await.unwrap_err();
+    assert_eq!(code(&e), "aborted");
+    sleep(200).await;
+    assert_eq!(calls.get(), n, "no listener call after free");
+    stop.call0(&JsValue::NULL).expect("unsubscribe after free");
+
+    // free() with the fetch surely on the wire (a server that never answers), its timeout armed.
+    if let Some(hole) = BLACKHOLE_ENDPOINT {
+        let c = ApprovalClient::new(options(
+            hole,
+            &fresh_thread("free2"),
+            r#""persist":false,"timeoutMs":150"#,
+        ))
+        .expect("client");
+        let p = c.load();
+        sleep(50).await;
+        assert_eq!(phase(&c), "loading");
+        drop(c);
+        let e = wait(p).await.unwrap_err();
+        assert_eq!(code(&e), "aborted");
+        sleep(300).await; // past the request's timeout: its timer was cleared, nothing fires
+    }
+
+    // abort(): the op rejects with `aborted`, the client is usable again.
+    let c = client(&fresh_thread("abort"), "");
+    let p = c.load();
+    c.abort();
+    let e = wait(p).await.unwrap_err();
+    assert_eq!(code(&e), "aborted");
+    assert_eq!(get(&snap(&c), "busy"), JsValue::FALSE);
+    wait(c.load()).await.expect("load after abort");
+    assert_eq!(get(&snap(&c), "loaded"), JsValue::TRUE);
+}
+
+#[wasm_bindgen_test]
+async fn auto_submit_and_network_errors() {
+    // autoSubmit: the last decision submits at once.
+    let c = client(
+        &fresh_thread("auto"),
+        r#""autoSubmit":true,"persist":false"#,
+    );
+    wait(c.send(s("delete /tmp/auto.log"))).await.expect("send");
+    c.approve(s(&call_id_of(&c, "delete_file")))
+        .expect("approve");
+    assert_eq!(phase(&c), "submitting");
+    for _ in 0..100 {
+        if phase(&c) == "completed" {
+            break;
+        }
+        sleep(10).await;
+    }
+    assert_eq!(phase(&c), "completed");
+
+    // A server that is not there: network error after the retries (a timer drives them).
+    let c = ApprovalClient::new(options(
+        "http://127.0.0.1:9",
+        &fresh_thread("down"),
+        r#""persist":false,"retry":{"attempts":3,"backoffMs":5,"maxBackoffMs":10}"#,
+    ))
+    .expect("client");
+    let e = wait(c.load()).await.unwrap_err();
+    assert_eq!(code(&e), "network");
+    assert_eq!(phase(&c), "error");
+    assert_eq!(string(&path(&snap(&c), &["error", "code"])), "network");
+}
+
+#[wasm_bindgen_test]
+async fn a_request_that_never_answers_times_out_and_is_retried() {
+    let Some(hole) = BLACKHOLE_ENDPOINT else {
+        return;
+    };
+    let c = ApprovalClient::new(options(
+        hole,
+        &fresh_thread("timeout"),
+        r#""persist":false,"timeoutMs":100,"retry":{"attempts":2,"backoffMs":20,"maxBackoffMs":20}"#,
+    ))
+    .expect("client");
+    let started = js_sys::Date::now();
+    let e = wait(c.load()).await.unwrap_err();
+    let elapsed = js_sys::Date::now() - started;
+    assert_eq!(code(&e), "timeout");
+    assert!(
+        elapsed >= 200.0,
+        "two tries of 100 ms and a backoff: {elapsed} ms"
+    );
+    assert_eq!(phase(&c), "error");
+    assert_eq!(get(&snap(&c), "busy"), JsValue::FALSE);
+}
+
+// ------------------------------------------------------------------------------------------------
+// A scripted 30-turn conversation against the endpoint with faults on.
+
+#[derive(Debug, Clone, PartialEq)]
+enum Expect {
+    Approved,
+    Rejected(Option<String>),
+}
+
+fn faulty_client(thread: &str, retry: &str) -> ApprovalClient {
+    let base = FAULTY_ENDPOINT.unwrap_or_else(endpoint);
+    ApprovalClient::new(options(
+        base,
+        thread,
+        &format!(r#""persist":false,"timeoutMs":5000,"retry":{retry}"#),
+    ))
+    .expect("client")
+}
+
+/// Loads until a load succeeds.
+async fn load_until_ok(c: &ApprovalClient) {
+    for _ in 0..30 {
+        if wait(c.load()).await.is_ok() {
+            return;
+        }
+        sleep(20).await;
+    }
+    panic!("could not load the thread: {:?}", snap(c));
+}
+
+fn user_texts(c: &ApprovalClient) -> Vec<String> {
+    array(&get(&snap(c), "messages"))
+        .iter()
+        .map(|m| get(m, "raw"))
+        .filter(|raw| string(&get(raw, "role")) == "user")
+        .map(|raw| string(&get(&raw, "content")))
+        .collect()
+}
+
+/// How the test decides a tool of turn `turn`.
+fn decision_for(name: &str, turn: usize) -> Expect {
+    match name {
+        "send_email" => Expect::Rejected(Some(format!("No email please, turn {turn}"))),
+        "buy_ticket" => Expect::Rejected(None),
+        _ => Expect::Approved,
+    }
+}
+
+fn turn_text(turn: usize) -> String {
+    match turn % 6 {
+        0 => format!("Hello {turn}, how are you?"),
+        1 => format!("delete /tmp/t{turn}.log"),
+        2 => format!("delete /tmp/t{turn}.log and email u{turn}@example.com about Report {turn}"),
+        3 => format!("read /tmp/r{turn}.txt"),
+        4 => format!("buy {} tickets at 50", turn + 3),
+        _ => format!("email ops{turn}@example.com about Release {turn} and deploy svc{turn}"),
+    }
+}
+
+async fn run_turn(c: &ApprovalClient, turn: usize, expected: &mut HashMap<String, Expect>) {
+    let text = turn_text(turn);
+    // Send until the message is in the thread (never twice: only after a load shows it is not).
+    let mut sent = false;
+    for _ in 0..20 {
+        if wait(c.send(s(&text))).await.is_ok() {
+            sent = true;
+            break;
+        }
+        load_until_ok(c).await;
+        if user_texts(c).contains(&text) {
+            sent = true;
+            break;
+        }
+    }
+    assert!(sent, "turn {turn}: could not send");
+    // Decide until the run is over, as seen by a successful load.
+    let one_at_a_time = turn % 2 == 1;
+    for _ in 0..40 {
+        load_until_ok(c).await;
+        if phase(c) != "awaiting_approval" {
+            return;
+        }
+        let tools = pending(c);
+        for (id, name) in tools
+            .iter()
+            .take(if one_at_a_time { 1 } else { usize::MAX })
+        {
+            let decision = decision_for(name, turn);
+            match &decision {
+                Expect::Approved => c.approve(s(id)).expect("approve"),
+                Expect::Rejected(reason) => c
+                    .reject(s(id), Some(reason.as_deref().map_or(JsValue::NULL, s)))
+                    .expect("reject"),
+            }
+            if let Some(previous) = expected.insert(id.clone(), decision.clone()) {
+                assert_eq!(previous, decision, "decided {id} differently");
+            }
+        }
+        let _ = wait(c.submit()).await;
+    }
+    panic!("turn {turn}: the run never completed: {:?}", snap(c));
+}
+
+#[wasm_bindgen_test]
+async fn thirty_turns_with_faults_apply_every_decision_once() {
+    let thread = fresh_thread("faulty");
+    let c = faulty_client(
+        &thread,
+        r#"{"attempts":8,"backoffMs":10,"maxBackoffMs":100}"#,
+    );
+    let mut expected: HashMap<String, Expect> = HashMap::new();
+    for turn in 0..30 {
+        run_turn(&c, turn, &mut expected).await;
+    }
+    assert!(expected.len() >= 20, "{} gated calls", expected.len());
+
+    // Verify against the server's stored history (a fresh client, generous retries).
+    let v = faulty_client(
+        &thread,
+        r#"{"attempts":20,"backoffMs":10,"maxBackoffMs":50}"#,
+    );
+    load_until_ok(&v).await;
+    let messages: Vec<JsValue> = array(&get(&snap(&v), "messages"))
+        .iter()
+        .map(|m| get(m, "raw"))
+        .collect();
+
+    // Every turn's message, in order. The client never re-sends a message it has not seen to be
+    // missing, but Chromium itself transparently re-sends a request (even a POST) when a reused
+    // keep-alive connection dies before any byte of the answer, which is what the endpoint's
+    // after-applying "drop" fault does: a turn without gated tools can then land twice (a paused
+    // one cannot: the re-send gets a 409). Such a duplicate is always adjacent.
+    let mut users: Vec<String> = messages
+        .iter()
+        .filter(|m| string(&get(m, "role")) == "user")
+        .map(|m| string(&get(m, "content")))
+        .collect();
+    let before = users.len();
+    users.dedup();
+    let wanted: Vec<String> = (0..30).map(turn_text).collect();
+    assert_eq!(users, wanted);
+    if before != users.len() {
+        web_sys::console::log_1(&JsValue::from_str(&format!(
+            "{} message(s) landed twice (browser re-send on a dropped keep-alive connection)",
+            before - users.len()
+        )));
+    }
+
+    // Every gated call decided exactly as the test decided it; no tool result twice.
+    let mut gated_seen: HashMap<String, Expect> = HashMap::new();
+    let mut results: HashMap<String, u32> = HashMap::new();
+    for m in &messages {
+        let kind = string(&get(m, "type"));
+        for tool in array(&get(m, "tools")) {
+            let id = string(&get(&tool, "callId"));
+            let approval = get(&tool, "approval");
+            if kind == "tool_call" && !approval.is_null() && !approval.is_undefined() {
+                let reason = get(&tool, "rejectReason").as_string();
+                let got = match string(&approval).as_str() {
+                    "approved" => Expect::Approved,
+                    "rejected" => Expect::Rejected(reason),
+                    other => panic!("{id} left {other}"),
+                };
+                assert!(gated_seen.insert(id.clone(), got).is_none(), "{id} twice");
+            }
+            if kind == "tool_call_result" {
+                *results.entry(id.clone()).or_default() += 1;
+                let result = string(&get(&tool, "result"));
+                match expected.get(&id) {
+                    Some(Expect::Approved) | None => {
+                        assert!(!result.starts_with("TOOL NOT EXECUTED"), "{id}: {result}")
+                    }
+                    Some(Expect::Rejected(reason)) => assert!(
+                        result.contains(
+                            reason
+                                .as_deref()
+                                .unwrap_or("No specific instruction provided.")
+                        ),
+                        "{id}: {result}"
+                    ),
+                }
+            }
+        }
+    }
+    assert_eq!(gated_seen, expected);
+    for (id, n) in &results {
+        assert_eq!(*n, 1, "the result of {id} appears {n} times");
+    }
+    for id in expected.keys() {
+        assert_eq!(results.get(id), Some(&1), "no result for {id}");
+    }
+    // The client's own view agrees.
+    assert_eq!(phase(&c), "completed");
+}
+
+// ------------------------------------------------------------------------------------------------
+// Sidenet: streamed answers, read chunk by chunk.
+
+#[wasm_bindgen_test]
+async fn sidenet_streams_pauses_and_continues() {
+    let thread = fresh_thread("sidenet");
+    let c = Rc::new(client(&thread, r#""dialect":"sidenet""#));
+    // Record the phases and whether a partial streamed message was ever visible.
+    let phases = Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
+    let saw_streaming = Rc::new(Cell::new(false));
+    let listener = {
+        let (c, phases, saw) = (c.clone(), phases.clone(), saw_streaming.clone());
+        Closure::<dyn FnMut()>::new(move || {
+            let snapshot = c.get_snapshot().expect("snapshot");
+            if !get(&snapshot, "streaming").is_null() {
+                saw.set(true);
+            }
+            let p = string(&get(&snapshot, "phase"));
+            let mut phases = phases.borrow_mut();
+            if phases.last() != Some(&p) {
+                phases.push(p);
+            }
+        })
+    };
+    let stop: Function = c
+        .subscribe(listener.as_ref().clone())
+        .expect("subscribe")
+        .unchecked_into();
+
+    wait(c.send(s(
+        "read /tmp/s.txt and delete /tmp/s.log and email s@example.com about S",
+    )))
+    .await
+    .expect("send");
+    assert_eq!(phase(&c), "awaiting_approval", "{:?}", snap(&c));
+    assert_eq!(pending(&c).len(), 2, "{:?}", pending(&c));
+    assert!(phases.borrow().contains(&"sending".to_owned()));
+
+    // Another client (a reload) finds the same pause through the replay route.
+    let b = client(&thread, r#""dialect":"sidenet","persist":false"#);
+    wait(b.load()).await.expect("load");
+    assert_eq!(phase(&b), "awaiting_approval");
+    assert_eq!(pending(&b), pending(&c));
+    drop(b);
+
+    let delete = call_id_of(&c, "delete_file");
+    let email = call_id_of(&c, "send_email");
+    c.approve(s(&delete)).expect("approve");
+    c.reject(s(&email), Some(s("Not this one")))
+        .expect("reject");
+    wait(c.submit()).await.expect("submit");
+    assert_eq!(phase(&c), "completed", "{:?}", snap(&c));
+    assert!(get(&snap(&c), "streaming").is_null());
+    let text = last_text(&c);
+    assert!(text.contains("delete_file /tmp/s.log: done."), "{text}");
+    assert!(
+        text.contains("send_email to s@example.com: not approved by the user."),
+        "{text}"
+    );
+    assert!(
+        saw_streaming.get(),
+        "a partial message was shown while streaming"
+    );
+    stop.call0(&JsValue::NULL).expect("unsubscribe");
+}
