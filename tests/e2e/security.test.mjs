@@ -1,0 +1,71 @@
+// Tool inputs, reasons and messages are untrusted: they are shown as text and run nothing, under the
+// endpoint's strict Content-Security-Policy.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  approve, assertNoProblems, card, deny, gotoThread, launchBrowser, openPage, requirePkg, send,
+  startEndpoint, submit, threadId, waitCompleted, waitPaused,
+} from '../e2e-support/harness.mjs';
+
+const PATH = '<img src=x onerror=window.__pwned=1>';
+const ADDR = '<img/src=x/onerror=window.__pwned=2>@example.com';
+const SUBJECT = '<script>window.__pwned=3</script>';
+const REASON = '<img src=x onerror=window.__pwned=4><script>window.__pwned=5</script> no thanks';
+
+let endpoint;
+let browser;
+
+before(async () => {
+  requirePkg();
+  [endpoint, browser] = await Promise.all([startEndpoint(), launchBrowser()]);
+});
+
+after(async () => {
+  await browser?.close();
+  await endpoint?.close();
+});
+
+async function assertInert(page) {
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, 'injected code ran');
+  assert.equal(await page.locator('#messages img, #cards img, #alert-region img, #messages script, #cards script').count(), 0);
+}
+
+for (const dialect of ['neuron', 'sidenet']) {
+  test(`${dialect}: markup in tool inputs, reasons and messages is shown as text and runs nothing`, async () => {
+    const { context, page, problems } = await openPage(browser);
+    try {
+      await gotoThread(page, endpoint.url, { thread: threadId(`xss_${dialect}`), dialect });
+      const message = `delete ${PATH} and email ${ADDR} about ${SUBJECT}`;
+      await send(page, message);
+      await waitPaused(page, 2);
+      // The user's own message, verbatim.
+      assert.equal(await page.locator('#messages .msg-user .bubble-text').first().textContent(), message);
+      const del = card(page, /Delet/);
+      const mail = card(page, /email/i);
+      assert.equal(await del.locator('dd').first().textContent(), PATH);
+      const mailRows = await mail.locator('.kv-row').evaluateAll((rows) =>
+        Object.fromEntries(rows.map((r) => [r.querySelector('dt').textContent, r.querySelector('dd').textContent])));
+      assert.deepEqual(mailRows, { to: ADDR, subject: SUBJECT });
+      await assertInert(page);
+
+      await approve(del);
+      await deny(mail, REASON);
+      assert.ok((await mail.locator('.card-decision').textContent()).includes(REASON));
+      await assertInert(page);
+      await page.reload();
+      await waitPaused(page, 2);
+      await assertInert(page);
+
+      await submit(page);
+      await waitCompleted(page);
+      const text = await page.locator('#messages').textContent();
+      assert.ok(text.includes(PATH) && text.includes(ADDR) && text.includes(SUBJECT), text);
+      if (dialect === 'neuron') assert.ok(text.includes(REASON), 'the reason is quoted as text');
+      await page.waitForTimeout(100); // let any (wrongly) created image fail and fire onerror
+      await assertInert(page);
+      assertNoProblems(problems);
+    } finally {
+      await context.close();
+    }
+  });
+}

@@ -1,0 +1,677 @@
+// The toolgate demo: an agent chat that pauses before gated tools, over the package's public API only
+// (`/pkg/toolgate.js`, as any web frontend would use it). No framework: the client's snapshot is
+// rendered into the DOM with a small `h()` helper; everything from the server is text, never HTML.
+import init, { ApprovalClient, isToolgateError } from '/pkg/toolgate.js';
+import { $, h, setText } from './dom.js';
+import { messageItems } from './render.js';
+import { ApprovalCard } from './cards.js';
+
+const DIALECTS = ['neuron', 'sidenet'];
+const DIALECT_NAMES = { neuron: 'Neuron', sidenet: 'Sidenet' };
+const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
+const REJECT_ALL_REASON = 'The user sent a new request instead of deciding on this call.';
+const PREFS = 'toolgate-demo:';
+const EXAMPLES = [
+  'Delete /tmp/old-logs.txt and email team@example.com about Logs cleanup',
+  'Buy 3 tickets at 45',
+  'Read notes.txt and deploy billing',
+  'Read /etc/motd',
+];
+
+const ui = {
+  app: $('app'),
+  threadId: $('thread-id'),
+  newThread: $('new-thread'),
+  openForm: $('open-form'),
+  openId: $('open-id'),
+  recent: $('recent-threads'),
+  dialectInputs: [...document.querySelectorAll('input[name="dialect"]')],
+  busy: $('busy'),
+  status: $('status'),
+  alerts: $('alert-region'),
+  conversation: $('conversation'),
+  empty: $('empty'),
+  examples: $('examples'),
+  messages: $('messages'),
+  approvals: $('approvals'),
+  approvalsSub: $('approvals-sub'),
+  notices: $('approval-notices'),
+  cards: $('cards'),
+  autoSubmit: $('auto-submit'),
+  decidedCount: $('decided-count'),
+  submit: $('submit'),
+  composer: $('composer'),
+  input: $('composer-input'),
+  send: $('send'),
+  rejectAll: $('reject-all'),
+  lockNote: $('lock-note'),
+};
+
+/** The open thread: one ApprovalClient and what the page remembers about it. */
+let session = null;
+
+// ---------------------------------------------------------------------------------------------
+// Start-up
+
+function pref(name, fallback) {
+  try {
+    const v = localStorage.getItem(PREFS + name);
+    return v === null ? fallback : JSON.parse(v);
+  } catch {
+    return fallback;
+  }
+}
+
+function setPref(name, value) {
+  try {
+    localStorage.setItem(PREFS + name, JSON.stringify(value));
+  } catch {
+    /* storage full or disabled: preferences are a nicety */
+  }
+}
+
+function freshThreadId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(6));
+  return `t_${[...bytes].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+function fromLocation() {
+  const p = new URLSearchParams(location.search);
+  const dialect = DIALECTS.includes(p.get('dialect')) ? p.get('dialect') : pref('dialect', 'neuron');
+  const thread = THREAD_ID.test(p.get('thread') ?? '') ? p.get('thread') : null;
+  return { dialect: DIALECTS.includes(dialect) ? dialect : 'neuron', thread };
+}
+
+function writeLocation(thread, dialect, push) {
+  const url = `${location.pathname}?thread=${encodeURIComponent(thread)}&dialect=${dialect}`;
+  if (push) history.pushState(null, '', url);
+  else history.replaceState(null, '', url);
+}
+
+async function main() {
+  buildExamples();
+  wireControls();
+  setText(ui.status, 'Loading toolgate…');
+  try {
+    await init();
+  } catch (e) {
+    fatal('The toolgate package could not be loaded. Build it with `npm run build` (or start with `npm start`).', e);
+    return;
+  }
+  const { thread, dialect } = fromLocation();
+  const id = thread ?? freshThreadId();
+  writeLocation(id, dialect, false);
+  openThread(id, dialect);
+}
+
+function fatal(message, error) {
+  setText(ui.status, message);
+  ui.alerts.replaceChildren(
+    h('div', { class: 'alert alert-error' }, h('p', { class: 'alert-title' }, 'The demo cannot start'), h('p', null, message),
+      error ? h('p', { class: 'alert-detail' }, String(error?.message ?? error)) : null),
+  );
+}
+
+function buildExamples() {
+  ui.examples.replaceChildren(
+    ...EXAMPLES.map((text) =>
+      h('li', null, h('button', { type: 'button', class: 'example', onclick: () => useExample(text) }, text)),
+    ),
+  );
+}
+
+function useExample(text) {
+  ui.input.value = text;
+  autosize();
+  ui.input.focus();
+  render();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Threads
+
+function openThread(thread, dialect) {
+  if (session) closeSession();
+  let client;
+  try {
+    client = new ApprovalClient({ dialect, baseUrl: location.origin, threadId: thread, autoSubmit: false });
+  } catch (e) {
+    fatal(`Cannot open thread ${thread}.`, e);
+    return;
+  }
+  const s = {
+    client,
+    thread,
+    dialect,
+    pauseKey: null,
+    messagesKey: null,
+    cards: new Map(),
+    lastOp: null,
+    notice: null,
+    alertKey: null,
+    dismissedAlert: null,
+    wasSuspended: false,
+  };
+  session = s;
+  s.stop = client.subscribe(() => {
+    if (session === s) scheduleRender();
+  });
+  setPref('dialect', dialect);
+  remember(thread, dialect);
+  ui.input.value = '';
+  autosize();
+  ui.messages.replaceChildren();
+  ui.cards.replaceChildren();
+  render();
+  command('load', () => client.load());
+}
+
+function closeSession() {
+  const s = session;
+  session = null;
+  s.stop?.();
+  try {
+    s.client.abort();
+  } catch {
+    /* nothing in flight */
+  }
+  // Free after the aborted operations have settled.
+  setTimeout(() => s.client.free(), 0);
+}
+
+function remember(thread, dialect) {
+  const list = pref('recent', []).filter((r) => r && !(r.thread === thread && r.dialect === dialect));
+  list.unshift({ thread, dialect });
+  setPref('recent', list.slice(0, 8));
+  ui.recent.replaceChildren(
+    ...list.filter((r) => r.dialect === dialect && THREAD_ID.test(r.thread)).map((r) => h('option', { value: r.thread })),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+/** Runs a client command; failures are shown from the snapshot (or as a notice when it has none). */
+async function command(kind, fn) {
+  const s = session;
+  if (!s) return;
+  s.lastOp = { kind, fn };
+  s.notice = null;
+  try {
+    await fn();
+  } catch (e) {
+    if (session !== s) return;
+    if (isToolgateError(e)) {
+      if (e.code === 'aborted') return;
+      const snap = s.client.getSnapshot();
+      if (!snap.error) {
+        s.notice = { code: e.code, message: e.detail || e.message };
+        render();
+      }
+    } else {
+      s.notice = { code: 'internal', message: String(e?.message ?? e) };
+      render();
+    }
+  }
+}
+
+function sendMessage() {
+  const s = session;
+  if (!s) return;
+  const text = ui.input.value;
+  if (text.trim() === '') {
+    ui.input.focus();
+    return;
+  }
+  const snap = s.client.getSnapshot();
+  if (snap.suspension) return; // locked: "Reject all and send" is the way out
+  if (!snap.canSend) return;
+  ui.input.value = '';
+  autosize();
+  command('send', () => s.client.send(text)).then(() => restoreIfFailed(s, text));
+}
+
+/** A message that did not go out comes back into the composer (unless the user typed anew). */
+function restoreIfFailed(s, text) {
+  if (session !== s || ui.input.value !== '') return;
+  const snap = s.client.getSnapshot();
+  const landed = snap.messages.some((m) => m.role === 'user' && m.text === text);
+  if (snap.error && !landed) {
+    ui.input.value = text;
+    autosize();
+    render();
+  }
+}
+
+function rejectAllAndSend() {
+  const s = session;
+  if (!s) return;
+  const text = ui.input.value;
+  if (text.trim() === '') {
+    ui.input.focus();
+    setText(ui.status, 'Type the new request first, then choose Reject all and send.');
+    return;
+  }
+  ui.input.value = '';
+  autosize();
+  command('send', () => s.client.rejectAllAndSend(text, REJECT_ALL_REASON)).then(() => restoreIfFailed(s, text));
+  ui.input.focus();
+}
+
+function submitDecisions() {
+  const s = session;
+  if (!s) return;
+  if (!s.client.getSnapshot().canSubmit) return;
+  command('submit', () => s.client.submit());
+}
+
+function maybeAutoSubmit() {
+  const s = session;
+  if (!s || !ui.autoSubmit.checked) return;
+  const snap = s.client.getSnapshot();
+  if (snap.suspension?.complete && snap.canSubmit) submitDecisions();
+}
+
+function retry() {
+  const s = session;
+  if (!s) return;
+  const snap = s.client.getSnapshot();
+  if (snap.unsentText && snap.canSend) {
+    const text = snap.unsentText;
+    ui.input.value = '';
+    command('send', () => s.client.send(text));
+  } else if (snap.suspension && snap.canSubmit && s.lastOp?.kind === 'submit') {
+    command('submit', () => s.client.submit());
+  } else {
+    command('load', () => s.client.load());
+  }
+}
+
+function reloadThread() {
+  const s = session;
+  if (s) command('load', () => s.client.load());
+}
+
+function askAgain() {
+  const s = session;
+  if (!s) return;
+  const lastUser = [...s.client.getSnapshot().messages].reverse().find((m) => m.role === 'user' && m.text);
+  if (lastUser) ui.input.value = lastUser.text;
+  autosize();
+  ui.input.focus();
+  s.dismissedAlert = s.alertKey;
+  render();
+}
+
+const cardActions = {
+  approve: (id) => session?.client.approve(id),
+  reject: (id, reason) => (reason === undefined ? session?.client.reject(id) : session?.client.reject(id, reason)),
+  clear: (id) => session?.client.clear(id),
+  decided: (id) => afterDecision(id),
+};
+
+function guard(fn) {
+  return (...args) => {
+    try {
+      const r = fn(...args);
+      if (r && typeof r.then === 'function') r.catch(() => {});
+    } catch (e) {
+      if (session) {
+        session.notice = { code: e?.code ?? 'internal', message: e?.detail ?? String(e?.message ?? e) };
+        render();
+      }
+    }
+  };
+}
+for (const k of ['approve', 'reject', 'clear']) cardActions[k] = guard(cardActions[k]);
+
+/** After a decision: move on to the next undecided card, or to the submit button. */
+function afterDecision(callId) {
+  const s = session;
+  if (!s) return;
+  renderNow();
+  const snap = s.client.getSnapshot();
+  const tools = snap.suspension?.tools ?? [];
+  const at = tools.findIndex((t) => t.callId === callId);
+  const next = [...tools.slice(at + 1), ...tools.slice(0, Math.max(at, 0))].find((t) => t.approval === 'pending');
+  if (next && s.cards.get(next.callId)) s.cards.get(next.callId).focus();
+  else ui.submit.focus();
+  maybeAutoSubmit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Controls
+
+function autosize() {
+  // CSSOM writes are allowed by the CSP (only inline style attributes in markup are not).
+  ui.input.style.height = 'auto';
+  ui.input.style.height = `${Math.min(ui.input.scrollHeight + 2, 200)}px`;
+}
+
+function wireControls() {
+  ui.composer.addEventListener('submit', (e) => {
+    e.preventDefault();
+    sendMessage();
+  });
+  ui.input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      if (session?.client.getSnapshot().suspension) return;
+      sendMessage();
+    }
+  });
+  ui.input.addEventListener('input', () => {
+    autosize();
+    render();
+  });
+  ui.rejectAll.addEventListener('click', rejectAllAndSend);
+  ui.submit.addEventListener('click', () => {
+    if (ui.submit.getAttribute('aria-disabled') === 'true') return;
+    submitDecisions();
+  });
+  ui.autoSubmit.checked = !!pref('autoSubmit', false);
+  ui.autoSubmit.addEventListener('change', () => {
+    setPref('autoSubmit', ui.autoSubmit.checked);
+    maybeAutoSubmit();
+  });
+  ui.newThread.addEventListener('click', () => {
+    const id = freshThreadId();
+    const dialect = session?.dialect ?? 'neuron';
+    writeLocation(id, dialect, true);
+    openThread(id, dialect);
+    ui.input.focus();
+  });
+  ui.openForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const id = ui.openId.value.trim();
+    if (!THREAD_ID.test(id)) {
+      ui.openId.setAttribute('aria-invalid', 'true');
+      setText(ui.status, 'A thread id is 1 to 128 letters, digits, "_" or "-".');
+      ui.openId.focus();
+      return;
+    }
+    ui.openId.removeAttribute('aria-invalid');
+    ui.openId.value = '';
+    const dialect = session?.dialect ?? 'neuron';
+    writeLocation(id, dialect, true);
+    openThread(id, dialect);
+  });
+  for (const input of ui.dialectInputs) {
+    input.addEventListener('change', () => {
+      if (!input.checked || input.value === session?.dialect) return;
+      // Each dialect keeps its own threads on the server: switching starts a fresh one.
+      const id = freshThreadId();
+      writeLocation(id, input.value, true);
+      openThread(id, input.value);
+    });
+  }
+  window.addEventListener('popstate', () => {
+    const { thread, dialect } = fromLocation();
+    if (thread && (thread !== session?.thread || dialect !== session?.dialect)) openThread(thread, dialect);
+  });
+  window.addEventListener('pagehide', () => {
+    try {
+      session?.client.abort();
+    } catch {
+      /* ignore */
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+let renderQueued = false;
+function scheduleRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  queueMicrotask(() => {
+    renderQueued = false;
+    render();
+  });
+}
+
+function renderNow() {
+  renderQueued = false;
+  render();
+}
+
+const PHASE_BUSY = new Set(['loading', 'sending', 'streaming', 'submitting', 'conflict']);
+
+function statusText(snap, s) {
+  const n = snap.suspension?.tools.length ?? 0;
+  const undecided = snap.suspension?.undecided.length ?? 0;
+  switch (snap.phase) {
+    case 'loading':
+      return 'Loading the thread…';
+    case 'sending':
+      return 'Sending your message…';
+    case 'streaming':
+      return 'The agent is replying…';
+    case 'submitting':
+      return 'Sending your decisions…';
+    case 'conflict':
+      return 'The thread changed on the server. Reloading it…';
+    case 'awaiting_approval':
+      if (undecided === 0) return `Paused. All ${n} decided: submit your decisions to continue.`;
+      return `Paused for your approval: ${undecided} of ${n} tool call${n === 1 ? '' : 's'} still need${undecided === 1 ? 's' : ''} a decision.`;
+    case 'completed':
+      return 'Done. The agent has finished.';
+    case 'expired':
+      return 'The paused run expired.';
+    case 'error':
+      return `Something went wrong: ${describeError(snap.error).title}.`;
+    default:
+      if (!snap.loaded) return 'Ready.';
+      return snap.messages.length ? 'Ready.' : `New ${DIALECT_NAMES[s.dialect]} thread. Ask the agent something.`;
+  }
+}
+
+function describeError(error) {
+  const code = error?.code ?? '';
+  switch (code) {
+    case 'network':
+    case 'timeout':
+      return { title: 'the server could not be reached', hint: 'Check the connection, then retry.' };
+    case 'conflict':
+      return { title: 'the thread changed on the server', hint: 'It was reloaded: check the cards and decide again if needed.' };
+    case 'expired':
+      return { title: 'the approval expired', hint: 'The agent stopped waiting. The thread is intact: ask again.' };
+    case 'unauthorized':
+      return { title: 'the server refused the credentials', hint: 'Sign in again, then reload the thread.' };
+    case 'http_status':
+      return { title: 'the server answered with an error', hint: 'Retry, or reload the thread.' };
+    case 'stream_error':
+      return { title: 'the reply stream broke off', hint: 'Reload the thread to see where it stands.' };
+    case 'input_locked':
+      return { title: 'the agent is waiting for your decisions', hint: 'Decide the cards, or use Reject all and send.' };
+    case 'busy':
+      return { title: 'another request is still running', hint: 'Wait for it to finish.' };
+    default:
+      return { title: 'the request failed', hint: 'Retry, or reload the thread.' };
+  }
+}
+
+function renderAlert(snap, s) {
+  const expired = snap.phase === 'expired';
+  const error = snap.error ?? (expired ? { code: 'expired', message: '' } : null) ?? s.notice;
+  const key = error ? `${snap.phase}|${error.code}|${error.message}` : null;
+  if (key === s.alertKey && !(key && key === s.dismissedAlert && ui.alerts.childElementCount)) return;
+  s.alertKey = key;
+  if (!error || key === s.dismissedAlert) {
+    ui.alerts.replaceChildren();
+    return;
+  }
+  const d = describeError(error);
+  const isExpired = error.code === 'expired';
+  const busy = snap.busy;
+  const actions = [];
+  if (isExpired) {
+    actions.push(h('button', { type: 'button', class: 'btn btn-primary', onclick: askAgain }, 'Ask again'));
+  } else if (!['input_locked', 'busy', 'conflict'].includes(error.code)) {
+    actions.push(h('button', { type: 'button', class: 'btn btn-primary', disabled: busy, onclick: retry }, 'Retry'));
+  }
+  actions.push(h('button', { type: 'button', class: 'btn btn-quiet', disabled: busy, onclick: reloadThread }, 'Reload thread'));
+  actions.push(
+    h('button', { type: 'button', class: 'btn btn-link', onclick: () => { s.dismissedAlert = s.alertKey; s.notice = null; ui.alerts.replaceChildren(); ui.input.focus(); } }, 'Dismiss'),
+  );
+  const title = d.title.charAt(0).toUpperCase() + d.title.slice(1);
+  ui.alerts.replaceChildren(
+    h('div', { class: `alert ${isExpired || error.code === 'conflict' ? 'alert-warn' : 'alert-error'}`, dataset: { code: error.code } },
+      h('span', { class: 'alert-icon', 'aria-hidden': 'true' }, isExpired ? '◷' : '!'),
+      h('div', { class: 'alert-body' },
+        h('p', { class: 'alert-title' }, title + '.'),
+        h('p', null, d.hint),
+        error.message ? h('p', { class: 'alert-detail' }, error.message) : null,
+        snap.unsentText ? h('p', { class: 'alert-detail' }, 'Your message was not sent; it is back in the message box.') : null,
+        h('div', { class: 'alert-actions' }, actions))),
+  );
+}
+
+function render() {
+  const s = session;
+  if (!s) return;
+  const snap = s.client.getSnapshot();
+  const suspended = !!snap.suspension;
+
+  // Header
+  setText(ui.threadId, s.thread);
+  ui.threadId.title = `Thread ${s.thread} (${DIALECT_NAMES[s.dialect]})`;
+  for (const input of ui.dialectInputs) input.checked = input.value === s.dialect;
+  ui.app.dataset.phase = snap.phase;
+
+  // Status and busy indicator
+  const busy = snap.busy || PHASE_BUSY.has(snap.phase);
+  ui.busy.hidden = !busy;
+  ui.conversation.setAttribute('aria-busy', String(snap.phase === 'loading' && !snap.loaded));
+  setText(ui.status, statusText(snap, s));
+  renderAlert(snap, s);
+
+  // Unsent text comes back into the composer once.
+  if (snap.unsentText && ui.input.value === '' && s.restoredUnsentShown !== snap.unsentText) {
+    s.restoredUnsentShown = snap.unsentText;
+    ui.input.value = snap.unsentText;
+    autosize();
+  }
+
+  // Messages (re-rendered only when they change) and the streaming message.
+  const hidden = new Set((snap.suspension?.tools ?? []).map((t) => t.callId));
+  const messagesKey = `${snap.messagesVersion}|${[...hidden].join(',')}`;
+  const streamingNow = snap.streaming ?? null;
+  if (messagesKey !== s.messagesKey || streamingNow !== s.streamingRef) {
+    const nearBottom = isNearBottom();
+    s.messagesKey = messagesKey;
+    s.streamingRef = streamingNow;
+    ui.messages.replaceChildren(...messageItems(snap.messages, { dialect: s.dialect, hidden, streaming: streamingNow }));
+    if (nearBottom || streamingNow) scrollToBottom();
+  }
+  ui.empty.hidden = !(snap.loaded && snap.messages.length === 0 && !streamingNow && !suspended);
+
+  renderApprovals(snap, s);
+
+  // Composer: locked while suspended, with a way out.
+  const hasText = ui.input.value.trim() !== '';
+  ui.composer.classList.toggle('is-locked', suspended);
+  ui.lockNote.hidden = !suspended;
+  ui.send.hidden = suspended;
+  ui.rejectAll.hidden = !suspended;
+  ui.send.disabled = !snap.canSend || !hasText;
+  ui.rejectAll.setAttribute('aria-disabled', String(!hasText || snap.busy));
+  ui.input.placeholder = suspended ? 'New request…' : 'Message the agent';
+  setText(ui.send, snap.phase === 'sending' || snap.phase === 'streaming' ? 'Sending…' : 'Send');
+  if (!suspended && s.wasSuspended && snap.phase === 'completed' && ui.approvals.contains(document.activeElement) === false
+      && (document.activeElement === document.body || document.activeElement === null)) {
+    ui.input.focus();
+  }
+  s.wasSuspended = suspended;
+}
+
+function renderApprovals(snap, s) {
+  const sus = snap.suspension;
+  if (!sus) {
+    const hadFocus = ui.approvals.contains(document.activeElement);
+    ui.approvals.hidden = true;
+    if (s.cards.size) {
+      s.cards.clear();
+      ui.cards.replaceChildren();
+    }
+    s.pauseKey = null;
+    if (hadFocus) ui.input.focus();
+    return;
+  }
+  ui.approvals.hidden = false;
+  const busy = snap.busy || snap.phase === 'submitting';
+  const ids = sus.tools.map((t) => t.callId);
+  // Keyed update: cards keep their DOM (and focus, and a reason being typed) across renders.
+  for (const [id, card] of s.cards) {
+    if (!ids.includes(id)) {
+      card.el.remove();
+      s.cards.delete(id);
+    }
+  }
+  sus.tools.forEach((tool, i) => {
+    let card = s.cards.get(tool.callId);
+    if (!card) {
+      card = new ApprovalCard(tool.callId, cardActions);
+      s.cards.set(tool.callId, card);
+    }
+    card.update(tool, { busy, dialect: s.dialect });
+    if (ui.cards.children[i] !== card.el) ui.cards.insertBefore(card.el, ui.cards.children[i] ?? null);
+  });
+
+  const n = sus.tools.length;
+  const decided = n - sus.undecided.length;
+  setText(ui.approvalsSub, n === 1
+    ? 'The agent wants to run a tool that needs your go-ahead.'
+    : `The agent wants to run ${n} tools that need your go-ahead. Decide each one.`);
+  setText(ui.decidedCount, `${decided} of ${n} decided`);
+  ui.submit.setAttribute('aria-disabled', String(!snap.canSubmit || busy));
+  setText(ui.submit, snap.phase === 'submitting' ? 'Submitting…' : 'Submit decisions');
+
+  const notices = [];
+  if (snap.droppedDrafts?.length) {
+    notices.push(h('p', { class: 'notice' }, `${snap.droppedDrafts.length} of your draft decisions no longer applied (the pending calls changed) and were dropped.`));
+  }
+  const last = snap.lastSubmission;
+  if (last?.notApplied?.length) {
+    notices.push(h('p', { class: 'notice' }, `${last.notApplied.length} decision${last.notApplied.length === 1 ? ' was' : 's were'} not applied by the server; decide again and resubmit.`));
+  } else if (last?.status === 'awaiting_approval' && last.stillPending?.length && decided === 0) {
+    notices.push(h('p', { class: 'notice' }, 'Your decisions were applied. The agent needs a decision on the calls below.'));
+  }
+  ui.notices.replaceChildren(...notices);
+
+  // Focus moves to the first card when the run pauses (a new pause, not every render).
+  const key = `${sus.messageId ?? ''}|${ids.join(',')}`;
+  if (key !== s.pauseKey) {
+    s.pauseKey = key;
+    const first = s.cards.get(sus.pending[0]?.callId ?? ids[0]);
+    const typing = document.activeElement === ui.input && ui.input.value !== '';
+    if (first && !typing) {
+      requestAnimationFrame(() => {
+        revealApprovals();
+        first.focus();
+      });
+    }
+  }
+}
+
+/** Shows the whole approval panel when it fits (it is last in the conversation), else its top. */
+function revealApprovals() {
+  const c = ui.conversation;
+  if (ui.approvals.offsetHeight <= c.clientHeight) c.scrollTop = c.scrollHeight;
+  else ui.approvals.scrollIntoView({ block: 'start' });
+}
+
+function isNearBottom() {
+  const c = ui.conversation;
+  return c.scrollHeight - c.scrollTop - c.clientHeight < 80;
+}
+
+function scrollToBottom() {
+  const c = ui.conversation;
+  requestAnimationFrame(() => {
+    c.scrollTop = c.scrollHeight;
+  });
+}
+
+main();

@@ -1,0 +1,149 @@
+// The approval cards: one per gated tool on the paused tail (the seed's rendering guidance): the tool
+// name, the reason as the headline, the real inputs as key/value, Approve / Deny with an optional reason
+// sent verbatim, the decision shown and revisable until the set is submitted.
+import { h, nextId, setText } from './dom.js';
+import { kvView } from './render.js';
+
+export class ApprovalCard {
+  /**
+   * @param {object} actions { approve(callId), reject(callId, reason|undefined), clear(callId),
+   *                          decided(callId) }  (decided: move focus on)
+   */
+  constructor(callId, actions) {
+    this.callId = callId;
+    this.actions = actions;
+    this.view = null;
+    this.inputsJson = null;
+    const titleId = nextId('card-title');
+    const stateId = nextId('card-state');
+    const formId = nextId('deny-form');
+    const reasonId = nextId('deny-reason');
+    const hintId = nextId('deny-hint');
+
+    this.badge = h('span', { class: 'badge', id: stateId });
+    this.name = h('code', { class: 'tool-name' });
+    this.title = h('h3', { class: 'card-title', id: titleId });
+    this.desc = h('span', { class: 'card-desc' });
+    this.inputs = h('div', { class: 'card-inputs' });
+    this.decision = h('p', { class: 'card-decision' });
+
+    this.approveBtn = h('button', { type: 'button', class: 'btn btn-approve', 'aria-pressed': 'false', onclick: () => this.onApprove() },
+      h('span', { 'aria-hidden': 'true', class: 'btn-icon' }, '✓'), 'Approve');
+    this.denyBtn = h('button', { type: 'button', class: 'btn btn-deny', 'aria-pressed': 'false', 'aria-expanded': 'false', 'aria-controls': formId, onclick: () => this.openDeny() },
+      h('span', { 'aria-hidden': 'true', class: 'btn-icon' }, '✕'), 'Deny');
+    this.undoBtn = h('button', { type: 'button', class: 'btn btn-link', onclick: () => this.onUndo() }, 'Undo');
+
+    this.reason = h('textarea', { id: reasonId, class: 'deny-input', rows: '2', 'aria-describedby': hintId,
+      placeholder: 'e.g. Do not email the whole team', onkeydown: (e) => this.onReasonKey(e) });
+    this.confirmBtn = h('button', { type: 'button', class: 'btn btn-deny-confirm', onclick: () => this.confirmDeny() }, 'Confirm deny');
+    this.cancelBtn = h('button', { type: 'button', class: 'btn btn-quiet', onclick: () => this.closeDeny(true) }, 'Cancel');
+    this.form = h('div', { class: 'deny-form', id: formId, hidden: true, role: 'group', 'aria-label': 'Deny this call' },
+      h('label', { for: reasonId, class: 'deny-label' }, 'Reason for the agent (optional)'),
+      this.reason,
+      h('p', { class: 'deny-hint', id: hintId }, 'Sent to the agent as written. Enter to confirm, Esc to cancel.'),
+      h('div', { class: 'deny-actions' }, this.confirmBtn, this.cancelBtn));
+
+    this.el = h('article', { class: 'card', tabindex: '-1', 'aria-labelledby': titleId, 'aria-describedby': stateId, dataset: { callId } },
+      h('div', { class: 'card-top' }, h('span', { class: 'tool-glyph', 'aria-hidden': 'true' }, '⚙'), this.name, this.desc, this.badge),
+      this.title,
+      this.inputs,
+      this.decision,
+      h('div', { class: 'card-actions' }, this.approveBtn, this.denyBtn, this.undoBtn),
+      this.form);
+  }
+
+  /** @param view GatedView  @param ctx { busy, dialect } */
+  update(view, ctx) {
+    this.view = view;
+    this.busy = ctx.busy;
+    const state = view.approval; // draft, else the server's
+    this.el.dataset.state = state;
+    setText(this.name, view.name);
+    setText(this.title, view.approvalReason || `Run ${view.name}`);
+    setText(this.desc, view.description || '');
+    this.desc.hidden = !view.description;
+    const json = JSON.stringify(view.inputs);
+    if (json !== this.inputsJson) {
+      this.inputsJson = json;
+      this.inputs.replaceChildren(h('h4', { class: 'sr-only' }, 'Arguments'), kvView(view.inputs));
+    }
+    const sent = !view.draft && state !== 'pending';
+    this.badge.className = `badge badge-${state}`;
+    this.badge.replaceChildren(
+      h('span', { 'aria-hidden': 'true' }, state === 'approved' ? '✓' : state === 'rejected' ? '✕' : '‖'),
+      ' ',
+      state === 'approved' ? 'Approved' : state === 'rejected' ? 'Denied' : 'Needs your decision',
+      sent ? ' · sent' : '',
+    );
+    if (state === 'rejected') {
+      this.decision.replaceChildren(
+        ...(view.rejectReason
+          ? ['You denied this call. Reason for the agent: ', h('q', null, view.rejectReason)]
+          : ['You denied this call, without a reason.']),
+      );
+    } else if (state === 'approved') {
+      this.decision.replaceChildren('You approved this call. It runs exactly as shown once you submit.');
+    } else this.decision.replaceChildren();
+    this.decision.hidden = state === 'pending';
+    this.approveBtn.setAttribute('aria-pressed', String(state === 'approved'));
+    this.denyBtn.setAttribute('aria-pressed', String(state === 'rejected'));
+    this.undoBtn.hidden = !view.draft;
+    for (const b of [this.approveBtn, this.denyBtn, this.undoBtn, this.confirmBtn]) {
+      b.setAttribute('aria-disabled', String(!!ctx.busy));
+    }
+  }
+
+  onApprove() {
+    if (this.busy) return;
+    this.closeDeny(false);
+    this.actions.approve(this.callId);
+    this.actions.decided(this.callId);
+  }
+
+  openDeny() {
+    if (this.busy) return;
+    if (this.form.hidden) {
+      this.reason.value = this.view?.approval === 'rejected' ? this.view.rejectReason ?? '' : '';
+    }
+    this.form.hidden = false;
+    this.denyBtn.setAttribute('aria-expanded', 'true');
+    this.reason.focus();
+  }
+
+  closeDeny(focusBack) {
+    if (this.form.hidden) return;
+    this.form.hidden = true;
+    this.denyBtn.setAttribute('aria-expanded', 'false');
+    if (focusBack) this.denyBtn.focus();
+  }
+
+  confirmDeny() {
+    if (this.busy) return;
+    const text = this.reason.value;
+    // Verbatim: what was typed is what the agent receives; only a blank field means "no reason".
+    this.actions.reject(this.callId, text.trim() === '' ? undefined : text);
+    this.closeDeny(false);
+    this.actions.decided(this.callId);
+  }
+
+  onUndo() {
+    if (this.busy) return;
+    this.actions.clear(this.callId);
+    this.approveBtn.focus();
+  }
+
+  onReasonKey(e) {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      this.confirmDeny();
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      this.closeDeny(true);
+    }
+  }
+
+  focus() {
+    this.el.focus({ preventScroll: true });
+    this.el.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+  }
+}

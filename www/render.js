@@ -1,0 +1,142 @@
+// Rendering of the conversation: messages, tool calls and their inputs/results. Model and server data
+// only ever become text (see dom.js).
+import { h } from './dom.js';
+
+/** A readable view of a JSON value: strings as written, objects as nested key/value lists. */
+export function valueView(value, depth = 0) {
+  if (value === null || value === undefined) return h('span', { class: 'v v-null' }, 'null');
+  if (typeof value === 'string') {
+    return value === '' ? h('span', { class: 'v v-empty' }, '(empty)') : h('span', { class: 'v v-str' }, value);
+  }
+  if (typeof value === 'number' || typeof value === 'boolean') {
+    return h('span', { class: 'v v-lit' }, String(value));
+  }
+  if (Array.isArray(value)) {
+    if (value.length === 0) return h('span', { class: 'v v-empty' }, '(none)');
+    if (value.every((x) => x === null || typeof x !== 'object')) {
+      return h('span', { class: 'v v-str' }, value.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', '));
+    }
+  }
+  if (depth >= 3) return h('pre', { class: 'v v-json' }, JSON.stringify(value, null, 2));
+  if (Array.isArray(value)) {
+    return h('ol', { class: 'v v-list' }, value.map((x) => h('li', null, valueView(x, depth + 1))));
+  }
+  return kvView(value, depth + 1);
+}
+
+/** `<dl>` of an object's entries (or the value itself when it is not an object). */
+export function kvView(obj, depth = 0) {
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) return valueView(obj, depth);
+  const entries = Object.entries(obj);
+  if (entries.length === 0) return h('p', { class: 'kv-none' }, 'No arguments');
+  return h(
+    'dl',
+    { class: 'kv' },
+    entries.map(([k, v]) => h('div', { class: 'kv-row' }, h('dt', null, k), h('dd', null, valueView(v, depth)))),
+  );
+}
+
+const resultText = (r) => (typeof r === 'string' ? r : JSON.stringify(r, null, 2));
+
+/** What happened to a tool call in the transcript, in words (colour is never the only carrier). */
+function outcome(tool, result, dialect, part) {
+  if (part?.state === 'output-error') return { state: 'error', icon: '!', label: 'Not run' };
+  const approval = result?.approval ?? tool.approval;
+  const value = result?.result ?? tool.result;
+  if (approval === 'rejected') {
+    return { state: 'rejected', icon: '✕', label: dialect === 'sidenet' ? 'Denied' : 'Rejected' };
+  }
+  if (approval === 'pending') return { state: 'pending', icon: '‖', label: 'Awaiting approval' };
+  if (approval === 'approved') {
+    return value == null
+      ? { state: 'approved', icon: '✓', label: 'Approved' }
+      : { state: 'done', icon: '✓', label: 'Approved · ran' };
+  }
+  return value == null
+    ? { state: 'called', icon: '…', label: 'Running' }
+    : { state: 'done', icon: '✓', label: 'Ran' };
+}
+
+/** The Sidenet wire part of a tool call (for states the neutral view does not name). */
+function wirePart(message, callId) {
+  const parts = message?.raw?.parts;
+  return Array.isArray(parts) ? parts.find((p) => p && p.toolCallId === callId) : undefined;
+}
+
+function toolBlock(tool, result, dialect, part) {
+  const o = outcome(tool, result, dialect, part);
+  const rejectReason = result?.rejectReason ?? tool.rejectReason;
+  const value = result?.result ?? tool.result;
+  return h(
+    'div',
+    { class: `tool tool-${o.state}`, dataset: { callId: tool.callId } },
+    h(
+      'div',
+      { class: 'tool-head' },
+      h('span', { class: 'tool-glyph', 'aria-hidden': 'true' }, '⚙'),
+      h('code', { class: 'tool-name' }, tool.name),
+      h('span', { class: `badge badge-${o.state}` }, h('span', { 'aria-hidden': 'true' }, o.icon), ' ', o.label),
+    ),
+    tool.approvalReason && o.state !== 'called' ? h('p', { class: 'tool-why' }, tool.approvalReason) : null,
+    kvView(tool.inputs),
+    o.state === 'rejected' && (rejectReason || dialect !== 'sidenet')
+      ? h(
+          'p',
+          { class: 'tool-reason' },
+          h('span', { class: 'tool-reason-label' }, 'Reason: '),
+          rejectReason ? h('q', null, rejectReason) : h('span', { class: 'muted' }, 'none given'),
+        )
+      : null,
+    value != null
+      ? h('div', { class: 'tool-result' }, h('span', { class: 'tool-result-label' }, o.state === 'error' ? 'Error' : 'Result'), h('pre', null, resultText(value)))
+      : null,
+  );
+}
+
+function bubble(role, text, extraClass = '') {
+  const who = role === 'user' ? 'You' : role === 'assistant' ? 'Agent' : role || 'System';
+  return h(
+    'div',
+    { class: `bubble ${extraClass}` },
+    h('span', { class: 'sr-only' }, `${who}: `),
+    h('p', { class: 'bubble-text' }, text),
+  );
+}
+
+/**
+ * The message list items. `hidden` is a set of callIds not to show (the gated tools of the paused tail,
+ * which the approval cards show).
+ */
+export function messageItems(messages, { dialect, hidden = new Set(), streaming = null }) {
+  // Neuron puts results in a separate tool_call_result message: fold them into their calls.
+  const results = new Map();
+  const called = new Set();
+  for (const m of messages) {
+    for (const t of m.tools ?? []) {
+      if (m.kind === 'tool_result') results.set(t.callId, t);
+      else called.add(t.callId);
+    }
+  }
+  const items = [];
+  const all = streaming ? [...messages, { ...streaming, streaming: true }] : messages;
+  for (const m of all) {
+    const role = m.role === 'user' ? 'user' : m.role === 'assistant' || m.role === 'tool' ? 'assistant' : 'other';
+    const tools = (m.tools ?? []).filter((t) => {
+      if (hidden.has(t.callId) && t.approval === 'pending') return false;
+      if (m.kind === 'tool_result') return !called.has(t.callId);
+      return true;
+    });
+    const text = m.text ?? '';
+    if (!text && tools.length === 0 && !m.streaming) continue;
+    const li = h('li', { class: `msg msg-${role}${m.streaming ? ' msg-streaming' : ''}` });
+    if (role !== 'user') li.append(h('span', { class: 'avatar', 'aria-hidden': 'true' }, role === 'assistant' ? 'AI' : '•'));
+    const body = h('div', { class: 'msg-body' });
+    if (tools.length) {
+      body.append(h('div', { class: 'tools' }, tools.map((t) => toolBlock(t, results.get(t.callId), dialect, wirePart(m, t.callId)))));
+    }
+    if (text || m.streaming) body.append(bubble(m.role, text, m.streaming ? 'is-streaming' : ''));
+    li.append(body);
+    items.push(li);
+  }
+  return items;
+}
