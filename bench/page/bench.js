@@ -1,0 +1,575 @@
+// The benchmark cases, run in the page (headless Chromium) by bench/run.mjs through
+// `page.evaluate(() => window.bench.<case>(...))`. Each case times toolgate and the JS a user would
+// write instead in the same run, interleaved (the order alternates run by run, so drift and
+// background load hit both alike), after warm-up, with a GC before every timed sample when the
+// page has `gc()` (Chromium started with --js-flags=--expose-gc). Results are plain data.
+import init, { pendingApprovals, parseThread, ApprovalClient } from '/pkg/toolgate.js';
+import { neuronThread, sidenetHistory, textDeltas, sseReply } from './gen.js';
+
+const now = () => performance.now();
+const gc = typeof globalThis.gc === 'function' ? globalThis.gc : () => {};
+let sink; // results land here so nothing is optimized away
+
+export const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+/** Times `fn` once per sample, `k` calls per sample (so sub-millisecond calls are timed in a batch). */
+function timeBatch(fn, k) {
+  gc();
+  const t0 = now();
+  for (let i = 0; i < k; i++) sink = fn();
+  return (now() - t0) / k;
+}
+
+/**
+ * Runs the synchronous functions of `fns` ({name: fn}) interleaved: `warmups` untimed calls each,
+ * then `runs` samples each (the order rotates every run). A sample batches enough calls to last at
+ * least `minMs` (timer resolution). Returns {name: {median, min, max, samples, batch}}.
+ */
+function compareSync(fns, { runs, warmups, minMs = 20 }) {
+  const names = Object.keys(fns);
+  const batch = {};
+  for (const n of names) {
+    // Warm-up calls (at least one); the last one also sizes the batch.
+    for (let i = 1; i < warmups; i++) sink = fns[n]();
+    const t = timeBatch(fns[n], 1);
+    batch[n] = t >= minMs ? 1 : Math.min(2000, Math.ceil(minMs / Math.max(t, 0.005)));
+  }
+  const samples = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < runs; r++) {
+    const order = names.map((_, i) => names[(i + r) % names.length]);
+    for (const n of order) samples[n].push(timeBatch(fns[n], batch[n]));
+  }
+  return summarize(samples, batch);
+}
+
+/** The same for async functions that return the time they measured themselves (ms). */
+async function compareAsync(fns, { runs, warmups }) {
+  const names = Object.keys(fns);
+  for (const n of names) for (let i = 0; i < warmups; i++) await fns[n]();
+  const samples = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < runs; r++) {
+    const order = names.map((_, i) => names[(i + r) % names.length]);
+    for (const n of order) {
+      gc();
+      samples[n].push(await fns[n]());
+    }
+  }
+  return summarize(samples);
+}
+
+function summarize(samples, batch = {}) {
+  const out = {};
+  for (const [n, xs] of Object.entries(samples)) {
+    out[n] = { median: median(xs), min: Math.min(...xs), max: Math.max(...xs), samples: xs, batch: batch[n] ?? 1 };
+  }
+  return out;
+}
+
+function check(cond, what) {
+  if (!cond) throw new Error(`bench self-check failed: ${what}`);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Setup
+
+let ready;
+export function setup() {
+  ready ??= init().then(() => ({
+    gc: typeof globalThis.gc === 'function',
+    crossOriginIsolated: globalThis.crossOriginIsolated === true,
+    // The timer's resolution, as observed: the smallest non-zero step of performance.now().
+    timerResolutionMs: (() => {
+      let min = Infinity;
+      for (let i = 0; i < 200; i++) {
+        const a = now();
+        let b = now();
+        while (b === a) b = now();
+        min = Math.min(min, b - a);
+      }
+      return min;
+    })(),
+    userAgent: navigator.userAgent,
+  }));
+  return ready;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Cases 1 and 2: pending detection and full parse on synthetic Neuron threads
+
+const threads = new Map();
+
+/** Generates the thread of `bytes` (once) and its UTF-8 bytes, outside any timed region. */
+export function prepareThread(bytes) {
+  for (const k of threads.keys()) if (k !== bytes) threads.delete(k); // one big thread alive at a time
+  if (!threads.has(bytes)) {
+    const t0 = now();
+    const s = neuronThread(bytes);
+    const u8 = new TextEncoder().encode(s);
+    threads.set(bytes, { s, u8, genMs: now() - t0 });
+  }
+  const { s, u8, genMs } = threads.get(bytes);
+  // Self-check: both sides agree on the pause before anything is timed.
+  const js = JSON.parse(s);
+  const last = js.messages.at(-1);
+  const pendingJs = last.tools.filter((t) => t.approval === 'pending').map((t) => t.callId);
+  const tg = pendingApprovals(s);
+  const tgBytes = pendingApprovals(u8);
+  check(tg.suspended && tgBytes.suspended, 'the synthetic thread is suspended');
+  check(JSON.stringify(tg.pending.map((t) => t.callId)) === JSON.stringify(pendingJs), 'pending callIds agree');
+  check(JSON.stringify(tgBytes.pending.map((t) => t.callId)) === JSON.stringify(pendingJs), 'pending callIds agree (bytes)');
+  check(pendingJs.length === 2, 'two pending tools on the tail');
+  return { bytes: u8.length, chars: s.length, messages: js.messages.length, genMs };
+}
+
+const jsTail = (t) => {
+  const last = t.messages.at(-1);
+  return last?.type === 'tool_call' ? last.tools.filter((x) => x.approval === 'pending') : [];
+};
+
+/** Case 1: pendingApprovals (string, bytes) against JSON.parse + the tail filter. */
+export function pending(bytes, { runs = 7, warmups = 2 } = {}) {
+  const { s, u8 } = threads.get(bytes);
+  return compareSync(
+    {
+      toolgateString: () => pendingApprovals(s),
+      baselineString: () => jsTail(JSON.parse(s)),
+      toolgateBytes: () => pendingApprovals(u8),
+      baselineBytes: () => jsTail(JSON.parse(new TextDecoder().decode(u8))),
+    },
+    { runs, warmups },
+  );
+}
+
+/** Case 2: parseThread against JSON.parse. */
+export function fullParse(bytes, { runs = 7, warmups = 2 } = {}) {
+  const { s } = threads.get(bytes);
+  const a = parseThread(s);
+  const b = JSON.parse(s);
+  check(a.messages.length === b.messages.length, 'parseThread keeps every message');
+  return compareSync({ toolgate: () => parseThread(s), baseline: () => JSON.parse(s) }, { runs, warmups });
+}
+
+export function dropThreads() {
+  threads.clear();
+  sink = null;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Case 3: streaming through ApprovalClient, with `fetch` answered in the page (no network)
+
+const FAKE = 'http://bench.invalid';
+
+/**
+ * Replaces `fetch` for URLs under FAKE with an in-page Sidenet server: `GET /v1/threads/{id}`
+ * answers the history, `GET /v1/chat/stream` 204, `POST /v1/chat` streams `pieces` from a
+ * pull-based ReadableStream (highWaterMark 0: a piece is produced only when the reader asks for
+ * it, so the time between two pulls is the time the consumer spent on the previous piece).
+ * Returns {restore, log, marks}: marks.pulls[i] is when piece i was pulled; marks.firstDelta and
+ * marks.tail those of the first delta piece and of the tail piece.
+ */
+function fakeSidenet({ history, pieces }) {
+  const real = globalThis.fetch;
+  const log = [];
+  const marks = { pulls: new Float64Array(pieces.length) };
+  const store = { messages: [...history] };
+  globalThis.fetch = async function (input, init = {}) {
+    const url = String(typeof input === 'string' ? input : input.url);
+    if (!url.startsWith(FAKE)) return real.call(this, input, init);
+    const method = (init.method || 'GET').toUpperCase();
+    const path = url.slice(FAKE.length);
+    log.push(`${method} ${path.replace(/\?.*/, '')}`);
+    if (method === 'GET' && path.startsWith('/v1/threads/')) {
+      return new Response(JSON.stringify({ id: 'bench', messages: store.messages }), {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      });
+    }
+    if (method === 'GET' && path.startsWith('/v1/chat/stream')) return new Response(null, { status: 204 });
+    if (method === 'POST' && path === '/v1/chat') {
+      let i = 0;
+      const body = new ReadableStream(
+        {
+          pull(controller) {
+            const t = now();
+            if (i < pieces.length) marks.pulls[i] = t;
+            if (i === 1) marks.firstDelta = t;
+            if (i === pieces.length - 1) marks.tail = t;
+            if (i < pieces.length) controller.enqueue(pieces[i++]);
+            else controller.close();
+          },
+        },
+        { highWaterMark: 0 },
+      );
+      return new Response(body, {
+        status: 200,
+        headers: { 'content-type': 'text/event-stream', 'x-vercel-ai-ui-message-stream': 'v1' },
+      });
+    }
+    return new Response('not found', { status: 404 });
+  };
+  return { restore: () => (globalThis.fetch = real), log, marks };
+}
+
+/**
+ * What a user would write instead: read the body, split server-sent events, JSON.parse each
+ * `data:` line, append text deltas (and, with `ui`, publish a new message object per delta as a
+ * React state update would).
+ */
+async function jsReadStream(response, { ui = false, onDelta } = {}) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  let msg = { id: null, role: 'assistant', text: '' };
+  let published = msg;
+  let finish = null;
+  const approvals = [];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buf.indexOf('\n\n')) >= 0) {
+      const event = buf.slice(0, cut);
+      buf = buf.slice(cut + 2);
+      for (const line of event.split('\n')) {
+        if (!line.startsWith('data:')) continue;
+        const data = line.slice(line[5] === ' ' ? 6 : 5);
+        if (data === '[DONE]') continue;
+        const chunk = JSON.parse(data);
+        switch (chunk.type) {
+          case 'start':
+            msg.id = chunk.messageId;
+            break;
+          case 'text-delta':
+            msg.text += chunk.delta;
+            if (ui) published = { ...msg };
+            onDelta?.();
+            break;
+          case 'data-tool-call-approval':
+            approvals.push(chunk.data);
+            break;
+          case 'finish':
+            finish = chunk.finishReason;
+            break;
+        }
+      }
+    }
+  }
+  sink = published;
+  return { text: msg.text, finish, approvals };
+}
+
+const streams = new Map();
+function replyPieces(deltas, perPiece) {
+  const key = `${deltas}/${perPiece}`;
+  if (!streams.has(key)) {
+    const d = textDeltas(deltas);
+    streams.set(key, { pieces: sseReply(d, { perPiece }), text: d.join('') });
+  }
+  return streams.get(key);
+}
+
+let threadSeq = 0;
+
+/** µs per delta over the first and the last `n` delta pieces of a reply (pieces 1..length-2). */
+function earlyLate(pulls, n) {
+  const last = pulls.length - 1; // the tail piece
+  n = Math.min(n, (last - 1) >> 1);
+  return { early: ((pulls[1 + n] - pulls[1]) / n) * 1000, late: ((pulls[last] - pulls[last - n]) / n) * 1000 };
+}
+
+/** One toolgate streamed reply: a loaded client (untimed), then `send` timed to its end. */
+async function toolgateReply({ history, deltas, perPiece, subscribe }) {
+  const { pieces, text } = replyPieces(deltas, perPiece);
+  const fake = fakeSidenet({ history, pieces });
+  const client = new ApprovalClient({ dialect: 'sidenet', baseUrl: FAKE, threadId: `bench_s${++threadSeq}`, persist: false });
+  try {
+    await client.load();
+    let unsubscribe = () => {};
+    let views = 0;
+    if (subscribe) {
+      unsubscribe = client.subscribe(() => {
+        const snap = client.getSnapshot();
+        if (snap.streaming) views++;
+        sink = snap;
+      });
+    }
+    const t0 = now();
+    await client.send('Tell me a long story');
+    const t1 = now();
+    unsubscribe();
+    const snap = client.getSnapshot();
+    const last = snap.messages.at(-1);
+    check(snap.phase === 'completed' || snap.phase === 'idle', `reply completed (phase ${snap.phase})`);
+    check(last && last.text === text, 'the streamed text arrived whole');
+    check(!subscribe || views >= deltas / perPiece - 1, 'the subscriber saw every delta');
+    return { total: t1 - t0, deltaWindow: fake.marks.tail - fake.marks.firstDelta, ...earlyLate(fake.marks.pulls, 1000), requests: fake.log };
+  } finally {
+    fake.restore();
+    client.free();
+  }
+}
+
+async function baselineReply({ history, deltas, perPiece, ui }) {
+  const { pieces, text } = replyPieces(deltas, perPiece);
+  const fake = fakeSidenet({ history, pieces });
+  try {
+    const t0 = now();
+    const res = await fetch(`${FAKE}/v1/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', parts: [{ type: 'text', text: 'Tell me a long story' }] }], threadId: 'bench' }),
+    });
+    const out = await jsReadStream(res, { ui });
+    const t1 = now();
+    check(out.text === text && out.finish === 'stop', 'the baseline read the whole reply');
+    return { total: t1 - t0, deltaWindow: fake.marks.tail - fake.marks.firstDelta, ...earlyLate(fake.marks.pulls, 1000), requests: fake.log };
+  } finally {
+    fake.restore();
+  }
+}
+
+/**
+ * Case 3a: a reply of `deltas` text deltas, one SSE event per read (`perPiece` 1): toolgate (driver
+ * and core; `subscribe`: plus a listener calling getSnapshot() on every change, as a UI does)
+ * against the hand-written reader. Times are for the whole reply (ms).
+ */
+export async function streamThroughput({ deltas = 10000, perPiece = 1, subscribe = false, runs = 7, warmups = 1 } = {}) {
+  const requests = {};
+  const parts = { toolgate: { early: [], late: [] }, baseline: { early: [], late: [] } };
+  const keep = (side, x) => {
+    requests[side] = x.requests;
+    parts[side].early.push(x.early);
+    parts[side].late.push(x.late);
+    return x.total;
+  };
+  const r = await compareAsync(
+    {
+      toolgate: async () => keep('toolgate', await toolgateReply({ history: [], deltas, perPiece, subscribe })),
+      baseline: async () => keep('baseline', await baselineReply({ history: [], deltas, perPiece, ui: subscribe })),
+    },
+    { runs, warmups },
+  );
+  // µs per delta over the first and the last 1,000 deltas of the reply (warm-ups included).
+  const perDeltaUs = {};
+  for (const side of ['toolgate', 'baseline']) {
+    perDeltaUs[side] = { early: median(parts[side].early), late: median(parts[side].late) };
+  }
+  return { ...r, requests, perDeltaUs };
+}
+
+/**
+ * Case 3b: the cost of one delta (µs) after a history of `sizes` messages: the time between the
+ * pulls of the first delta and of the tail, over the delta count; `subscribe`: with a listener calling
+ * getSnapshot() on every change (the baseline then publishes a new message object per delta).
+ */
+export async function perDelta({ sizes = [10, 1000], deltas = 2000, subscribe = true, runs = 7, warmups = 1 } = {}) {
+  const histories = Object.fromEntries(sizes.map((n) => [n, sidenetHistory(n)]));
+  const fns = {};
+  for (const n of sizes) {
+    fns[`history${n}`] = async () => {
+      const x = await toolgateReply({ history: histories[n], deltas, perPiece: 1, subscribe });
+      return (x.deltaWindow / deltas) * 1000;
+    };
+  }
+  fns.baseline = async () => {
+    const x = await baselineReply({ history: [], deltas, perPiece: 1, ui: subscribe });
+    return (x.deltaWindow / deltas) * 1000;
+  };
+  return compareAsync(fns, { runs, warmups });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Case 5: a whole pause / decide / resume turn, against the reference endpoint or its in-page replay
+
+const COMMAND = 'delete /tmp/a and email a@b.c about x';
+
+/** Counts the requests a function makes (the wrapper is the same for both sides). */
+async function counted(fn) {
+  const real = globalThis.fetch;
+  let n = 0;
+  globalThis.fetch = function (...args) {
+    n++;
+    return real.apply(this, args);
+  };
+  try {
+    const t = await fn();
+    return { t, n };
+  } finally {
+    globalThis.fetch = real;
+  }
+}
+
+async function toolgateNeuronTurn(baseUrl = '') {
+  const threadId = `bench_tg_${Date.now().toString(36)}_${++threadSeq}`;
+  const client = new ApprovalClient({ dialect: 'neuron', baseUrl, threadId, persist: false, reloadAfterPost: false });
+  try {
+    await client.load(); // the app loaded the thread when it opened it: not part of the turn
+    return await counted(async () => {
+      const t0 = now();
+      await client.send(COMMAND);
+      const s = client.getSnapshot();
+      const [a, b] = s.suspension.pending;
+      client.approve(a.callId);
+      client.reject(b.callId, 'Not this one');
+      await client.submit();
+      const t1 = now();
+      const end = client.getSnapshot();
+      check(end.phase === 'completed' && !end.syncing, `neuron turn completed (phase ${end.phase})`);
+      return t1 - t0;
+    });
+  } finally {
+    client.free();
+  }
+}
+
+async function baselineNeuronTurn(baseUrl = '') {
+  const threadId = `bench_js_${Date.now().toString(36)}_${++threadSeq}`;
+  const url = `${baseUrl}/threads/${threadId}/chat`;
+  await (await fetch(`${baseUrl}/threads/${threadId}`)).text(); // the same untimed load
+  const raw = [];
+  return counted(async () => {
+    const t0 = now();
+    const post = async (body) => {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const text = await res.text();
+      raw.push(text);
+      return JSON.parse(text);
+    };
+    const r1 = await post({ message: COMMAND });
+    const m = r1.message;
+    const pend = r1.status === 'awaiting_approval' && m?.type === 'tool_call' ? m.tools.filter((t) => t.approval === 'pending') : [];
+    const r2 = await post({ decisions: { [pend[0].callId]: 'approve', [pend[1].callId]: ['reject', 'Not this one'] } });
+    const t1 = now();
+    check(pend.length === 2 && r2.status === 'completed', 'baseline neuron turn completed');
+    if (!baseUrl) recorded.neuron = raw;
+    return t1 - t0;
+  });
+}
+
+async function toolgateSidenetTurn(baseUrl = '') {
+  const threadId = `bench_tgs_${Date.now().toString(36)}_${++threadSeq}`;
+  const client = new ApprovalClient({ dialect: 'sidenet', baseUrl, threadId, persist: false });
+  try {
+    await client.load();
+    return await counted(async () => {
+      const t0 = now();
+      await client.send(COMMAND);
+      const s = client.getSnapshot();
+      const [a, b] = s.suspension.pending;
+      client.approve(a.callId);
+      client.reject(b.callId, 'Not this one');
+      await client.submit();
+      const t1 = now();
+      const end = client.getSnapshot();
+      check(end.phase === 'completed' && !end.syncing, `sidenet turn completed (phase ${end.phase})`);
+      return t1 - t0;
+    });
+  } finally {
+    client.free();
+  }
+}
+
+async function baselineSidenetTurn(baseUrl = '') {
+  const threadId = `bench_jss_${Date.now().toString(36)}_${++threadSeq}`;
+  await (await fetch(`${baseUrl}/v1/threads/${threadId}`)).text();
+  await fetch(`${baseUrl}/v1/chat/stream?threadId=${threadId}`).then((r) => r.arrayBuffer());
+  const raw = [];
+  return counted(async () => {
+    const t0 = now();
+    const post = async (body) => {
+      const res = await fetch(`${baseUrl}/v1/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      if (!baseUrl) raw.push(res.clone().arrayBuffer());
+      return jsReadStream(res);
+    };
+    const first = await post({ messages: [{ role: 'user', parts: [{ type: 'text', text: COMMAND }] }], threadId });
+    const calls = first.approvals;
+    let last;
+    for (const [i, c] of calls.entries()) {
+      last = await post({
+        messages: [],
+        threadId,
+        agentVersionId: c.agentVersionId,
+        approval: { runId: c.runId, toolCallId: c.toolCallId, approved: i === 0 },
+      });
+    }
+    const t1 = now();
+    check(calls.length === 2 && last.finish === 'stop', 'baseline sidenet turn completed');
+    if (!baseUrl) recorded.sidenet = (await Promise.all(raw)).map((b) => new Uint8Array(b));
+    return t1 - t0;
+  });
+}
+
+/** The answers of the endpoint to the last real baseline turn, replayed by `local` turns. */
+const recorded = {};
+
+/**
+ * An in-page server that replays a recorded turn: the same bytes the endpoint sent, without the
+ * network, the endpoint's work or its fsyncs, so a turn's time is the client side alone.
+ */
+function replayServer(dialect) {
+  const real = globalThis.fetch;
+  const answers = recorded[dialect];
+  if (!answers) throw new Error(`no recorded ${dialect} turn: run the endpoint turns first`);
+  let posts = 0;
+  globalThis.fetch = async function (input, init = {}) {
+    const url = String(typeof input === 'string' ? input : input.url);
+    if (!url.startsWith(FAKE)) return real.call(this, input, init);
+    const method = (init.method || 'GET').toUpperCase();
+    const path = url.slice(FAKE.length);
+    if (method === 'GET' && /^\/(v1\/)?threads\//.test(path)) {
+      return new Response('{"id":"bench","messages":[]}', { status: 200, headers: { 'content-type': 'application/json' } });
+    }
+    if (method === 'GET') return new Response(null, { status: 204 });
+    const body = answers[posts++ % answers.length];
+    return dialect === 'neuron'
+      ? new Response(body, { status: 200, headers: { 'content-type': 'application/json' } })
+      : new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream', 'x-vercel-ai-ui-message-stream': 'v1' } });
+  };
+  return () => (globalThis.fetch = real);
+}
+
+/**
+ * Case 5: per-turn time (ms) and requests per turn, toolgate against plain fetch; against the
+ * endpoint, or (`local`) against the in-page replay of the endpoint's answers.
+ */
+export async function turns({ dialect = 'neuron', local = false, runs = 9, warmups = 2, batch = local ? 10 : 1 } = {}) {
+  const requests = {};
+  const [tg, js] = dialect === 'neuron' ? [toolgateNeuronTurn, baselineNeuronTurn] : [toolgateSidenetTurn, baselineSidenetTurn];
+  const base = local ? FAKE : '';
+  const restore = local ? replayServer(dialect) : () => {};
+  try {
+    return await compareTurns(tg, js, base, requests, { runs, warmups, batch });
+  } finally {
+    restore();
+  }
+}
+
+/** Each sample is the mean of `batch` turns (each timed alone: the client setup is not timed). */
+async function compareTurns(tg, js, base, requests, { runs, warmups, batch }) {
+  const mean = (fn, key) => async () => {
+    let sum = 0;
+    for (let i = 0; i < batch; i++) {
+      const { t, n } = await fn(base);
+      requests[key] = n;
+      sum += t;
+    }
+    return sum / batch;
+  };
+  const r = await compareAsync(
+    {
+      toolgate: mean(tg, 'toolgate'),
+      baseline: mean(js, 'baseline'),
+    },
+    { runs, warmups },
+  );
+  // Paired differences: the two sides of a run ran back to back, so drift cancels.
+  r.pairedDiffMedian = median(r.toolgate.samples.map((t, i) => t - r.baseline.samples[i]));
+  return { ...r, requests };
+}

@@ -1,0 +1,376 @@
+// The benchmark harness: `npm run bench` (which builds pkg/ first) or `node bench/run.mjs`.
+//
+// Starts the reference endpoint (a free port, a temporary data directory, no chunk delay) serving
+// the bench page (bench/page/) at / and the built package at /pkg/, opens the page in headless
+// Chromium (playwright-core, /usr/bin/chromium), runs the cases in the page, measures the package
+// size against the client part of the AI SDK (bundled here with esbuild), and prints one results
+// table and a size table (Markdown). Progress goes to stderr, the tables to stdout.
+//
+// Options:
+//   --quick         smaller and fewer runs (checks the harness; the figures are not the ones to keep)
+//   --update        also write the tables and the machine into BENCHMARKS.md (between its markers)
+//   --json FILE     also write every sample as JSON
+//   --only LIST     comma-separated subset of: pending,parse,stream,size,turns
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, cpus, totalmem, loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(name);
+const opt = (name) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const QUICK = flag('--quick');
+const ONLY = opt('--only') ? new Set(opt('--only').split(',')) : null;
+const want = (c) => !ONLY || ONLY.has(c);
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+const log = (...a) => console.error('[bench]', ...a);
+const started = Date.now();
+
+// ------------------------------------------------------------------------------------------------
+// Plan
+
+const MB = 1_000_000;
+const SIZES = QUICK ? [0.1 * MB, 1 * MB] : [0.1 * MB, 1 * MB, 10 * MB, 50 * MB];
+const RUNS = (bytes) => (QUICK ? 7 : bytes <= 0.1 * MB ? 15 : bytes <= 1 * MB ? 11 : 7);
+const WARMUPS = (bytes) => (bytes >= 50 * MB ? 1 : 2);
+const sizeLabel = (b) => `${b / MB} MB`;
+
+// ------------------------------------------------------------------------------------------------
+// Case 4: size (Node only)
+
+const gz = (buf) => gzipSync(buf, { level: 9 }).length;
+
+async function sizes() {
+  const wasm = readFileSync(path.join(ROOT, 'pkg/toolgate_bg.wasm'));
+  const glue = readFileSync(path.join(ROOT, 'pkg/toolgate.js'));
+  const esbuild = await import('esbuild');
+  const aiVersion = JSON.parse(readFileSync(path.join(ROOT, 'node_modules/ai/package.json'), 'utf8')).version;
+  const built = await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: ['bench/ai-sdk-entry.mjs'],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    logLevel: 'warning',
+  });
+  const ai = built.outputFiles[0].contents;
+  return {
+    wasmRaw: wasm.length,
+    wasmGzip: gz(wasm),
+    glueRaw: glue.length,
+    glueGzip: gz(glue),
+    totalGzip: gz(wasm) + gz(glue),
+    aiVersion,
+    esbuildVersion: esbuild.version,
+    aiRaw: ai.length,
+    aiGzip: gz(ai),
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// The endpoint and the browser
+
+async function startEndpoint(dataDir) {
+  const child = spawn(process.execPath, [path.join(ROOT, 'www/server/main.mjs')], {
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      QUIET: '1',
+      CHUNK_DELAY_MS: '0',
+      WWW_DIR: path.join(ROOT, 'bench/page'),
+      PKG_DIR: path.join(ROOT, 'pkg'),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the endpoint did not start:\n${out}`)), 15000);
+    const onData = (d) => {
+      out += d;
+      const m = out.match(/toolgate endpoint listening on (http\S+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`the endpoint exited (${code}):\n${out}`)));
+  });
+  return { url, child };
+}
+
+async function launch() {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-quic',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      // gc() before each timed sample, so one side does not pay for the other's garbage.
+      '--js-flags=--expose-gc',
+    ],
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Machine
+
+function machine(browserVersion) {
+  let cpu = cpus()[0]?.model ?? 'unknown';
+  try {
+    const m = readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.+)$/m);
+    if (m) cpu = m[1].trim();
+  } catch {}
+  return {
+    cpu,
+    cores: cpus().length,
+    ramGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    chromium: browserVersion,
+    node: process.version,
+    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    loadStart: loadavg().map((x) => x.toFixed(2)).join(' '),
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Formatting
+
+const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3)) + ' ms';
+const us = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(1)) + ' µs';
+const x2 = (x) => `${x.toFixed(2)}×`;
+const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
+const sign = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
+const yes = (b) => (b === null || b === undefined ? '—' : b ? 'yes' : '**no**');
+
+function table(header, rows) {
+  const all = [header, ...rows].map((r) => r.map(String));
+  const w = header.map((_, i) => Math.max(3, ...all.map((r) => r[i].length)));
+  const line = (r) => `| ${r.map((c, i) => c.padEnd(w[i])).join(' | ')} |`;
+  return [line(all[0]), `| ${w.map((n) => '-'.repeat(n)).join(' | ')} |`, ...all.slice(1).map(line)].join('\n');
+}
+
+// ------------------------------------------------------------------------------------------------
+// Main
+
+async function main() {
+  const results = { cases: {} };
+  const rows = [];
+  const add = (caseName, size, tg, base, ratio, target, met) => rows.push([caseName, size, tg, base, ratio, target, yes(met)]);
+
+  let size = null;
+  if (want('size')) {
+    log('size: measuring pkg/ and bundling the AI SDK client with esbuild');
+    size = await sizes();
+    results.size = size;
+  }
+
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'toolgate-bench-'));
+  const { url, child } = await startEndpoint(dataDir);
+  log(`endpoint at ${url}`);
+  // The endpoint goes with us, however we end.
+  const stop = () => child.kill();
+  process.on('exit', stop);
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+  let browser;
+  let env;
+  try {
+    browser = await launch();
+    env = machine(browser.version());
+    results.machine = env;
+    const page = await browser.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') log(`page ${m.type()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => log(`page error: ${e.message}`));
+    await page.goto(`${url}/`);
+    await page.waitForFunction(() => window.benchReady !== undefined);
+    const info = await page.evaluate(() => window.benchReady);
+    results.page = info;
+    log(`page ready: gc ${info.gc}, timer resolution ${info.timerResolutionMs} ms`);
+    const run = (name, ...args) => page.evaluate(([n, a]) => window.bench[n](...a), [name, args]);
+
+    // Cases 1 and 2.
+    if (want('pending') || want('parse')) {
+      for (const bytes of SIZES) {
+        const label = sizeLabel(bytes);
+        const prep = await run('prepareThread', bytes);
+        log(`${label}: thread of ${prep.bytes} bytes, ${prep.messages} messages (generated in ${prep.genMs.toFixed(0)} ms)`);
+        const o = { runs: RUNS(bytes), warmups: WARMUPS(bytes) };
+        const big = bytes >= 10 * MB;
+        if (want('pending')) {
+          const r = await run('pending', bytes, o);
+          results.cases[`pending ${label}`] = { prep, ...r };
+          const rs = r.baselineString.median / r.toolgateString.median;
+          const rb = r.baselineBytes.median / r.toolgateBytes.median;
+          add('1 pendingApprovals(string) vs JSON.parse + filter', label, ms(r.toolgateString.median), ms(r.baselineString.median), x2(rs), big ? '≥ 3×' : '—', big ? rs >= 3 : null);
+          add(
+            '1 pendingApprovals(Uint8Array) vs decode + JSON.parse + filter',
+            label,
+            ms(r.toolgateBytes.median),
+            ms(r.baselineBytes.median),
+            x2(rb),
+            big ? '≥ 3×, faster than from string' : '—',
+            big ? rb >= 3 && r.toolgateBytes.median < r.toolgateString.median : null,
+          );
+          log(`${label}: pending string ${ms(r.toolgateString.median)} vs ${ms(r.baselineString.median)}; bytes ${ms(r.toolgateBytes.median)} vs ${ms(r.baselineBytes.median)}`);
+        }
+        if (want('parse')) {
+          const r = await run('fullParse', bytes, o);
+          results.cases[`parse ${label}`] = r;
+          const ratio = r.baseline.median / r.toolgate.median;
+          const target = bytes === 10 * MB;
+          add('2 parseThread vs JSON.parse', label, ms(r.toolgate.median), ms(r.baseline.median), x2(ratio), target ? '≥ 1× (no slower)' : '—', target ? ratio >= 1 : null);
+          log(`${label}: parseThread ${ms(r.toolgate.median)} vs JSON.parse ${ms(r.baseline.median)}`);
+        }
+      }
+      await run('dropThreads');
+    }
+
+    // Case 3.
+    if (want('stream')) {
+      const deltas = QUICK ? 2000 : 10000;
+      for (const subscribe of [false, true]) {
+        const r = await run('streamThroughput', { deltas, subscribe, runs: 7, warmups: 1 });
+        results.cases[`stream ${subscribe ? 'ui' : 'core'}`] = r;
+        const rate = (t) => `${ms(t)} (${Math.round(deltas / (t / 1000)).toLocaleString('en-US')}/s)`;
+        add(
+          subscribe
+            ? `3 stream ${deltas.toLocaleString('en-US')} deltas, getSnapshot() per change vs JS reader + new object per delta`
+            : `3 stream ${deltas.toLocaleString('en-US')} deltas through ApprovalClient vs JS SSE reader + JSON.parse`,
+          '1 delta/read',
+          rate(r.toolgate.median),
+          rate(r.baseline.median),
+          x2(r.baseline.median / r.toolgate.median),
+          '—',
+          null,
+        );
+        log(`stream (${subscribe ? 'with' : 'without'} subscriber): ${ms(r.toolgate.median)} vs ${ms(r.baseline.median)}; requests ${JSON.stringify(r.requests)}`);
+      }
+      const ui = results.cases['stream ui'].perDeltaUs;
+      add(
+        `3 one delta, UI subscriber: first vs last 1,000 deltas of the ${deltas.toLocaleString('en-US')}-delta reply`,
+        'reply length',
+        `${us(ui.toolgate.early)} → ${us(ui.toolgate.late)}`,
+        `${us(ui.baseline.early)} → ${us(ui.baseline.late)}`,
+        `growth ${x2(ui.toolgate.late / ui.toolgate.early)}`,
+        '—',
+        null,
+      );
+      for (const subscribe of [false, true]) {
+        const pd = await run('perDelta', { sizes: [10, 1000], deltas: QUICK ? 500 : 2000, subscribe, runs: 7, warmups: 1 });
+        results.cases[`per delta ${subscribe ? 'ui' : 'core'}`] = pd;
+        const growth = pd.history1000.median / pd.history10.median;
+        add(
+          `3 one delta${subscribe ? ', UI subscriber' : ', driver + core'}: thread of 10 → 1,000 earlier messages (JS: reader + JSON.parse${subscribe ? ' + new object' : ''})`,
+          '10 → 1000 msgs',
+          `${us(pd.history10.median)} → ${us(pd.history1000.median)}`,
+          us(pd.baseline.median),
+          `growth ${x2(growth)}`,
+          'flat (≤ 1.25×)',
+          growth <= 1.25,
+        );
+        log(`per delta (${subscribe ? 'with' : 'without'} subscriber): ${us(pd.history10.median)} (10) vs ${us(pd.history1000.median)} (1000), JS ${us(pd.baseline.median)}`);
+      }
+    }
+
+    // Case 4 (in the table).
+    if (size) {
+      add(
+        `4 wasm + JS glue, gzip -9, vs AI SDK client (ai@${size.aiVersion}, esbuild --minify)`,
+        '',
+        kib(size.totalGzip),
+        kib(size.aiGzip),
+        x2(size.aiGzip / size.totalGzip),
+        '≤ 45 KiB',
+        size.totalGzip <= 45 * 1024,
+      );
+    }
+
+    // Case 5.
+    if (want('turns')) {
+      for (const local of [false, true]) {
+        for (const dialect of ['neuron', 'sidenet']) {
+          const r = await run('turns', { dialect, local, runs: QUICK ? 7 : local ? 15 : 31, warmups: 2 });
+          results.cases[`turn ${dialect}${local ? ' local' : ''}`] = r;
+          const over = r.toolgate.median - r.baseline.median;
+          // Against the endpoint, its fsyncs and the machine's load make single turns vary by
+          // milliseconds: judge on the median of the paired differences there.
+          const judged = local ? over : r.pairedDiffMedian;
+          add(
+            `5 pause / decide / resume turn, ${dialect} (${r.requests.toolgate} vs ${r.requests.baseline} requests)`,
+            local ? 'in-page replay' : 'endpoint',
+            ms(r.toolgate.median),
+            ms(r.baseline.median),
+            `${sign(over)} ms (paired ${sign(r.pairedDiffMedian)})`,
+            '< 1 ms overhead',
+            judged < 1,
+          );
+          log(`turn ${dialect}${local ? ' (replay)' : ''}: ${ms(r.toolgate.median)} vs ${ms(r.baseline.median)} (requests ${JSON.stringify(r.requests)})`);
+        }
+      }
+    }
+  } finally {
+    await browser?.close();
+    stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  env.loadEnd = loadavg().map((x) => x.toFixed(2)).join(' ');
+  env.seconds = Math.round((Date.now() - started) / 1000);
+
+  const main = table(['case', 'size', 'toolgate (median)', 'baseline (median)', 'ratio', 'target', 'met?'], rows);
+  let sizeTable = '';
+  if (size) {
+    sizeTable = table(
+      ['bundle', 'raw', 'gzip -9'],
+      [
+        ['toolgate wasm (pkg/toolgate_bg.wasm)', kib(size.wasmRaw), kib(size.wasmGzip)],
+        ['toolgate JS glue (pkg/toolgate.js, not minified)', kib(size.glueRaw), kib(size.glueGzip)],
+        ['toolgate total', kib(size.wasmRaw + size.glueRaw), kib(size.totalGzip)],
+        [`AI SDK client: ai@${size.aiVersion} AbstractChat + DefaultChatTransport + readUIMessageStream (esbuild ${size.esbuildVersion} --bundle --minify)`, kib(size.aiRaw), kib(size.aiGzip)],
+      ],
+    );
+  }
+  const notes = [
+    `- Ratio: baseline / toolgate (above 1: toolgate faster or smaller); for turns, toolgate minus baseline.`,
+    `- Medians of ${QUICK ? '7 (--quick)' : '7 to 31'} samples after warm-up, toolgate and baseline interleaved; gc() before each sample: ${results.page?.gc}; timer resolution ${results.page ? +results.page.timerResolutionMs.toFixed(4) : '?'} ms (calls under 20 ms timed in batches). MB = 10^6 bytes, KiB = 1024 bytes.`,
+    `- Machine: ${env.cpu}, ${env.cores} cores, ${env.ramGiB} GiB RAM; Chromium ${env.chromium}; Node ${env.node}; ${env.date}; load average ${env.loadStart} at start, ${env.loadEnd} at end; ${env.seconds} s.`,
+  ];
+  const text = [main, '', sizeTable, '', ...notes].join('\n');
+  console.log(text);
+
+  if (opt('--json')) writeFileSync(opt('--json'), JSON.stringify(results, null, 2));
+  if (flag('--update')) {
+    const file = path.join(ROOT, 'BENCHMARKS.md');
+    const md = readFileSync(file, 'utf8');
+    const begin = '<!-- bench:results:begin -->';
+    const end = '<!-- bench:results:end -->';
+    const i = md.indexOf(begin);
+    const j = md.indexOf(end);
+    if (i < 0 || j < i) throw new Error(`BENCHMARKS.md has no ${begin} ... ${end} block`);
+    writeFileSync(file, md.slice(0, i + begin.length) + '\n\n' + text + '\n\n' + md.slice(j));
+    log('BENCHMARKS.md updated');
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
