@@ -303,6 +303,17 @@ impl SseDecoder {
         if discard || self.oversized {
             return;
         }
+        // The same cap as on a line still being read (`push_partial`), so that where the feeds
+        // split never changes what is decoded: a complete line counts whole, whatever its field.
+        let first = self.line.first().or(tail.first());
+        if first != Some(&b':')
+            && self.data.len() + self.line.len() + tail.len() > self.max_event_bytes
+        {
+            self.overflow(sink);
+            self.line.clear();
+            self.shrink_line();
+            return;
+        }
         if self.line.is_empty() {
             self.process_line(tail, sink);
         } else {

@@ -191,6 +191,38 @@ fn oversized_partial_line_is_not_buffered() {
 }
 
 #[test]
+fn cap_does_not_depend_on_where_feeds_split() {
+    // Found by the `stream` fuzz target: the cap counted a line still being read whole (field
+    // name included, any field), but a complete line only by its data value, so a line near the
+    // cap overflowed or not depending on where the bytes were split.
+    let input: &[u8] = b"data: 0123456789\nevent: a-rather-long-event-name\n\ndata: ok\n\n";
+    let run = |pieces: &[&[u8]]| {
+        let mut d = SseDecoder::with_max_event_bytes(24);
+        let mut out = Vec::new();
+        for p in pieces {
+            d.feed(p, &mut out);
+        }
+        d.finish(&mut out);
+        out.into_iter()
+            .map(|r| r.map_err(|e| e.code))
+            .collect::<Vec<_>>()
+    };
+    let whole = run(&[input]);
+    assert_eq!(whole, vec![Err(ErrorCode::StreamError), ev("ok")]);
+    for cut in 0..=input.len() {
+        let (a, b) = input.split_at(cut);
+        assert_eq!(run(&[a, b]), whole, "cut {cut}");
+    }
+    // `data: ` plus a value that fits the cap only without its field name.
+    let input: &[u8] = b"data: 0123456789012345678\n\ndata: ok\n\n";
+    let whole = run(&[input]);
+    for cut in 0..=input.len() {
+        let (a, b) = input.split_at(cut);
+        assert_eq!(run(&[a, b]), whole, "cut {cut}");
+    }
+}
+
+#[test]
 fn long_comment_is_not_buffered() {
     let mut d = SseDecoder::with_max_event_bytes(64);
     let mut out = Vec::new();
