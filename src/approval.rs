@@ -176,7 +176,17 @@ impl Suspension {
     /// Every gated tool on the tail, pending and decided, in tail order.
     pub fn gated(&self) -> Vec<&GatedTool> {
         let mut all: Vec<&GatedTool> = self.pending.iter().chain(&self.decided).collect();
-        all.sort_by_key(|tool| tool.position);
+        // A stable insertion sort: a handful of tools, and no sort routine in the binary.
+        for i in 1..all.len() {
+            let mut j = i;
+            while j > 0 {
+                match (all.get(j - 1), all.get(j)) {
+                    (Some(a), Some(b)) if a.position > b.position => all.swap(j - 1, j),
+                    _ => break,
+                }
+                j -= 1;
+            }
+        }
         all
     }
 

@@ -323,12 +323,18 @@ impl Config {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
             if !token {
-                return Err(bad("headers", format!("invalid header name {name:?}")));
+                return Err(bad(
+                    "headers",
+                    format!("invalid header name {}", json::quote(name)),
+                ));
             }
             if value.chars().any(|c| c == '\r' || c == '\n' || c == '\0') {
                 return Err(bad(
                     "headers",
-                    format!("the value of header {name:?} contains a line break"),
+                    format!(
+                        "the value of header {} contains a line break",
+                        json::quote(name)
+                    ),
                 ));
             }
         }

@@ -840,9 +840,9 @@ impl Client {
         }
         if self.outstanding.len() > 1 {
             return Err(format!(
-                "{} requests in flight: {:?}",
+                "{} requests in flight: {}",
                 self.outstanding.len(),
-                self.outstanding
+                ids(&self.outstanding)
             ));
         }
         match (&self.state, self.outstanding.first()) {
@@ -859,8 +859,8 @@ impl Client {
                     ..
                 }),
                 _,
-            ) => return Err(format!("request {id:?} in flight but not tracked")),
-            (_, Some(o)) => return Err(format!("request {o:?} tracked but not awaited")),
+            ) => return Err(format!("request {} in flight but not tracked", id.0)),
+            (_, Some(o)) => return Err(format!("request {} tracked but not awaited", o.0)),
             _ => {}
         }
         if self.decisions.is_some() != self.suspension.suspended {
@@ -885,8 +885,8 @@ impl Client {
         for entry in &held {
             if Some(&entry.pause) != self.pause.as_ref() {
                 return Err(format!(
-                    "decision for {:?} neither acknowledged nor held: its pause is gone",
-                    entry.call_id
+                    "decision for {} neither acknowledged nor held: its pause is gone",
+                    json::quote(&entry.call_id)
                 ));
             }
             if !drafts
@@ -894,14 +894,17 @@ impl Client {
                 .any(|(id, d)| *id == entry.call_id && *d == entry.decision)
             {
                 return Err(format!(
-                    "decision for {:?} neither acknowledged nor held",
-                    entry.call_id
+                    "decision for {} neither acknowledged nor held",
+                    json::quote(&entry.call_id)
                 ));
             }
         }
         for (id, d) in &drafts {
             if !held.iter().any(|e| e.call_id == *id && e.decision == *d) {
-                return Err(format!("draft for {id:?} that the user never made"));
+                return Err(format!(
+                    "draft for {} that the user never made",
+                    json::quote(id)
+                ));
             }
         }
         Ok(())
@@ -1047,8 +1050,9 @@ impl Client {
         let headers = request_headers(&self.config, method, false);
         if !self.outstanding.is_empty() {
             self.violations.push(format!(
-                "request {id:?} issued while {:?} is in flight",
-                self.outstanding
+                "request {} issued while {} is in flight",
+                id.0,
+                ids(&self.outstanding)
             ));
         }
         self.outstanding.push(id);
@@ -1082,7 +1086,8 @@ impl Client {
         for (id, _) in &sub.sent {
             if !gated.contains(id) {
                 self.violations.push(format!(
-                    "a decision for {id:?}, not gated on the tail, was sent"
+                    "a decision for {}, not gated on the tail, was sent",
+                    json::quote(id)
                 ));
             }
         }
@@ -1922,6 +1927,19 @@ fn same_stored(a: Option<&str>, b: Option<&str>) -> bool {
         }
         _ => false,
     }
+}
+
+/// Request ids for messages: `[1, 2]`.
+fn ids(requests: &[RequestId]) -> String {
+    let mut out = String::from("[");
+    for (i, r) in requests.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&json::u64_string(r.0));
+    }
+    out.push(']');
+    out
 }
 
 fn not_suspended() -> Error {

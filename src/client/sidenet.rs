@@ -54,7 +54,7 @@ use super::snapshot::{
     Snapshot, SubmissionView, SuspensionView, ToolStatus, ToolView,
 };
 use super::{
-    not_suspended, read_stored, request_headers, retryable_status, same_stored, status_error,
+    ids, not_suspended, read_stored, request_headers, retryable_status, same_stored, status_error,
     write_stored, HttpRequest, HttpResponse, Method, OpId, Output, RequestId, TransportError,
 };
 
@@ -665,8 +665,8 @@ impl Sidenet {
                     ..
                 }),
                 _,
-            ) => return Err(format!("request {id:?} in flight but not tracked")),
-            (_, Some(o)) => return Err(format!("request {o:?} tracked but not awaited")),
+            ) => return Err(format!("request {} in flight but not tracked", id.0)),
+            (_, Some(o)) => return Err(format!("request {} tracked but not awaited", o.0)),
             _ => {}
         }
         let chat_stream = matches!(
@@ -692,7 +692,10 @@ impl Sidenet {
             }
             for (id, _) in &drafts.0 {
                 if !pause.has(id) {
-                    return Err(format!("a draft for {id:?}, which is not pending"));
+                    return Err(format!(
+                        "a draft for {}, which is not pending",
+                        json::quote(id)
+                    ));
                 }
             }
         }
@@ -700,14 +703,14 @@ impl Sidenet {
         for entry in self.ledger.iter().filter(|e| e.fate == Fate::Held) {
             if Some(entry.run_id.as_str()) != run {
                 return Err(format!(
-                    "decision for {:?} neither acknowledged nor held: its pause is gone",
-                    entry.call_id
+                    "decision for {} neither acknowledged nor held: its pause is gone",
+                    json::quote(&entry.call_id)
                 ));
             }
             if drafts.get(&entry.call_id) != Some(&entry.decision) {
                 return Err(format!(
-                    "decision for {:?} neither acknowledged nor held",
-                    entry.call_id
+                    "decision for {} neither acknowledged nor held",
+                    json::quote(&entry.call_id)
                 ));
             }
         }
@@ -717,7 +720,10 @@ impl Sidenet {
                 .iter()
                 .any(|e| e.fate == Fate::Held && e.call_id == *id && e.decision == *d);
             if !held {
-                return Err(format!("draft for {id:?} that the user never made"));
+                return Err(format!(
+                    "draft for {} that the user never made",
+                    json::quote(id)
+                ));
             }
         }
         for (i, m) in self.messages.iter().enumerate() {
@@ -948,8 +954,9 @@ impl Sidenet {
         let headers = request_headers(&self.config, method, streaming);
         if !self.outstanding.is_empty() {
             self.violations.push(format!(
-                "request {id:?} issued while {:?} is in flight",
-                self.outstanding
+                "request {} issued while {} is in flight",
+                id.0,
+                ids(&self.outstanding)
             ));
         }
         self.outstanding.push(id);
@@ -985,14 +992,16 @@ impl Sidenet {
         };
         let Some(card) = pause.card(call_id) else {
             self.violations.push(format!(
-                "a continuation for {call_id:?}, which is not pending, was sent"
+                "a continuation for {}, which is not pending, was sent",
+                json::quote(call_id)
             ));
             return None;
         };
         let run_id = card.run_id.clone().unwrap_or_else(|| pause.run_id.clone());
         if self.is_acked(&run_id, call_id) {
             self.violations.push(format!(
-                "the continuation for {call_id:?} was sent again after the server accepted it"
+                "the continuation for {} was sent again after the server accepted it",
+                json::quote(call_id)
             ));
         }
         let agent_version_id = card
@@ -1900,8 +1909,8 @@ impl Sidenet {
                     self.error = Some(Error::new(
                         ErrorCode::StreamError,
                         format!(
-                            "an approval request for {:?} came without a run id",
-                            card.call_id
+                            "an approval request for {} came without a run id",
+                            json::quote(&card.call_id)
                         ),
                     ));
                 }

@@ -45,6 +45,13 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
     }
 }
 
+/// A string as a JSON string literal, for messages: `"id"`.
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::new();
+    write_str(&mut out, s);
+    out
+}
+
 /// "a string", "an array", ... for messages such as "expected an object, got a string".
 pub(crate) fn describe(value: &Value) -> &'static str {
     match value {

@@ -433,9 +433,29 @@ impl<'a> Parser<'a> {
         Ok(self.slice(start, self.pos))
     }
 
-    /// The end of the run of ordinary string bytes starting at `i`.
+    /// The end of the run of ordinary string bytes starting at `i`: eight bytes at a time while
+    /// none of them is special, then byte by byte.
     fn scan(&self, mut i: usize) -> usize {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
         let bytes = self.text.as_bytes();
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            let Ok(array) = <[u8; 8]>::try_from(chunk) else {
+                break;
+            };
+            let v = u64::from_le_bytes(array);
+            let quote = v ^ (ONES * u64::from(b'"'));
+            let backslash = v ^ (ONES * u64::from(b'\\'));
+            let found = (v.wrapping_sub(ONES * 0x20) & !v)
+                | (quote.wrapping_sub(ONES) & !quote)
+                | (backslash.wrapping_sub(ONES) & !backslash);
+            let mask = found & HIGH;
+            if mask != 0 {
+                // The lowest flagged byte is exact (borrows only flag bytes above a real hit).
+                return i + (mask.trailing_zeros() / 8) as usize;
+            }
+            i += 8;
+        }
         while let Some(&b) = bytes.get(i) {
             if special(b) {
                 break;

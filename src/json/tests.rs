@@ -208,3 +208,24 @@ fn error_messages_keep_serde_json_wording() {
         .message
         .starts_with("unexpected end of input: "));
 }
+
+#[test]
+fn the_eight_byte_scan_finds_every_special_byte_at_every_offset() {
+    for len in 0..24 {
+        for at in 0..len {
+            for special in ["\\\"", "\\n", "\\u00e9", "\u{1}", "\"", "é"] {
+                let body: String = (0..len)
+                    .map(|i| {
+                        if i == at {
+                            special.to_owned()
+                        } else {
+                            "a".to_owned()
+                        }
+                    })
+                    .collect();
+                agree(&format!("\"{body}\""));
+                agree(&format!("[\"{body}\",1]"));
+            }
+        }
+    }
+}
