@@ -11,16 +11,12 @@
 //! so a document whose old messages break a rule [`crate::thread::parse_thread_str`] enforces (say a
 //! `tool_call` without `tools`) still answers here.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
 use crate::error::{Error, Result};
-use crate::json;
+use crate::json::{self, Obj, ToJson, Value};
 use crate::thread::{self, Message, Mode, Thread, ToolCall};
 
-/// The approval state of a gated tool. Serializes as `"pending"`, `"approved"`, `"rejected"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// The approval state of a gated tool. Written as `"pending"`, `"approved"`, `"rejected"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Approval {
     #[default]
     Pending,
@@ -49,9 +45,14 @@ impl Approval {
     }
 }
 
+impl ToJson for Approval {
+    fn write_json(&self, out: &mut String) {
+        json::write_str(out, self.as_str());
+    }
+}
+
 /// A tool on the tail that has an approval state: what an approval card shows.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct GatedTool {
     pub call_id: String,
     /// `name`; empty when the message has none.
@@ -64,16 +65,31 @@ pub struct GatedTool {
     pub approval_reason: Option<String>,
     /// Why it was rejected (human to model).
     pub reject_reason: Option<String>,
-    /// Sidenet only.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Sidenet only (absent from the JSON when `None`).
     pub run_id: Option<String>,
-    /// Sidenet only.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Sidenet only (absent from the JSON when `None`).
     pub agent_version_id: Option<String>,
-    /// The tool's index in the tail's `tools[]` (not serialized): `pending` and `decided` are each in
+    /// The tool's index in the tail's `tools[]` (not written): `pending` and `decided` are each in
     /// tail order, and this restores the order across both.
-    #[serde(skip)]
     pub position: usize,
+}
+
+/// `{callId, name, description, inputs, approval, approvalReason, rejectReason, runId?,
+/// agentVersionId?}`.
+impl ToJson for GatedTool {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        o.field("callId", &self.call_id)
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("inputs", &self.inputs)
+            .field("approval", &self.approval)
+            .field("approvalReason", &self.approval_reason)
+            .field("rejectReason", &self.reject_reason)
+            .field_if("runId", self.run_id.as_deref())
+            .field_if("agentVersionId", self.agent_version_id.as_deref());
+        o.end();
+    }
 }
 
 impl GatedTool {
@@ -96,8 +112,7 @@ impl GatedTool {
 }
 
 /// Where a thread stands: suspended or not, and the gated tools on its tail.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Suspension {
     /// The tail is a `tool_call` with at least one pending tool: lock the composer, show the cards.
     pub suspended: bool,
@@ -109,6 +124,19 @@ pub struct Suspension {
     pub pending: Vec<GatedTool>,
     /// Tools on the tail with `approval: "approved"` or `"rejected"`, in tail order.
     pub decided: Vec<GatedTool>,
+}
+
+/// `{suspended, messageId, resumeToken, pending, decided}`.
+impl ToJson for Suspension {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        o.field("suspended", &self.suspended)
+            .field("messageId", &self.message_id)
+            .field("resumeToken", &self.resume_token)
+            .field("pending", &self.pending)
+            .field("decided", &self.decided);
+        o.end();
+    }
 }
 
 impl Suspension {
@@ -148,7 +176,17 @@ impl Suspension {
     /// Every gated tool on the tail, pending and decided, in tail order.
     pub fn gated(&self) -> Vec<&GatedTool> {
         let mut all: Vec<&GatedTool> = self.pending.iter().chain(&self.decided).collect();
-        all.sort_by_key(|tool| tool.position);
+        // A stable insertion sort: a handful of tools, and no sort routine in the binary.
+        for i in 1..all.len() {
+            let mut j = i;
+            while j > 0 {
+                match (all.get(j - 1), all.get(j)) {
+                    (Some(a), Some(b)) if a.position > b.position => all.swap(j - 1, j),
+                    _ => break,
+                }
+                j -= 1;
+            }
+        }
         all
     }
 
@@ -168,8 +206,7 @@ pub fn pending_approvals_str(input: &str) -> Result<Suspension> {
         return Ok(Suspension::default());
     };
     let index = walked.count.saturating_sub(1);
-    let value: Value = serde_json::from_str(raw.get())
-        .map_err(|e| json::from_serde(&e).with_path(walked.message_path(index)))?;
+    let value = Value::parse(raw).map_err(|e| e.with_path(walked.message_path(index)))?;
     let message = Message::from_value_at(value, || walked.message_path(index))?;
     Ok(Suspension::from_message(&message))
 }
@@ -222,13 +259,22 @@ pub fn pending_approvals_value(document: &Value) -> Result<Suspension> {
         let got = messages.get(index).map_or("nothing", json::describe);
         return Err(
             Error::parse(format!("a message must be an object, got {got}"))
-                .with_path(format!("{base}[{index}]")),
+                .with_path(indexed(base, index)),
         );
     }
     let Some(tail) = messages.last() else {
         return Ok(Suspension::default());
     };
     let index = messages.len() - 1;
-    let message = Message::from_value_at(tail.clone(), || format!("{base}[{index}]"))?;
+    let message = Message::from_value_at(tail.clone(), || indexed(base, index))?;
     Ok(Suspension::from_message(&message))
+}
+
+/// `base[index]`.
+fn indexed(base: &str, index: usize) -> String {
+    let mut path = base.to_owned();
+    path.push('[');
+    path.push_str(&json::u64_string(index as u64));
+    path.push(']');
+    path
 }

@@ -14,13 +14,9 @@
 //!
 //! Wire form: `{"decisions": {"<callId>": "approve" | "reject" | ["reject", "<reason>"], ...}}`.
 
-use serde::ser::{SerializeMap, SerializeSeq, Serializer};
-use serde::Serialize;
-use serde_json::Value;
-
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::error::{Error, ErrorCode, Result};
-use crate::json;
+use crate::json::{self, ToJson, Value};
 
 /// One decision. Wire form: `"approve"`, `"reject"` or `["reject", "<reason>"]`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -88,21 +84,22 @@ impl Decision {
 }
 
 fn bad_wire(value: &Value) -> Error {
-    Error::parse(format!(
-        "a decision must be \"approve\", \"reject\" or [\"reject\", \"<reason>\"], got {value}"
-    ))
+    let mut m =
+        "a decision must be \"approve\", \"reject\" or [\"reject\", \"<reason>\"], got ".to_owned();
+    json::write_value(&mut m, value);
+    Error::parse(m)
 }
 
-impl Serialize for Decision {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+/// The wire form: `"approve"`, `"reject"` or `["reject","<reason>"]`.
+impl ToJson for Decision {
+    fn write_json(&self, out: &mut String) {
         match (self, self.reason()) {
-            (Decision::Approve, _) => serializer.serialize_str("approve"),
-            (Decision::Reject(_), None) => serializer.serialize_str("reject"),
+            (Decision::Approve, _) => out.push_str("\"approve\""),
+            (Decision::Reject(_), None) => out.push_str("\"reject\""),
             (Decision::Reject(_), Some(reason)) => {
-                let mut seq = serializer.serialize_seq(Some(2))?;
-                seq.serialize_element("reject")?;
-                seq.serialize_element(reason)?;
-                seq.end()
+                out.push_str("[\"reject\",");
+                json::write_str(out, reason);
+                out.push(']');
             }
         }
     }
@@ -238,14 +235,11 @@ impl Decisions {
 
     /// The request body: `{"decisions":{...}}`, keys in tail order.
     pub fn to_json_string(&self) -> Result<String> {
-        #[derive(Serialize)]
-        struct Body<'a> {
-            decisions: Payload<'a>,
-        }
-        let body = Body {
-            decisions: self.payload()?,
-        };
-        serde_json::to_string(&body).map_err(|e| json::from_serde(&e))
+        let payload = self.payload()?;
+        let mut out = String::from("{\"decisions\":");
+        payload.write_json(&mut out);
+        out.push('}');
+        Ok(out)
     }
 
     fn entry(&self, call_id: &str) -> Result<&Entry> {
@@ -264,13 +258,12 @@ impl Decisions {
 }
 
 fn unknown(call_id: &str) -> Error {
-    Error::new(
-        ErrorCode::UnknownCallId,
-        format!("{call_id:?} is not a gated tool on the suspended tail"),
-    )
+    let mut m = call_id.to_json_string();
+    m.push_str(" is not a gated tool on the suspended tail");
+    Error::new(ErrorCode::UnknownCallId, m)
 }
 
-/// The decisions to send, keyed by callId in tail order. Serializes as the map itself (the value of
+/// The decisions to send, keyed by callId in tail order. Written as the map itself (the value of
 /// `"decisions"`), keeping that order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Payload<'a> {
@@ -302,12 +295,25 @@ impl<'a> Payload<'a> {
     }
 }
 
-impl Serialize for Payload<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
-        for (call_id, decision) in &self.entries {
-            map.serialize_entry(call_id, decision)?;
-        }
-        map.end()
+impl ToJson for Payload<'_> {
+    fn write_json(&self, out: &mut String) {
+        write_decision_map(out, self.entries.iter().copied());
     }
+}
+
+/// `{"<callId>": <decision>, ...}` in the given order.
+pub(crate) fn write_decision_map<'a>(
+    out: &mut String,
+    entries: impl Iterator<Item = (&'a str, &'a Decision)>,
+) {
+    out.push('{');
+    for (i, (call_id, decision)) in entries.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        json::write_str(out, call_id);
+        out.push(':');
+        decision.write_json(out);
+    }
+    out.push('}');
 }

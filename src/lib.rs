@@ -16,7 +16,7 @@ pub mod approval;
 pub mod client;
 pub mod decisions;
 pub mod error;
-mod json;
+pub mod json;
 pub mod stream;
 pub mod thread;
 

@@ -16,21 +16,13 @@
 //!   `callId`, an `approval` that is `"pending"`, `"approved"`, `"rejected"`, null or absent, and
 //!   `inputs` that is an object, an array, null or absent.
 //!
-//! Malformed JSON is a `parse_error` with the line and column serde_json reports.
+//! Malformed JSON is a `parse_error` with the line and column (as serde_json would report them).
 
 use std::borrow::Cow;
-use std::cell::Cell;
-use std::fmt;
-
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::ser::{SerializeStruct, Serializer};
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
 use crate::approval::Approval;
 use crate::error::{Error, Result};
-use crate::json;
+use crate::json::{self, Map, Obj, Parser, Syntax, ToJson, Value};
 
 /// A parsed thread: its id (if the document had one) and every message, in order.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -48,13 +40,12 @@ impl Thread {
     }
 }
 
-/// Serializes as `{"id": <string | null>, "messages": [...]}`.
-impl Serialize for Thread {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Thread", 2)?;
-        s.serialize_field("id", &self.id)?;
-        s.serialize_field("messages", &self.messages)?;
-        s.end()
+/// Writes `{"id": <string | null>, "messages": [...]}`.
+impl ToJson for Thread {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        o.field("id", &self.id).field("messages", &self.messages);
+        o.end();
     }
 }
 
@@ -65,6 +56,14 @@ pub fn parse_thread_str(input: &str) -> Result<Thread> {
         id: walked.id,
         messages: walked.messages,
     })
+}
+
+/// Checks a thread document exactly as [`parse_thread_str`] does, keeping no message: the thread's
+/// id and whether the document is a bare array of messages (for callers that build the messages
+/// themselves, e.g. with `JSON.parse`).
+pub fn check_thread_str(input: &str) -> Result<(Option<String>, bool)> {
+    let walked = walk(input, Mode::Check)?;
+    Ok((walked.id, walked.bare))
 }
 
 /// Parses a thread document from UTF-8 bytes (checked without copying; invalid UTF-8 is a
@@ -128,7 +127,7 @@ fn id_from_value(value: &Value) -> std::result::Result<Option<String>, &'static 
     match value {
         Value::Null => Ok(None),
         Value::String(s) => Ok(Some(s.clone())),
-        Value::Number(n) => Ok(Some(n.to_string())),
+        Value::Number(n) => Ok(Some(n.as_str().to_owned())),
         other => Err(json::describe(other)),
     }
 }
@@ -159,15 +158,15 @@ pub enum Content<'a> {
 
 /// One message of a thread: its original JSON object plus typed accessors.
 ///
-/// Serializes as exactly its original object (key order aside: objects are kept in a sorted map).
+/// Writes exactly its original object (keys in their original order).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
-    raw: Map<String, Value>,
+    raw: Map,
 }
 
-impl Serialize for Message {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        self.raw.serialize(serializer)
+impl ToJson for Message {
+    fn write_json(&self, out: &mut String) {
+        self.raw.write_json(out);
     }
 }
 
@@ -179,8 +178,7 @@ impl Message {
 
     /// Parses one message from text.
     pub fn parse_str(input: &str) -> Result<Message> {
-        let value: Value = serde_json::from_str(input).map_err(|e| json::from_serde(&e))?;
-        Message::from_value(value)
+        Message::from_value(Value::parse(input)?)
     }
 
     /// Validates one message; `base` gives the message's path, built only on error.
@@ -188,11 +186,11 @@ impl Message {
         match value {
             Value::Object(raw) => match check(&raw) {
                 Ok(()) => Ok(Message { raw }),
-                Err(invalid) => Err(Error::parse(invalid.message).with_path(format!(
-                    "{}{}",
-                    base(),
-                    invalid.rel
-                ))),
+                Err(invalid) => {
+                    let mut path = base();
+                    path.push_str(&invalid.rel);
+                    Err(Error::parse(invalid.message).with_path(path))
+                }
             },
             other => Err(Error::parse(format!(
                 "a message must be an object, got {}",
@@ -208,7 +206,7 @@ impl Message {
     }
 
     /// The original JSON object.
-    pub fn as_object(&self) -> &Map<String, Value> {
+    pub fn as_object(&self) -> &Map {
         &self.raw
     }
 
@@ -226,7 +224,7 @@ impl Message {
     pub fn id(&self) -> Option<String> {
         match self.raw.get("__id") {
             Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Number(n)) => Some(n.to_string()),
+            Some(Value::Number(n)) => Some(n.as_str().to_owned()),
             _ => None,
         }
     }
@@ -289,14 +287,14 @@ impl Message {
 /// A typed, borrowed view of one entry of a message's `tools[]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ToolCall<'a> {
-    raw: &'a Map<String, Value>,
+    raw: &'a Map,
     call_id: &'a str,
     index: usize,
 }
 
 impl<'a> ToolCall<'a> {
     /// The original JSON object of the tool.
-    pub fn as_object(&self) -> &'a Map<String, Value> {
+    pub fn as_object(&self) -> &'a Map {
         self.raw
     }
 
@@ -322,14 +320,14 @@ impl<'a> ToolCall<'a> {
 
     /// `inputs`, always an object: `{}` for absent, null or `[]`; a non-empty array (a PHP list) becomes
     /// an object keyed `"0"`, `"1"`, ... The message itself keeps the original form.
-    pub fn inputs(&self) -> Cow<'a, Map<String, Value>> {
+    pub fn inputs(&self) -> Cow<'a, Map> {
         match self.raw.get("inputs") {
             Some(Value::Object(map)) => Cow::Borrowed(map),
             Some(Value::Array(items)) => Cow::Owned(
                 items
                     .iter()
                     .enumerate()
-                    .map(|(i, v)| (i.to_string(), v.clone()))
+                    .map(|(i, v)| (json::u64_string(i as u64), v.clone()))
                     .collect(),
             ),
             _ => Cow::Owned(Map::new()),
@@ -379,7 +377,7 @@ impl<'a> ToolCall<'a> {
     }
 }
 
-fn kind_of(raw: &Map<String, Value>) -> MessageKind {
+fn kind_of(raw: &Map) -> MessageKind {
     match raw.get("type") {
         Some(Value::String(t)) => match t.as_str() {
             "tool_call" => MessageKind::ToolCall,
@@ -403,7 +401,7 @@ fn invalid(rel: impl Into<String>, message: impl Into<String>) -> Invalid {
     }
 }
 
-fn check(raw: &Map<String, Value>) -> std::result::Result<(), Invalid> {
+fn check(raw: &Map) -> std::result::Result<(), Invalid> {
     if let Some(role) = raw.get("role") {
         if !role.is_string() {
             return Err(invalid(
@@ -440,7 +438,7 @@ fn check(raw: &Map<String, Value>) -> std::result::Result<(), Invalid> {
     }
 }
 
-fn check_tools(raw: &Map<String, Value>, kind: &str) -> std::result::Result<(), Invalid> {
+fn check_tools(raw: &Map, kind: &str) -> std::result::Result<(), Invalid> {
     let tools = match raw.get("tools") {
         Some(Value::Array(tools)) => tools,
         Some(other) => {
@@ -483,7 +481,7 @@ fn check_tools(raw: &Map<String, Value>, kind: &str) -> std::result::Result<(), 
             Some(Value::String(s)) if Approval::parse(s).is_some() => {}
             Some(other) => {
                 let got = match other {
-                    Value::String(s) => format!("{s:?}"),
+                    Value::String(s) => s.to_json_string(),
                     other => json::describe(other).to_owned(),
                 };
                 return Err(invalid(
@@ -518,6 +516,8 @@ pub(crate) enum Mode {
     All,
     /// Check every message is an object; keep only the last one, unparsed.
     Tail,
+    /// Build and validate every message, keep none (a thread check).
+    Check,
 }
 
 /// What a walk found.
@@ -528,7 +528,7 @@ pub(crate) struct Walked<'de> {
     /// How many messages there are.
     pub(crate) count: usize,
     /// `Mode::Tail`: the last message's raw text.
-    pub(crate) tail: Option<&'de RawValue>,
+    pub(crate) tail: Option<&'de str>,
     /// `Mode::All`: every message.
     pub(crate) messages: Vec<Message>,
 }
@@ -540,12 +540,11 @@ impl Walked<'_> {
     }
 }
 
-fn message_path(bare: bool, index: usize) -> String {
-    if bare {
-        format!("$[{index}]")
-    } else {
-        format!("$.messages[{index}]")
-    }
+pub(crate) fn message_path(bare: bool, index: usize) -> String {
+    let mut path = String::from(if bare { "$[" } else { "$.messages[" });
+    path.push_str(&json::u64_string(index as u64));
+    path.push(']');
+    path
 }
 
 /// Where the walk is, for the path of an error.
@@ -557,144 +556,116 @@ enum Loc {
     Message(usize),
 }
 
-struct Ctx {
+/// Why the walk stopped: a syntax error (positioned, with the path of where the walk was), or an
+/// error of ours with its own path.
+enum Stop {
+    Syntax(Syntax, Loc),
+    Shape(Error),
+}
+
+struct Walker<'a> {
+    p: Parser<'a>,
     mode: Mode,
-    loc: Cell<Loc>,
-    bare: Cell<bool>,
-    /// An error of ours (with its own path), smuggled through serde's error type.
-    error: Cell<Option<Error>>,
+    bare: bool,
+    loc: Loc,
 }
 
-impl Ctx {
-    fn path(&self) -> String {
-        match self.loc.get() {
-            Loc::Root => "$".to_owned(),
-            Loc::Id => "$.id".to_owned(),
-            Loc::Messages => "$.messages".to_owned(),
-            Loc::Message(i) => message_path(self.bare.get(), i),
-        }
-    }
-
-    fn fail<E: de::Error>(&self, error: Error) -> E {
-        let e = E::custom(&error.message);
-        self.error.set(Some(error));
-        e
+impl Walker<'_> {
+    fn syntax(&self, s: Syntax) -> Stop {
+        Stop::Syntax(s, self.loc)
     }
 }
 
+/// Walks a thread document once: checks the JSON and the thread's shape, and builds every message
+/// (`Mode::All`) or keeps only the last one's raw text (`Mode::Tail`).
 pub(crate) fn walk(input: &str, mode: Mode) -> Result<Walked<'_>> {
-    let ctx = Ctx {
+    let mut w = Walker {
+        p: Parser::new(input),
         mode,
-        loc: Cell::new(Loc::Root),
-        bare: Cell::new(false),
-        error: Cell::new(None),
+        bare: false,
+        loc: Loc::Root,
     };
-    let mut de = serde_json::Deserializer::from_str(input);
-    let result = RootSeed { ctx: &ctx }
-        .deserialize(&mut de)
-        .and_then(|walked| de.end().map(|()| walked));
-    result.map_err(|e| match ctx.error.take() {
-        Some(error) => error,
-        None => json::from_serde(&e).with_path(ctx.path()),
+    let result = walk_root(&mut w).and_then(|walked| {
+        w.loc = Loc::Root;
+        w.p.end().map_err(|s| w.syntax(s))?;
+        Ok(walked)
+    });
+    result.map_err(|stop| match stop {
+        Stop::Shape(error) => error,
+        Stop::Syntax(s, loc) => {
+            let path = match loc {
+                Loc::Root => "$".to_owned(),
+                Loc::Id => "$.id".to_owned(),
+                Loc::Messages => "$.messages".to_owned(),
+                Loc::Message(i) => message_path(w.bare, i),
+            };
+            json::to_error(input, s).with_path(path)
+        }
     })
 }
 
-struct RootSeed<'c> {
-    ctx: &'c Ctx,
-}
-
-impl<'de> DeserializeSeed<'de> for RootSeed<'_> {
-    type Value = Walked<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Walked<'de>, D::Error> {
-        d.deserialize_any(RootVisitor { ctx: self.ctx })
-    }
-}
-
-struct RootVisitor<'c> {
-    ctx: &'c Ctx,
-}
-
-impl<'de> Visitor<'de> for RootVisitor<'_> {
-    type Value = Walked<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object with a \"messages\" array, or an array of messages")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(
-        self,
-        mut map: A,
-    ) -> std::result::Result<Walked<'de>, A::Error> {
-        let ctx = self.ctx;
-        let mut id = None;
-        let mut messages = None;
-        while let Some(key) = map.next_key::<Key>()? {
-            match key {
-                Key::Id => {
-                    ctx.loc.set(Loc::Id);
-                    id = map.next_value::<ThreadId>()?.0;
-                }
-                Key::Messages => {
-                    ctx.loc.set(Loc::Messages);
-                    messages = Some(map.next_value_seed(MessagesSeed { ctx })?);
-                }
-                Key::Other => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-            ctx.loc.set(Loc::Root);
+fn walk_root<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop> {
+    match w.p.ws() {
+        Some(b'[') => {
+            w.bare = true;
+            walk_messages(w)
         }
-        match messages {
-            Some(mut walked) => {
-                walked.id = id;
-                Ok(walked)
+        Some(b'{') => {
+            w.p.enter().map_err(|s| w.syntax(s))?;
+            let mut id = None;
+            let mut messages = None;
+            let mut key = w.p.object_first().map_err(|s| w.syntax(s))?;
+            while let Some(k) = key {
+                match &*k {
+                    "id" => {
+                        w.loc = Loc::Id;
+                        let value = w.p.parse_value().map_err(|s| w.syntax(s))?;
+                        id = id_from_value(&value).map_err(|got| {
+                            let mut m =
+                                "the thread id must be a string, a number or null, got ".to_owned();
+                            m.push_str(got);
+                            Stop::Shape(Error::parse(m).with_path("$.id"))
+                        })?;
+                    }
+                    "messages" => {
+                        w.loc = Loc::Messages;
+                        match w.p.ws() {
+                            Some(b'[') => messages = Some(walk_messages(w)?),
+                            first => {
+                                w.p.skip_value().map_err(|s| w.syntax(s))?;
+                                let mut m = "messages must be an array, got ".to_owned();
+                                m.push_str(json::describe_byte(first));
+                                return Err(Stop::Shape(Error::parse(m).with_path("$.messages")));
+                            }
+                        }
+                    }
+                    _ => w.p.skip_value().map_err(|s| w.syntax(s))?,
+                }
+                w.loc = Loc::Root;
+                key = w.p.object_next().map_err(|s| w.syntax(s))?;
             }
-            None => Err(ctx.fail(missing_messages())),
+            match messages {
+                Some(mut walked) => {
+                    walked.id = id;
+                    Ok(walked)
+                }
+                None => Err(Stop::Shape(missing_messages())),
+            }
+        }
+        first => {
+            // A scalar document: valid JSON first, then the wrong shape.
+            w.p.skip_value().map_err(|s| w.syntax(s))?;
+            let mut m = "a thread must be an object with a \"messages\" array or an array of messages, got "
+                .to_owned();
+            m.push_str(json::describe_byte(first));
+            Err(Stop::Shape(Error::parse(m).with_path("$")))
         }
     }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Walked<'de>, A::Error> {
-        self.ctx.bare.set(true);
-        let walked = collect(self.ctx, seq)?;
-        self.ctx.loc.set(Loc::Root);
-        Ok(walked)
-    }
 }
 
-struct MessagesSeed<'c> {
-    ctx: &'c Ctx,
-}
-
-impl<'de> DeserializeSeed<'de> for MessagesSeed<'_> {
-    type Value = Walked<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Walked<'de>, D::Error> {
-        d.deserialize_seq(MessagesVisitor { ctx: self.ctx })
-    }
-}
-
-struct MessagesVisitor<'c> {
-    ctx: &'c Ctx,
-}
-
-impl<'de> Visitor<'de> for MessagesVisitor<'_> {
-    type Value = Walked<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of messages")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Walked<'de>, A::Error> {
-        collect(self.ctx, seq)
-    }
-}
-
-fn collect<'de, A: SeqAccess<'de>>(
-    ctx: &Ctx,
-    mut seq: A,
-) -> std::result::Result<Walked<'de>, A::Error> {
-    let bare = ctx.bare.get();
+/// The messages array (at its `[`).
+fn walk_messages<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop> {
+    let bare = w.bare;
     let mut walked = Walked {
         id: None,
         bare,
@@ -703,110 +674,38 @@ fn collect<'de, A: SeqAccess<'de>>(
         messages: Vec::new(),
     };
     let mut index = 0usize;
-    loop {
-        ctx.loc.set(Loc::Message(index));
-        match ctx.mode {
+    w.loc = Loc::Message(0);
+    w.p.enter().map_err(|s| w.syntax(s))?;
+    let mut more = w.p.array_first().map_err(|s| w.syntax(s))?;
+    while more {
+        w.loc = Loc::Message(index);
+        match w.mode {
             Mode::Tail => {
-                let Some(raw) = seq.next_element::<&'de RawValue>()? else {
-                    break;
-                };
-                if !raw.get().starts_with('{') {
-                    return Err(ctx.fail(
-                        Error::parse(format!(
-                            "a message must be an object, got {}",
-                            json::describe_raw(raw.get())
-                        ))
-                        .with_path(message_path(bare, index)),
+                let first = w.p.ws();
+                let start = w.p.pos();
+                w.p.skip_value().map_err(|s| w.syntax(s))?;
+                if first != Some(b'{') {
+                    let mut m = "a message must be an object, got ".to_owned();
+                    m.push_str(json::describe_byte(first));
+                    return Err(Stop::Shape(
+                        Error::parse(m).with_path(message_path(bare, index)),
                     ));
                 }
-                walked.tail = Some(raw);
+                walked.tail = Some(w.p.slice(start, w.p.pos()));
             }
-            Mode::All => {
-                let Some(value) = seq.next_element::<Value>()? else {
-                    break;
-                };
-                match Message::from_value_at(value, || message_path(bare, index)) {
-                    Ok(message) => walked.messages.push(message),
-                    Err(error) => return Err(ctx.fail(error)),
+            Mode::All | Mode::Check => {
+                let value = w.p.parse_value().map_err(|s| w.syntax(s))?;
+                let message = Message::from_value_at(value, || message_path(bare, index))
+                    .map_err(Stop::Shape)?;
+                if w.mode == Mode::All {
+                    walked.messages.push(message);
                 }
             }
         }
         index += 1;
+        w.loc = Loc::Message(index);
+        more = w.p.array_next().map_err(|s| w.syntax(s))?;
     }
     walked.count = index;
     Ok(walked)
-}
-
-/// The keys of a thread object that matter. Deserialized through `deserialize_identifier`, so escaped
-/// keys (`"mess\u0061ges"`) are recognised.
-enum Key {
-    Id,
-    Messages,
-    Other,
-}
-
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Key, D::Error> {
-        d.deserialize_identifier(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl Visitor<'_> for KeyVisitor {
-    type Value = Key;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Key, E> {
-        Ok(match v {
-            "id" => Key::Id,
-            "messages" => Key::Messages,
-            _ => Key::Other,
-        })
-    }
-}
-
-/// A thread id: string, number (as its decimal string) or null.
-struct ThreadId(Option<String>);
-
-impl<'de> Deserialize<'de> for ThreadId {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<ThreadId, D::Error> {
-        d.deserialize_any(ThreadIdVisitor)
-    }
-}
-
-struct ThreadIdVisitor;
-
-impl Visitor<'_> for ThreadIdVisitor {
-    type Value = ThreadId;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a thread id: a string, a number or null")
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<ThreadId, E> {
-        Ok(ThreadId(Some(v.to_owned())))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<ThreadId, E> {
-        Ok(ThreadId(Some(v.to_string())))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<ThreadId, E> {
-        Ok(ThreadId(Some(v.to_string())))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<ThreadId, E> {
-        // Same text as `Value::Number`'s, so both parse paths agree.
-        Ok(ThreadId(
-            serde_json::Number::from_f64(v).map(|n| n.to_string()),
-        ))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> std::result::Result<ThreadId, E> {
-        Ok(ThreadId(None))
-    }
 }

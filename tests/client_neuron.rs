@@ -7,6 +7,12 @@ use toolgate::client::{
     TransportError,
 };
 use toolgate::error::ErrorCode;
+use toolgate::json::ToJson;
+
+/// A toolgate value as a serde_json value (serde_json is the oracle of these tests).
+fn sj<T: toolgate::json::ToJson + ?Sized>(value: &T) -> Value {
+    serde_json::from_str(&value.to_json_string()).expect("toolgate writes valid JSON")
+}
 
 const BASE: &str = "https://api.test";
 const TID: &str = "thread_42";
@@ -1598,7 +1604,7 @@ fn reject_all_and_send_on_an_orphaned_pause() {
 fn snapshot_json_shape() {
     let mut h = H::paused();
     h.reject("call_B", Some("r"));
-    let v = serde_json::to_value(h.c.snapshot()).expect("json");
+    let v = sj(&h.c.snapshot());
     let keys: Vec<&str> = v
         .as_object()
         .expect("object")
@@ -1648,7 +1654,7 @@ fn snapshot_json_shape() {
     );
     assert_eq!(m["raw"], pause_two(), "raw is the wire message, lossless");
     // The head omits only the messages.
-    let head = serde_json::to_value(h.c.snapshot().head()).expect("json");
+    let head = sj(&h.c.snapshot().head());
     assert!(head.get("messages").is_none());
     assert_eq!(head["messagesVersion"], v["messagesVersion"]);
     assert_eq!(head.as_object().map(|o| o.len()), Some(keys.len() - 1));
@@ -1878,7 +1884,7 @@ fn random_walks_keep_the_invariants() {
                 out = None;
             }
             h.now += 7;
-            let _ = serde_json::to_string(h.c.snapshot()).expect("snapshot serializes");
+            let _ = h.c.snapshot().to_json_string();
         }
     }
 }

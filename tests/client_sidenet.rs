@@ -8,6 +8,11 @@ use toolgate::client::{
 };
 use toolgate::error::ErrorCode;
 
+/// A toolgate value as a serde_json value (serde_json is the oracle of these tests).
+fn sj<T: toolgate::json::ToJson + ?Sized>(value: &T) -> Value {
+    serde_json::from_str(&value.to_json_string()).expect("toolgate writes valid JSON")
+}
+
 const BASE: &str = "https://api.test";
 const TID: &str = "thread_42";
 const CHAT_URL: &str = "https://api.test/v1/chat";
@@ -489,7 +494,7 @@ fn plain_reply_streams_into_the_snapshot() {
     assert_eq!(msgs[1].text, "Hello there, how can I help?");
     assert_eq!(msgs[1].id.as_deref(), Some("msg_a1"));
     assert_eq!(msgs[1].index, 1);
-    let raw = serde_json::to_value(&msgs[1].raw).expect("raw");
+    let raw = sj(&msgs[1].raw);
     assert_eq!(
         raw,
         json!({"id": "msg_a1", "role": "assistant", "parts": [{"type": "text", "text": "Hello there, how can I help?"}]})
@@ -555,7 +560,7 @@ fn a_pause_shows_the_card_in_the_neuron_shape_plus_run_and_version() {
     assert_eq!(susp.undecided, vec!["call_A"]);
     assert!(!susp.complete);
     let card = &susp.tools[0];
-    let j = serde_json::to_value(card).expect("json");
+    let j = sj(&card);
     assert_eq!(
         j,
         json!({
@@ -571,7 +576,7 @@ fn a_pause_shows_the_card_in_the_neuron_shape_plus_run_and_version() {
     assert_eq!(msgs.len(), 2);
     assert_eq!(msgs[1].tools[0].status, ToolStatus::Pending);
     assert_eq!(msgs[1].tools[0].name, "delete_file");
-    let raw = serde_json::to_value(&msgs[1].raw).expect("raw");
+    let raw = sj(&msgs[1].raw);
     assert_eq!(raw["parts"][0]["state"], "approval-requested");
     assert_eq!(raw["parts"][0]["type"], "tool-delete_file");
 }
@@ -626,7 +631,10 @@ fn approve_sends_the_exact_continuation_and_the_reply_streams_on() {
         msgs[1].tools[0].approval,
         Some(toolgate::approval::Approval::Approved)
     );
-    assert_eq!(msgs[1].tools[0].result, Some(json!("Deleted /tmp/x")));
+    assert_eq!(
+        msgs[1].tools[0].result.as_ref().map(sj),
+        Some(json!("Deleted /tmp/x"))
+    );
     let last = s.last_submission.as_ref().expect("last submission");
     assert_eq!(last.call_ids, vec!["call_A"]);
     assert_eq!(last.status, Phase::Completed);
@@ -659,7 +667,7 @@ fn decline_is_sent_as_approved_false_the_reason_is_kept_and_the_reply_continues(
         s.messages.as_slice()[1].text,
         "delete_file /tmp/x: declined."
     );
-    let raw = serde_json::to_value(&s.messages.as_slice()[1].raw).expect("raw");
+    let raw = sj(&s.messages.as_slice()[1].raw);
     assert_eq!(raw["parts"][0]["state"], "output-denied");
     assert_eq!(raw["parts"][0]["approval"]["approved"], false);
 
@@ -812,7 +820,7 @@ fn the_ai_sdk_form_gives_the_same_card() {
     let card = &s.suspension.as_ref().expect("s").tools[0];
     assert_eq!(card.call_id, "call_A");
     assert_eq!(card.name, "delete_file");
-    assert_eq!(card.inputs, json!({"path": "/tmp/x"}));
+    assert_eq!(sj(&card.inputs), json!({"path": "/tmp/x"}));
     assert_eq!(card.run_id.as_deref(), Some("run_1"));
     assert_eq!(card.agent_version_id.as_deref(), Some(AGV));
     assert_eq!(card.approval_reason, None);
@@ -1458,10 +1466,7 @@ fn config_from_json_for_sidenet() {
     assert_eq!(c.transport, Transport::Stream);
     assert_eq!(c.token.as_deref(), Some("t0k"));
     let h = H::with(c);
-    assert_eq!(
-        serde_json::to_value(h.c.snapshot()).expect("json")["dialect"],
-        "sidenet"
-    );
+    assert_eq!(sj(&h.c.snapshot())["dialect"], "sidenet");
     let bad = Config::from_json(r#"{"dialect":"sidenet","threadId":"t","transport":"collect"}"#)
         .expect("parses");
     let e = Client::new(bad).expect_err("agentId required");
@@ -1506,7 +1511,7 @@ fn the_snapshot_serializes_with_the_new_phases() {
     let (_, post) = h.send("hi");
     h.open(post.id, 200);
     h.feed(post.id, &sse(&plain_reply()[..4], false), 100);
-    let j = serde_json::to_value(h.c.snapshot()).expect("json");
+    let j = sj(&h.c.snapshot());
     assert_eq!(j["phase"], "streaming");
     assert_eq!(j["streaming"]["text"], "Hello");
     assert_eq!(j["streaming"]["id"], "msg_a1");
@@ -1515,8 +1520,5 @@ fn the_snapshot_serializes_with_the_new_phases() {
         json!({"id": "msg_a1", "role": "assistant"})
     );
     assert_eq!(Phase::Expired.as_str(), "expired");
-    assert_eq!(
-        serde_json::to_value(ToolStatus::Denied).expect("json"),
-        json!("denied")
-    );
+    assert_eq!(sj(&ToolStatus::Denied), json!("denied"));
 }

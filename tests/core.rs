@@ -1,7 +1,19 @@
 //! Native integration tests of the pure core: thread parsing, pending detection by the tail rule, the
 //! decision set and its wire form, against the JSON fixtures in `tests/fixtures/neuron/`.
 
-use serde_json::{json, Value};
+use toolgate::json::{ToJson, Value};
+
+/// serde_json's `json!`, as a toolgate value (through its text).
+macro_rules! json {
+    ($($t:tt)+) => {
+        Value::parse(&serde_json::json!($($t)+).to_string()).expect("json")
+    };
+}
+
+/// A toolgate value as written by toolgate and read back.
+fn tv<T: ToJson + ?Sized>(value: &T) -> Value {
+    Value::parse(&value.to_json_string()).expect("toolgate writes valid JSON")
+}
 use toolgate::approval::{
     pending_approvals_bytes, pending_approvals_str, pending_approvals_value, Approval, GatedTool,
     Suspension,
@@ -112,7 +124,7 @@ fn seed_gated_tools_in_detail() {
 #[test]
 fn suspension_serializes_camel_case_with_nulls() {
     let s = suspension("seed.json");
-    let value = serde_json::to_value(&s).unwrap();
+    let value = tv(&s);
     assert_eq!(
         value,
         json!({
@@ -139,7 +151,7 @@ fn suspension_serializes_camel_case_with_nulls() {
             }]
         })
     );
-    let empty = serde_json::to_value(Suspension::default()).unwrap();
+    let empty = tv(&Suspension::default());
     assert_eq!(
         empty,
         json!({ "suspended": false, "messageId": null, "resumeToken": null, "pending": [], "decided": [] })
@@ -157,7 +169,7 @@ fn sidenet_fields_serialize_only_when_set() {
         ..GatedTool::default()
     };
     assert_eq!(
-        serde_json::to_value(&tool).unwrap(),
+        tv(&tool),
         json!({
             "callId": "c", "name": "n", "description": null, "inputs": {}, "approval": "pending",
             "approvalReason": null, "rejectReason": null, "runId": "run_1", "agentVersionId": "av_2"
@@ -172,7 +184,7 @@ fn sidenet_fields_serialize_only_when_set() {
 fn all_entry_points_agree_on_every_fixture() {
     for name in FIXTURES {
         let text = fixture(name);
-        let value: Value = serde_json::from_str(&text).unwrap();
+        let value = Value::parse(&text).unwrap();
         let from_str = pending_approvals_str(&text).unwrap();
         assert_eq!(
             pending_approvals_bytes(text.as_bytes()).unwrap(),
@@ -191,16 +203,19 @@ fn all_entry_points_agree_on_every_fixture() {
 fn round_trip_keeps_every_message_verbatim() {
     for name in FIXTURES {
         let text = fixture(name);
-        let original: Value = serde_json::from_str(&text).unwrap();
+        let original: serde_json::Value = serde_json::from_str(&text).unwrap();
         let t = parse_thread_str(&text).unwrap();
-        let out = serde_json::to_value(&t).unwrap();
+        let out: serde_json::Value = serde_json::from_str(&t.to_json_string()).unwrap();
         let (expected_messages, expected_id) = match &original {
-            Value::Array(items) => (Value::Array(items.clone()), Value::Null),
-            Value::Object(map) => {
+            serde_json::Value::Array(items) => (
+                serde_json::Value::Array(items.clone()),
+                serde_json::Value::Null,
+            ),
+            serde_json::Value::Object(map) => {
                 let id = match map.get("id") {
-                    Some(Value::Number(n)) => Value::String(n.to_string()),
+                    Some(serde_json::Value::Number(n)) => serde_json::Value::String(n.to_string()),
                     Some(other) => other.clone(),
-                    None => Value::Null,
+                    None => serde_json::Value::Null,
                 };
                 (map["messages"].clone(), id)
             }
@@ -211,8 +226,11 @@ fn round_trip_keeps_every_message_verbatim() {
         assert_eq!(out.as_object().unwrap().len(), 2, "{name}");
         // Each message alone serializes as its original object, and re-parses to the same message.
         for (i, m) in t.messages.iter().enumerate() {
-            assert_eq!(serde_json::to_value(m).unwrap(), expected_messages[i]);
-            let again = Message::parse_str(&serde_json::to_string(m).unwrap()).unwrap();
+            assert_eq!(
+                serde_json::from_str::<serde_json::Value>(&m.to_json_string()).unwrap(),
+                expected_messages[i]
+            );
+            let again = Message::parse_str(&m.to_json_string()).unwrap();
             assert_eq!(&again, m);
         }
     }
@@ -306,7 +324,7 @@ fn bare_array_document() {
         s.pending[0].inputs,
         json!({ "path": "/tmp/x", "recursive": true })
     );
-    let out = serde_json::to_value(&t).unwrap();
+    let out = tv(&t);
     assert_eq!(out["id"], Value::Null);
 }
 
@@ -496,7 +514,7 @@ fn escaped_keys_and_unicode() {
     let mut d = Decisions::new(&s).unwrap();
     d.reject("call_éè", Some("Pas \"ça\"\n— non")).unwrap();
     let body = d.to_json_string().unwrap();
-    let back: Value = serde_json::from_str(&body).unwrap();
+    let back = Value::parse(&body).unwrap();
     assert_eq!(
         back,
         json!({ "decisions": {
@@ -511,7 +529,7 @@ fn numeric_ids_become_decimal_strings() {
     let t = thread("numeric-id.json");
     assert_eq!(t.id.as_deref(), Some("42"));
     assert_eq!(t.messages[0].id().as_deref(), Some("1001"));
-    let out = serde_json::to_value(&t).unwrap();
+    let out = tv(&t);
     assert_eq!(out["id"], json!("42"));
     assert_eq!(out["messages"][0]["__id"], json!(1001));
 
@@ -529,7 +547,7 @@ fn numeric_ids_become_decimal_strings() {
             Some(id),
             "{doc}"
         );
-        let value: Value = serde_json::from_str(doc).unwrap();
+        let value = Value::parse(doc).unwrap();
         assert_eq!(
             parse_thread_value(value).unwrap().id.as_deref(),
             Some(id),
@@ -543,10 +561,7 @@ fn empty_thread() {
     let t = thread("empty.json");
     assert_eq!(t, Thread::default());
     assert_eq!(suspension("empty.json"), Suspension::default());
-    assert_eq!(
-        serde_json::to_string(&t).unwrap(),
-        r#"{"id":null,"messages":[]}"#
-    );
+    assert_eq!(ToJson::to_json_string(&t), r#"{"id":null,"messages":[]}"#);
     assert_eq!(pending_approvals_str("[]").unwrap(), Suspension::default());
     assert_eq!(
         pending_approvals_str(" \n{ \"messages\" : [ ] }\n ").unwrap(),
@@ -620,7 +635,7 @@ fn every_prefix_of_every_fixture_fails_cleanly() {
             }
             let prefix = &text[..i];
             // A prefix that is itself a JSON document (essentially never, for these) may parse.
-            let valid_json = serde_json::from_str::<Value>(prefix).is_ok();
+            let valid_json = serde_json::from_str::<serde_json::Value>(prefix).is_ok();
             let label = format!("{name}[..{i}]");
             assert_prefix_fails(&label, parse_thread_str(prefix).map(|_| ()), valid_json);
             assert_prefix_fails(
@@ -637,7 +652,7 @@ fn every_prefix_of_every_fixture_fails_cleanly() {
         let bytes = text.as_bytes();
         for i in 0..bytes.len() {
             let prefix = &bytes[..i];
-            let valid_json = serde_json::from_slice::<Value>(prefix).is_ok();
+            let valid_json = serde_json::from_slice::<serde_json::Value>(prefix).is_ok();
             let label = format!("{name} bytes[..{i}]");
             assert_prefix_fails(&label, parse_thread_bytes(prefix).map(|_| ()), valid_json);
             assert_prefix_fails(
@@ -823,7 +838,7 @@ const MALFORMED: &[(&str, &str, &str)] = &[
 #[test]
 fn malformed_documents_report_the_path() {
     for (doc, path, needle) in MALFORMED {
-        let value: Value = serde_json::from_str(doc).unwrap();
+        let value = Value::parse(doc).unwrap();
         for (entry, e) in [
             ("parse_thread_str", parse_err(parse_thread_str(doc))),
             (
@@ -861,7 +876,7 @@ fn pending_approvals_does_not_inspect_older_messages_beyond_their_shape() {
     let e = parse_err(parse_thread_str(doc));
     assert_eq!(e.path.as_deref(), Some("$.messages[0].tools"));
     assert_eq!(pending_approvals_str(doc).unwrap(), Suspension::default());
-    let value: Value = serde_json::from_str(doc).unwrap();
+    let value = Value::parse(doc).unwrap();
     assert_eq!(
         pending_approvals_value(&value).unwrap(),
         Suspension::default()
@@ -873,7 +888,7 @@ fn duplicate_messages_keys_take_the_last() {
     let doc = r#"{"messages":[{"type":"tool_call","tools":[{"callId":"a","approval":"pending"}]}],"messages":[]}"#;
     assert_eq!(pending_approvals_str(doc).unwrap(), Suspension::default());
     assert!(parse_thread_str(doc).unwrap().messages.is_empty());
-    let value: Value = serde_json::from_str(doc).unwrap();
+    let value = Value::parse(doc).unwrap();
     assert_eq!(
         pending_approvals_value(&value).unwrap(),
         Suspension::default()
@@ -909,11 +924,11 @@ fn decision_wire_forms() {
         json!("reject")
     );
     assert_eq!(
-        serde_json::to_string(&Decision::Reject(Some("".into()))).unwrap(),
+        ToJson::to_json_string(&Decision::Reject(Some("".into()))),
         r#""reject""#
     );
     assert_eq!(
-        serde_json::to_string(&Decision::Reject(Some("no".into()))).unwrap(),
+        ToJson::to_json_string(&Decision::Reject(Some("no".into()))),
         r#"["reject","no"]"#
     );
 
@@ -1106,7 +1121,7 @@ fn payload_keys_keep_tail_order_not_sorted_order() {
     assert_eq!(payload.get("y_second"), Some(&Decision::Reject(None)));
     assert_eq!(payload.get("x_ungated"), None);
     assert_eq!(
-        serde_json::to_string(&payload).unwrap(),
+        ToJson::to_json_string(&payload),
         r#"{"z_first":["reject","not now"],"y_second":"reject","w_fourth":"approve","v_fifth":"approve"}"#
     );
     assert_eq!(

@@ -1,7 +1,14 @@
 //! The stream decoder against recorded streams (`tests/fixtures/streams/*.sse`), fed whole, split
 //! at every byte position, one byte at a time, and in random pieces: always the same chunks.
 
-use serde_json::{json, Value};
+use toolgate::json::Value;
+
+/// serde_json's `json!`, as a toolgate value (through its text).
+macro_rules! json {
+    ($($t:tt)+) => {
+        Value::parse(&serde_json::json!($($t)+).to_string()).expect("json")
+    };
+}
 use toolgate::error::{Error, ErrorCode};
 use toolgate::stream::{
     parse_chunk_str, parse_chunk_value, Chunk, ChunkDecoder, SseDecoder, ToolCallApproval,
@@ -225,10 +232,7 @@ fn approval_pause_sidenet_mastra_form() {
             _ => None,
         })
         .collect();
-    assert_eq!(
-        serde_json::from_str::<Value>(&input_text).ok(),
-        Some(refund_args())
-    );
+    assert_eq!(Value::parse(&input_text).ok(), Some(refund_args()));
     // A paused stream has no finish chunk.
     assert!(!expected
         .iter()
@@ -515,7 +519,7 @@ fn str_and_value_parsing_agree_on_every_recorded_event() {
         sse.feed(&fixture(name), &mut events);
         sse.finish(&mut events);
         for event in events.iter().flatten() {
-            let Ok(value) = serde_json::from_str::<Value>(&event.data) else {
+            let Ok(value) = Value::parse(&event.data) else {
                 continue;
             };
             let from_str = parse_chunk_str(&event.data);
@@ -534,7 +538,7 @@ fn str_and_value_parsing_agree_on_every_recorded_event() {
 #[test]
 fn collected_output_reuses_the_typing() {
     // What POST /v1/agents/{id}/run returns for a paused run.
-    let body: Value = serde_json::from_str(
+    let body: Value = Value::parse(
         r#"{"chunks":[
             {"type":"start","messageId":"m"},
             {"type":"tool-input-available","toolCallId":"c1","toolName":"delete_record","input":{"id":7}},
@@ -543,7 +547,9 @@ fn collected_output_reuses_the_typing() {
         ]}"#,
     )
     .expect("json");
-    let chunks: Vec<_> = body["chunks"]
+    let chunks: Vec<_> = body
+        .get("chunks")
+        .expect("chunks")
         .as_array()
         .expect("array")
         .iter()

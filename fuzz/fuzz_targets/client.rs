@@ -21,6 +21,7 @@ use toolgate::client::{
     TransportError,
 };
 use toolgate::decisions::Decision;
+use toolgate::json::ToJson;
 
 const CALLS: [&str; 4] = ["call_A", "call_B", "call_C", "call_\"é\""];
 const REASONS: [&str; 5] = [
@@ -607,8 +608,10 @@ impl Harness {
         if let Err(v) = self.client.check_invariants() {
             panic!("invariant violated: {v}");
         }
-        serde_json::to_string(self.client.snapshot()).expect("snapshot serializes");
-        serde_json::to_string(&self.client.snapshot().head()).expect("head serializes");
+        let full = self.client.snapshot().to_json_string();
+        serde_json::from_str::<Value>(&full).expect("the snapshot serializes to valid JSON");
+        let head = self.client.snapshot().head().to_json_string();
+        serde_json::from_str::<Value>(&head).expect("the snapshot head serializes to valid JSON");
         if self.client.poll_timeout().is_some() {
             assert!(
                 self.open.is_empty(),
@@ -644,8 +647,9 @@ impl Harness {
                 let map = decisions.as_object().expect("decisions is an object");
                 assert!(!map.is_empty(), "an empty decision map was sent");
                 for (id, wire) in map {
-                    let d = Decision::from_wire(wire).expect("exact wire form");
-                    assert_eq!(&d.to_wire(), wire, "wire form not canonical");
+                    let ours = toolgate::json::Value::parse(&wire.to_string()).expect("valid JSON");
+                    let d = Decision::from_wire(&ours).expect("exact wire form");
+                    assert_eq!(d.to_wire(), ours, "wire form not canonical");
                     let on_tail: Vec<_> = gated.iter().filter(|g| g.0 == *id).collect();
                     assert!(!on_tail.is_empty(), "callId {id:?} not gated on the tail");
                     let recorded = on_tail.iter().any(|(_, a, r, _)| match (a, &d) {

@@ -12,6 +12,11 @@ use toolgate::decisions::{Decision, Decisions};
 use toolgate::error::ErrorCode;
 use toolgate::thread::Message;
 
+/// serde_json (the oracle) to toolgate's own JSON value, through text.
+fn tg(value: &serde_json::Value) -> toolgate::json::Value {
+    toolgate::json::Value::parse(&value.to_string()).expect("serde_json output is valid JSON")
+}
+
 const IDS: [&str; 6] = ["a", "b", "call_\"q\"", "é\u{1F600}", "", "x\\y"];
 
 #[derive(Debug, Arbitrary)]
@@ -191,7 +196,7 @@ fn check(decisions: &Decisions, model: &Model) {
 }
 
 fuzz_target!(|input: Input| {
-    let message = Message::from_value(tail_message(&input.tail)).expect("valid tail");
+    let message = Message::from_value(tg(&tail_message(&input.tail))).expect("valid tail");
     let suspension = Suspension::from_message(&message);
     let decisions = Decisions::new(&suspension);
     let Ok(mut decisions) = decisions else {

@@ -1,18 +1,14 @@
 //! The client's options: where the server is, how to retry, whether to submit at once.
 //!
-//! [`Config`] deserializes from the JS options object (camelCase keys, every key but `threadId`
-//! optional) and is validated by [`Config::validate`] (called by [`super::Client::new`]).
-
-use std::fmt;
-
-use serde::de::{self, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Deserializer, Serialize};
+//! [`Config`] reads the JS options object as JSON ([`Config::from_json`]: camelCase keys, every key
+//! but `threadId` optional, unknown keys ignored) and is validated by [`Config::validate`] (called by
+//! [`super::Client::new`]).
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::json::{self, Map, ToJson, Value};
 
 /// Which server protocol the client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Dialect {
     /// Neuron AI: `GET /threads/{threadId}`, `POST /threads/{threadId}/chat`, JSON replies.
     #[default]
@@ -32,10 +28,15 @@ impl Dialect {
     }
 }
 
+impl ToJson for Dialect {
+    fn write_json(&self, out: &mut String) {
+        json::write_str(out, self.as_str());
+    }
+}
+
 /// How the Sidenet dialect talks to the agent: a streamed `POST /v1/chat` (default) or the collected
 /// output of `POST /v1/agents/{agentId}/run` (`{chunks, finishReason}`), for apps that do not stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Transport {
     #[default]
     Stream,
@@ -44,8 +45,7 @@ pub enum Transport {
 
 /// Path templates, relative to `baseUrl`; `{threadId}` (and `{agentId}`) are replaced by the
 /// percent-encoded thread id (agent id). Every route not given takes its dialect's default.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Routes {
     /// The chat endpoint (new messages and decisions). Neuron `/threads/{threadId}/chat`, Sidenet
     /// `/v1/chat`.
@@ -81,21 +81,10 @@ impl Routes {
     }
 }
 
-/// The routes as given: absent ones take the dialect's default.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-struct RoutesIn {
-    chat: Option<String>,
-    thread: Option<String>,
-    stream: Option<String>,
-    run: Option<String>,
-}
-
 /// Retries of idempotent requests (thread loads and decision submissions) after a network error, a
 /// timeout or a 5xx. `attempts` counts every try, the first included: 3 means one try and two retries.
 /// The wait before retry `n` (1-based) is `min(backoffMs * 2^(n-1), maxBackoffMs)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retry {
     pub attempts: u32,
     pub backoff_ms: u64,
@@ -122,8 +111,7 @@ impl Retry {
 }
 
 /// The client's options.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(from = "ConfigIn")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     pub dialect: Dialect,
     /// The server's origin and prefix, e.g. `https://api.example.com` or `` (same origin). A trailing
@@ -156,77 +144,6 @@ pub struct Config {
     pub transport: Transport,
     /// Sidenet, `transport: "collect"`: the agent of `POST /v1/agents/{agentId}/run` (required).
     pub agent_id: Option<String>,
-}
-
-/// The options as JS gives them (camelCase keys, every key but `threadId` optional).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ConfigIn {
-    #[serde(default)]
-    dialect: Dialect,
-    /// The server's origin and prefix, e.g. `https://api.example.com` or `` (same origin). A trailing
-    /// `/` is ignored.
-    #[serde(default)]
-    base_url: String,
-    thread_id: String,
-    #[serde(default, deserialize_with = "headers")]
-    headers: Vec<(String, String)>,
-    #[serde(default)]
-    routes: RoutesIn,
-    #[serde(default)]
-    auto_submit: bool,
-    #[serde(default = "yes")]
-    persist: bool,
-    #[serde(default = "default_timeout")]
-    timeout_ms: u64,
-    #[serde(default)]
-    retry: Retry,
-    /// After a successful POST, apply the returned message at once and then reload the thread quietly
-    /// to pick up the messages the reply does not carry (the tool results between the pause and the
-    /// answer). Default `true`. With `false` the client only appends the returned message (one request
-    /// fewer, but the intermediate messages appear only on the next load) and reloads only when in
-    /// doubt (the reply's status and message disagree, or the thread was never loaded).
-    #[serde(default = "yes")]
-    reload_after_post: bool,
-    #[serde(default)]
-    token: Option<String>,
-    #[serde(default)]
-    agent_version_id: Option<String>,
-    #[serde(default)]
-    transport: Transport,
-    #[serde(default)]
-    agent_id: Option<String>,
-}
-
-impl From<ConfigIn> for Config {
-    fn from(c: ConfigIn) -> Config {
-        let defaults = Routes::for_dialect(c.dialect);
-        Config {
-            dialect: c.dialect,
-            base_url: c.base_url,
-            thread_id: c.thread_id,
-            headers: c.headers,
-            routes: Routes {
-                chat: c.routes.chat.unwrap_or(defaults.chat),
-                thread: c.routes.thread.unwrap_or(defaults.thread),
-                stream: c.routes.stream.unwrap_or(defaults.stream),
-                run: c.routes.run.unwrap_or(defaults.run),
-            },
-            auto_submit: c.auto_submit,
-            persist: c.persist,
-            timeout_ms: c.timeout_ms,
-            retry: c.retry,
-            reload_after_post: c.reload_after_post,
-            token: c.token.filter(|t| !t.is_empty()),
-            agent_version_id: c.agent_version_id.filter(|v| !v.is_empty()),
-            transport: c.transport,
-            agent_id: c.agent_id.filter(|v| !v.is_empty()),
-        }
-    }
-}
-
-fn yes() -> bool {
-    true
 }
 
 fn default_timeout() -> u64 {
@@ -262,13 +179,94 @@ impl Config {
         config
     }
 
-    /// Parses the options from JSON text (the JS options object, serialized).
+    /// Parses the options from JSON text (the JS options object, serialized): camelCase keys,
+    /// every key but `threadId` optional, unknown keys ignored; `null` is accepted for the optional
+    /// strings (`token`, `agentVersionId`, `agentId`, each route) and for `headers`. A key of the
+    /// wrong type is `invalid_argument` with the key's name in the path.
     pub fn from_json(input: &str) -> Result<Config> {
-        serde_json::from_str(input).map_err(|e| {
-            Error::new(
-                ErrorCode::InvalidArgument,
-                format!("invalid client options: {e}"),
-            )
+        let value = Value::parse(input).map_err(|e| {
+            let mut m = "invalid client options: ".to_owned();
+            m.push_str(&e.message);
+            Error::new(ErrorCode::InvalidArgument, m)
+        })?;
+        let Value::Object(o) = value else {
+            return Err(option_error("", "the options must be an object"));
+        };
+        let dialect = match opt_str(&o, "dialect", "")? {
+            None => Dialect::Neuron,
+            Some("neuron") => Dialect::Neuron,
+            Some("sidenet") => Dialect::Sidenet,
+            Some(_) => return Err(option_error("dialect", "must be \"neuron\" or \"sidenet\"")),
+        };
+        let transport = match opt_str(&o, "transport", "")? {
+            None | Some("stream") => Transport::Stream,
+            Some("collect") => Transport::Collect,
+            Some(_) => {
+                return Err(option_error(
+                    "transport",
+                    "must be \"stream\" or \"collect\"",
+                ))
+            }
+        };
+        let thread_id = match o.get("threadId") {
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => return Err(option_error("threadId", "must be a string")),
+            None => return Err(option_error("threadId", "is required")),
+        };
+        let mut routes = Routes::for_dialect(dialect);
+        match o.get("routes") {
+            None => {}
+            Some(Value::Object(r)) => {
+                for (name, slot) in [
+                    ("chat", &mut routes.chat),
+                    ("thread", &mut routes.thread),
+                    ("stream", &mut routes.stream),
+                    ("run", &mut routes.run),
+                ] {
+                    if let Some(route) = opt_str(r, name, "routes.")? {
+                        *slot = route.to_owned();
+                    }
+                }
+            }
+            Some(_) => return Err(option_error("routes", "must be an object")),
+        }
+        let mut retry = Retry::default();
+        match o.get("retry") {
+            None => {}
+            Some(Value::Object(r)) => {
+                if let Some(n) = opt_u64(r, "attempts", "retry.")? {
+                    retry.attempts = u32::try_from(n)
+                        .map_err(|_| option_error("retry.attempts", "is too large"))?;
+                }
+                if let Some(n) = opt_u64(r, "backoffMs", "retry.")? {
+                    retry.backoff_ms = n;
+                }
+                if let Some(n) = opt_u64(r, "maxBackoffMs", "retry.")? {
+                    retry.max_backoff_ms = n;
+                }
+            }
+            Some(_) => return Err(option_error("retry", "must be an object")),
+        }
+        let non_empty = |name: &str| -> Result<Option<String>> {
+            Ok(opt_str(&o, name, "")?
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned))
+        };
+        Ok(Config {
+            dialect,
+            base_url: opt_str(&o, "baseUrl", "")?.unwrap_or_default().to_owned(),
+            thread_id,
+            headers: headers(o.get("headers"))?,
+            routes,
+            auto_submit: opt_bool(&o, "autoSubmit")?.unwrap_or(false),
+            persist: opt_bool(&o, "persist")?.unwrap_or(true),
+            timeout_ms: opt_u64(&o, "timeoutMs", "")?.unwrap_or_else(default_timeout),
+            retry,
+            reload_after_post: opt_bool(&o, "reloadAfterPost")?.unwrap_or(true),
+            token: non_empty("token")?,
+            agent_version_id: non_empty("agentVersionId")?,
+            transport,
+            agent_id: non_empty("agentId")?,
         })
     }
 
@@ -325,12 +323,18 @@ impl Config {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
             if !token {
-                return Err(bad("headers", format!("invalid header name {name:?}")));
+                return Err(bad(
+                    "headers",
+                    format!("invalid header name {}", json::quote(name)),
+                ));
             }
             if value.chars().any(|c| c == '\r' || c == '\n' || c == '\0') {
                 return Err(bad(
                     "headers",
-                    format!("the value of header {name:?} contains a line break"),
+                    format!(
+                        "the value of header {} contains a line break",
+                        json::quote(name)
+                    ),
                 ));
             }
         }
@@ -416,49 +420,82 @@ pub(crate) fn encode_component(s: &str) -> String {
     out
 }
 
-/// Headers as an object `{name: value}` or an array of `[name, value]` pairs.
-fn headers<'de, D: Deserializer<'de>>(
-    d: D,
-) -> std::result::Result<Vec<(String, String)>, D::Error> {
-    struct HeadersVisitor;
-
-    impl<'de> Visitor<'de> for HeadersVisitor {
-        type Value = Vec<(String, String)>;
-
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("an object of header values or an array of [name, value] pairs")
-        }
-
-        fn visit_map<A: MapAccess<'de>>(
-            self,
-            mut map: A,
-        ) -> std::result::Result<Self::Value, A::Error> {
-            let mut out = Vec::new();
-            while let Some((k, v)) = map.next_entry::<String, String>()? {
-                out.push((k, v));
-            }
-            Ok(out)
-        }
-
-        fn visit_seq<A: SeqAccess<'de>>(
-            self,
-            mut seq: A,
-        ) -> std::result::Result<Self::Value, A::Error> {
-            let mut out = Vec::new();
-            while let Some(pair) = seq.next_element::<(String, String)>()? {
-                out.push(pair);
-            }
-            Ok(out)
-        }
-
-        fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
-            Ok(Vec::new())
-        }
-
-        fn visit_none<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
-            Ok(Vec::new())
-        }
+/// `invalid_argument` for option `name`: "invalid client options: <name> <what>", at `name`.
+fn option_error(name: &str, what: &str) -> Error {
+    let mut m = "invalid client options: ".to_owned();
+    if !name.is_empty() {
+        m.push_str(name);
+        m.push(' ');
     }
+    m.push_str(what);
+    let e = Error::new(ErrorCode::InvalidArgument, m);
+    if name.is_empty() {
+        e
+    } else {
+        e.with_path(name)
+    }
+}
 
-    d.deserialize_any(HeadersVisitor)
+fn prefixed(prefix: &str, name: &str) -> String {
+    let mut s = prefix.to_owned();
+    s.push_str(name);
+    s
+}
+
+/// A string option; absent or `null` is `None`.
+fn opt_str<'a>(o: &'a Map, name: &str, prefix: &str) -> Result<Option<&'a str>> {
+    match o.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(option_error(&prefixed(prefix, name), "must be a string")),
+    }
+}
+
+fn opt_bool(o: &Map, name: &str) -> Result<Option<bool>> {
+    match o.get(name) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(option_error(name, "must be a boolean")),
+    }
+}
+
+/// A non-negative integer option.
+fn opt_u64(o: &Map, name: &str, prefix: &str) -> Result<Option<u64>> {
+    match o.get(name) {
+        None => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| option_error(&prefixed(prefix, name), "must be a non-negative integer")),
+        Some(_) => Err(option_error(&prefixed(prefix, name), "must be a number")),
+    }
+}
+
+/// Headers as an object `{name: value}` or an array of `[name, value]` pairs (`null`: none).
+fn headers(value: Option<&Value>) -> Result<Vec<(String, String)>> {
+    let bad = || {
+        option_error(
+            "headers",
+            "must be an object of header values or an array of [name, value] pairs",
+        )
+    };
+    let mut out = Vec::new();
+    match value {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(map)) => {
+            for (k, v) in map {
+                out.push((k.clone(), v.as_str().ok_or_else(bad)?.to_owned()));
+            }
+        }
+        Some(Value::Array(pairs)) => {
+            for pair in pairs {
+                match pair.as_array().map(Vec::as_slice) {
+                    Some([Value::String(k), Value::String(v)]) => out.push((k.clone(), v.clone())),
+                    _ => return Err(bad()),
+                }
+            }
+        }
+        Some(_) => return Err(bad()),
+    }
+    Ok(out)
 }

@@ -71,12 +71,10 @@ mod snapshot;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-
 use crate::approval::{Approval, Suspension};
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
+use crate::json::{self, Map, Obj, Value};
 use crate::thread::{Message, Thread};
 
 pub use config::{Config, Dialect, Retry, Routes, Transport};
@@ -89,12 +87,11 @@ pub use snapshot::{
 pub type OpId = u64;
 
 /// Identifies one HTTP request; a reply under an id that is no longer awaited is ignored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RequestId(pub u64);
 
 /// The HTTP method of a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "UPPERCASE")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
     Get,
     Post,
@@ -110,8 +107,7 @@ impl Method {
 }
 
 /// A request for the driver to perform.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpRequest {
     pub id: RequestId,
     pub method: Method,
@@ -317,24 +313,62 @@ struct LedgerEntry {
     fate: Fate,
 }
 
-/// The stored drafts: tied to the pause they were made on.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct StoredOut<'a> {
-    v: u32,
-    message_id: Option<&'a str>,
-    call_ids: &'a [String],
-    drafts: &'a DraftMap,
+/// The stored drafts, as read back: `{v, messageId?, runId?, callIds, drafts}` (Neuron writes
+/// `messageId`, Sidenet `runId`).
+struct StoredIn {
+    v: u64,
+    message_id: Option<String>,
+    run_id: Option<String>,
+    call_ids: Vec<String>,
+    drafts: Map,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StoredIn {
-    v: u32,
-    #[serde(default)]
-    message_id: Option<String>,
-    call_ids: Vec<String>,
-    drafts: Map<String, Value>,
+/// Reads stored drafts; `None` when the text is not a stored-drafts object.
+fn read_stored(text: &str) -> Option<StoredIn> {
+    let Value::Object(mut o) = Value::parse(text).ok()? else {
+        return None;
+    };
+    let v = o.get("v")?.as_number()?.as_u64()?;
+    let message_id = match o.remove("messageId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(_) => return None,
+    };
+    let run_id = match o.remove("runId") {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    };
+    let mut call_ids = Vec::new();
+    for id in o.get("callIds")?.as_array()? {
+        call_ids.push(id.as_str()?.to_owned());
+    }
+    let Some(Value::Object(drafts)) = o.remove("drafts") else {
+        return None;
+    };
+    Some(StoredIn {
+        v,
+        message_id,
+        run_id,
+        call_ids,
+        drafts,
+    })
+}
+
+/// `{"v":1,"<pause key>":"<pause>","callIds":[...],"drafts":{...}}`.
+fn write_stored(
+    pause_key: &str,
+    pause: Option<&str>,
+    call_ids: &[String],
+    drafts: &DraftMap,
+) -> String {
+    let mut out = String::new();
+    let mut o = Obj::new(&mut out);
+    o.field("v", &1u64)
+        .field(pause_key, &pause)
+        .field("callIds", &call_ids)
+        .field("drafts", drafts);
+    o.end();
+    out
 }
 
 /// The approval client for one thread. See the module docs.
@@ -806,9 +840,9 @@ impl Client {
         }
         if self.outstanding.len() > 1 {
             return Err(format!(
-                "{} requests in flight: {:?}",
+                "{} requests in flight: {}",
                 self.outstanding.len(),
-                self.outstanding
+                ids(&self.outstanding)
             ));
         }
         match (&self.state, self.outstanding.first()) {
@@ -825,8 +859,8 @@ impl Client {
                     ..
                 }),
                 _,
-            ) => return Err(format!("request {id:?} in flight but not tracked")),
-            (_, Some(o)) => return Err(format!("request {o:?} tracked but not awaited")),
+            ) => return Err(format!("request {} in flight but not tracked", id.0)),
+            (_, Some(o)) => return Err(format!("request {} tracked but not awaited", o.0)),
             _ => {}
         }
         if self.decisions.is_some() != self.suspension.suspended {
@@ -851,8 +885,8 @@ impl Client {
         for entry in &held {
             if Some(&entry.pause) != self.pause.as_ref() {
                 return Err(format!(
-                    "decision for {:?} neither acknowledged nor held: its pause is gone",
-                    entry.call_id
+                    "decision for {} neither acknowledged nor held: its pause is gone",
+                    json::quote(&entry.call_id)
                 ));
             }
             if !drafts
@@ -860,14 +894,17 @@ impl Client {
                 .any(|(id, d)| *id == entry.call_id && *d == entry.decision)
             {
                 return Err(format!(
-                    "decision for {:?} neither acknowledged nor held",
-                    entry.call_id
+                    "decision for {} neither acknowledged nor held",
+                    json::quote(&entry.call_id)
                 ));
             }
         }
         for (id, d) in &drafts {
             if !held.iter().any(|e| e.call_id == *id && e.decision == *d) {
-                return Err(format!("draft for {id:?} that the user never made"));
+                return Err(format!(
+                    "draft for {} that the user never made",
+                    json::quote(id)
+                ));
             }
         }
         Ok(())
@@ -1013,8 +1050,9 @@ impl Client {
         let headers = request_headers(&self.config, method, false);
         if !self.outstanding.is_empty() {
             self.violations.push(format!(
-                "request {id:?} issued while {:?} is in flight",
-                self.outstanding
+                "request {} issued while {} is in flight",
+                id.0,
+                ids(&self.outstanding)
             ));
         }
         self.outstanding.push(id);
@@ -1048,11 +1086,12 @@ impl Client {
         for (id, _) in &sub.sent {
             if !gated.contains(id) {
                 self.violations.push(format!(
-                    "a decision for {id:?}, not gated on the tail, was sent"
+                    "a decision for {}, not gated on the tail, was sent",
+                    json::quote(id)
                 ));
             }
         }
-        match serde_json::from_str::<Value>(&sub.body) {
+        match Value::parse(&sub.body) {
             Ok(Value::Object(body)) => match body.get("decisions") {
                 Some(Value::Object(map)) if map.len() == sub.sent.len() && !map.is_empty() => {}
                 _ => self
@@ -1619,7 +1658,7 @@ impl Client {
     }
 
     fn apply_restore(&mut self, persisted: &str) {
-        let Ok(stored) = serde_json::from_str::<StoredIn>(persisted) else {
+        let Some(stored) = read_stored(persisted) else {
             return;
         };
         if stored.v != 1 {
@@ -1826,13 +1865,12 @@ impl Client {
         if drafts.is_empty() {
             return None;
         }
-        serde_json::to_string(&StoredOut {
-            v: 1,
-            message_id: pause.message_id.as_deref(),
-            call_ids: &pause.call_ids,
-            drafts: &drafts,
-        })
-        .ok()
+        Some(write_stored(
+            "messageId",
+            pause.message_id.as_deref(),
+            &pause.call_ids,
+            &drafts,
+        ))
     }
 }
 
@@ -1850,7 +1888,9 @@ fn request_headers(config: &Config, method: Method, streaming: bool) -> Vec<(Str
         headers.push(("Content-Type".to_owned(), "application/json".to_owned()));
     }
     if let Some(token) = &config.token {
-        headers.push(("Authorization".to_owned(), format!("Bearer {token}")));
+        let mut value = "Bearer ".to_owned();
+        value.push_str(token);
+        headers.push(("Authorization".to_owned(), value));
     }
     for (name, value) in &config.headers {
         headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
@@ -1881,12 +1921,25 @@ fn same_stored(a: Option<&str>, b: Option<&str>) -> bool {
         (Some(a), Some(b)) => {
             a == b
                 || matches!(
-                    (serde_json::from_str::<Value>(a), serde_json::from_str::<Value>(b)),
+                    (Value::parse(a), Value::parse(b)),
                     (Ok(x), Ok(y)) if x == y
                 )
         }
         _ => false,
     }
+}
+
+/// Request ids for messages: `[1, 2]`.
+fn ids(requests: &[RequestId]) -> String {
+    let mut out = String::from("[");
+    for (i, r) in requests.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&json::u64_string(r.0));
+    }
+    out.push(']');
+    out
 }
 
 fn not_suspended() -> Error {
@@ -1910,7 +1963,11 @@ fn status_error(status: u16, body: &[u8]) -> Error {
     };
     let message = match reason {
         Some(reason) => reason,
-        None => format!("the server answered HTTP {status}"),
+        None => {
+            let mut m = "the server answered HTTP ".to_owned();
+            m.push_str(&json::u64_string(u64::from(status)));
+            m
+        }
     };
     Error::new(code, message)
 }

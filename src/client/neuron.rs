@@ -6,10 +6,8 @@
 //! - `409 {"status": "conflict", "error": "..."}` when the history refuses the operation; other errors
 //!   carry `{"error": "..."}` when the server says why.
 
-use serde_json::{Map, Value};
-
 use crate::error::{Error, Result};
-use crate::json;
+use crate::json::{self, Map, ToJson, Value};
 use crate::thread::{self, Content, Message, MessageKind, Thread};
 
 use super::snapshot::{MessageKindView, MessageView, ToolStatus, ToolView};
@@ -36,7 +34,7 @@ pub(crate) enum ChatReply {
 pub(crate) fn message_body(text: &str) -> String {
     let mut body = Map::new();
     body.insert("message".to_owned(), Value::from(text));
-    Value::Object(body).to_string()
+    Value::Object(body).to_json_string()
 }
 
 /// Parses the thread document of a `GET`.
@@ -47,7 +45,7 @@ pub(crate) fn parse_thread(body: &[u8]) -> Result<Thread> {
 /// Parses a 2xx chat reply.
 pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
     let text = json::utf8(body)?;
-    let value: Value = serde_json::from_str(text).map_err(|e| json::from_serde(&e))?;
+    let value = Value::parse(text)?;
     let Value::Object(mut map) = value else {
         return Err(Error::parse(format!(
             "a chat reply must be an object, got {}",
@@ -64,10 +62,9 @@ pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
             ))
         }
         Some(other) => {
-            return Err(Error::parse(format!(
-                "status must be \"awaiting_approval\" or \"completed\", got {other}"
-            ))
-            .with_path("$.status"))
+            let mut m = "status must be \"awaiting_approval\" or \"completed\", got ".to_owned();
+            other.write_json(&mut m);
+            return Err(Error::parse(m).with_path("$.status"));
         }
         None => return Err(Error::parse("a chat reply needs a status").with_path("$.status")),
     };
@@ -80,7 +77,7 @@ pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
 
 /// The server's explanation in an error body (`{"error": "..."}` or `{"message": "..."}`), if any.
 pub(crate) fn error_text(body: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_slice(body).ok()?;
+    let value = Value::parse(std::str::from_utf8(body).ok()?).ok()?;
     let map = value.as_object()?;
     for key in ["error", "message"] {
         match map.get(key) {

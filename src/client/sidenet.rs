@@ -41,13 +41,10 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
-use crate::json;
+use crate::json::{self, Map, Obj, Value};
 use crate::stream::{parse_chunk_value, Chunk, ChunkDecoder};
 use crate::thread::Message;
 
@@ -57,8 +54,8 @@ use super::snapshot::{
     Snapshot, SubmissionView, SuspensionView, ToolStatus, ToolView,
 };
 use super::{
-    not_suspended, request_headers, retryable_status, same_stored, status_error, HttpRequest,
-    HttpResponse, Method, OpId, Output, RequestId, TransportError,
+    ids, not_suspended, read_stored, request_headers, retryable_status, same_stored, status_error,
+    write_stored, HttpRequest, HttpResponse, Method, OpId, Output, RequestId, TransportError,
 };
 
 /// The most bytes buffered of a non-2xx answer (the rest is dropped).
@@ -224,7 +221,7 @@ enum State {
 #[derive(Debug, Default)]
 struct Building {
     /// The raw message without `parts`.
-    base: Map<String, Value>,
+    base: Map,
     parts: Vec<Value>,
     /// The open text part: its id and index in `parts`.
     text_part: Option<(String, usize)>,
@@ -257,54 +254,45 @@ struct LedgerEntry {
     fate: Fate,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct StoredOut<'a> {
-    v: u32,
-    run_id: &'a str,
-    call_ids: &'a [String],
-    drafts: &'a DraftMap,
+/// A chat body: `{"messages":[<the user message>?],"threadId","agentVersionId"?,"approval"?:
+/// {"runId","toolCallId","approved"}}`.
+fn chat_body(
+    text: Option<&str>,
+    thread_id: &str,
+    agent_version_id: Option<&str>,
+    approval: Option<(&str, &str, bool)>,
+) -> String {
+    let mut out = String::new();
+    let mut o = Obj::new(&mut out);
+    let messages = o.key("messages");
+    messages.push('[');
+    if let Some(text) = text {
+        json::write_value(messages, &Value::Object(user_message(text)));
+    }
+    messages.push(']');
+    o.field("threadId", &thread_id)
+        .field_if("agentVersionId", agent_version_id);
+    if let Some((run_id, tool_call_id, approved)) = approval {
+        let mut inner = Obj::new(o.key("approval"));
+        inner
+            .field("runId", &run_id)
+            .field("toolCallId", &tool_call_id)
+            .field("approved", &approved);
+        inner.end();
+    }
+    o.end();
+    out
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StoredIn {
-    v: u32,
-    run_id: String,
-    call_ids: Vec<String>,
-    drafts: Map<String, Value>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ChatBody<'a> {
-    messages: Vec<UserMessage<'a>>,
-    thread_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    agent_version_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    approval: Option<ApprovalBody<'a>>,
-}
-
-#[derive(Serialize)]
-struct UserMessage<'a> {
-    role: &'static str,
-    parts: [TextPart<'a>; 1],
-}
-
-#[derive(Serialize)]
-struct TextPart<'a> {
-    #[serde(rename = "type")]
-    ty: &'static str,
-    text: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ApprovalBody<'a> {
-    run_id: &'a str,
-    tool_call_id: &'a str,
-    approved: bool,
+/// `{"role":"user","parts":[{"type":"text","text":<text>}]}`.
+fn user_message(text: &str) -> Map {
+    let mut part = Map::new();
+    part.insert("type".to_owned(), Value::from("text"));
+    part.insert("text".to_owned(), Value::from(text));
+    let mut raw = Map::new();
+    raw.insert("role".to_owned(), Value::from("user"));
+    raw.insert("parts".to_owned(), Value::Array(vec![Value::Object(part)]));
+    raw
 }
 
 /// The Sidenet engine behind [`super::Client`].
@@ -519,7 +507,7 @@ impl Sidenet {
         if self.loaded {
             self.apply_restore(persisted);
         } else {
-            if let Ok(stored) = serde_json::from_str::<StoredIn>(persisted) {
+            if let Some(stored) = read_stored(persisted).filter(|s| s.run_id.is_some()) {
                 if stored.v == 1 && self.expect.is_none() {
                     self.expect = Some(Expect::Calls(stored.call_ids));
                 }
@@ -677,8 +665,8 @@ impl Sidenet {
                     ..
                 }),
                 _,
-            ) => return Err(format!("request {id:?} in flight but not tracked")),
-            (_, Some(o)) => return Err(format!("request {o:?} tracked but not awaited")),
+            ) => return Err(format!("request {} in flight but not tracked", id.0)),
+            (_, Some(o)) => return Err(format!("request {} tracked but not awaited", o.0)),
             _ => {}
         }
         let chat_stream = matches!(
@@ -704,7 +692,10 @@ impl Sidenet {
             }
             for (id, _) in &drafts.0 {
                 if !pause.has(id) {
-                    return Err(format!("a draft for {id:?}, which is not pending"));
+                    return Err(format!(
+                        "a draft for {}, which is not pending",
+                        json::quote(id)
+                    ));
                 }
             }
         }
@@ -712,14 +703,14 @@ impl Sidenet {
         for entry in self.ledger.iter().filter(|e| e.fate == Fate::Held) {
             if Some(entry.run_id.as_str()) != run {
                 return Err(format!(
-                    "decision for {:?} neither acknowledged nor held: its pause is gone",
-                    entry.call_id
+                    "decision for {} neither acknowledged nor held: its pause is gone",
+                    json::quote(&entry.call_id)
                 ));
             }
             if drafts.get(&entry.call_id) != Some(&entry.decision) {
                 return Err(format!(
-                    "decision for {:?} neither acknowledged nor held",
-                    entry.call_id
+                    "decision for {} neither acknowledged nor held",
+                    json::quote(&entry.call_id)
                 ));
             }
         }
@@ -729,7 +720,10 @@ impl Sidenet {
                 .iter()
                 .any(|e| e.fate == Fate::Held && e.call_id == *id && e.decision == *d);
             if !held {
-                return Err(format!("draft for {id:?} that the user never made"));
+                return Err(format!(
+                    "draft for {} that the user never made",
+                    json::quote(id)
+                ));
             }
         }
         for (i, m) in self.messages.iter().enumerate() {
@@ -944,21 +938,13 @@ impl Sidenet {
                     self.violations
                         .push("a message was sent while the run is paused".to_owned());
                 }
-                let body = ChatBody {
-                    messages: vec![UserMessage {
-                        role: "user",
-                        parts: [TextPart { ty: "text", text }],
-                    }],
-                    thread_id: &self.config.thread_id,
-                    agent_version_id: self.config.agent_version_id.as_deref(),
-                    approval: None,
-                };
-                (
-                    Method::Post,
-                    chat_url,
-                    serde_json::to_string(&body).ok(),
-                    !collect,
-                )
+                let body = chat_body(
+                    Some(text),
+                    &self.config.thread_id,
+                    self.config.agent_version_id.as_deref(),
+                    None,
+                );
+                (Method::Post, chat_url, Some(body), !collect)
             }
             Job::Submit(sub) => {
                 let body = self.continuation_body(sub);
@@ -968,8 +954,9 @@ impl Sidenet {
         let headers = request_headers(&self.config, method, streaming);
         if !self.outstanding.is_empty() {
             self.violations.push(format!(
-                "request {id:?} issued while {:?} is in flight",
-                self.outstanding
+                "request {} issued while {} is in flight",
+                id.0,
+                ids(&self.outstanding)
             ));
         }
         self.outstanding.push(id);
@@ -1005,14 +992,16 @@ impl Sidenet {
         };
         let Some(card) = pause.card(call_id) else {
             self.violations.push(format!(
-                "a continuation for {call_id:?}, which is not pending, was sent"
+                "a continuation for {}, which is not pending, was sent",
+                json::quote(call_id)
             ));
             return None;
         };
         let run_id = card.run_id.clone().unwrap_or_else(|| pause.run_id.clone());
         if self.is_acked(&run_id, call_id) {
             self.violations.push(format!(
-                "the continuation for {call_id:?} was sent again after the server accepted it"
+                "the continuation for {} was sent again after the server accepted it",
+                json::quote(call_id)
             ));
         }
         let agent_version_id = card
@@ -1020,17 +1009,12 @@ impl Sidenet {
             .clone()
             .or_else(|| pause.agent_version_id.clone())
             .or_else(|| self.config.agent_version_id.clone());
-        let body = ChatBody {
-            messages: Vec::new(),
-            thread_id: &self.config.thread_id,
-            agent_version_id: agent_version_id.as_deref(),
-            approval: Some(ApprovalBody {
-                run_id: &run_id,
-                tool_call_id: call_id,
-                approved: *decision == Decision::Approve,
-            }),
-        };
-        let text = serde_json::to_string(&body).ok();
+        let text = Some(chat_body(
+            None,
+            &self.config.thread_id,
+            agent_version_id.as_deref(),
+            Some((&run_id, call_id, *decision == Decision::Approve)),
+        ));
         if let Some(reason) = decision.reason() {
             let reason = reason.to_owned();
             let call_id = call_id.clone();
@@ -1925,8 +1909,8 @@ impl Sidenet {
                     self.error = Some(Error::new(
                         ErrorCode::StreamError,
                         format!(
-                            "an approval request for {:?} came without a run id",
-                            card.call_id
+                            "an approval request for {} came without a run id",
+                            json::quote(&card.call_id)
                         ),
                     ));
                 }
@@ -2240,14 +2224,7 @@ impl Sidenet {
     }
 
     fn append_user(&mut self, text: &str) {
-        let body = UserMessage {
-            role: "user",
-            parts: [TextPart { ty: "text", text }],
-        };
-        let raw = match serde_json::to_value(&body) {
-            Ok(Value::Object(map)) => map,
-            _ => Map::new(),
-        };
+        let raw = user_message(text);
         let view = MessageView {
             id: None,
             index: self.messages.len(),
@@ -2269,7 +2246,7 @@ impl Sidenet {
         self.messages_version += 1;
     }
 
-    fn set_history(&mut self, history: Vec<Map<String, Value>>) {
+    fn set_history(&mut self, history: Vec<Map>) {
         let views: Vec<MessageView> = history
             .into_iter()
             .enumerate()
@@ -2342,16 +2319,19 @@ impl Sidenet {
     }
 
     fn apply_restore(&mut self, persisted: &str) {
-        let Ok(stored) = serde_json::from_str::<StoredIn>(persisted) else {
+        let Some(stored) = read_stored(persisted) else {
             return;
         };
         if stored.v != 1 {
             return;
         }
+        let Some(stored_run) = stored.run_id else {
+            return;
+        };
         let Some(run_id) = self.pause.as_ref().map(|p| p.run_id.clone()) else {
             return;
         };
-        if run_id != stored.run_id {
+        if run_id != stored_run {
             return;
         }
         let Some(decisions) = self.decisions.as_mut() else {
@@ -2556,13 +2536,12 @@ impl Sidenet {
         if drafts.is_empty() {
             return None;
         }
-        serde_json::to_string(&StoredOut {
-            v: 1,
-            run_id: &pause.run_id,
-            call_ids: &pause.call_ids(),
-            drafts: &drafts,
-        })
-        .ok()
+        Some(write_stored(
+            "runId",
+            Some(&pause.run_id),
+            &pause.call_ids(),
+            &drafts,
+        ))
     }
 }
 
@@ -2587,12 +2566,7 @@ fn remember_input(feed: &mut Feed, call_id: String, name: String, input: Option<
 }
 
 /// Edits the raw tool part for a call in `parts`, created (`tool-<name>`) if missing.
-fn with_tool_part(
-    parts: &mut Vec<Value>,
-    call_id: &str,
-    name: &str,
-    edit: impl FnOnce(&mut Map<String, Value>),
-) {
+fn with_tool_part(parts: &mut Vec<Value>, call_id: &str, name: &str, edit: impl FnOnce(&mut Map)) {
     let found = parts.iter_mut().find_map(|p| match p {
         Value::Object(map)
             if is_tool_part(map)
@@ -2606,7 +2580,9 @@ fn with_tool_part(
         Some(map) => edit(map),
         None => {
             let mut part = Map::new();
-            part.insert("type".to_owned(), Value::from(format!("tool-{name}")));
+            let mut ty = "tool-".to_owned();
+            ty.push_str(name);
+            part.insert("type".to_owned(), Value::from(ty));
             part.insert("toolCallId".to_owned(), Value::from(call_id));
             edit(&mut part);
             parts.push(Value::Object(part));
@@ -2614,7 +2590,7 @@ fn with_tool_part(
     }
 }
 
-fn set_approved(part: &mut Map<String, Value>, call_id: &str, approved: bool) {
+fn set_approved(part: &mut Map, call_id: &str, approved: bool) {
     let mut approval = match part.remove("approval") {
         Some(Value::Object(map)) => map,
         _ => Map::new(),
@@ -2626,7 +2602,7 @@ fn set_approved(part: &mut Map<String, Value>, call_id: &str, approved: bool) {
     part.insert("approval".to_owned(), Value::Object(approval));
 }
 
-fn is_tool_part(part: &Map<String, Value>) -> bool {
+fn is_tool_part(part: &Map) -> bool {
     part.get("type")
         .and_then(Value::as_str)
         .is_some_and(|t| t.starts_with("tool-") || t == "dynamic-tool")
@@ -2634,7 +2610,7 @@ fn is_tool_part(part: &Map<String, Value>) -> bool {
 
 /// A message for `raw`: the object as is when the thread model accepts it, else without the keys
 /// it refuses.
-fn raw_message(mut raw: Map<String, Value>) -> Message {
+fn raw_message(mut raw: Map) -> Message {
     match Message::from_value(Value::Object(raw.clone())) {
         Ok(m) => m,
         Err(_) => {
@@ -2649,12 +2625,12 @@ fn raw_message(mut raw: Map<String, Value>) -> Message {
 }
 
 /// The history document: `{messages: [...]}` or a bare array; non-object entries are skipped.
-fn parse_history(body: &[u8]) -> Result<Vec<Map<String, Value>>> {
+fn parse_history(body: &[u8]) -> Result<Vec<Map>> {
     let text = json::utf8(body)?;
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let value: Value = serde_json::from_str(text).map_err(|e| json::from_serde(&e))?;
+    let value = Value::parse(text)?;
     let items = match value {
         Value::Array(items) => items,
         Value::Object(mut map) => match map.remove("messages") {
@@ -2688,7 +2664,7 @@ fn parse_history(body: &[u8]) -> Result<Vec<Map<String, Value>>> {
 /// The collected output of `POST /v1/agents/{id}/run`: `{chunks: [...], finishReason}`.
 fn parse_collected(body: &[u8]) -> Result<Vec<Result<Chunk>>> {
     let text = json::utf8(body)?;
-    let value: Value = serde_json::from_str(text).map_err(|e| json::from_serde(&e))?;
+    let value = Value::parse(text)?;
     let Some(Value::Array(chunks)) = value.get("chunks") else {
         return Err(Error::parse("collected output needs a \"chunks\" array").with_path("$.chunks"));
     };
@@ -2699,14 +2675,10 @@ fn parse_collected(body: &[u8]) -> Result<Vec<Result<Chunk>>> {
 }
 
 /// The dialect-neutral view of one AI SDK UI message.
-fn ui_message_view(
-    index: usize,
-    raw: Map<String, Value>,
-    reasons: &[(String, String)],
-) -> MessageView {
+fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> MessageView {
     let id = match raw.get("id") {
         Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::Number(n)) => Some(n.as_str().to_owned()),
         _ => None,
     };
     let role = raw.get("role").and_then(Value::as_str).map(str::to_owned);
@@ -2748,7 +2720,7 @@ fn ui_message_view(
     }
 }
 
-fn part_tool(part: &Map<String, Value>, reasons: &[(String, String)]) -> Option<ToolView> {
+fn part_tool(part: &Map, reasons: &[(String, String)]) -> Option<ToolView> {
     let ty = part.get("type")?.as_str()?;
     let name = match ty.strip_prefix("tool-") {
         Some(name) => name.to_owned(),

@@ -1,4 +1,4 @@
-//! What the UI renders: [`Snapshot`] and its parts. Everything serializes to plain JSON with camelCase
+//! What the UI renders: [`Snapshot`] and its parts. Everything writes itself as plain JSON ([`ToJson`]) with camelCase
 //! keys; an absent value is `null`.
 //!
 //! ```text
@@ -47,20 +47,16 @@
 
 use std::sync::Arc;
 
-use serde::ser::{SerializeMap, SerializeStruct, Serializer};
-use serde::Serialize;
-use serde_json::Value;
-
 use crate::approval::Approval;
-use crate::decisions::Decision;
+use crate::decisions::{write_decision_map, Decision};
 use crate::error::Error;
+use crate::json::{self, Obj, ToJson, Value};
 use crate::thread::Message;
 
 use super::config::Dialect;
 
 /// Where the client stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Phase {
     /// Nothing in flight and no run observed to finish yet (also before the first load).
     Idle,
@@ -104,8 +100,14 @@ impl Phase {
     }
 }
 
+impl ToJson for Phase {
+    fn write_json(&self, out: &mut String) {
+        json::write_str(out, self.as_str());
+    }
+}
+
 /// `{ code, message }`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorView {
     pub code: &'static str,
     pub message: String,
@@ -120,9 +122,16 @@ impl From<&Error> for ErrorView {
     }
 }
 
+impl ToJson for ErrorView {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        o.field("code", &self.code).field("message", &self.message);
+        o.end();
+    }
+}
+
 /// What kind of message, dialect-neutral.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MessageKindView {
     Text,
     ToolCall,
@@ -130,9 +139,26 @@ pub enum MessageKindView {
     Other,
 }
 
+impl MessageKindView {
+    /// The wire form, e.g. `"tool_call"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            MessageKindView::Text => "text",
+            MessageKindView::ToolCall => "tool_call",
+            MessageKindView::ToolResult => "tool_result",
+            MessageKindView::Other => "other",
+        }
+    }
+}
+
+impl ToJson for MessageKindView {
+    fn write_json(&self, out: &mut String) {
+        json::write_str(out, self.as_str());
+    }
+}
+
 /// A tool's state in a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ToolStatus {
     /// Gated, awaiting a decision.
     Pending,
@@ -150,9 +176,29 @@ pub enum ToolStatus {
     Error,
 }
 
+impl ToolStatus {
+    /// The wire form, e.g. `"pending"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Pending => "pending",
+            ToolStatus::Approved => "approved",
+            ToolStatus::Rejected => "rejected",
+            ToolStatus::Called => "called",
+            ToolStatus::Done => "done",
+            ToolStatus::Denied => "denied",
+            ToolStatus::Error => "error",
+        }
+    }
+}
+
+impl ToJson for ToolStatus {
+    fn write_json(&self, out: &mut String) {
+        json::write_str(out, self.as_str());
+    }
+}
+
 /// One tool of a message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolView {
     pub call_id: String,
     pub name: String,
@@ -164,9 +210,23 @@ pub struct ToolView {
     pub status: ToolStatus,
 }
 
+impl ToJson for ToolView {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        o.field("callId", &self.call_id)
+            .field("name", &self.name)
+            .field("inputs", &self.inputs)
+            .field("result", &self.result)
+            .field("approval", &self.approval)
+            .field("approvalReason", &self.approval_reason)
+            .field("rejectReason", &self.reject_reason)
+            .field("status", &self.status);
+        o.end();
+    }
+}
+
 /// One message, dialect-neutral, with the wire message in `raw`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MessageView {
     pub id: Option<String>,
     pub index: usize,
@@ -175,6 +235,20 @@ pub struct MessageView {
     pub text: String,
     pub tools: Vec<ToolView>,
     pub raw: Message,
+}
+
+impl ToJson for MessageView {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        o.field("id", &self.id)
+            .field("index", &self.index)
+            .field("role", &self.role)
+            .field("kind", &self.kind)
+            .field("text", &self.text)
+            .field("tools", &self.tools)
+            .field("raw", &self.raw);
+        o.end();
+    }
 }
 
 /// The settled messages, shared: cloning a snapshot does not copy them, and two snapshots compare
@@ -194,15 +268,14 @@ impl PartialEq for Messages {
     }
 }
 
-impl Serialize for Messages {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        self.0.as_slice().serialize(serializer)
+impl ToJson for Messages {
+    fn write_json(&self, out: &mut String) {
+        self.0.as_slice().write_json(out);
     }
 }
 
 /// A gated tool on the paused tail, with the local draft overlaid.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GatedView {
     pub call_id: String,
     pub name: String,
@@ -218,24 +291,39 @@ pub struct GatedView {
     pub draft: bool,
     pub server_approval: Approval,
     pub server_reject_reason: Option<String>,
-    /// Sidenet: the paused run this call belongs to.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Sidenet: the paused run this call belongs to (absent from the JSON when `None`).
     pub run_id: Option<String>,
-    /// Sidenet: the agent version that paused (continuations are pinned to it).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Sidenet: the agent version that paused (continuations are pinned to it; absent from the
+    /// JSON when `None`).
     pub agent_version_id: Option<String>,
 }
 
+impl ToJson for GatedView {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        o.field("callId", &self.call_id)
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("inputs", &self.inputs)
+            .field("approval", &self.approval)
+            .field("approvalReason", &self.approval_reason)
+            .field("rejectReason", &self.reject_reason)
+            .field("draft", &self.draft)
+            .field("serverApproval", &self.server_approval)
+            .field("serverRejectReason", &self.server_reject_reason)
+            .field_if("runId", self.run_id.as_deref())
+            .field_if("agentVersionId", self.agent_version_id.as_deref());
+        o.end();
+    }
+}
+
 /// The paused tail, with the drafts overlaid.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SuspensionView {
     pub message_id: Option<String>,
-    /// Sidenet: the paused run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Sidenet: the paused run (absent from the JSON when `None`).
     pub run_id: Option<String>,
-    /// Sidenet: the agent version that paused.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Sidenet: the agent version that paused (absent from the JSON when `None`).
     pub agent_version_id: Option<String>,
     pub tools: Vec<GatedView>,
     pub pending: Vec<GatedView>,
@@ -244,23 +332,57 @@ pub struct SuspensionView {
     pub complete: bool,
 }
 
+impl ToJson for SuspensionView {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        o.field("messageId", &self.message_id)
+            .field_if("runId", self.run_id.as_deref())
+            .field_if("agentVersionId", self.agent_version_id.as_deref())
+            .field("tools", &self.tools)
+            .field("pending", &self.pending)
+            .field("decided", &self.decided)
+            .field("undecided", &self.undecided)
+            .field("complete", &self.complete);
+        o.end();
+    }
+}
+
 /// A tool still pending after a submission, and why it asks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PendingNote {
     pub call_id: String,
     pub name: String,
     pub approval_reason: Option<String>,
 }
 
+impl ToJson for PendingNote {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        o.field("callId", &self.call_id)
+            .field("name", &self.name)
+            .field("approvalReason", &self.approval_reason);
+        o.end();
+    }
+}
+
 /// The outcome of the last decision submission.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SubmissionView {
     pub call_ids: Vec<String>,
     pub status: Phase,
     pub still_pending: Vec<PendingNote>,
     pub not_applied: Vec<String>,
+}
+
+impl ToJson for SubmissionView {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        o.field("callIds", &self.call_ids)
+            .field("status", &self.status)
+            .field("stillPending", &self.still_pending)
+            .field("notApplied", &self.not_applied);
+        o.end();
+    }
 }
 
 /// The drafts, as an ordered map `callId → wire decision`.
@@ -281,13 +403,9 @@ impl DraftMap {
     }
 }
 
-impl Serialize for DraftMap {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (id, decision) in &self.0 {
-            map.serialize_entry(id, decision)?;
-        }
-        map.end()
+impl ToJson for DraftMap {
+    fn write_json(&self, out: &mut String) {
+        write_decision_map(out, self.0.iter().map(|(id, d)| (id.as_str(), d)));
     }
 }
 
@@ -321,39 +439,35 @@ impl Snapshot {
         SnapshotHead(self)
     }
 
-    fn write<S: Serializer>(
-        &self,
-        serializer: S,
-        with_messages: bool,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Snapshot", 18)?;
-        s.serialize_field("version", &self.version)?;
-        s.serialize_field("phase", &self.phase)?;
-        s.serialize_field("dialect", &self.dialect)?;
-        s.serialize_field("threadId", &self.thread_id)?;
-        s.serialize_field("loaded", &self.loaded)?;
-        s.serialize_field("busy", &self.busy)?;
-        s.serialize_field("syncing", &self.syncing)?;
-        s.serialize_field("messagesVersion", &self.messages_version)?;
+    fn write(&self, out: &mut String, with_messages: bool) {
+        let mut o = Obj::new(out);
+        o.field("version", &self.version)
+            .field("phase", &self.phase)
+            .field("dialect", &self.dialect)
+            .field("threadId", &self.thread_id)
+            .field("loaded", &self.loaded)
+            .field("busy", &self.busy)
+            .field("syncing", &self.syncing)
+            .field("messagesVersion", &self.messages_version);
         if with_messages {
-            s.serialize_field("messages", &self.messages)?;
+            o.field("messages", &self.messages);
         }
-        s.serialize_field("streaming", &self.streaming)?;
-        s.serialize_field("suspension", &self.suspension)?;
-        s.serialize_field("decisions", &self.decisions)?;
-        s.serialize_field("canSend", &self.can_send)?;
-        s.serialize_field("canSubmit", &self.can_submit)?;
-        s.serialize_field("error", &self.error)?;
-        s.serialize_field("unsentText", &self.unsent_text)?;
-        s.serialize_field("lastSubmission", &self.last_submission)?;
-        s.serialize_field("droppedDrafts", &self.dropped_drafts)?;
-        s.end()
+        o.field("streaming", &self.streaming)
+            .field("suspension", &self.suspension)
+            .field("decisions", &self.decisions)
+            .field("canSend", &self.can_send)
+            .field("canSubmit", &self.can_submit)
+            .field("error", &self.error)
+            .field("unsentText", &self.unsent_text)
+            .field("lastSubmission", &self.last_submission)
+            .field("droppedDrafts", &self.dropped_drafts);
+        o.end();
     }
 }
 
-impl Serialize for Snapshot {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        self.write(serializer, true)
+impl ToJson for Snapshot {
+    fn write_json(&self, out: &mut String) {
+        self.write(out, true);
     }
 }
 
@@ -361,8 +475,8 @@ impl Serialize for Snapshot {
 #[derive(Debug, Clone, Copy)]
 pub struct SnapshotHead<'a>(&'a Snapshot);
 
-impl Serialize for SnapshotHead<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        self.0.write(serializer, false)
+impl ToJson for SnapshotHead<'_> {
+    fn write_json(&self, out: &mut String) {
+        self.0.write(out, false);
     }
 }

@@ -1,13 +1,8 @@
 //! Typing of UI-message-stream chunks: one JSON object per event, told apart by its `type`.
 
-use std::borrow::Cow;
-
-use serde::{Deserialize, Deserializer};
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
-
 use super::sse::{SseDecoder, SseEventRef};
 use crate::error::{Error, ErrorCode, Result};
+use crate::json::{Map, Value};
 
 /// One chunk of an AI SDK UI message stream, as far as toolgate needs to know it.
 ///
@@ -199,14 +194,22 @@ pub fn parse_chunk_str(text: &str) -> Result<Option<Chunk>> {
     if trimmed == "[DONE]" {
         return Ok(Some(Chunk::Done));
     }
-    if !trimmed.starts_with('{') {
-        return Err(match serde_json::from_str::<serde::de::IgnoredAny>(text) {
-            Ok(_) => stream_error("chunk is not a JSON object"),
-            Err(err) => json_error(&err),
-        });
+    match Value::parse(text) {
+        Ok(Value::Object(map)) => build(&map),
+        Ok(_) => Err(stream_error("chunk is not a JSON object")),
+        Err(err) => {
+            let mut message = "chunk is not valid JSON: ".to_owned();
+            message.push_str(
+                err.message
+                    .strip_prefix("invalid JSON: ")
+                    .unwrap_or(&err.message),
+            );
+            let mut e = stream_error(message);
+            e.line = err.line;
+            e.column = err.column;
+            Err(e)
+        }
     }
-    let envelope: Envelope<'_> = serde_json::from_str(text).map_err(|err| json_error(&err))?;
-    build(&envelope)
 }
 
 /// Types one chunk already parsed as JSON (e.g. an element of the `chunks` array that
@@ -224,176 +227,66 @@ fn stream_error(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::StreamError, message)
 }
 
-fn json_error(err: &serde_json::Error) -> Error {
-    let mut e = stream_error(format!("chunk is not valid JSON: {err}"));
-    if err.line() > 0 {
-        e = e.at(err.line(), err.column());
-    }
-    e
-}
-
-/// The top-level fields of a chunk, each kept as raw JSON text borrowed from the input: one pass
-/// over the text, and nothing typed until the `type` is known (so a field of an unknown type can
-/// have any shape).
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(rename = "type", borrow, default, deserialize_with = "raw")]
-    ty: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "raw")]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "raw")]
-    delta: Option<&'a RawValue>,
-    #[serde(rename = "messageId", borrow, default, deserialize_with = "raw")]
-    message_id: Option<&'a RawValue>,
-    #[serde(rename = "toolCallId", borrow, default, deserialize_with = "raw")]
-    tool_call_id: Option<&'a RawValue>,
-    #[serde(rename = "toolName", borrow, default, deserialize_with = "raw")]
-    tool_name: Option<&'a RawValue>,
-    #[serde(rename = "inputTextDelta", borrow, default, deserialize_with = "raw")]
-    input_text_delta: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "raw")]
-    input: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "raw")]
-    output: Option<&'a RawValue>,
-    #[serde(rename = "errorText", borrow, default, deserialize_with = "raw")]
-    error_text: Option<&'a RawValue>,
-    #[serde(rename = "approvalId", borrow, default, deserialize_with = "raw")]
-    approval_id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "raw")]
-    data: Option<&'a RawValue>,
-    #[serde(rename = "finishReason", borrow, default, deserialize_with = "raw")]
-    finish_reason: Option<&'a RawValue>,
-}
-
-/// `Some` even for `null`, so that a present `null` is told apart from an absent field.
-fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&'de RawValue>::deserialize(d).map(Some)
-}
-
-/// One field of a chunk, from either source.
-#[derive(Clone, Copy)]
-enum Field<'a> {
-    Absent,
-    Raw(&'a RawValue),
-    Val(&'a Value),
-}
-
 /// What a field holds, for a string field.
 enum Str<'a> {
     Absent,
     Null,
-    Text(Cow<'a, str>),
+    Text(&'a str),
     WrongType,
 }
 
-impl<'a> Field<'a> {
-    fn string(self) -> Str<'a> {
-        match self {
-            Field::Absent => Str::Absent,
-            Field::Val(Value::Null) => Str::Null,
-            Field::Val(Value::String(s)) => Str::Text(Cow::Borrowed(s)),
-            Field::Val(_) => Str::WrongType,
-            Field::Raw(raw) => {
-                let text = raw.get();
-                if text == "null" {
-                    return Str::Null;
-                }
-                if !text.starts_with('"') {
-                    return Str::WrongType;
-                }
-                // The common case: no escapes, so the string is the text between the quotes.
-                if let Some(inner) = text.get(1..text.len().saturating_sub(1)) {
-                    if !inner.contains('\\') {
-                        return Str::Text(Cow::Borrowed(inner));
-                    }
-                }
-                match serde_json::from_str::<String>(text) {
-                    Ok(s) => Str::Text(Cow::Owned(s)),
-                    Err(_) => Str::WrongType,
-                }
-            }
-        }
-    }
-
-    /// The field as a JSON value; `None` when absent (a present `null` is `Some(Null)`).
-    fn value(self) -> Option<Value> {
-        match self {
-            Field::Absent => None,
-            Field::Val(v) => Some(v.clone()),
-            // The text was validated as JSON when the envelope was read.
-            Field::Raw(raw) => serde_json::from_str(raw.get()).ok(),
-        }
-    }
-}
-
-trait Fields {
-    fn field(&self, name: &str) -> Field<'_>;
-}
-
-impl Fields for Envelope<'_> {
-    fn field(&self, name: &str) -> Field<'_> {
-        let raw = match name {
-            "type" => self.ty,
-            "id" => self.id,
-            "delta" => self.delta,
-            "messageId" => self.message_id,
-            "toolCallId" => self.tool_call_id,
-            "toolName" => self.tool_name,
-            "inputTextDelta" => self.input_text_delta,
-            "input" => self.input,
-            "output" => self.output,
-            "errorText" => self.error_text,
-            "approvalId" => self.approval_id,
-            "data" => self.data,
-            "finishReason" => self.finish_reason,
-            _ => None,
-        };
-        raw.map_or(Field::Absent, Field::Raw)
-    }
-}
-
-impl Fields for Map<String, Value> {
-    fn field(&self, name: &str) -> Field<'_> {
-        self.get(name).map_or(Field::Absent, Field::Val)
+fn string_field<'a>(fields: &'a Map, name: &str) -> Str<'a> {
+    match fields.get(name) {
+        None => Str::Absent,
+        Some(Value::Null) => Str::Null,
+        Some(Value::String(s)) => Str::Text(s),
+        Some(_) => Str::WrongType,
     }
 }
 
 /// Reads the fields of one chunk of type `ty`, naming the type and field in its errors.
-struct Reader<'f, F: ?Sized> {
-    fields: &'f F,
+struct Reader<'f> {
+    fields: &'f Map,
     ty: &'f str,
     /// `""` for top-level fields, `"data."` inside `data`.
     prefix: &'static str,
 }
 
-impl<F: Fields + ?Sized> Reader<'_, F> {
+impl Reader<'_> {
+    /// "`<type>` chunk: <what> field `<prefix><name>` <how>", at `$.<prefix><name>`.
+    fn field_error(&self, what: &str, name: &str, how: &str) -> Error {
+        let mut field = self.prefix.to_owned();
+        field.push_str(name);
+        let mut m = "`".to_owned();
+        for piece in [self.ty, "` chunk: ", what, "field `", &field, "` ", how] {
+            m.push_str(piece);
+        }
+        let mut path = "$.".to_owned();
+        path.push_str(&field);
+        stream_error(m).with_path(path)
+    }
+
     fn missing(&self, name: &str) -> Error {
-        stream_error(format!(
-            "`{}` chunk: required field `{}{name}` is missing",
-            self.ty, self.prefix
-        ))
-        .with_path(format!("$.{}{name}", self.prefix))
+        self.field_error("required ", name, "is missing")
     }
 
     fn wrong(&self, name: &str, expected: &str) -> Error {
-        stream_error(format!(
-            "`{}` chunk: field `{}{name}` must be {expected}",
-            self.ty, self.prefix
-        ))
-        .with_path(format!("$.{}{name}", self.prefix))
+        let mut how = "must be ".to_owned();
+        how.push_str(expected);
+        self.field_error("", name, &how)
     }
 
     fn req_str(&self, name: &str) -> Result<String> {
-        match self.fields.field(name).string() {
-            Str::Text(s) => Ok(s.into_owned()),
+        match string_field(self.fields, name) {
+            Str::Text(s) => Ok(s.to_owned()),
             Str::Absent | Str::Null => Err(self.missing(name)),
             Str::WrongType => Err(self.wrong(name, "a string")),
         }
     }
 
     fn opt_str(&self, name: &str) -> Result<Option<String>> {
-        match self.fields.field(name).string() {
-            Str::Text(s) => Ok(Some(s.into_owned())),
+        match string_field(self.fields, name) {
+            Str::Text(s) => Ok(Some(s.to_owned())),
             Str::Absent | Str::Null => Ok(None),
             Str::WrongType => Err(self.wrong(name, "a string")),
         }
@@ -402,14 +295,41 @@ impl<F: Fields + ?Sized> Reader<'_, F> {
     /// A field whose value may be any JSON, `null` included, but must be present.
     fn req_value(&self, name: &str) -> Result<Value> {
         self.fields
-            .field(name)
-            .value()
+            .get(name)
+            .cloned()
             .ok_or_else(|| self.missing(name))
     }
 }
 
-fn build<F: Fields + ?Sized>(fields: &F) -> Result<Option<Chunk>> {
-    let ty = match fields.field("type").string() {
+/// The top-level fields a chunk type may read: each may appear once.
+const KNOWN: [&str; 13] = [
+    "type",
+    "id",
+    "delta",
+    "messageId",
+    "toolCallId",
+    "toolName",
+    "inputTextDelta",
+    "input",
+    "output",
+    "errorText",
+    "approvalId",
+    "data",
+    "finishReason",
+];
+
+fn build(fields: &Map) -> Result<Option<Chunk>> {
+    for (i, key) in fields.keys().enumerate() {
+        if KNOWN.contains(&key.as_str()) && fields.keys().take(i).any(|k| k == key) {
+            let mut m = "chunk has a duplicate field `".to_owned();
+            m.push_str(key);
+            m.push('`');
+            let mut path = "$.".to_owned();
+            path.push_str(key);
+            return Err(stream_error(m).with_path(path));
+        }
+    }
+    let ty = match string_field(fields, "type") {
         Str::Text(ty) => ty,
         Str::Absent | Str::Null => {
             return Err(stream_error("chunk has no `type`").with_path("$.type"));
@@ -420,10 +340,10 @@ fn build<F: Fields + ?Sized>(fields: &F) -> Result<Option<Chunk>> {
     };
     let r = Reader {
         fields,
-        ty: &ty,
+        ty,
         prefix: "",
     };
-    let chunk = match &*ty {
+    let chunk = match ty {
         "text-delta" => Chunk::TextDelta {
             id: r.req_str("id")?,
             delta: r.req_str("delta")?,
@@ -487,7 +407,7 @@ fn build<F: Fields + ?Sized>(fields: &F) -> Result<Option<Chunk>> {
     Ok(Some(chunk))
 }
 
-fn tool_call_approval<F: Fields + ?Sized>(r: &Reader<'_, F>) -> Result<ToolCallApproval> {
+fn tool_call_approval(r: &Reader<'_>) -> Result<ToolCallApproval> {
     let id = r.opt_str("id")?;
     let data = match r.req_value("data")? {
         Value::Object(map) => map,
@@ -509,7 +429,7 @@ fn tool_call_approval<F: Fields + ?Sized>(r: &Reader<'_, F>) -> Result<ToolCallA
     let resume_schema = match data.get("resumeSchema") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => {
-            Some(serde_json::from_str::<Value>(s).unwrap_or_else(|_| Value::String(s.clone())))
+            Some(Value::parse(s).unwrap_or_else(|_| Value::String(s.clone())))
         }
         Some(v) => Some(v.clone()),
     };

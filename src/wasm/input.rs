@@ -1,8 +1,10 @@
 //! Reading the inputs the exported functions accept: a JSON string, a `Uint8Array` (or
-//! `ArrayBuffer`) of UTF-8 JSON, or an already-parsed JS value.
+//! `ArrayBuffer`) of UTF-8 JSON, or an already-parsed JS value. Values cross the boundary as JSON
+//! text (`JSON.stringify` / `JSON.parse`), never converted field by field.
 
 use crate::error::Error;
-use js_sys::{Array, ArrayBuffer, Reflect, Uint8Array};
+use crate::json::Value;
+use js_sys::{Array, ArrayBuffer, Reflect, Uint8Array, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -25,11 +27,40 @@ pub(crate) fn read(input: &JsValue) -> Input {
     Input::Value(input.clone())
 }
 
-/// A JS value as JSON, for the core. Values that JSON cannot hold (functions, symbols, bigints,
-/// `undefined` at the top) are a `parse_error`.
-pub(crate) fn to_json(value: &JsValue, path: &str) -> Result<serde_json::Value, Error> {
-    serde_wasm_bindgen::from_value(value.clone())
-        .map_err(|e| Error::parse(format!("not a JSON value: {e}")).with_path(path))
+/// A JS value as JSON text (`JSON.stringify`). Values that JSON cannot hold (functions, symbols,
+/// `undefined`, bigints, cycles) are a `parse_error` at `path`.
+pub(crate) fn stringify(value: &JsValue, path: &str) -> Result<String, Error> {
+    match JSON::stringify(value) {
+        Ok(s) => s
+            .as_string()
+            .ok_or_else(|| Error::parse("not a JSON value").with_path(path)),
+        Err(e) => {
+            let mut m = "not a JSON value: ".to_owned();
+            m.push_str(
+                &e.dyn_ref::<js_sys::Error>()
+                    .map(|e| String::from(e.message()))
+                    .unwrap_or_default(),
+            );
+            Err(Error::parse(m).with_path(path))
+        }
+    }
+}
+
+/// A JS value as JSON, for the core.
+pub(crate) fn to_json(value: &JsValue, path: &str) -> Result<Value, Error> {
+    Value::parse(&stringify(value, path)?).map_err(|e| e.with_path(path))
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `JSON.parse` of a JS string, without copying it through wasm memory.
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+/// `JSON.parse` of text (a JS string) the core has already validated.
+pub(crate) fn parse(text: &JsValue) -> Result<JsValue, Error> {
+    json_parse(text).map_err(|_| Error::parse("invalid JSON"))
 }
 
 /// The messages of an already-parsed thread document (`{ messages: [...] }` or a bare array),

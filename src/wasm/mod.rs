@@ -1,44 +1,69 @@
 //! The JS boundary: the only module that names wasm-bindgen, js-sys, web-sys or gloo-net.
 //!
-//! Exported functions and classes use camelCase names. Values cross as plain JS objects
-//! (serde-wasm-bindgen with `json_compatible()`: maps become objects, `None` becomes `null`), and
-//! errors as `Error` objects with `name === "ToolgateError"` and a stable `code` (see `error.rs`).
+//! Exported functions and classes use camelCase names. Values cross as JSON text: the core writes
+//! it and `JSON.parse` makes plain objects (`None` is `null`); JS values going in are
+//! `JSON.stringify`-ed. Errors cross as `Error` objects with `name === "ToolgateError"` and a stable
+//! `code` (see `error.rs`).
 
 mod client;
 mod error;
 mod input;
 mod types;
 
-use serde::Serialize;
+use js_sys::{Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use crate::approval::{self, Suspension};
 use crate::decisions::Decisions as CoreDecisions;
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
+use crate::json::{self, ToJsonDyn};
 use crate::thread::{self, Message};
 use input::Input;
 
 pub use client::ApprovalClient;
 pub use error::is_toolgate_error;
 
-/// Serializes a value for JS: plain objects, `null` for `None`, no `Map`s.
-pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| error::to_js(&Error::new(ErrorCode::InvalidArgument, e.to_string())))
+/// A value for JS: its JSON text, `JSON.parse`d (plain objects and arrays, `null` for `None`).
+pub(crate) fn to_js(value: &dyn ToJsonDyn) -> Result<JsValue, JsValue> {
+    let mut text = String::new();
+    value.write_dyn(&mut text);
+    Ok(input::parse(&JsValue::from_str(&text))?)
 }
 
-/// `parseThread(input)`: the whole thread as plain objects, `{ id, messages }`.
+/// `parseThread(input)`: the whole thread as plain objects, `{ id, messages }`. The document is
+/// checked here (JSON and thread shape, every message), then `JSON.parse` builds the objects
+/// from the original text: nothing is lost, key order included.
 #[wasm_bindgen(js_name = parseThread, unchecked_return_type = "Thread")]
 pub fn parse_thread(
     #[wasm_bindgen(unchecked_param_type = "ThreadInput")] input: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let thread = match input::read(&input) {
-        Input::Text(text) => thread::parse_thread_str(&text)?,
-        Input::Bytes(bytes) => thread::parse_thread_bytes(&bytes)?,
-        Input::Value(value) => thread::parse_thread_value(input::to_json(&value, "$")?)?,
+    let (text, (id, bare)) = match input::read(&input) {
+        Input::Text(text) => {
+            let checked = thread::check_thread_str(&text)?;
+            (input, checked)
+        }
+        Input::Bytes(bytes) => {
+            let text = json::utf8(&bytes)?;
+            let checked = thread::check_thread_str(text)?;
+            (JsValue::from_str(text), checked)
+        }
+        Input::Value(value) => {
+            let text = input::stringify(&value, "$")?;
+            let checked = thread::check_thread_str(&text)?;
+            (JsValue::from_str(&text), checked)
+        }
     };
-    to_js(&thread)
+    let document = input::parse(&text)?;
+    let messages = if bare {
+        document
+    } else {
+        Reflect::get(&document, &"messages".into())?
+    };
+    let thread = Object::new();
+    let id = id.map_or(JsValue::NULL, |id| JsValue::from_str(&id));
+    Reflect::set(&thread, &"id".into(), &id)?;
+    Reflect::set(&thread, &"messages".into(), &messages)?;
+    Ok(thread.into())
 }
 
 /// `pendingApprovals(input)`: where the thread stands, by its last message alone.
@@ -60,23 +85,23 @@ fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
             for i in 0..len {
                 let m = messages.get(i);
                 if !m.is_object() || js_sys::Array::is_array(&m) {
-                    return Err(Error::parse("a message must be an object")
-                        .with_path(format!("{base}[{i}]")));
+                    let mut path = base.to_owned();
+                    path.push('[');
+                    path.push_str(&json::u64_string(u64::from(i)));
+                    path.push(']');
+                    return Err(Error::parse("a message must be an object").with_path(path));
                 }
             }
             if len == 0 {
                 return Ok(Suspension::default());
             }
             let last = len - 1;
-            let path = format!("{base}[{last}]");
+            let mut path = base.to_owned();
+            path.push('[');
+            path.push_str(&json::u64_string(u64::from(last)));
+            path.push(']');
             let tail = input::to_json(&messages.get(last), &path)?;
-            let message = Message::from_value(tail).map_err(|mut e| {
-                e.path = Some(match e.path.take() {
-                    Some(p) => format!("{path}{}", p.strip_prefix('$').unwrap_or(&p)),
-                    None => path.clone(),
-                });
-                e
-            })?;
+            let message = Message::from_value_at(tail, || path.clone())?;
             Ok(Suspension::from_message(&message))
         }
     }
@@ -158,12 +183,7 @@ impl JsDecisions {
     /// `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
     #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "DecisionPayload")]
     pub fn to_json(&self) -> Result<JsValue, JsValue> {
-        let payload = self.inner.payload()?;
-        to_js(&Wrapped { decisions: payload })
+        let body = self.inner.to_json_string()?;
+        Ok(input::parse(&JsValue::from_str(&body))?)
     }
-}
-
-#[derive(Serialize)]
-struct Wrapped<T> {
-    decisions: T,
 }

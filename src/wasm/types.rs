@@ -1,11 +1,11 @@
 //! The TypeScript declarations of the public API (hand-written, checked by a strict `tsc` test),
 //! and reading a `Suspension` back from JS.
 
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::error::Error;
+use crate::json::{Map, Value};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
@@ -310,7 +310,7 @@ fn suspension_from_json(json: &Value) -> Result<Suspension, Error> {
                 })?;
             let inputs = match item.get("inputs") {
                 Some(Value::Object(map)) => Value::Object(map.clone()),
-                _ => Value::Object(serde_json::Map::new()),
+                _ => Value::Object(Map::new()),
             };
             out.push(GatedTool {
                 call_id,

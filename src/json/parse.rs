@@ -1,0 +1,600 @@
+//! A strict RFC 8259 parser over `&str`: builds [`Value`]s, or skips values without allocating
+//! (for walks that keep only part of a document). Errors carry serde_json's messages and its
+//! positions (1-based line, 1-based byte column of the byte where parsing gave up).
+//!
+//! Nesting is bounded: a 128th level of arrays or objects is an error ("recursion limit
+//! exceeded", as in serde_json), never a stack overflow.
+
+use std::borrow::Cow;
+
+use super::value::{Map, Number, Value};
+use crate::error::Error;
+
+/// The nesting at which parsing stops (serde_json's limit: 127 levels are fine, 128 are not).
+pub(crate) const MAX_DEPTH: u32 = 128;
+
+/// What went wrong, with serde_json's wording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Code {
+    EofList,
+    EofObject,
+    EofString,
+    EofValue,
+    ExpectedColon,
+    ExpectedListCommaOrEnd,
+    ExpectedObjectCommaOrEnd,
+    ExpectedIdent,
+    ExpectedValue,
+    InvalidEscape,
+    InvalidNumber,
+    ControlChar,
+    KeyMustBeString,
+    LoneSurrogate,
+    UnexpectedEndOfHexEscape,
+    TrailingComma,
+    TrailingCharacters,
+    RecursionLimit,
+}
+
+impl Code {
+    pub(crate) fn message(self) -> &'static str {
+        match self {
+            Code::EofList => "EOF while parsing a list",
+            Code::EofObject => "EOF while parsing an object",
+            Code::EofString => "EOF while parsing a string",
+            Code::EofValue => "EOF while parsing a value",
+            Code::ExpectedColon => "expected `:`",
+            Code::ExpectedListCommaOrEnd => "expected `,` or `]`",
+            Code::ExpectedObjectCommaOrEnd => "expected `,` or `}`",
+            Code::ExpectedIdent => "expected ident",
+            Code::ExpectedValue => "expected value",
+            Code::InvalidEscape => "invalid escape",
+            Code::InvalidNumber => "invalid number",
+            Code::ControlChar => "control character (\\u0000-\\u001F) found while parsing a string",
+            Code::KeyMustBeString => "key must be a string",
+            Code::LoneSurrogate => "lone leading surrogate in hex escape",
+            Code::UnexpectedEndOfHexEscape => "unexpected end of hex escape",
+            Code::TrailingComma => "trailing comma",
+            Code::TrailingCharacters => "trailing characters",
+            Code::RecursionLimit => "recursion limit exceeded",
+        }
+    }
+
+    pub(crate) fn is_eof(self) -> bool {
+        matches!(
+            self,
+            Code::EofList | Code::EofObject | Code::EofString | Code::EofValue
+        )
+    }
+}
+
+/// A syntax error: its code and serde_json's position index (just past the offending byte, or the
+/// input length at end of input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Syntax {
+    pub(crate) code: Code,
+    pub(crate) at: usize,
+}
+
+pub(crate) type PResult<T> = Result<T, Syntax>;
+
+/// Bytes that end the fast scan of a string: `"`, `\` and control characters.
+#[inline(always)]
+fn special(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// The (line, column) of a position index, as serde_json counts them.
+pub(crate) fn line_column(text: &str, at: usize) -> (usize, usize) {
+    let bytes = text.as_bytes();
+    let before = bytes.get(..at.min(bytes.len())).unwrap_or_default();
+    let start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let line = 1 + before
+        .get(..start)
+        .unwrap_or_default()
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    (line, before.len() - start)
+}
+
+/// A `parse_error` for a syntax error in `text`: "invalid JSON: ..." or "unexpected end of input:
+/// ...", with the line and column.
+pub(crate) fn to_error(text: &str, s: Syntax) -> Error {
+    let prefix = if s.code.is_eof() {
+        "unexpected end of input: "
+    } else {
+        "invalid JSON: "
+    };
+    let mut message = String::from(prefix);
+    message.push_str(s.code.message());
+    let (line, column) = line_column(text, s.at);
+    Error::parse(message).at(line, column)
+}
+
+/// Parses a whole document.
+pub(crate) fn parse_document(text: &str) -> crate::error::Result<Value> {
+    let mut p = Parser::new(text);
+    p.parse_value()
+        .and_then(|v| p.end().map(|()| v))
+        .map_err(|s| to_error(text, s))
+}
+
+pub(crate) struct Parser<'a> {
+    text: &'a str,
+    pos: usize,
+    depth: u32,
+}
+
+impl<'a> Parser<'a> {
+    pub(crate) fn new(text: &'a str) -> Parser<'a> {
+        Parser {
+            text,
+            pos: 0,
+            depth: 0,
+        }
+    }
+
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// The text between two positions.
+    pub(crate) fn slice(&self, from: usize, to: usize) -> &'a str {
+        self.text.get(from..to).unwrap_or_default()
+    }
+
+    fn byte(&self, i: usize) -> Option<u8> {
+        self.text.as_bytes().get(i).copied()
+    }
+
+    fn err(&self, code: Code, at_byte: usize) -> Syntax {
+        Syntax {
+            code,
+            at: at_byte + 1,
+        }
+    }
+
+    fn eof(&self, code: Code) -> Syntax {
+        Syntax {
+            code,
+            at: self.text.len(),
+        }
+    }
+
+    /// Skips whitespace; the next byte, if any.
+    pub(crate) fn ws(&mut self) -> Option<u8> {
+        let bytes = self.text.as_bytes();
+        while let Some(&b) = bytes.get(self.pos) {
+            if matches!(b, b' ' | b'\n' | b'\t' | b'\r') {
+                self.pos += 1;
+            } else {
+                return Some(b);
+            }
+        }
+        None
+    }
+
+    /// Nothing but whitespace until the end.
+    pub(crate) fn end(&mut self) -> PResult<()> {
+        match self.ws() {
+            None => Ok(()),
+            Some(_) => Err(self.err(Code::TrailingCharacters, self.pos)),
+        }
+    }
+
+    /// Consumes the `[` or `{` at the current position, one level deeper.
+    pub(crate) fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth >= MAX_DEPTH {
+            return Err(self.err(Code::RecursionLimit, self.pos));
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// Call after the closing `]` or `}` was consumed.
+    pub(crate) fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// After `[`: `true` when an element follows, `false` when the array ended (`]` consumed).
+    pub(crate) fn array_first(&mut self) -> PResult<bool> {
+        match self.ws() {
+            None => Err(self.eof(Code::EofList)),
+            Some(b']') => {
+                self.pos += 1;
+                self.leave();
+                Ok(false)
+            }
+            Some(_) => Ok(true),
+        }
+    }
+
+    /// After an element: `true` when `,` and another element follow, `false` at `]`.
+    pub(crate) fn array_next(&mut self) -> PResult<bool> {
+        match self.ws() {
+            None => Err(self.eof(Code::EofList)),
+            Some(b']') => {
+                self.pos += 1;
+                self.leave();
+                Ok(false)
+            }
+            Some(b',') => {
+                self.pos += 1;
+                match self.ws() {
+                    None => Err(self.eof(Code::EofValue)),
+                    Some(b']') => Err(self.err(Code::TrailingComma, self.pos)),
+                    Some(_) => Ok(true),
+                }
+            }
+            Some(_) => Err(self.err(Code::ExpectedListCommaOrEnd, self.pos)),
+        }
+    }
+
+    /// After `{`: the first key (its `:` consumed), or `None` when the object ended.
+    pub(crate) fn object_first(&mut self) -> PResult<Option<Cow<'a, str>>> {
+        match self.ws() {
+            None => Err(self.eof(Code::EofObject)),
+            Some(b'}') => {
+                self.pos += 1;
+                self.leave();
+                Ok(None)
+            }
+            Some(b'"') => self.key().map(Some),
+            Some(_) => Err(self.err(Code::KeyMustBeString, self.pos)),
+        }
+    }
+
+    /// After a member's value: the next key, or `None` at `}`.
+    pub(crate) fn object_next(&mut self) -> PResult<Option<Cow<'a, str>>> {
+        match self.ws() {
+            None => Err(self.eof(Code::EofObject)),
+            Some(b'}') => {
+                self.pos += 1;
+                self.leave();
+                Ok(None)
+            }
+            Some(b',') => {
+                self.pos += 1;
+                match self.ws() {
+                    None => Err(self.eof(Code::EofValue)),
+                    Some(b'"') => self.key().map(Some),
+                    Some(b'}') => Err(self.err(Code::TrailingComma, self.pos)),
+                    Some(_) => Err(self.err(Code::KeyMustBeString, self.pos)),
+                }
+            }
+            Some(_) => Err(self.err(Code::ExpectedObjectCommaOrEnd, self.pos)),
+        }
+    }
+
+    fn key(&mut self) -> PResult<Cow<'a, str>> {
+        let key = self.string()?;
+        match self.ws() {
+            None => Err(self.eof(Code::EofObject)),
+            Some(b':') => {
+                self.pos += 1;
+                Ok(key)
+            }
+            Some(_) => Err(self.err(Code::ExpectedColon, self.pos)),
+        }
+    }
+
+    /// Parses one value.
+    pub(crate) fn parse_value(&mut self) -> PResult<Value> {
+        match self.ws() {
+            None => Err(self.eof(Code::EofValue)),
+            Some(b'{') => {
+                self.enter()?;
+                let mut entries = Vec::new();
+                let mut key = self.object_first()?;
+                while let Some(k) = key {
+                    let value = self.parse_value()?;
+                    entries.push((k.into_owned(), value));
+                    key = self.object_next()?;
+                }
+                Ok(Value::Object(Map::from_entries(entries)))
+            }
+            Some(b'[') => {
+                self.enter()?;
+                let mut items = Vec::new();
+                let mut more = self.array_first()?;
+                while more {
+                    items.push(self.parse_value()?);
+                    more = self.array_next()?;
+                }
+                Ok(Value::Array(items))
+            }
+            Some(b'"') => Ok(Value::String(self.string()?.into_owned())),
+            Some(b't') => self.literal(b"true").map(|()| Value::Bool(true)),
+            Some(b'f') => self.literal(b"false").map(|()| Value::Bool(false)),
+            Some(b'n') => self.literal(b"null").map(|()| Value::Null),
+            Some(b'-' | b'0'..=b'9') => Ok(Value::Number(Number::from_valid(self.number()?))),
+            Some(_) => Err(self.err(Code::ExpectedValue, self.pos)),
+        }
+    }
+
+    /// Checks one value and moves past it, allocating nothing.
+    pub(crate) fn skip_value(&mut self) -> PResult<()> {
+        match self.ws() {
+            None => Err(self.eof(Code::EofValue)),
+            Some(b'{') => {
+                self.enter()?;
+                let mut more = self.skip_object_key(true)?;
+                while more {
+                    self.skip_value()?;
+                    more = self.skip_object_key(false)?;
+                }
+                Ok(())
+            }
+            Some(b'[') => {
+                self.enter()?;
+                let mut more = self.array_first()?;
+                while more {
+                    self.skip_value()?;
+                    more = self.array_next()?;
+                }
+                Ok(())
+            }
+            Some(b'"') => self.skip_string(),
+            Some(b't') => self.literal(b"true"),
+            Some(b'f') => self.literal(b"false"),
+            Some(b'n') => self.literal(b"null"),
+            Some(b'-' | b'0'..=b'9') => self.number().map(drop),
+            Some(_) => Err(self.err(Code::ExpectedValue, self.pos)),
+        }
+    }
+
+    /// [`Self::object_first`] / [`Self::object_next`] without building the key.
+    fn skip_object_key(&mut self, first: bool) -> PResult<bool> {
+        match (self.ws(), first) {
+            (None, _) => return Err(self.eof(Code::EofObject)),
+            (Some(b'}'), _) => {
+                self.pos += 1;
+                self.leave();
+                return Ok(false);
+            }
+            (Some(b'"'), true) => {}
+            (Some(_), true) => return Err(self.err(Code::KeyMustBeString, self.pos)),
+            (Some(b','), false) => {
+                self.pos += 1;
+                match self.ws() {
+                    None => return Err(self.eof(Code::EofValue)),
+                    Some(b'"') => {}
+                    Some(b'}') => return Err(self.err(Code::TrailingComma, self.pos)),
+                    Some(_) => return Err(self.err(Code::KeyMustBeString, self.pos)),
+                }
+            }
+            (Some(_), false) => return Err(self.err(Code::ExpectedObjectCommaOrEnd, self.pos)),
+        }
+        self.skip_string()?;
+        match self.ws() {
+            None => Err(self.eof(Code::EofObject)),
+            Some(b':') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(_) => Err(self.err(Code::ExpectedColon, self.pos)),
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> PResult<()> {
+        for &expected in word {
+            match self.byte(self.pos) {
+                None => return Err(self.eof(Code::EofValue)),
+                Some(b) if b == expected => self.pos += 1,
+                Some(_) => return Err(self.err(Code::ExpectedIdent, self.pos)),
+            }
+        }
+        Ok(())
+    }
+
+    fn digits(&mut self) -> PResult<()> {
+        match self.byte(self.pos) {
+            None => return Err(self.eof(Code::EofValue)),
+            Some(b'0'..=b'9') => self.pos += 1,
+            Some(_) => return Err(self.err(Code::InvalidNumber, self.pos)),
+        }
+        while let Some(b'0'..=b'9') = self.byte(self.pos) {
+            self.pos += 1;
+        }
+        Ok(())
+    }
+
+    /// A number's text: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    fn number(&mut self) -> PResult<&'a str> {
+        let start = self.pos;
+        if self.byte(self.pos) == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.byte(self.pos) {
+            Some(b'0') => {
+                self.pos += 1;
+                if let Some(b'0'..=b'9') = self.byte(self.pos) {
+                    return Err(self.err(Code::InvalidNumber, self.pos));
+                }
+            }
+            _ => self.digits()?,
+        }
+        if self.byte(self.pos) == Some(b'.') {
+            self.pos += 1;
+            self.digits()?;
+        }
+        if let Some(b'e' | b'E') = self.byte(self.pos) {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.byte(self.pos) {
+                self.pos += 1;
+            }
+            self.digits()?;
+        }
+        Ok(self.slice(start, self.pos))
+    }
+
+    /// The end of the run of ordinary string bytes starting at `i`: eight bytes at a time while
+    /// none of them is special, then byte by byte.
+    fn scan(&self, mut i: usize) -> usize {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let bytes = self.text.as_bytes();
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            let Ok(array) = <[u8; 8]>::try_from(chunk) else {
+                break;
+            };
+            let v = u64::from_le_bytes(array);
+            let quote = v ^ (ONES * u64::from(b'"'));
+            let backslash = v ^ (ONES * u64::from(b'\\'));
+            let found = (v.wrapping_sub(ONES * 0x20) & !v)
+                | (quote.wrapping_sub(ONES) & !quote)
+                | (backslash.wrapping_sub(ONES) & !backslash);
+            let mask = found & HIGH;
+            if mask != 0 {
+                // The lowest flagged byte is exact (borrows only flag bytes above a real hit).
+                return i + (mask.trailing_zeros() / 8) as usize;
+            }
+            i += 8;
+        }
+        while let Some(&b) = bytes.get(i) {
+            if special(b) {
+                break;
+            }
+            i += 1;
+        }
+        i
+    }
+
+    /// Four hex digits at `at` (serde_json reports a bad one after all four).
+    fn hex4(&self, at: usize) -> PResult<u16> {
+        if at + 4 > self.text.len() {
+            return Err(self.eof(Code::EofString));
+        }
+        let mut n: u16 = 0;
+        for i in at..at + 4 {
+            let digit = match self.byte(i) {
+                Some(b @ b'0'..=b'9') => b - b'0',
+                Some(b @ b'a'..=b'f') => b - b'a' + 10,
+                Some(b @ b'A'..=b'F') => b - b'A' + 10,
+                _ => return Err(self.err(Code::InvalidEscape, at + 3)),
+            };
+            n = (n << 4) | u16::from(digit);
+        }
+        Ok(n)
+    }
+
+    /// Moves past a string (at its opening quote) without building it.
+    fn skip_string(&mut self) -> PResult<()> {
+        let mut i = self.pos + 1;
+        loop {
+            i = self.scan(i);
+            match self.byte(i) {
+                None => return Err(self.eof(Code::EofString)),
+                Some(b'"') => {
+                    self.pos = i + 1;
+                    return Ok(());
+                }
+                Some(b'\\') => match self.byte(i + 1) {
+                    None => return Err(self.eof(Code::EofString)),
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                    Some(b'u') => {
+                        self.hex4(i + 2)?;
+                        i += 6;
+                    }
+                    Some(_) => return Err(self.err(Code::InvalidEscape, i + 1)),
+                },
+                Some(_) => return Err(self.err(Code::ControlChar, i)),
+            }
+        }
+    }
+
+    /// A string (at its opening quote), borrowed when it has no escapes.
+    pub(crate) fn string(&mut self) -> PResult<Cow<'a, str>> {
+        let start = self.pos + 1;
+        let mut i = self.scan(start);
+        match self.byte(i) {
+            Some(b'"') => {
+                self.pos = i + 1;
+                return Ok(Cow::Borrowed(self.slice(start, i)));
+            }
+            None => return Err(self.eof(Code::EofString)),
+            Some(b'\\') => {}
+            Some(_) => return Err(self.err(Code::ControlChar, i)),
+        }
+        let mut out = String::with_capacity(i - start + 16);
+        out.push_str(self.slice(start, i));
+        loop {
+            // At a backslash.
+            let escaped = match self.byte(i + 1) {
+                None => return Err(self.eof(Code::EofString)),
+                Some(b'"') => '"',
+                Some(b'\\') => '\\',
+                Some(b'/') => '/',
+                Some(b'b') => '\u{8}',
+                Some(b'f') => '\u{c}',
+                Some(b'n') => '\n',
+                Some(b'r') => '\r',
+                Some(b't') => '\t',
+                Some(b'u') => {
+                    let (c, next) = self.unicode_escape(i)?;
+                    out.push(c);
+                    i = next;
+                    let run = self.scan(i);
+                    out.push_str(self.slice(i, run));
+                    i = run;
+                    match self.byte(i) {
+                        Some(b'"') => {
+                            self.pos = i + 1;
+                            return Ok(Cow::Owned(out));
+                        }
+                        None => return Err(self.eof(Code::EofString)),
+                        Some(b'\\') => continue,
+                        Some(_) => return Err(self.err(Code::ControlChar, i)),
+                    }
+                }
+                Some(_) => return Err(self.err(Code::InvalidEscape, i + 1)),
+            };
+            out.push(escaped);
+            i += 2;
+            let run = self.scan(i);
+            out.push_str(self.slice(i, run));
+            i = run;
+            match self.byte(i) {
+                Some(b'"') => {
+                    self.pos = i + 1;
+                    return Ok(Cow::Owned(out));
+                }
+                None => return Err(self.eof(Code::EofString)),
+                Some(b'\\') => {}
+                Some(_) => return Err(self.err(Code::ControlChar, i)),
+            }
+        }
+    }
+
+    /// A `\uXXXX` escape (or a surrogate pair of them) at `i` (the backslash): the character and
+    /// the position after it. Lone surrogates are errors, as in serde_json.
+    fn unicode_escape(&self, i: usize) -> PResult<(char, usize)> {
+        let n = self.hex4(i + 2)?;
+        let after = i + 6;
+        if (0xDC00..=0xDFFF).contains(&n) {
+            return Err(self.err(Code::LoneSurrogate, after - 1));
+        }
+        if !(0xD800..=0xDBFF).contains(&n) {
+            return Ok((char::from_u32(u32::from(n)).unwrap_or('\u{FFFD}'), after));
+        }
+        match (self.byte(after), self.byte(after + 1)) {
+            (None, _) | (Some(b'\\'), None) => return Err(self.eof(Code::EofString)),
+            (Some(b'\\'), Some(b'u')) => {}
+            (Some(b'\\'), Some(_)) => {
+                return Err(self.err(Code::UnexpectedEndOfHexEscape, after + 1))
+            }
+            (Some(_), _) => return Err(self.err(Code::UnexpectedEndOfHexEscape, after)),
+        }
+        let n2 = self.hex4(after + 2)?;
+        if !(0xDC00..=0xDFFF).contains(&n2) {
+            return Err(self.err(Code::LoneSurrogate, after + 5));
+        }
+        let c = ((u32::from(n) - 0xD800) << 10 | (u32::from(n2) - 0xDC00)) + 0x1_0000;
+        Ok((char::from_u32(c).unwrap_or('\u{FFFD}'), after + 6))
+    }
+}

@@ -1,0 +1,231 @@
+//! The parser and writer against serde_json as the oracle.
+
+use super::*;
+
+fn serde(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    serde_json::from_str(text)
+}
+
+/// Same verdict as serde_json, the same position on errors, the same value on success.
+fn agree(text: &str) {
+    let ours = Value::parse(text);
+    let theirs = serde(text);
+    match (&ours, &theirs) {
+        (Ok(v), Ok(t)) => {
+            let back: serde_json::Value = serde_json::from_str(&v.to_json_string()).unwrap();
+            assert_eq!(&back, t, "{text:?}");
+        }
+        (Err(e), Err(t)) => {
+            assert_eq!(
+                (e.line, e.column),
+                (Some(t.line()), Some(t.column())),
+                "{text:?}: {e} vs {t}"
+            );
+            let msg = t.to_string();
+            let core = e.message.split(": ").nth(1).unwrap_or_default();
+            assert!(msg.starts_with(core), "{text:?}: {e} vs {t}");
+        }
+        _ => panic!("{text:?}: {ours:?} vs {theirs:?}"),
+    }
+    // The skipper agrees with the parser, except that (like serde_json's) it does not check that
+    // \u escapes pair their surrogates.
+    let mut p = Parser::new(text);
+    let skipped = p.skip_value().and_then(|()| p.end());
+    if !text.contains("\\u") {
+        assert_eq!(skipped.is_ok(), ours.is_ok(), "{text:?}");
+    } else if ours.is_ok() {
+        assert!(skipped.is_ok(), "{text:?}");
+    }
+}
+
+#[test]
+fn agrees_with_serde_json() {
+    let cases = [
+        "",
+        " ",
+        "null",
+        "true",
+        "false",
+        "tru",
+        "nul",
+        "nulx",
+        "0",
+        "-0",
+        "01",
+        "-",
+        "1.",
+        "1.5",
+        "1e5",
+        "1E+5",
+        "1e-5",
+        "1e",
+        "-1.25e-3",
+        "12345678901234567890123",
+        "\"\"",
+        "\"abc\"",
+        "\"a\\nb\"",
+        "\"\\u00e9\"",
+        "\"\\ud83d\\ude00\"",
+        "\"\\ud83d\"",
+        "\"\\ude00\"",
+        "\"\\ud83dx\"",
+        "\"\\ud83d\\n\"",
+        "\"\\x\"",
+        "\"\\u12g4\"",
+        "\"a\u{1}b\"",
+        "\"abc",
+        "\"ab\\",
+        "[]",
+        "[1,2]",
+        "[1,]",
+        "[1 2]",
+        "[",
+        "[1",
+        "[1,",
+        "{}",
+        "{\"a\":1}",
+        "{\"a\":1,}",
+        "{\"a\" 1}",
+        "{\"a\":}",
+        "{1:2}",
+        "{",
+        "{\"a\"",
+        "{\"a\":1",
+        "{\"a\":1,",
+        "{\"a\":1 \"b\":2}",
+        "[]x",
+        "[] ",
+        "\n\n  [1,\n  2,\n  x]",
+        "{\"a\":[{\"b\":null}]}",
+        "{\"a\":1,\"a\":2}",
+        "\"é\"",
+        "[\"é\", tru]",
+        "{\n  \"a\": tru }",
+        "not json",
+        "[1,2,3]",
+        "\"\\/\\b\\f\\r\\t\\\"\\\\\"",
+        "{\"k\\u0061\":true}",
+        "[-]",
+        "[0x1]",
+        "[.5]",
+        "[1.e3]",
+        "[+1]",
+        "[\u{7f}]",
+        "\"\u{7f}\"",
+    ];
+    for text in cases {
+        agree(text);
+    }
+}
+
+#[test]
+fn depth_limit_matches_serde_json() {
+    for depth in [1, 126, 127, 128, 129, 5000] {
+        let text = "[".repeat(depth) + &"]".repeat(depth);
+        agree(&text);
+        let text = "{\"a\":".repeat(depth) + "1" + &"}".repeat(depth);
+        agree(&text);
+    }
+    // Unclosed deep nesting: an error, never a stack overflow.
+    let e = Value::parse(&"[".repeat(100_000)).unwrap_err();
+    assert!(e.message.contains("recursion limit"), "{e}");
+}
+
+#[test]
+fn numbers_keep_their_text_and_strings_escape_like_serde_json() {
+    let v = Value::parse(r#"{"n":1.50,"big":123456789012345678901234567890,"e":1E+2}"#).unwrap();
+    assert_eq!(
+        v.to_json_string(),
+        r#"{"n":1.50,"big":123456789012345678901234567890,"e":1E+2}"#
+    );
+    assert_eq!(
+        v.get("n").and_then(Value::as_number).map(Number::as_str),
+        Some("1.50")
+    );
+    let s: String = (0u8..0x80).map(char::from).collect::<String>() + "é\u{2028}😀";
+    let ours = Value::from(s.as_str()).to_json_string();
+    assert_eq!(ours, serde_json::to_string(&s).unwrap());
+    assert_eq!(Value::parse(&ours).unwrap(), Value::from(s.as_str()));
+}
+
+#[test]
+fn objects_keep_order_and_compare_as_json() {
+    let a = Value::parse(r#"{"b":1,"a":[true,null]}"#).unwrap();
+    let b = Value::parse(r#"{"a":[true,null],"b":1}"#).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.to_json_string(), r#"{"b":1,"a":[true,null]}"#);
+    assert_ne!(a, Value::parse(r#"{"a":[true,null],"b":2}"#).unwrap());
+    // A repeated key: the last wins.
+    let d = Value::parse(r#"{"a":1,"a":2}"#).unwrap();
+    assert_eq!(
+        d.get("a").and_then(Value::as_number).map(Number::as_str),
+        Some("2")
+    );
+    let mut m = d.as_object().cloned().unwrap();
+    assert_eq!(
+        m.remove("a")
+            .and_then(|v| v.as_number().cloned())
+            .map(|n| n.to_string()),
+        Some("2".into())
+    );
+    assert!(m.is_empty());
+}
+
+#[test]
+fn u64_text() {
+    for n in [0u64, 7, 10, 99, 1234567890, u64::MAX] {
+        assert_eq!(u64_string(n), n.to_string());
+    }
+}
+
+#[test]
+fn utf8_errors_point_at_the_first_bad_byte() {
+    assert_eq!(utf8(b"ok").unwrap(), "ok");
+    let e = utf8(b"ab\ncd\xffef").unwrap_err();
+    assert_eq!((e.line, e.column), (Some(2), Some(3)));
+    assert_eq!(e.message, "invalid UTF-8 at byte 5");
+    let e = utf8("é".as_bytes().get(..1).unwrap()).unwrap_err();
+    assert_eq!((e.line, e.column), (Some(1), Some(1)));
+    assert!(e.message.starts_with("unexpected end of input"));
+}
+
+#[test]
+fn descriptions() {
+    assert_eq!(describe_byte(Some(b'{')), "an object");
+    assert_eq!(describe_byte(Some(b'-')), "a number");
+    assert_eq!(describe_byte(Some(b'f')), "a boolean");
+    assert_eq!(describe(&Value::Null), "null");
+    assert!(is_blank(Some(" \t")) && is_blank(None) && !is_blank(Some(" x ")));
+}
+
+#[test]
+fn error_messages_keep_serde_json_wording() {
+    let e = Value::parse("{\n  \"a\": tru }").unwrap_err();
+    assert_eq!((e.line, e.column), (Some(2), Some(11)));
+    assert_eq!(e.message, "invalid JSON: expected ident");
+    assert!(Value::parse("[1,")
+        .unwrap_err()
+        .message
+        .starts_with("unexpected end of input: "));
+}
+
+#[test]
+fn the_eight_byte_scan_finds_every_special_byte_at_every_offset() {
+    for len in 0..24 {
+        for at in 0..len {
+            for special in ["\\\"", "\\n", "\\u00e9", "\u{1}", "\"", "é"] {
+                let body: String = (0..len)
+                    .map(|i| {
+                        if i == at {
+                            special.to_owned()
+                        } else {
+                            "a".to_owned()
+                        }
+                    })
+                    .collect();
+                agree(&format!("\"{body}\""));
+                agree(&format!("[\"{body}\",1]"));
+            }
+        }
+    }
+}

@@ -1,0 +1,363 @@
+//! The JSON value model: [`Value`], an order-preserving [`Map`] and a [`Number`] kept as its source
+//! text (so numbers round-trip exactly and no float formatting is ever needed).
+
+use std::fmt;
+
+/// A JSON value. Objects keep their keys in source order; numbers keep their source text.
+#[derive(Debug, Clone, Default)]
+pub enum Value {
+    #[default]
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(String),
+    Array(Vec<Value>),
+    Object(Map),
+}
+
+/// A JSON number, as its (valid, RFC 8259) source text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Number(String);
+
+impl Number {
+    /// The number's JSON text, e.g. `"42"`, `"-1.5e3"`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// A number from text that the parser already validated.
+    pub(crate) fn from_valid(text: &str) -> Number {
+        Number(text.to_owned())
+    }
+
+    /// The value as a `u64`, when the text is a non-negative integer that fits.
+    pub fn as_u64(&self) -> Option<u64> {
+        let mut n: u64 = 0;
+        if self.0.is_empty() {
+            return None;
+        }
+        for b in self.0.bytes() {
+            if !b.is_ascii_digit() {
+                return None;
+            }
+            n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+        }
+        Some(n)
+    }
+}
+
+impl From<u64> for Number {
+    fn from(n: u64) -> Number {
+        let mut s = String::new();
+        super::write::write_u64(&mut s, n);
+        Number(s)
+    }
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A JSON object: its entries in source (or insertion) order.
+///
+/// A parsed object keeps a repeated key as many times as it appears; [`Map::get`] answers with the
+/// last one, like `JSON.parse` and serde_json do.
+#[derive(Debug, Clone, Default)]
+pub struct Map(Vec<(String, Value)>);
+
+impl Map {
+    pub fn new() -> Map {
+        Map(Vec::new())
+    }
+
+    pub(crate) fn from_entries(entries: Vec<(String, Value)>) -> Map {
+        Map(entries)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        self.0.iter().rposition(|(k, _)| k == key)
+    }
+
+    /// The value of `key` (its last occurrence).
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        self.0
+            .iter_mut()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.position(key).is_some()
+    }
+
+    /// Sets `key`: replaces its value in place if present, else appends it. Returns the old value.
+    pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
+        match self.get_mut(&key) {
+            Some(slot) => Some(std::mem::replace(slot, value)),
+            None => {
+                self.0.push((key, value));
+                None
+            }
+        }
+    }
+
+    /// Removes every occurrence of `key`; returns the value of the last one.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let mut out = None;
+        while let Some(i) = self.position(key) {
+            let (_, v) = self.0.remove(i);
+            if out.is_none() {
+                out = Some(v);
+            }
+        }
+        out
+    }
+
+    /// The entries in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.0.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &Value> {
+        self.0.iter().map(|(_, v)| v)
+    }
+}
+
+impl<'a> IntoIterator for &'a Map {
+    type Item = (&'a String, &'a Value);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (String, Value)>,
+        fn(&'a (String, Value)) -> (&'a String, &'a Value),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+}
+
+impl IntoIterator for Map {
+    type Item = (String, Value);
+    type IntoIter = std::vec::IntoIter<(String, Value)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl FromIterator<(String, Value)> for Map {
+    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Map {
+        let mut map = Map::new();
+        for (k, v) in iter {
+            map.insert(k, v);
+        }
+        map
+    }
+}
+
+/// Objects compare as JSON objects: the same keys with equal values, in any order.
+impl PartialEq for Map {
+    fn eq(&self, other: &Map) -> bool {
+        if self.0.len() != other.0.len() {
+            return false;
+        }
+        // The common case: the same order.
+        if self.0.iter().zip(&other.0).all(|(a, b)| a == b) {
+            return true;
+        }
+        self.0.iter().all(|(k, _)| self.get(k) == other.get(k))
+            && other.0.iter().all(|(k, _)| self.get(k) == other.get(k))
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Number(a), Value::Number(b)) => a == b,
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::Array(a), Value::Array(b)) => a == b,
+            (Value::Object(a), Value::Object(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Value {
+    /// Parses one JSON document (RFC 8259, nesting up to 127 levels); a `parse_error` with line
+    /// and column otherwise.
+    pub fn parse(text: &str) -> crate::error::Result<Value> {
+        super::parse::parse_document(text)
+    }
+
+    /// The compact JSON text.
+    pub fn to_json_string(&self) -> String {
+        let mut out = String::new();
+        super::write::write_value(&mut out, self);
+        out
+    }
+
+    /// The value of `key` when this is an object.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Object(map) => map.get(key),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&Vec<Value>> {
+        match self {
+            Value::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn as_object(&self) -> Option<&Map> {
+        match self {
+            Value::Object(map) => Some(map),
+            _ => None,
+        }
+    }
+
+    pub fn as_number(&self) -> Option<&Number> {
+        match self {
+            Value::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    pub fn is_string(&self) -> bool {
+        matches!(self, Value::String(_))
+    }
+
+    pub fn is_object(&self) -> bool {
+        matches!(self, Value::Object(_))
+    }
+
+    pub fn is_array(&self) -> bool {
+        matches!(self, Value::Array(_))
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json_string())
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::String(s.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::String(s)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}
+
+impl From<u64> for Value {
+    fn from(n: u64) -> Value {
+        Value::Number(Number::from(n))
+    }
+}
+
+impl From<Map> for Value {
+    fn from(map: Map) -> Value {
+        Value::Object(map)
+    }
+}
+
+impl From<Vec<Value>> for Value {
+    fn from(items: Vec<Value>) -> Value {
+        Value::Array(items)
+    }
+}
+
+static NULL: Value = Value::Null;
+
+/// `value["key"]`: the member, or `null` when absent or not an object (as in serde_json).
+impl std::ops::Index<&str> for Value {
+    type Output = Value;
+
+    fn index(&self, key: &str) -> &Value {
+        self.get(key).unwrap_or(&NULL)
+    }
+}
+
+/// `value[i]`: the element, or `null` when out of range or not an array (as in serde_json).
+impl std::ops::Index<usize> for Value {
+    type Output = Value;
+
+    fn index(&self, i: usize) -> &Value {
+        match self {
+            Value::Array(items) => items.get(i).unwrap_or(&NULL),
+            _ => &NULL,
+        }
+    }
+}
+
+/// `map["key"]`: the member, or `null` when absent.
+impl std::ops::Index<&str> for Map {
+    type Output = Value;
+
+    fn index(&self, key: &str) -> &Value {
+        self.get(key).unwrap_or(&NULL)
+    }
+}
+
+impl PartialEq<str> for Value {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == Some(other)
+    }
+}
+
+impl PartialEq<&str> for Value {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == Some(*other)
+    }
+}

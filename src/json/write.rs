@@ -1,0 +1,254 @@
+//! Writing JSON text: values, escaped strings, and a small builder for objects of known fields.
+//! The output is compact and byte-for-byte what serde_json writes for the same entries.
+
+use super::value::{Map, Value};
+
+/// Nesting deeper than this is written as `null` (parsed values never get close: the parser
+/// stops at 127 levels; this only bounds the recursion on hand-built values).
+const MAX_WRITE_DEPTH: usize = 512;
+
+/// Something that writes itself as JSON.
+pub trait ToJson {
+    fn write_json(&self, out: &mut String);
+
+    /// The compact JSON text.
+    fn to_json_string(&self) -> String {
+        let mut out = String::new();
+        self.write_json(&mut out);
+        out
+    }
+}
+
+impl ToJson for Value {
+    fn write_json(&self, out: &mut String) {
+        write_value(out, self);
+    }
+}
+
+impl ToJson for Map {
+    fn write_json(&self, out: &mut String) {
+        write_map(out, self, 0);
+    }
+}
+
+impl ToJson for str {
+    fn write_json(&self, out: &mut String) {
+        write_str(out, self);
+    }
+}
+
+impl ToJson for String {
+    fn write_json(&self, out: &mut String) {
+        write_str(out, self);
+    }
+}
+
+impl ToJson for bool {
+    fn write_json(&self, out: &mut String) {
+        out.push_str(if *self { "true" } else { "false" });
+    }
+}
+
+impl ToJson for u64 {
+    fn write_json(&self, out: &mut String) {
+        write_u64(out, *self);
+    }
+}
+
+impl ToJson for usize {
+    fn write_json(&self, out: &mut String) {
+        write_u64(out, *self as u64);
+    }
+}
+
+impl<T: ToJson> ToJson for Option<T> {
+    fn write_json(&self, out: &mut String) {
+        match self {
+            Some(v) => v.write_json(out),
+            None => out.push_str("null"),
+        }
+    }
+}
+
+impl<T: ToJson> ToJson for [T] {
+    fn write_json(&self, out: &mut String) {
+        out.push('[');
+        for (i, item) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            item.write_json(out);
+        }
+        out.push(']');
+    }
+}
+
+impl<T: ToJson> ToJson for Vec<T> {
+    fn write_json(&self, out: &mut String) {
+        self.as_slice().write_json(out);
+    }
+}
+
+impl<T: ToJson + ?Sized> ToJson for &T {
+    fn write_json(&self, out: &mut String) {
+        (**self).write_json(out);
+    }
+}
+
+pub(crate) fn write_value(out: &mut String, value: &Value) {
+    write_at(out, value, 0);
+}
+
+fn write_at(out: &mut String, value: &Value, depth: usize) {
+    if depth > MAX_WRITE_DEPTH {
+        out.push_str("null");
+        return;
+    }
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => b.write_json(out),
+        Value::Number(n) => out.push_str(n.as_str()),
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_at(out, item, depth + 1);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => write_map(out, map, depth),
+    }
+}
+
+fn write_map(out: &mut String, map: &Map, depth: usize) {
+    out.push('{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_str(out, k);
+        out.push(':');
+        write_at(out, v, depth + 1);
+    }
+    out.push('}');
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// A JSON string literal: `"`, `\` and control characters escaped (`\n`, `\r`, `\t`, `\b`, `\f`,
+/// else `\u00XX`), everything else verbatim.
+pub(crate) fn write_str(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(s.get(start..i).unwrap_or_default());
+        if escape.is_empty() {
+            out.push_str("\\u00");
+            out.push(char::from(
+                HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'),
+            ));
+            out.push(char::from(
+                HEX.get(usize::from(b & 15)).copied().unwrap_or(b'0'),
+            ));
+        } else {
+            out.push_str(escape);
+        }
+        start = i + 1;
+    }
+    out.push_str(s.get(start..).unwrap_or_default());
+    out.push('"');
+}
+
+/// The decimal digits of `n`, without `core::fmt`.
+pub(crate) fn write_u64(out: &mut String, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        if let Some(slot) = buf.get_mut(i) {
+            *slot = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || i == 0 {
+            break;
+        }
+    }
+    for &b in buf.get(i..).unwrap_or_default() {
+        out.push(char::from(b));
+    }
+}
+
+/// `n` as a decimal string.
+pub(crate) fn u64_string(n: u64) -> String {
+    let mut s = String::new();
+    write_u64(&mut s, n);
+    s
+}
+
+/// Writes an object of known fields: `{"a":...,"b":...}`.
+pub(crate) struct Obj<'a> {
+    out: &'a mut String,
+    first: bool,
+}
+
+impl<'a> Obj<'a> {
+    pub(crate) fn new(out: &'a mut String) -> Obj<'a> {
+        out.push('{');
+        Obj { out, first: true }
+    }
+
+    /// Writes the key (and the separator before it); the caller writes the value.
+    pub(crate) fn key(&mut self, key: &str) -> &mut String {
+        if !self.first {
+            self.out.push(',');
+        }
+        self.first = false;
+        write_str(self.out, key);
+        self.out.push(':');
+        self.out
+    }
+
+    pub(crate) fn field(&mut self, key: &str, value: &dyn ToJsonDyn) -> &mut Self {
+        value.write_dyn(self.key(key));
+        self
+    }
+
+    /// The field only when `Some` (absent otherwise).
+    pub(crate) fn field_if(&mut self, key: &str, value: Option<&str>) -> &mut Self {
+        if let Some(v) = value {
+            write_str(self.key(key), v);
+        }
+        self
+    }
+
+    pub(crate) fn end(self) {
+        self.out.push('}');
+    }
+}
+
+/// Object-safe [`ToJson`], so [`Obj::field`] is compiled once.
+pub(crate) trait ToJsonDyn {
+    fn write_dyn(&self, out: &mut String);
+}
+
+impl<T: ToJson + ?Sized> ToJsonDyn for T {
+    fn write_dyn(&self, out: &mut String) {
+        self.write_json(out);
+    }
+}
