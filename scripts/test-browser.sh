@@ -2,7 +2,9 @@
 # Browser tests: the wasm package's JS surface and the client driver, compiled to wasm32 and run
 # by wasm-bindgen-test-runner in headless Chromium, against the reference endpoint, which this
 # script starts on a free loopback port with a fresh data directory and stops afterwards. A second
-# endpoint with fault injection on (drops, 500s, delays; seeded) serves the client's fault tests.
+# endpoint with fault injection on (drops, 500s, delays; seeded) serves the client's fault tests; the
+# Sidenet tests (tests/web_sidenet.rs) also use one with slower stream chunks and one that requires a
+# bearer token. The grace window of a paused Sidenet run is short (GRACE_MS, 3 s) so expiry is tested.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -43,6 +45,13 @@ export TOOLGATE_ENDPOINT="$url"
 start_endpoint faulty GRACE_MS="${GRACE_MS:-3000}" QUIET="${QUIET:-1}" FAULTS="${FAULTS:-drop:0.15,error:0.1,delay:30,seed:7}"
 export TOOLGATE_FAULTY_ENDPOINT="$url"
 
+# Sidenet: slower chunks (text deltas surely arrive one by one), and one that requires a token.
+start_endpoint slow GRACE_MS="${GRACE_MS:-3000}" QUIET="${QUIET:-1}" CHUNK_DELAY_MS=25
+export TOOLGATE_SLOW_ENDPOINT="$url"
+start_endpoint token GRACE_MS="${GRACE_MS:-3000}" QUIET="${QUIET:-1}" TOKEN=s3cret
+export TOOLGATE_TOKEN_ENDPOINT="$url"
+export TOOLGATE_GRACE_MS="${GRACE_MS:-3000}"
+
 # A black hole: accepts connections and never answers (timeouts, free() with a request in flight).
 : > "$tmp/blackhole.log"
 node -e "const s = require('net').createServer(() => {}); s.listen(0, '127.0.0.1', () => console.log('http://127.0.0.1:' + s.address().port));" \
@@ -71,4 +80,4 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 export CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver)}
 export WASM_BINDGEN_TEST_WEBDRIVER_JSON="$tmp/webdriver.json"
 export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-120}
-cargo test --target wasm32-unknown-unknown --test web --test web_client "$@"
+cargo test --target wasm32-unknown-unknown --test web --test web_client --test web_sidenet "$@"
