@@ -811,6 +811,13 @@ impl Client {
         self.snapshot().version
     }
 
+    /// Identifies the streaming message ([`Snapshot::streaming`]): while it stays the same, the
+    /// streaming message's `text` only grows at its end, so a driver may keep the text it already
+    /// converted and append only the new part (see [`Snapshot::head_without_stream_text`]).
+    pub fn stream_epoch(&self) -> u64 {
+        self.sidenet.as_ref().map_or(0, |e| e.stream_epoch())
+    }
+
     /// How many message views were built or copied so far (Sidenet; 0 for Neuron). For tests: a
     /// streamed text delta must not change it, whatever the length of the thread.
     #[doc(hidden)]

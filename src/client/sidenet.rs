@@ -309,6 +309,9 @@ pub(crate) struct Sidenet {
     building: Option<Building>,
     /// `snapshot.streaming` changed in place since the last step.
     stream_dirty: bool,
+    /// Bumped whenever `snapshot.streaming` becomes a new message; between bumps its text only
+    /// grows at the end.
+    stream_epoch: u64,
     pause: Option<Pause>,
     decisions: Option<Decisions>,
     run_completed: bool,
@@ -346,6 +349,7 @@ impl Sidenet {
             messages_version: 0,
             building: None,
             stream_dirty: false,
+            stream_epoch: 0,
             pause: None,
             decisions: None,
             run_completed: false,
@@ -638,6 +642,10 @@ impl Sidenet {
 
     pub(crate) fn decisions(&self) -> Option<&Decisions> {
         self.decisions.as_ref()
+    }
+
+    pub(crate) fn stream_epoch(&self) -> u64 {
+        self.stream_epoch
     }
 
     pub(crate) fn messages_touched(&self) -> u64 {
@@ -1958,6 +1966,7 @@ impl Sidenet {
             text_part: None,
             fresh: true,
         });
+        self.stream_epoch = self.stream_epoch.wrapping_add(1);
         self.snapshot.streaming = Some(MessageView {
             id: None,
             index: self.messages.len(),
@@ -2012,6 +2021,7 @@ impl Sidenet {
             }
             let mut view = view;
             view.raw = raw_message(base);
+            self.stream_epoch = self.stream_epoch.wrapping_add(1);
             self.snapshot.streaming = Some(view);
         } else if let Some(id) = message_id {
             b.base.insert("id".to_owned(), Value::from(id));

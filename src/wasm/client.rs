@@ -30,7 +30,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -74,6 +74,9 @@ struct Inner {
     snapshot: Option<(u64, JsValue)>,
     /// `(messagesVersion, frozen messages array)`.
     messages: Option<(u64, JsValue)>,
+    /// The streaming message's text as a JS string: `(stream epoch, its length in bytes, text)`.
+    /// A new snapshot appends only what the stream added since (O(delta), not O(text)).
+    stream_text: Option<(u64, usize, JsString)>,
     listeners: Vec<(u32, Function)>,
     /// The promises of commands in flight: `(op, resolve, reject)`.
     ops: Vec<(OpId, Function, Function)>,
@@ -275,6 +278,7 @@ impl Inner {
         self.listeners.clear();
         self.snapshot = None;
         self.messages = None;
+        self.stream_text = None;
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
         for (_, _, reject) in self.ops.drain(..) {
             let _ = reject.call1(&JsValue::UNDEFINED, &error);
@@ -402,6 +406,21 @@ async fn read_all(response: &Response) -> Result<Vec<u8>, JsValue> {
     Ok(Uint8Array::new(&buffer).to_vec())
 }
 
+/// `text` as a JS string, from the one cached for the same streaming message (`epoch`) plus the
+/// part appended since; converted whole only for a new message.
+fn grow_text(cache: &mut Option<(u64, usize, JsString)>, epoch: u64, text: &str) -> JsString {
+    let js = match cache.take() {
+        Some((e, len, js)) if e == epoch => match text.get(len..) {
+            Some("") => js,
+            Some(tail) => js.concat(&JsValue::from_str(tail)),
+            None => JsString::from(text),
+        },
+        _ => JsString::from(text),
+    };
+    *cache = Some((epoch, text.len(), js.clone()));
+    js
+}
+
 /// The message of a thrown value: `err.message`, a thrown string, or a generic text.
 fn error_message(e: &JsValue) -> String {
     e.dyn_ref::<js_sys::Error>()
@@ -499,6 +518,7 @@ impl ApprovalClient {
             freed: false,
             snapshot: None,
             messages: None,
+            stream_text: None,
             listeners: Vec::new(),
             ops: Vec::new(),
             fetches: Vec::new(),
@@ -535,7 +555,21 @@ impl ApprovalClient {
                 array
             }
         };
-        let object = to_js(&snapshot.head())?;
+        // The streaming text is not converted again: only what was appended since the last
+        // snapshot crosses (the rest of the snapshot is small, whatever the reply's length).
+        let object = to_js(&snapshot.head_without_stream_text())?;
+        if let Some(view) = &snapshot.streaming {
+            let text = grow_text(
+                &mut inner.stream_text,
+                inner.core.stream_epoch(),
+                &view.text,
+            );
+            if let Ok(streaming) = Reflect::get(&object, &"streaming".into()) {
+                let _ = Reflect::set(&streaming, &"text".into(), &text);
+            }
+        } else {
+            inner.stream_text = None;
+        }
         let _ = Reflect::set(&object, &"messages".into(), &messages);
         Object::freeze(object.unchecked_ref::<Object>());
         inner.snapshot = Some((version, object.clone()));
