@@ -21,6 +21,9 @@ use crate::thread::{self, Message};
 use input::Input;
 
 pub use client::ApprovalClient;
+
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 pub use error::is_toolgate_error;
 
 /// A value for JS: its JSON text, `JSON.parse`d (plain objects and arrays, `null` for `None`).
