@@ -375,24 +375,44 @@ impl Config {
     }
 
     /// A route with `{threadId}` filled in, prefixed by the base URL.
+    /// (A scan for `{`, not `str::replace`: the substring searcher and its panic paths cost
+    /// 4 KiB of wasm.)
     pub(crate) fn url(&self, template: &str) -> String {
-        let encoded = encode_component(&self.thread_id);
-        let mut path = template.replace("{threadId}", &encoded);
-        if path.contains("{agentId}") {
-            let agent = encode_component(self.agent_id.as_deref().unwrap_or_default());
-            path = path.replace("{agentId}", &agent);
+        let mut out = self.base().to_owned();
+        let mut rest = template;
+        while let Some(i) = rest.find('{') {
+            let (before, tail) = rest.split_at_checked(i).unwrap_or((rest, ""));
+            out.push_str(before);
+            if let Some(after) = tail.strip_prefix("{threadId}") {
+                out.push_str(&encode_component(&self.thread_id));
+                rest = after;
+            } else if let Some(after) = tail.strip_prefix("{agentId}") {
+                out.push_str(&encode_component(
+                    self.agent_id.as_deref().unwrap_or_default(),
+                ));
+                rest = after;
+            } else {
+                out.push('{');
+                rest = tail.get(1..).unwrap_or_default();
+            }
         }
-        format!("{}{}", self.base(), path)
+        out.push_str(rest);
+        out
     }
 
     /// The storage key for this thread's drafts: `toolgate:drafts:<dialect>:<baseUrl>:<threadId>`.
     pub fn persist_key(&self) -> String {
-        format!(
-            "toolgate:drafts:{}:{}:{}",
+        let mut key = "toolgate:drafts:".to_owned();
+        for piece in [
             self.dialect.as_str(),
+            ":",
             self.base(),
-            self.thread_id
-        )
+            ":",
+            &self.thread_id,
+        ] {
+            key.push_str(piece);
+        }
+        key
     }
 }
 
@@ -498,4 +518,27 @@ fn headers(value: Option<&Value>) -> Result<Vec<(String, String)>> {
         Some(_) => return Err(bad()),
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Config;
+
+    #[test]
+    fn url_fills_every_placeholder_and_keeps_other_braces() {
+        let c = Config::from_json(
+            r#"{"threadId":"a b/ü","agentId":"ag 1","baseUrl":"https://x.test/api/"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            c.url("/t/{threadId}/{agentId}/{threadId}?q={x}&{"),
+            "https://x.test/api/t/a%20b%2F%C3%BC/ag%201/a%20b%2F%C3%BC?q={x}&{"
+        );
+        assert_eq!(c.url("/plain"), "https://x.test/api/plain");
+        assert_eq!(c.url(""), "https://x.test/api");
+        assert_eq!(
+            c.persist_key(),
+            "toolgate:drafts:neuron:https://x.test/api:a b/ü"
+        );
+    }
 }
