@@ -174,13 +174,9 @@ impl JsDecisions {
     }
 
     /// The callIds still without a decision, in tail order.
-    #[wasm_bindgen(getter)]
-    pub fn undecided(&self) -> Vec<String> {
-        self.inner
-            .undecided()
-            .into_iter()
-            .map(str::to_owned)
-            .collect()
+    #[wasm_bindgen(getter, unchecked_return_type = "string[]")]
+    pub fn undecided(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.undecided())
     }
 
     /// `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
