@@ -213,15 +213,19 @@ impl Config {
             Some(_) => return Err(option_error("threadId", "must be a string")),
             None => return Err(option_error("threadId", "is required")),
         };
-        let mut routes = Routes::for_dialect(dialect);
+        // One value filled in place: an error drops it whole (no drop code per partial field).
+        let mut c = Config::new(String::new(), thread_id);
+        c.dialect = dialect;
+        c.transport = transport;
+        c.routes = Routes::for_dialect(dialect);
         match o.get("routes") {
             None => {}
             Some(Value::Object(r)) => {
                 for (name, slot) in [
-                    ("chat", &mut routes.chat),
-                    ("thread", &mut routes.thread),
-                    ("stream", &mut routes.stream),
-                    ("run", &mut routes.run),
+                    ("chat", &mut c.routes.chat),
+                    ("thread", &mut c.routes.thread),
+                    ("stream", &mut c.routes.stream),
+                    ("run", &mut c.routes.run),
                 ] {
                     if let Some(route) = opt_str(r, name, "routes.")? {
                         *slot = route.to_owned();
@@ -230,44 +234,44 @@ impl Config {
             }
             Some(_) => return Err(option_error("routes", "must be an object")),
         }
-        let mut retry = Retry::default();
         match o.get("retry") {
             None => {}
             Some(Value::Object(r)) => {
                 if let Some(n) = opt_u64(r, "attempts", "retry.")? {
-                    retry.attempts = u32::try_from(n)
+                    c.retry.attempts = u32::try_from(n)
                         .map_err(|_| option_error("retry.attempts", "is too large"))?;
                 }
                 if let Some(n) = opt_u64(r, "backoffMs", "retry.")? {
-                    retry.backoff_ms = n;
+                    c.retry.backoff_ms = n;
                 }
                 if let Some(n) = opt_u64(r, "maxBackoffMs", "retry.")? {
-                    retry.max_backoff_ms = n;
+                    c.retry.max_backoff_ms = n;
                 }
             }
             Some(_) => return Err(option_error("retry", "must be an object")),
         }
-        let non_empty = |name: &str| -> Result<Option<String>> {
-            Ok(opt_str(&o, name, "")?
+        if let Some(base) = opt_str(&o, "baseUrl", "")? {
+            c.base_url = base.to_owned();
+        }
+        c.headers = headers(o.get("headers"))?;
+        for (name, slot, default) in [
+            ("autoSubmit", &mut c.auto_submit, false),
+            ("persist", &mut c.persist, true),
+        ] {
+            *slot = opt_bool(&o, name)?.unwrap_or(default);
+        }
+        c.timeout_ms = opt_u64(&o, "timeoutMs", "")?.unwrap_or_else(default_timeout);
+        c.reload_after_post = opt_bool(&o, "reloadAfterPost")?.unwrap_or(true);
+        for (name, slot) in [
+            ("token", &mut c.token),
+            ("agentVersionId", &mut c.agent_version_id),
+            ("agentId", &mut c.agent_id),
+        ] {
+            *slot = opt_str(&o, name, "")?
                 .filter(|s| !s.is_empty())
-                .map(str::to_owned))
-        };
-        Ok(Config {
-            dialect,
-            base_url: opt_str(&o, "baseUrl", "")?.unwrap_or_default().to_owned(),
-            thread_id,
-            headers: headers(o.get("headers"))?,
-            routes,
-            auto_submit: opt_bool(&o, "autoSubmit")?.unwrap_or(false),
-            persist: opt_bool(&o, "persist")?.unwrap_or(true),
-            timeout_ms: opt_u64(&o, "timeoutMs", "")?.unwrap_or_else(default_timeout),
-            retry,
-            reload_after_post: opt_bool(&o, "reloadAfterPost")?.unwrap_or(true),
-            token: non_empty("token")?,
-            agent_version_id: non_empty("agentVersionId")?,
-            transport,
-            agent_id: non_empty("agentId")?,
-        })
+                .map(str::to_owned);
+        }
+        Ok(c)
     }
 
     /// Checks every field; `invalid_argument` with the field's name in the path otherwise.
