@@ -6,8 +6,8 @@
 //! The core lives in one `Rc<RefCell<Inner>>`. Every method, fetch completion and timer borrows it for
 //! one synchronous *step* (a command or an input, then draining [`Client::poll_output`] and re-arming
 //! the single retry timer), releases the borrow, and only then settles promises and calls listeners.
-//! No borrow is ever held across an `.await` or while user code runs, so a listener may call any
-//! method reentrantly. Fetch futures and timer callbacks hold a `Weak`: after `free()` they find
+//! No borrow is ever held across a promise callback or while user code runs, so a listener may call any
+//! method reentrantly. Fetch callbacks and timer callbacks hold a `Weak`: after `free()` they find
 //! nothing and stop.
 //!
 //! # Contract, as JS sees it
@@ -33,7 +33,6 @@ use std::rc::{Rc, Weak};
 use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{AbortController, AbortSignal, ReadableStreamDefaultReader, RequestInit, Response};
 
 use super::error::to_js as error_to_js;
@@ -52,6 +51,10 @@ extern "C" {
     fn set_timeout(handler: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
+    /// A promise, for `then` with a plain function (one made by `Closure::once_into_js`).
+    type Thenable;
+    #[wasm_bindgen(method)]
+    fn then(this: &Thenable, on_fulfilled: &JsValue) -> JsValue;
 }
 
 type Shared = Rc<RefCell<Inner>>;
@@ -235,7 +238,7 @@ impl Inner {
             timeout_ms,
             on_timeout,
         });
-        spawn_local(run_fetch(weak.clone(), request, signal, timed_out));
+        run_fetch(weak.clone(), request, signal, timed_out);
     }
 
     /// Restarts a streaming request's timeout (headers or a chunk arrived).
@@ -298,81 +301,145 @@ fn report(weak: &Weak<RefCell<Inner>>, f: impl FnOnce(&mut Inner, u64)) -> bool 
         .is_some_and(|shared| step(&shared, f).is_ok())
 }
 
+/// Calls `then` once `promise` settles, with its value or its rejection reason: always from a
+/// promise job, never synchronously (so never inside a step). One JS callback per promise
+/// (`Promise.allSettled`), freed once called: no executor, no futures.
+fn when(promise: &Promise, then: impl FnOnce(Result<JsValue, JsValue>) + 'static) {
+    let settled = Promise::all_settled(&Array::of1(promise));
+    let callback = Closure::once_into_js(move |results: JsValue| {
+        let state = Reflect::get(&results, &JsValue::from(0)).unwrap_or(JsValue::UNDEFINED);
+        let field = |name: &str| Reflect::get(&state, &name.into()).unwrap_or(JsValue::UNDEFINED);
+        then(if field("status") == "fulfilled" {
+            Ok(field("value"))
+        } else {
+            Err(field("reason"))
+        });
+    });
+    settled.unchecked_ref::<Thenable>().then(&callback);
+}
+
+/// One request's callbacks: which request, and how to reach the client.
+struct Run {
+    weak: Weak<RefCell<Inner>>,
+    id: RequestId,
+    timed_out: Rc<Cell<bool>>,
+}
+
+impl Run {
+    fn report(&self, f: impl FnOnce(&mut Inner, u64)) -> bool {
+        report(&self.weak, f)
+    }
+
+    /// The request failed (`timeout` if its timer fired first).
+    fn fail(&self, e: &JsValue) {
+        let error = if self.timed_out.get() {
+            TransportError::Timeout
+        } else {
+            TransportError::Network(error_message(e))
+        };
+        let id = self.id;
+        self.report(|inner, now| {
+            inner.end_fetch(id, false);
+            inner.core.handle_failure(now, id, error);
+        });
+    }
+
+    fn end_stream(&self) {
+        let id = self.id;
+        self.report(|inner, now| {
+            inner.end_fetch(id, false);
+            inner.core.handle_stream_end(now, id);
+        });
+    }
+}
+
 /// Performs one request and reports its end to the core: the whole body at once, or, for a
 /// streaming request, the status when the headers arrive and then each chunk as it arrives (one step
 /// per chunk, so subscribers see the stream grow). For a stream, `timeoutMs` bounds the wait for the
-/// headers and then every gap between chunks.
-async fn run_fetch(
+/// headers and then every gap between chunks. Starts from a promise job: it is called inside a
+/// step, whose borrow must end first.
+fn run_fetch(
     weak: Weak<RefCell<Inner>>,
     request: HttpRequest,
     signal: Option<AbortSignal>,
     timed_out: Rc<Cell<bool>>,
 ) {
-    let id = request.id;
-    let fail = |e: JsValue| {
-        let error = if timed_out.get() {
-            TransportError::Timeout
-        } else {
-            TransportError::Network(error_message(&e))
-        };
-        report(&weak, |inner, now| {
-            inner.end_fetch(id, false);
-            inner.core.handle_failure(now, id, error);
-        });
+    let run = Run {
+        weak,
+        id: request.id,
+        timed_out,
     };
-    let response = match fetch_response(&request, signal.as_ref()).await {
-        Ok(response) => response,
-        Err(e) => return fail(e),
-    };
+    when(&Promise::resolve(&JsValue::UNDEFINED), move |_| {
+        let init = request_init(&request, signal.as_ref());
+        match js_fetch(&request.url, &init) {
+            Ok(fetched) => when(&fetched, move |r| match r {
+                Ok(response) => on_response(run, response.unchecked_into(), request.streaming),
+                Err(e) => run.fail(&e),
+            }),
+            Err(e) => run.fail(&e),
+        }
+    });
+}
+
+fn on_response(run: Run, response: Response, streaming: bool) {
+    let id = run.id;
     let status = response.status();
-    if !request.streaming {
-        let body = match read_all(&response).await {
-            Ok(body) => body,
-            Err(e) => return fail(e),
-        };
-        report(&weak, |inner, now| {
-            inner.end_fetch(id, false);
-            inner
-                .core
-                .handle_response(now, id, HttpResponse::new(status, body));
-        });
+    if !streaming {
+        match response.array_buffer() {
+            Ok(read) => when(&read, move |r| match r {
+                Ok(buffer) => {
+                    let body = Uint8Array::new(&buffer).to_vec();
+                    run.report(|inner, now| {
+                        inner.end_fetch(id, false);
+                        inner
+                            .core
+                            .handle_response(now, id, HttpResponse::new(status, body));
+                    });
+                }
+                Err(e) => run.fail(&e),
+            }),
+            Err(e) => run.fail(&e),
+        }
         return;
     }
-    let started = report(&weak, |inner, now| {
+    let started = run.report(|inner, now| {
         inner.restart_timeout(id);
         inner.core.handle_stream_start(now, id, status);
     });
     if !started {
         return;
     }
-    if let Some(body) = response.body() {
-        let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
-        loop {
-            let chunk = match JsFuture::from(reader.read()).await {
-                Ok(chunk) => chunk,
-                Err(e) => return fail(e),
-            };
-            if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
-                break;
-            }
-            let value = Reflect::get(&chunk, &"value".into()).unwrap_or(JsValue::UNDEFINED);
-            let bytes = match value.dyn_ref::<Uint8Array>() {
-                Some(array) => array.to_vec(),
-                None => Uint8Array::new(&value).to_vec(),
-            };
-            let alive = report(&weak, |inner, now| {
-                inner.restart_timeout(id);
-                inner.core.handle_stream_chunk(now, id, &bytes);
-            });
-            if !alive {
-                let _ = reader.cancel();
-                return;
-            }
-        }
+    match response.body() {
+        Some(body) => read_next(run, body.get_reader().unchecked_into()),
+        None => run.end_stream(),
     }
-    report(&weak, |inner, now| {
-        inner.end_fetch(id, false);
-        inner.core.handle_stream_end(now, id);
+}
+
+/// Reads the next chunk of a streamed body, reports it, and goes on until the end.
+fn read_next(run: Run, reader: ReadableStreamDefaultReader) {
+    when(&reader.read(), move |r| {
+        let chunk = match r {
+            Ok(chunk) => chunk,
+            Err(e) => return run.fail(&e),
+        };
+        if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
+            return run.end_stream();
+        }
+        let value = Reflect::get(&chunk, &"value".into()).unwrap_or(JsValue::UNDEFINED);
+        let bytes = match value.dyn_ref::<Uint8Array>() {
+            Some(array) => array.to_vec(),
+            None => Uint8Array::new(&value).to_vec(),
+        };
+        let id = run.id;
+        let alive = run.report(|inner, now| {
+            inner.restart_timeout(id);
+            inner.core.handle_stream_chunk(now, id, &bytes);
+        });
+        if alive {
+            read_next(run, reader);
+        } else {
+            let _ = reader.cancel();
+        }
     });
 }
 
@@ -389,21 +456,6 @@ fn request_init(request: &HttpRequest, signal: Option<&AbortSignal>) -> RequestI
     }
     init.set_signal(signal);
     init
-}
-
-async fn fetch_response(
-    request: &HttpRequest,
-    signal: Option<&AbortSignal>,
-) -> Result<Response, JsValue> {
-    let init = request_init(request, signal);
-    Ok(JsFuture::from(js_fetch(&request.url, &init)?)
-        .await?
-        .unchecked_into())
-}
-
-async fn read_all(response: &Response) -> Result<Vec<u8>, JsValue> {
-    let buffer = JsFuture::from(response.array_buffer()?).await?;
-    Ok(Uint8Array::new(&buffer).to_vec())
 }
 
 /// `text` as a JS string, from the one cached for the same streaming message (`epoch`) plus the
