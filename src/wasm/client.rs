@@ -523,8 +523,8 @@ fn unsubscribe(id: u32) {
 // ------------------------------------------------------------------------------------------------
 // The class
 
-/// The approval client for one thread: `new ApprovalClient(options)`.
-#[wasm_bindgen(js_name = ApprovalClient)]
+// The approval client for one thread: `new ApprovalClient(options)`.
+#[wasm_bindgen(js_name = ApprovalClient, skip_typescript)]
 pub struct ApprovalClient {
     shared: Shared,
 }
@@ -555,10 +555,10 @@ fn parse_options(options: &JsValue) -> Result<Config, Error> {
 
 #[wasm_bindgen(js_class = ApprovalClient)]
 impl ApprovalClient {
-    /// A client for one thread. Throws `invalid_argument` for bad options. With `persist` on (the
-    /// default), drafts saved earlier for this thread are read from `localStorage` and restored on
-    /// the first load.
-    #[wasm_bindgen(constructor)]
+    // A client for one thread. Throws `invalid_argument` for bad options. With `persist` on (the
+    // default), drafts saved earlier for this thread are read from `localStorage` and restored on
+    // the first load.
+    #[wasm_bindgen(constructor, skip_jsdoc)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "ApprovalClientOptions")] options: JsValue,
     ) -> Result<ApprovalClient, JsValue> {
@@ -583,8 +583,8 @@ impl ApprovalClient {
         Ok(ApprovalClient { shared })
     }
 
-    /// The current snapshot: the same frozen object until something changes.
-    #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "Snapshot")]
+    // The current snapshot: the same frozen object until something changes.
+    #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "Snapshot", skip_jsdoc)]
     pub fn get_snapshot(&self) -> Result<JsValue, JsValue> {
         let mut guard = self
             .shared
@@ -628,9 +628,9 @@ impl ApprovalClient {
         Ok(object)
     }
 
-    /// Calls `listener` (synchronously, with no arguments) after each change; returns the function
-    /// that unsubscribes it (idempotent, harmless after `free()`).
-    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    // Calls `listener` (synchronously, with no arguments) after each change; returns the function
+    // that unsubscribes it (idempotent, harmless after `free()`).
+    #[wasm_bindgen(unchecked_return_type = "() => void", skip_jsdoc)]
     pub fn subscribe(
         &self,
         #[wasm_bindgen(unchecked_param_type = "() => void")] listener: JsValue,
@@ -657,16 +657,16 @@ impl ApprovalClient {
             .into())
     }
 
-    /// `GET` the thread and find any pending approvals. Rejects with `busy` while another command's
-    /// request is in flight.
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    // `GET` the thread and find any pending approvals. Rejects with `busy` while another command's
+    // request is in flight.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn load(&self) -> Promise {
         self.command(|core, now| core.load(now))
     }
 
-    /// Sends a new user message. Rejects with `invalid_argument` (blank), `busy`, `input_locked`
-    /// (the conversation awaits approval), `conflict` (the server refused it: 409), ...
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    // Sends a new user message. Rejects with `invalid_argument` (blank), `busy`, `input_locked`
+    // (the conversation awaits approval), `conflict` (the server refused it: 409), ...
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn send(&self, #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Promise {
         match string_arg(&text, "the message must be a string") {
             Ok(text) => self.command(|core, now| core.send(now, &text)),
@@ -674,8 +674,9 @@ impl ApprovalClient {
         }
     }
 
-    /// Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
-    /// `unknown_call_id`.
+    // Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
+    // `unknown_call_id`.
+    #[wasm_bindgen(skip_jsdoc)]
     pub fn approve(
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
@@ -684,7 +685,8 @@ impl ApprovalClient {
         self.decide(|core| core.approve(&call_id).map(drop))
     }
 
-    /// Rejects a gated tool, with an optional reason the model reads verbatim.
+    // Rejects a gated tool, with an optional reason the model reads verbatim.
+    #[wasm_bindgen(skip_jsdoc)]
     pub fn reject(
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
@@ -695,7 +697,8 @@ impl ApprovalClient {
         self.decide(|core| core.reject(&call_id, reason.as_deref()).map(drop))
     }
 
-    /// Drops the draft for a tool.
+    // Drops the draft for a tool.
+    #[wasm_bindgen(skip_jsdoc)]
     pub fn clear(
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
@@ -704,16 +707,16 @@ impl ApprovalClient {
         self.decide(|core| core.clear(&call_id))
     }
 
-    /// POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
-    /// `not_suspended`, `empty_decisions`, ...
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    // POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
+    // `not_suspended`, `empty_decisions`, ...
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn submit(&self) -> Promise {
         self.command(|core, now| core.submit(now))
     }
 
-    /// The way out of a locked composer: rejects every undecided tool with `reason`, submits, then
-    /// sends `text` once the run has completed (not paused: the same as `send`).
-    #[wasm_bindgen(js_name = rejectAllAndSend, unchecked_return_type = "Promise<void>")]
+    // The way out of a locked composer: rejects every undecided tool with `reason`, submits, then
+    // sends `text` once the run has completed (not paused: the same as `send`).
+    #[wasm_bindgen(js_name = rejectAllAndSend, unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn reject_all_and_send(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
@@ -729,7 +732,8 @@ impl ApprovalClient {
         }
     }
 
-    /// Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
+    // Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
+    #[wasm_bindgen(skip_jsdoc)]
     pub fn abort(&self) {
         let _ = step(&self.shared, |inner, _| inner.core.abort());
     }
