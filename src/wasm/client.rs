@@ -51,6 +51,8 @@ extern "C" {
     fn set_timeout(handler: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
+    #[wasm_bindgen(thread_local_v2, js_name = globalThis)]
+    static GLOBAL_THIS: JsValue;
     /// A promise, for `then` with a plain function (one made by `Closure::once_into_js`).
     type Thenable;
     #[wasm_bindgen(method)]
@@ -481,8 +483,14 @@ fn error_message(e: &JsValue) -> String {
         .unwrap_or_else(|| "the request failed".to_owned())
 }
 
+/// `globalThis.localStorage`: none in a worker, or where reading it throws (a sandboxed frame,
+/// storage disabled). (Read from `globalThis`, not through `web_sys::window()`, which links
+/// four global-object lookups and a `Window` check.)
 fn storage() -> Option<web_sys::Storage> {
-    web_sys::window()?.local_storage().ok().flatten()
+    let storage = GLOBAL_THIS
+        .with(|global| Reflect::get(global, &"localStorage".into()))
+        .ok()?;
+    storage.is_object().then(|| storage.unchecked_into())
 }
 
 /// Writes or removes a storage entry; storage errors (private mode, quota) are ignored.
