@@ -307,6 +307,12 @@ fn report(weak: &Weak<RefCell<Inner>>, f: impl FnOnce(&mut Inner, u64)) -> bool 
 /// promise job, never synchronously (so never inside a step). One JS callback per promise
 /// (`Promise.allSettled`), freed once called: no executor, no futures.
 fn when(promise: &Promise, then: impl FnOnce(Result<JsValue, JsValue>) + 'static) {
+    when_dyn(promise, Box::new(then));
+}
+
+/// [`when`], compiled once: the JS callback and the reading of the outcome are not repeated per
+/// call site.
+fn when_dyn(promise: &Promise, then: Box<dyn FnOnce(Result<JsValue, JsValue>)>) {
     let settled = Promise::all_settled(&Array::of1(promise));
     let callback = Closure::once_into_js(move |results: JsValue| {
         let state = Reflect::get(&results, &JsValue::from(0)).unwrap_or(JsValue::UNDEFINED);
@@ -669,7 +675,7 @@ impl ApprovalClient {
     // request is in flight.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn load(&self) -> Promise {
-        self.command(|core, now| core.load(now))
+        self.command(&|core, now| core.load(now))
     }
 
     // Sends a new user message. Rejects with `invalid_argument` (blank), `busy`, `input_locked`
@@ -677,7 +683,7 @@ impl ApprovalClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn send(&self, #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Promise {
         match string_arg(&text, "the message must be a string") {
-            Ok(text) => self.command(|core, now| core.send(now, &text)),
+            Ok(text) => self.command(&|core, now| core.send(now, &text)),
             Err(e) => Promise::reject(&error_to_js(&e)),
         }
     }
@@ -690,7 +696,7 @@ impl ApprovalClient {
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
         let call_id = string_arg(&call_id, "a callId must be a string")?;
-        self.decide(|core| core.approve(&call_id).map(drop))
+        self.decide(&|core| core.approve(&call_id).map(drop))
     }
 
     // Rejects a gated tool, with an optional reason the model reads verbatim.
@@ -702,7 +708,7 @@ impl ApprovalClient {
     ) -> Result<(), JsValue> {
         let call_id = string_arg(&call_id, "a callId must be a string")?;
         let reason = reason_arg(reason)?;
-        self.decide(|core| core.reject(&call_id, reason.as_deref()).map(drop))
+        self.decide(&|core| core.reject(&call_id, reason.as_deref()).map(drop))
     }
 
     // Drops the draft for a tool.
@@ -712,14 +718,14 @@ impl ApprovalClient {
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
         let call_id = string_arg(&call_id, "a callId must be a string")?;
-        self.decide(|core| core.clear(&call_id))
+        self.decide(&|core| core.clear(&call_id))
     }
 
     // POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
     // `not_suspended`, `empty_decisions`, ...
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn submit(&self) -> Promise {
-        self.command(|core, now| core.submit(now))
+        self.command(&|core, now| core.submit(now))
     }
 
     // The way out of a locked composer: rejects every undecided tool with `reason`, submits, then
@@ -734,7 +740,7 @@ impl ApprovalClient {
             .and_then(|text| Ok((text, reason_arg(reason)?)));
         match args {
             Ok((text, reason)) => {
-                self.command(|core, now| core.reject_all_and_send(now, &text, reason.as_deref()))
+                self.command(&|core, now| core.reject_all_and_send(now, &text, reason.as_deref()))
             }
             Err(e) => Promise::reject(&error_to_js(&e)),
         }
@@ -749,7 +755,8 @@ impl ApprovalClient {
 
 impl ApprovalClient {
     /// Runs an async command: its promise settles on the core's `Done` for the returned op.
-    fn command(&self, f: impl FnOnce(&mut Client, u64) -> Result<OpId, Error>) -> Promise {
+    /// (`&dyn`: compiled once, not once per command.)
+    fn command(&self, f: &dyn Fn(&mut Client, u64) -> Result<OpId, Error>) -> Promise {
         let mut settle: Option<(Function, Function)> = None;
         let promise = Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
         let Some((resolve, reject)) = settle else {
@@ -769,7 +776,7 @@ impl ApprovalClient {
     }
 
     /// Runs a synchronous command; throws its error.
-    fn decide(&self, f: impl FnOnce(&mut Client) -> Result<(), Error>) -> Result<(), JsValue> {
+    fn decide(&self, f: &dyn Fn(&mut Client) -> Result<(), Error>) -> Result<(), JsValue> {
         Ok(step(&self.shared, |inner, _| f(&mut inner.core))??)
     }
 }
