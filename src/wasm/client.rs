@@ -29,6 +29,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -513,8 +514,10 @@ fn persist(key: &str, value: Option<&str>) {
 // Subscriptions: the returned unsubscribe function is one shared JS function bound to a listener id,
 // so it is idempotent, costs no closure per subscription, and is harmless after `free()`.
 
+// (`try_with` and `try_borrow_mut` throughout: no panic path, nor its messages, in the wasm.)
+static NEXT_LISTENER: AtomicU32 = AtomicU32::new(0);
+
 thread_local! {
-    static NEXT_LISTENER: Cell<u32> = const { Cell::new(0) };
     static SUBSCRIPTIONS: RefCell<Vec<(u32, Weak<RefCell<Inner>>)>> = const { RefCell::new(Vec::new()) };
     static UNSUBSCRIBE: Function = Closure::<dyn Fn(u32)>::new(unsubscribe)
         .into_js_value()
@@ -522,11 +525,14 @@ thread_local! {
 }
 
 fn unsubscribe(id: u32) {
-    let weak = SUBSCRIPTIONS.with(|subs| {
-        let mut subs = subs.borrow_mut();
-        let i = subs.iter().position(|(l, _)| *l == id)?;
-        Some(subs.swap_remove(i).1)
-    });
+    let weak = SUBSCRIPTIONS
+        .try_with(|subs| {
+            let mut subs = subs.try_borrow_mut().ok()?;
+            let i = subs.iter().position(|(l, _)| *l == id)?;
+            Some(subs.swap_remove(i).1)
+        })
+        .ok()
+        .flatten();
     if let Some(shared) = weak.and_then(|w| w.upgrade()) {
         if let Ok(mut inner) = shared.try_borrow_mut() {
             inner.listeners.retain(|(l, _)| *l != id);
@@ -652,23 +658,23 @@ impl ApprovalClient {
         let listener: Function = listener
             .dyn_into()
             .map_err(|_| invalid("a listener must be a function"))?;
-        let id = NEXT_LISTENER.with(|n| {
-            n.set(n.get().wrapping_add(1));
-            n.get()
-        });
+        let id = NEXT_LISTENER
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_add(1);
         self.shared
             .try_borrow_mut()
             .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?
             .listeners
             .push((id, listener));
-        SUBSCRIPTIONS.with(|subs| {
-            let mut subs = subs.borrow_mut();
-            subs.retain(|(_, w)| w.strong_count() > 0);
-            subs.push((id, Rc::downgrade(&self.shared)));
+        let _ = SUBSCRIPTIONS.try_with(|subs| {
+            if let Ok(mut subs) = subs.try_borrow_mut() {
+                subs.retain(|(_, w)| w.strong_count() > 0);
+                subs.push((id, Rc::downgrade(&self.shared)));
+            }
         });
-        Ok(UNSUBSCRIBE
-            .with(|f| f.bind1(&JsValue::NULL, &JsValue::from(id)))
-            .into())
+        UNSUBSCRIBE
+            .try_with(|f| f.bind1(&JsValue::NULL, &JsValue::from(id)).into())
+            .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is shutting down").into())
     }
 
     // `GET` the thread and find any pending approvals. Rejects with `busy` while another command's
