@@ -505,6 +505,41 @@ fn plain_reply_streams_into_the_snapshot() {
 }
 
 #[test]
+fn the_streaming_text_only_grows_while_the_stream_epoch_stays() {
+    let mut h = H::new();
+    let (_, post) = h.send("hi");
+    h.open(post.id, 200);
+    let epoch = h.c.stream_epoch();
+    let mut last = String::new();
+    for part in sse(&plain_reply(), false).chunks(3) {
+        h.c.handle_stream_chunk(h.now, post.id, part);
+        h.drain();
+        assert_eq!(h.c.stream_epoch(), epoch, "one streaming message");
+        let s = h.c.snapshot();
+        let text = s.streaming.as_ref().expect("streaming").text.clone();
+        assert!(text.starts_with(&last), "{text:?} grows from {last:?}");
+        last = text;
+        // The light head is the head with `streaming.text` left empty.
+        let mut head = sj(&s.head());
+        head["streaming"]["text"] = json!("");
+        assert_eq!(sj(&s.head_without_stream_text()), head);
+    }
+    assert_eq!(last, "Hello there, how can I help?");
+    h.end(post.id);
+    assert_eq!(
+        sj(&h.c.snapshot().head_without_stream_text())["streaming"],
+        Value::Null
+    );
+    let (_, post) = h.send("again");
+    h.open(post.id, 200);
+    assert_ne!(
+        h.c.stream_epoch(),
+        epoch,
+        "a new streaming message, a new epoch"
+    );
+}
+
+#[test]
 fn per_delta_work_does_not_depend_on_thread_length() {
     fn run(history_len: usize) -> (u64, u64) {
         let mut h = H::new();

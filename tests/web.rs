@@ -33,6 +33,15 @@ fn stringify(v: &JsValue) -> String {
     JSON::stringify(v).map(String::from).unwrap_or_default()
 }
 
+/// A JS array of strings (e.g. `Decisions.undecided`), checked to be a real array.
+fn strings(v: &JsValue) -> Vec<String> {
+    assert!(js_sys::Array::is_array(v), "an array: {}", stringify(v));
+    js_sys::Array::from(v)
+        .iter()
+        .map(|s| s.as_string().expect("a string"))
+        .collect()
+}
+
 fn is_plain_object(v: &JsValue) -> bool {
     let object_prototype: JsValue = Object::get_prototype_of(&Object::new()).into();
     v.is_object() && JsValue::from(Object::get_prototype_of(v)) == object_prototype
@@ -115,7 +124,10 @@ fn decisions_build_the_exact_wire_payload() {
     let s = pending_approvals(JsValue::from_str(SEED)).unwrap();
     let mut d = JsDecisions::new(s).unwrap();
     assert!(!d.is_complete());
-    assert_eq!(d.undecided(), vec!["toolu_01A2B3C4D5E6F7".to_string()]);
+    assert_eq!(
+        strings(&d.undecided().unwrap()),
+        vec!["toolu_01A2B3C4D5E6F7".to_string()]
+    );
     d.approve("toolu_01A2B3C4D5E6F7").unwrap();
     assert!(d.is_complete());
     assert_eq!(
@@ -143,7 +155,7 @@ fn decisions_build_the_exact_wire_payload() {
 
     // Also from a thread input directly.
     let d2 = JsDecisions::new(JsValue::from_str(SEED)).unwrap();
-    assert_eq!(d2.undecided().len(), 1);
+    assert_eq!(strings(&d2.undecided().unwrap()).len(), 1);
 }
 
 #[wasm_bindgen_test]

@@ -771,12 +771,17 @@ async fn sidenet_streams_pauses_and_continues() {
     // Record the phases and whether a partial streamed message was ever visible.
     let phases = Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
     let saw_streaming = Rc::new(Cell::new(false));
+    // The streaming text as each snapshot showed it (the driver appends only the new part).
+    let streamed = Rc::new(std::cell::RefCell::new(String::new()));
     let listener = {
         let (c, phases, saw) = (c.clone(), phases.clone(), saw_streaming.clone());
+        let streamed = streamed.clone();
         Closure::<dyn FnMut()>::new(move || {
             let snapshot = c.get_snapshot().expect("snapshot");
-            if !get(&snapshot, "streaming").is_null() {
+            let streaming = get(&snapshot, "streaming");
+            if !streaming.is_null() {
                 saw.set(true);
+                *streamed.borrow_mut() = string(&get(&streaming, "text"));
             }
             let p = string(&get(&snapshot, "phase"));
             let mut phases = phases.borrow_mut();
@@ -823,6 +828,11 @@ async fn sidenet_streams_pauses_and_continues() {
     assert!(
         saw_streaming.get(),
         "a partial message was shown while streaming"
+    );
+    assert_eq!(
+        *streamed.borrow(),
+        text,
+        "the last streamed text is the landed message's"
     );
     stop.call0(&JsValue::NULL).expect("unsubscribe");
 }

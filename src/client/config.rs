@@ -213,15 +213,19 @@ impl Config {
             Some(_) => return Err(option_error("threadId", "must be a string")),
             None => return Err(option_error("threadId", "is required")),
         };
-        let mut routes = Routes::for_dialect(dialect);
+        // One value filled in place: an error drops it whole (no drop code per partial field).
+        let mut c = Config::new(String::new(), thread_id);
+        c.dialect = dialect;
+        c.transport = transport;
+        c.routes = Routes::for_dialect(dialect);
         match o.get("routes") {
             None => {}
             Some(Value::Object(r)) => {
                 for (name, slot) in [
-                    ("chat", &mut routes.chat),
-                    ("thread", &mut routes.thread),
-                    ("stream", &mut routes.stream),
-                    ("run", &mut routes.run),
+                    ("chat", &mut c.routes.chat),
+                    ("thread", &mut c.routes.thread),
+                    ("stream", &mut c.routes.stream),
+                    ("run", &mut c.routes.run),
                 ] {
                     if let Some(route) = opt_str(r, name, "routes.")? {
                         *slot = route.to_owned();
@@ -230,44 +234,44 @@ impl Config {
             }
             Some(_) => return Err(option_error("routes", "must be an object")),
         }
-        let mut retry = Retry::default();
         match o.get("retry") {
             None => {}
             Some(Value::Object(r)) => {
                 if let Some(n) = opt_u64(r, "attempts", "retry.")? {
-                    retry.attempts = u32::try_from(n)
+                    c.retry.attempts = u32::try_from(n)
                         .map_err(|_| option_error("retry.attempts", "is too large"))?;
                 }
                 if let Some(n) = opt_u64(r, "backoffMs", "retry.")? {
-                    retry.backoff_ms = n;
+                    c.retry.backoff_ms = n;
                 }
                 if let Some(n) = opt_u64(r, "maxBackoffMs", "retry.")? {
-                    retry.max_backoff_ms = n;
+                    c.retry.max_backoff_ms = n;
                 }
             }
             Some(_) => return Err(option_error("retry", "must be an object")),
         }
-        let non_empty = |name: &str| -> Result<Option<String>> {
-            Ok(opt_str(&o, name, "")?
+        if let Some(base) = opt_str(&o, "baseUrl", "")? {
+            c.base_url = base.to_owned();
+        }
+        c.headers = headers(o.get("headers"))?;
+        for (name, slot, default) in [
+            ("autoSubmit", &mut c.auto_submit, false),
+            ("persist", &mut c.persist, true),
+        ] {
+            *slot = opt_bool(&o, name)?.unwrap_or(default);
+        }
+        c.timeout_ms = opt_u64(&o, "timeoutMs", "")?.unwrap_or_else(default_timeout);
+        c.reload_after_post = opt_bool(&o, "reloadAfterPost")?.unwrap_or(true);
+        for (name, slot) in [
+            ("token", &mut c.token),
+            ("agentVersionId", &mut c.agent_version_id),
+            ("agentId", &mut c.agent_id),
+        ] {
+            *slot = opt_str(&o, name, "")?
                 .filter(|s| !s.is_empty())
-                .map(str::to_owned))
-        };
-        Ok(Config {
-            dialect,
-            base_url: opt_str(&o, "baseUrl", "")?.unwrap_or_default().to_owned(),
-            thread_id,
-            headers: headers(o.get("headers"))?,
-            routes,
-            auto_submit: opt_bool(&o, "autoSubmit")?.unwrap_or(false),
-            persist: opt_bool(&o, "persist")?.unwrap_or(true),
-            timeout_ms: opt_u64(&o, "timeoutMs", "")?.unwrap_or_else(default_timeout),
-            retry,
-            reload_after_post: opt_bool(&o, "reloadAfterPost")?.unwrap_or(true),
-            token: non_empty("token")?,
-            agent_version_id: non_empty("agentVersionId")?,
-            transport,
-            agent_id: non_empty("agentId")?,
-        })
+                .map(str::to_owned);
+        }
+        Ok(c)
     }
 
     /// Checks every field; `invalid_argument` with the field's name in the path otherwise.
@@ -375,24 +379,44 @@ impl Config {
     }
 
     /// A route with `{threadId}` filled in, prefixed by the base URL.
+    /// (A scan for `{`, not `str::replace`: the substring searcher and its panic paths cost
+    /// 4 KiB of wasm.)
     pub(crate) fn url(&self, template: &str) -> String {
-        let encoded = encode_component(&self.thread_id);
-        let mut path = template.replace("{threadId}", &encoded);
-        if path.contains("{agentId}") {
-            let agent = encode_component(self.agent_id.as_deref().unwrap_or_default());
-            path = path.replace("{agentId}", &agent);
+        let mut out = self.base().to_owned();
+        let mut rest = template;
+        while let Some(i) = rest.find('{') {
+            let (before, tail) = rest.split_at_checked(i).unwrap_or((rest, ""));
+            out.push_str(before);
+            if let Some(after) = tail.strip_prefix("{threadId}") {
+                out.push_str(&encode_component(&self.thread_id));
+                rest = after;
+            } else if let Some(after) = tail.strip_prefix("{agentId}") {
+                out.push_str(&encode_component(
+                    self.agent_id.as_deref().unwrap_or_default(),
+                ));
+                rest = after;
+            } else {
+                out.push('{');
+                rest = tail.get(1..).unwrap_or_default();
+            }
         }
-        format!("{}{}", self.base(), path)
+        out.push_str(rest);
+        out
     }
 
     /// The storage key for this thread's drafts: `toolgate:drafts:<dialect>:<baseUrl>:<threadId>`.
     pub fn persist_key(&self) -> String {
-        format!(
-            "toolgate:drafts:{}:{}:{}",
+        let mut key = "toolgate:drafts:".to_owned();
+        for piece in [
             self.dialect.as_str(),
+            ":",
             self.base(),
-            self.thread_id
-        )
+            ":",
+            &self.thread_id,
+        ] {
+            key.push_str(piece);
+        }
+        key
     }
 }
 
@@ -498,4 +522,27 @@ fn headers(value: Option<&Value>) -> Result<Vec<(String, String)>> {
         Some(_) => return Err(bad()),
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Config;
+
+    #[test]
+    fn url_fills_every_placeholder_and_keeps_other_braces() {
+        let c = Config::from_json(
+            r#"{"threadId":"a b/ü","agentId":"ag 1","baseUrl":"https://x.test/api/"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            c.url("/t/{threadId}/{agentId}/{threadId}?q={x}&{"),
+            "https://x.test/api/t/a%20b%2F%C3%BC/ag%201/a%20b%2F%C3%BC?q={x}&{"
+        );
+        assert_eq!(c.url("/plain"), "https://x.test/api/plain");
+        assert_eq!(c.url(""), "https://x.test/api");
+        assert_eq!(
+            c.persist_key(),
+            "toolgate:drafts:neuron:https://x.test/api:a b/ü"
+        );
+    }
 }

@@ -63,6 +63,7 @@
 //!   that triggered autoSubmit may have no promise: ignore unknown ops);
 //! - notify subscribers on [`Output::Changed`] (at most one per step, always the last output of the step).
 
+mod audit;
 mod config;
 mod neuron;
 mod sidenet;
@@ -76,6 +77,7 @@ use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::{self, Map, Obj, Value};
 use crate::thread::{Message, Thread};
+use audit::{Audit, Fate};
 
 pub use config::{Config, Dialect, Retry, Routes, Transport};
 pub use snapshot::{
@@ -294,25 +296,6 @@ enum Ack {
     Accepted,
 }
 
-/// What became of a decision the user took (for [`Client::check_invariants`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fate {
-    Held,
-    Replaced,
-    Cleared,
-    Acknowledged,
-    /// Dropped because its pause went away; listed in `droppedDrafts`.
-    Dropped,
-}
-
-#[derive(Debug, Clone)]
-struct LedgerEntry {
-    pause: PauseKey,
-    call_id: String,
-    decision: Decision,
-    fate: Fate,
-}
-
 /// The stored drafts, as read back: `{v, messageId?, runId?, callIds, drafts}` (Neuron writes
 /// `messageId`, Sidenet `runId`).
 struct StoredIn {
@@ -399,9 +382,8 @@ pub struct Client {
     persisted: Option<String>,
     outputs: VecDeque<Output>,
     snapshot: Snapshot,
-    outstanding: Vec<RequestId>,
-    ledger: Vec<LedgerEntry>,
-    violations: Vec<String>,
+    /// The bookkeeping of [`check_invariants`](Self::check_invariants) (empty in release).
+    audit: Audit<PauseKey>,
     /// The Sidenet engine, which answers every call when the dialect is Sidenet.
     sidenet: Option<Box<sidenet::Sidenet>>,
     /// Neuron: an answer reported through the stream inputs, buffered to its end.
@@ -454,9 +436,7 @@ impl Client {
             held_restore: None,
             persisted: None,
             outputs: VecDeque::new(),
-            outstanding: Vec::new(),
-            ledger: Vec::new(),
-            violations: Vec::new(),
+            audit: Audit::new(),
             sidenet: None,
             stream_rx: None,
         };
@@ -549,7 +529,7 @@ impl Client {
         let had = decisions.local().any(|(id, _)| id == call_id);
         decisions.clear(call_id)?;
         if had {
-            self.ledger_settle(call_id, Fate::Cleared);
+            self.audit.settle(call_id, Fate::Cleared);
         }
         self.settle();
         Ok(())
@@ -608,7 +588,7 @@ impl Client {
             decisions.set(id, decision.clone())?;
         }
         for id in &undecided {
-            self.ledger_hold(&pause, id, &decision);
+            self.audit.hold(&pause, id, &decision);
         }
         let sub = self.prepare_submission(Some(text.to_owned()))?;
         self.cancel_sync();
@@ -627,7 +607,7 @@ impl Client {
         }
         if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
             if let Wait::Out(id) = flight.wait {
-                self.outstanding.retain(|r| *r != id);
+                self.audit.ended(id);
                 self.outputs.push_back(Output::Cancel(id));
             }
             self.aborted(flight.job);
@@ -811,9 +791,17 @@ impl Client {
         self.snapshot().version
     }
 
+    /// Identifies the streaming message ([`Snapshot::streaming`]): while it stays the same, the
+    /// streaming message's `text` only grows at its end, so a driver may keep the text it already
+    /// converted and append only the new part (see [`Snapshot::head_without_stream_text`]).
+    pub fn stream_epoch(&self) -> u64 {
+        self.sidenet.as_ref().map_or(0, |e| e.stream_epoch())
+    }
+
     /// How many message views were built or copied so far (Sidenet; 0 for Neuron). For tests: a
     /// streamed text delta must not change it, whatever the length of the thread.
     #[doc(hidden)]
+    #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
     pub fn messages_touched(&self) -> u64 {
         self.sidenet.as_ref().map_or(0, |e| e.messages_touched())
     }
@@ -830,22 +818,16 @@ impl Client {
     /// never an empty decision map sent; never a callId not gated on the current tail; never a
     /// message sent while paused; never two requests in flight; every decision the user made is
     /// held (a draft), acknowledged, replaced or cleared by the user, or dropped and shown.
+    ///
+    /// Compiled with debug assertions, under `--cfg fuzzing`, or with the `invariants` feature.
     #[doc(hidden)]
+    #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
     pub fn check_invariants(&self) -> std::result::Result<(), String> {
         if let Some(engine) = self.sidenet.as_ref() {
             return engine.check_invariants();
         }
-        if let Some(v) = self.violations.first() {
-            return Err(v.clone());
-        }
-        if self.outstanding.len() > 1 {
-            return Err(format!(
-                "{} requests in flight: {}",
-                self.outstanding.len(),
-                ids(&self.outstanding)
-            ));
-        }
-        match (&self.state, self.outstanding.first()) {
+        self.audit.first_error()?;
+        match (&self.state, self.audit.outstanding.first()) {
             (
                 State::Busy(Flight {
                     wait: Wait::Out(id),
@@ -877,11 +859,7 @@ impl Client {
             .as_ref()
             .map(|d| d.local().map(|(i, d)| (i.to_owned(), d.clone())).collect())
             .unwrap_or_default();
-        let held: Vec<&LedgerEntry> = self
-            .ledger
-            .iter()
-            .filter(|e| e.fate == Fate::Held)
-            .collect();
+        let held: Vec<&audit::Entry<PauseKey>> = self.audit.held().collect();
         for entry in &held {
             if Some(&entry.pause) != self.pause.as_ref() {
                 return Err(format!(
@@ -949,7 +927,7 @@ impl Client {
         if matches!(&self.state, State::Busy(f) if f.job.is_sync()) {
             if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
                 if let Wait::Out(id) = flight.wait {
-                    self.outstanding.retain(|r| *r != id);
+                    self.audit.ended(id);
                     self.outputs.push_back(Output::Cancel(id));
                 }
             }
@@ -967,7 +945,7 @@ impl Client {
         let pause = self.pause.clone().ok_or_else(not_suspended)?;
         let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
         decisions.set(call_id, decision.clone())?;
-        self.ledger_hold(&pause, call_id, &decision);
+        self.audit.hold(&pause, call_id, &decision);
         let mut op = None;
         if self.config.auto_submit && self.decisions.as_ref().is_some_and(Decisions::is_complete) {
             if let Ok(sub) = self.prepare_submission(None) {
@@ -1029,8 +1007,8 @@ impl Client {
             ),
             Job::Send { text, .. } => {
                 if self.suspension.suspended {
-                    self.violations
-                        .push("a message was sent while the tail is paused".to_owned());
+                    self.audit
+                        .violation(|| "a message was sent while the tail is paused".to_owned());
                 }
                 (
                     Method::Post,
@@ -1039,6 +1017,7 @@ impl Client {
                 )
             }
             Job::Submit(sub) => {
+                #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
                 self.check_sent(sub);
                 (
                     Method::Post,
@@ -1048,14 +1027,7 @@ impl Client {
             }
         };
         let headers = request_headers(&self.config, method, false);
-        if !self.outstanding.is_empty() {
-            self.violations.push(format!(
-                "request {} issued while {} is in flight",
-                id.0,
-                ids(&self.outstanding)
-            ));
-        }
-        self.outstanding.push(id);
+        self.audit.issued(id);
         self.outputs.push_back(Output::Http(HttpRequest {
             id,
             method,
@@ -1073,19 +1045,22 @@ impl Client {
     }
 
     /// Records a violation if a submission is empty or names a callId not gated on the tail.
+    #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
     fn check_sent(&mut self, sub: &Submission) {
         if sub.sent.is_empty() {
-            self.violations
+            self.audit
+                .violations
                 .push("an empty decision map was sent".to_owned());
         }
         let gated = gated_ids(&self.suspension);
         if self.pause.as_ref() != Some(&sub.pause) {
-            self.violations
+            self.audit
+                .violations
                 .push("decisions were sent for a pause that is not the tail's".to_owned());
         }
         for (id, _) in &sub.sent {
             if !gated.contains(id) {
-                self.violations.push(format!(
+                self.audit.violations.push(format!(
                     "a decision for {}, not gated on the tail, was sent",
                     json::quote(id)
                 ));
@@ -1095,10 +1070,12 @@ impl Client {
             Ok(Value::Object(body)) => match body.get("decisions") {
                 Some(Value::Object(map)) if map.len() == sub.sent.len() && !map.is_empty() => {}
                 _ => self
+                    .audit
                     .violations
                     .push("the body's decisions differ from what was recorded".to_owned()),
             },
             _ => self
+                .audit
                 .violations
                 .push("the decision body is not an object".to_owned()),
         }
@@ -1112,7 +1089,7 @@ impl Client {
             }) if *current == id => {}
             _ => return None,
         }
-        self.outstanding.retain(|r| *r != id);
+        self.audit.ended(id);
         match std::mem::replace(&mut self.state, State::Ready) {
             State::Busy(flight) => Some(flight),
             State::Ready => None,
@@ -1615,7 +1592,7 @@ impl Client {
                 if same {
                     let tail = suspension.tool(&id).and_then(Decision::from_tail);
                     if tail.as_ref() == Some(&draft) {
-                        self.ledger_settle(&id, Fate::Acknowledged);
+                        self.audit.settle(&id, Fate::Acknowledged);
                         continue;
                     }
                     let kept = new_decisions
@@ -1631,7 +1608,7 @@ impl Client {
                         (Ack::Verify, None) | (_, Some(false)) => false,
                     };
                     if acknowledged {
-                        self.ledger_settle(&id, Fate::Acknowledged);
+                        self.audit.settle(&id, Fate::Acknowledged);
                     } else {
                         self.drop_draft(&id);
                     }
@@ -1651,7 +1628,7 @@ impl Client {
     }
 
     fn drop_draft(&mut self, call_id: &str) {
-        self.ledger_settle(call_id, Fate::Dropped);
+        self.audit.settle(call_id, Fate::Dropped);
         if !self.dropped.iter().any(|d| d == call_id) {
             self.dropped.push(call_id.to_owned());
         }
@@ -1691,7 +1668,7 @@ impl Client {
             }
         }
         for (id, decision) in restored {
-            self.ledger_hold(&pause, &id, &decision);
+            self.audit.hold(&pause, &id, &decision);
         }
     }
 
@@ -1703,27 +1680,6 @@ impl Client {
                 .unwrap_or_default(),
         )
     }
-
-    fn ledger_hold(&mut self, pause: &PauseKey, call_id: &str, decision: &Decision) {
-        self.ledger_settle(call_id, Fate::Replaced);
-        self.ledger.push(LedgerEntry {
-            pause: pause.clone(),
-            call_id: call_id.to_owned(),
-            decision: decision.clone(),
-            fate: Fate::Held,
-        });
-    }
-
-    fn ledger_settle(&mut self, call_id: &str, fate: Fate) {
-        for entry in &mut self.ledger {
-            if entry.fate == Fate::Held && entry.call_id == call_id {
-                entry.fate = fate;
-            }
-        }
-    }
-
-    // ------------------------------------------------------------------------------------------
-    // Internals: outputs
 
     fn phase(&self) -> Phase {
         if let State::Busy(flight) = &self.state {
@@ -1927,19 +1883,6 @@ fn same_stored(a: Option<&str>, b: Option<&str>) -> bool {
         }
         _ => false,
     }
-}
-
-/// Request ids for messages: `[1, 2]`.
-fn ids(requests: &[RequestId]) -> String {
-    let mut out = String::from("[");
-    for (i, r) in requests.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str(&json::u64_string(r.0));
-    }
-    out.push(']');
-    out
 }
 
 fn not_suspended() -> Error {

@@ -48,13 +48,14 @@ use crate::json::{self, Map, Obj, Value};
 use crate::stream::{parse_chunk_value, Chunk, ChunkDecoder};
 use crate::thread::Message;
 
+use super::audit::{Audit, Fate};
 use super::config::{Config, Transport};
 use super::snapshot::{
     DraftMap, ErrorView, GatedView, MessageKindView, MessageView, Messages, PendingNote, Phase,
     Snapshot, SubmissionView, SuspensionView, ToolStatus, ToolView,
 };
 use super::{
-    ids, not_suspended, read_stored, request_headers, retryable_status, same_stored, status_error,
+    not_suspended, read_stored, request_headers, retryable_status, same_stored, status_error,
     write_stored, HttpRequest, HttpResponse, Method, OpId, Output, RequestId, TransportError,
 };
 
@@ -237,23 +238,6 @@ enum Expect {
     Unknown,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fate {
-    Held,
-    Replaced,
-    Cleared,
-    Acknowledged,
-    Dropped,
-}
-
-#[derive(Debug, Clone)]
-struct LedgerEntry {
-    run_id: String,
-    call_id: String,
-    decision: Decision,
-    fate: Fate,
-}
-
 /// A chat body: `{"messages":[<the user message>?],"threadId","agentVersionId"?,"approval"?:
 /// {"runId","toolCallId","approved"}}`.
 fn chat_body(
@@ -309,6 +293,9 @@ pub(crate) struct Sidenet {
     building: Option<Building>,
     /// `snapshot.streaming` changed in place since the last step.
     stream_dirty: bool,
+    /// Bumped whenever `snapshot.streaming` becomes a new message; between bumps its text only
+    /// grows at the end.
+    stream_epoch: u64,
     pause: Option<Pause>,
     decisions: Option<Decisions>,
     run_completed: bool,
@@ -327,10 +314,8 @@ pub(crate) struct Sidenet {
     acked: Vec<(String, String)>,
     outputs: std::collections::VecDeque<Output>,
     snapshot: Snapshot,
-    outstanding: Vec<RequestId>,
-    ledger: Vec<LedgerEntry>,
-    violations: Vec<String>,
-    touched: u64,
+    /// The bookkeeping of `check_invariants` (empty in release); the pause is the run id.
+    audit: Audit<String>,
 }
 
 impl Sidenet {
@@ -346,6 +331,7 @@ impl Sidenet {
             messages_version: 0,
             building: None,
             stream_dirty: false,
+            stream_epoch: 0,
             pause: None,
             decisions: None,
             run_completed: false,
@@ -362,10 +348,7 @@ impl Sidenet {
             acked: Vec::new(),
             outputs: std::collections::VecDeque::new(),
             snapshot,
-            outstanding: Vec::new(),
-            ledger: Vec::new(),
-            violations: Vec::new(),
-            touched: 0,
+            audit: Audit::new(),
         };
         let mut first = s.build_head();
         first.version = 0;
@@ -415,7 +398,7 @@ impl Sidenet {
             .ok_or_else(not_suspended)?;
         let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
         decisions.set(call_id, decision.clone())?;
-        self.ledger_hold(&run_id, call_id, &decision);
+        self.audit.hold(&run_id, call_id, &decision);
         let mut op = None;
         if self.config.auto_submit && self.decisions.as_ref().is_some_and(Decisions::is_complete) {
             if let Ok(sub) = self.prepare_submission(None) {
@@ -435,7 +418,7 @@ impl Sidenet {
         let had = decisions.local().any(|(id, _)| id == call_id);
         decisions.clear(call_id)?;
         if had {
-            self.ledger_settle(call_id, Fate::Cleared);
+            self.audit.settle(call_id, Fate::Cleared);
         }
         self.settle();
         Ok(())
@@ -480,7 +463,7 @@ impl Sidenet {
             decisions.set(id, decision.clone())?;
         }
         for id in &undecided {
-            self.ledger_hold(&run_id, id, &decision);
+            self.audit.hold(&run_id, id, &decision);
         }
         let sub = self.prepare_submission(Some(text.to_owned()))?;
         self.clear_notices();
@@ -494,7 +477,7 @@ impl Sidenet {
     pub(crate) fn abort(&mut self) {
         if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
             if let Wait::Out(id) = flight.wait {
-                self.outstanding.retain(|r| *r != id);
+                self.audit.ended(id);
                 self.outputs.push_back(Output::Cancel(id));
             }
             self.aborted(flight);
@@ -640,18 +623,19 @@ impl Sidenet {
         self.decisions.as_ref()
     }
 
-    pub(crate) fn messages_touched(&self) -> u64 {
-        self.touched
+    pub(crate) fn stream_epoch(&self) -> u64 {
+        self.stream_epoch
     }
 
+    #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+    pub(crate) fn messages_touched(&self) -> u64 {
+        self.audit.touched
+    }
+
+    #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
     pub(crate) fn check_invariants(&self) -> std::result::Result<(), String> {
-        if let Some(v) = self.violations.first() {
-            return Err(v.clone());
-        }
-        if self.outstanding.len() > 1 {
-            return Err(format!("{} requests in flight", self.outstanding.len()));
-        }
-        match (&self.state, self.outstanding.first()) {
+        self.audit.first_error()?;
+        match (&self.state, self.audit.outstanding.first()) {
             (
                 State::Busy(Flight {
                     wait: Wait::Out(id),
@@ -700,8 +684,8 @@ impl Sidenet {
             }
         }
         let run = self.pause.as_ref().map(|p| p.run_id.as_str());
-        for entry in self.ledger.iter().filter(|e| e.fate == Fate::Held) {
-            if Some(entry.run_id.as_str()) != run {
+        for entry in self.audit.held() {
+            if Some(entry.pause.as_str()) != run {
                 return Err(format!(
                     "decision for {} neither acknowledged nor held: its pause is gone",
                     json::quote(&entry.call_id)
@@ -716,9 +700,9 @@ impl Sidenet {
         }
         for (id, d) in &drafts.0 {
             let held = self
-                .ledger
-                .iter()
-                .any(|e| e.fate == Fate::Held && e.call_id == *id && e.decision == *d);
+                .audit
+                .held()
+                .any(|e| e.call_id == *id && e.decision == *d);
             if !held {
                 return Err(format!(
                     "draft for {} that the user never made",
@@ -935,8 +919,8 @@ impl Sidenet {
             ),
             Job::Send { text, .. } => {
                 if self.pause.is_some() {
-                    self.violations
-                        .push("a message was sent while the run is paused".to_owned());
+                    self.audit
+                        .violation(|| "a message was sent while the run is paused".to_owned());
                 }
                 let body = chat_body(
                     Some(text),
@@ -952,14 +936,7 @@ impl Sidenet {
             }
         };
         let headers = request_headers(&self.config, method, streaming);
-        if !self.outstanding.is_empty() {
-            self.violations.push(format!(
-                "request {} issued while {} is in flight",
-                id.0,
-                ids(&self.outstanding)
-            ));
-        }
-        self.outstanding.push(id);
+        self.audit.issued(id);
         self.outputs.push_back(Output::Http(HttpRequest {
             id,
             method,
@@ -981,28 +958,32 @@ impl Sidenet {
     /// The body of the continuation for the first queued call, checking it is one to send.
     fn continuation_body(&mut self, sub: &Submission) -> Option<String> {
         let Some((call_id, decision)) = sub.queue.first() else {
-            self.violations
-                .push("an empty continuation was sent".to_owned());
+            self.audit
+                .violation(|| "an empty continuation was sent".to_owned());
             return None;
         };
         let Some(pause) = &self.pause else {
-            self.violations
-                .push("a continuation was sent while nothing is paused".to_owned());
+            self.audit
+                .violation(|| "a continuation was sent while nothing is paused".to_owned());
             return None;
         };
         let Some(card) = pause.card(call_id) else {
-            self.violations.push(format!(
-                "a continuation for {}, which is not pending, was sent",
-                json::quote(call_id)
-            ));
+            self.audit.violation(|| {
+                format!(
+                    "a continuation for {}, which is not pending, was sent",
+                    json::quote(call_id)
+                )
+            });
             return None;
         };
         let run_id = card.run_id.clone().unwrap_or_else(|| pause.run_id.clone());
         if self.is_acked(&run_id, call_id) {
-            self.violations.push(format!(
-                "the continuation for {} was sent again after the server accepted it",
-                json::quote(call_id)
-            ));
+            self.audit.violation(|| {
+                format!(
+                    "the continuation for {} was sent again after the server accepted it",
+                    json::quote(call_id)
+                )
+            });
         }
         let agent_version_id = card
             .agent_version_id
@@ -1032,7 +1013,7 @@ impl Sidenet {
             }) if *current == id => {}
             _ => return None,
         }
-        self.outstanding.retain(|r| *r != id);
+        self.audit.ended(id);
         match std::mem::replace(&mut self.state, State::Ready) {
             State::Busy(flight) => Some(flight),
             State::Ready => None,
@@ -1958,6 +1939,7 @@ impl Sidenet {
             text_part: None,
             fresh: true,
         });
+        self.stream_epoch = self.stream_epoch.wrapping_add(1);
         self.snapshot.streaming = Some(MessageView {
             id: None,
             index: self.messages.len(),
@@ -1995,7 +1977,7 @@ impl Sidenet {
         if resume {
             let shared = Arc::strong_count(&self.messages) > 1;
             if shared {
-                self.touched = self.touched.saturating_add(self.messages.len() as u64);
+                self.audit.touch(self.messages.len() as u64);
             }
             let Some(view) = Arc::make_mut(&mut self.messages).pop() else {
                 return;
@@ -2012,6 +1994,7 @@ impl Sidenet {
             }
             let mut view = view;
             view.raw = raw_message(base);
+            self.stream_epoch = self.stream_epoch.wrapping_add(1);
             self.snapshot.streaming = Some(view);
         } else if let Some(id) = message_id {
             b.base.insert("id".to_owned(), Value::from(id));
@@ -2239,9 +2222,9 @@ impl Sidenet {
 
     fn push_message(&mut self, view: MessageView) {
         if Arc::strong_count(&self.messages) > 1 {
-            self.touched = self.touched.saturating_add(self.messages.len() as u64);
+            self.audit.touch(self.messages.len() as u64);
         }
-        self.touched = self.touched.saturating_add(1);
+        self.audit.touch(1);
         Arc::make_mut(&mut self.messages).push(view);
         self.messages_version += 1;
     }
@@ -2252,7 +2235,7 @@ impl Sidenet {
             .enumerate()
             .map(|(i, m)| ui_message_view(i, m, &self.reasons))
             .collect();
-        self.touched = self.touched.saturating_add(views.len() as u64);
+        self.audit.touch(views.len() as u64);
         self.messages = Arc::new(views);
         self.messages_version += 1;
     }
@@ -2291,7 +2274,7 @@ impl Sidenet {
                     }
                 }
                 if self.is_acked(&run_id, &id) || self.records(&id, &draft) {
-                    self.ledger_settle(&id, Fate::Acknowledged);
+                    self.audit.settle(&id, Fate::Acknowledged);
                 } else {
                     self.drop_draft(&id);
                 }
@@ -2308,7 +2291,7 @@ impl Sidenet {
     }
 
     fn drop_draft(&mut self, call_id: &str) {
-        self.ledger_settle(call_id, Fate::Dropped);
+        self.audit.settle(call_id, Fate::Dropped);
         if !self.dropped.iter().any(|d| d == call_id) {
             self.dropped.push(call_id.to_owned());
         }
@@ -2350,7 +2333,7 @@ impl Sidenet {
             }
         }
         for (id, decision) in restored {
-            self.ledger_hold(&run_id, &id, &decision);
+            self.audit.hold(&run_id, &id, &decision);
         }
     }
 
@@ -2362,27 +2345,6 @@ impl Sidenet {
                 .unwrap_or_default(),
         )
     }
-
-    fn ledger_hold(&mut self, run_id: &str, call_id: &str, decision: &Decision) {
-        self.ledger_settle(call_id, Fate::Replaced);
-        self.ledger.push(LedgerEntry {
-            run_id: run_id.to_owned(),
-            call_id: call_id.to_owned(),
-            decision: decision.clone(),
-            fate: Fate::Held,
-        });
-    }
-
-    fn ledger_settle(&mut self, call_id: &str, fate: Fate) {
-        for entry in &mut self.ledger {
-            if entry.fate == Fate::Held && entry.call_id == call_id {
-                entry.fate = fate;
-            }
-        }
-    }
-
-    // ------------------------------------------------------------------------------------------
-    // Internals: the snapshot
 
     fn phase(&self) -> Phase {
         if let State::Busy(flight) = &self.state {

@@ -237,17 +237,26 @@ pub struct MessageView {
     pub raw: Message,
 }
 
-impl ToJson for MessageView {
-    fn write_json(&self, out: &mut String) {
+impl MessageView {
+    /// The JSON form; with `text: false`, `"text":""` stands in for the text (a driver that
+    /// keeps the streaming text on its side fills it in).
+    fn write(&self, out: &mut String, text: bool) {
+        let text: &dyn json::ToJsonDyn = if text { &self.text } else { &"" };
         let mut o = Obj::new(out);
         o.field("id", &self.id)
             .field("index", &self.index)
             .field("role", &self.role)
             .field("kind", &self.kind)
-            .field("text", &self.text)
+            .field("text", text)
             .field("tools", &self.tools)
             .field("raw", &self.raw);
         o.end();
+    }
+}
+
+impl ToJson for MessageView {
+    fn write_json(&self, out: &mut String) {
+        self.write(out, true);
     }
 }
 
@@ -436,10 +445,18 @@ impl Snapshot {
     /// A view that serializes every field but `messages` (for drivers that cache the converted
     /// messages by `messagesVersion`).
     pub fn head(&self) -> SnapshotHead<'_> {
-        SnapshotHead(self)
+        SnapshotHead(self, true)
     }
 
-    fn write(&self, out: &mut String, with_messages: bool) {
+    /// [`head`](Self::head) with `streaming.text` written as `""`: for drivers that keep the
+    /// streaming text on their side and append only what is new (see
+    /// [`Client::stream_epoch`](super::Client::stream_epoch)), so a snapshot costs the same
+    /// however long the streamed reply has grown.
+    pub fn head_without_stream_text(&self) -> SnapshotHead<'_> {
+        SnapshotHead(self, false)
+    }
+
+    fn write(&self, out: &mut String, with_messages: bool, stream_text: bool) {
         let mut o = Obj::new(out);
         o.field("version", &self.version)
             .field("phase", &self.phase)
@@ -452,8 +469,11 @@ impl Snapshot {
         if with_messages {
             o.field("messages", &self.messages);
         }
-        o.field("streaming", &self.streaming)
-            .field("suspension", &self.suspension)
+        match &self.streaming {
+            Some(view) => view.write(o.key("streaming"), stream_text),
+            None => o.key("streaming").push_str("null"),
+        }
+        o.field("suspension", &self.suspension)
             .field("decisions", &self.decisions)
             .field("canSend", &self.can_send)
             .field("canSubmit", &self.can_submit)
@@ -467,16 +487,18 @@ impl Snapshot {
 
 impl ToJson for Snapshot {
     fn write_json(&self, out: &mut String) {
-        self.write(out, true);
+        self.write(out, true, true);
     }
 }
 
-/// [`Snapshot`] without `messages`; see [`Snapshot::head`].
+/// [`Snapshot`] without `messages` (and, from
+/// [`head_without_stream_text`](Snapshot::head_without_stream_text), without the streaming text);
+/// see [`Snapshot::head`].
 #[derive(Debug, Clone, Copy)]
-pub struct SnapshotHead<'a>(&'a Snapshot);
+pub struct SnapshotHead<'a>(&'a Snapshot, bool);
 
 impl ToJson for SnapshotHead<'_> {
     fn write_json(&self, out: &mut String) {
-        self.0.write(out, false);
+        self.0.write(out, false, self.1);
     }
 }

@@ -13,7 +13,6 @@ pub use value::{Map, Number, Value};
 pub use write::ToJson;
 
 pub(crate) use parse::{to_error, Parser, Syntax};
-#[cfg(target_arch = "wasm32")]
 pub(crate) use write::ToJsonDyn;
 pub(crate) use write::{u64_string, write_str, write_value, Obj};
 

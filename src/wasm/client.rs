@@ -6,8 +6,8 @@
 //! The core lives in one `Rc<RefCell<Inner>>`. Every method, fetch completion and timer borrows it for
 //! one synchronous *step* (a command or an input, then draining [`Client::poll_output`] and re-arming
 //! the single retry timer), releases the borrow, and only then settles promises and calls listeners.
-//! No borrow is ever held across an `.await` or while user code runs, so a listener may call any
-//! method reentrantly. Fetch futures and timer callbacks hold a `Weak`: after `free()` they find
+//! No borrow is ever held across a promise callback or while user code runs, so a listener may call any
+//! method reentrantly. Fetch callbacks and timer callbacks hold a `Weak`: after `free()` they find
 //! nothing and stop.
 //!
 //! # Contract, as JS sees it
@@ -29,11 +29,11 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
+use std::sync::atomic::{AtomicU32, Ordering};
 
-use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{AbortController, AbortSignal, ReadableStreamDefaultReader, RequestInit, Response};
 
 use super::error::to_js as error_to_js;
@@ -52,6 +52,12 @@ extern "C" {
     fn set_timeout(handler: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
+    #[wasm_bindgen(thread_local_v2, js_name = globalThis)]
+    static GLOBAL_THIS: JsValue;
+    /// A promise, for `then` with a plain function (one made by `Closure::once_into_js`).
+    type Thenable;
+    #[wasm_bindgen(method)]
+    fn then(this: &Thenable, on_fulfilled: &JsValue) -> JsValue;
 }
 
 type Shared = Rc<RefCell<Inner>>;
@@ -74,6 +80,9 @@ struct Inner {
     snapshot: Option<(u64, JsValue)>,
     /// `(messagesVersion, frozen messages array)`.
     messages: Option<(u64, JsValue)>,
+    /// The streaming message's text as a JS string: `(stream epoch, its length in bytes, text)`.
+    /// A new snapshot appends only what the stream added since (O(delta), not O(text)).
+    stream_text: Option<(u64, usize, JsString)>,
     listeners: Vec<(u32, Function)>,
     /// The promises of commands in flight: `(op, resolve, reject)`.
     ops: Vec<(OpId, Function, Function)>,
@@ -232,7 +241,7 @@ impl Inner {
             timeout_ms,
             on_timeout,
         });
-        spawn_local(run_fetch(weak.clone(), request, signal, timed_out));
+        run_fetch(weak.clone(), request, signal, timed_out);
     }
 
     /// Restarts a streaming request's timeout (headers or a chunk arrived).
@@ -275,6 +284,7 @@ impl Inner {
         self.listeners.clear();
         self.snapshot = None;
         self.messages = None;
+        self.stream_text = None;
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
         for (_, _, reject) in self.ops.drain(..) {
             let _ = reject.call1(&JsValue::UNDEFINED, &error);
@@ -294,81 +304,151 @@ fn report(weak: &Weak<RefCell<Inner>>, f: impl FnOnce(&mut Inner, u64)) -> bool 
         .is_some_and(|shared| step(&shared, f).is_ok())
 }
 
+/// Calls `then` once `promise` settles, with its value or its rejection reason: always from a
+/// promise job, never synchronously (so never inside a step). One JS callback per promise
+/// (`Promise.allSettled`), freed once called: no executor, no futures.
+fn when(promise: &Promise, then: impl FnOnce(Result<JsValue, JsValue>) + 'static) {
+    when_dyn(promise, Box::new(then));
+}
+
+/// [`when`], compiled once: the JS callback and the reading of the outcome are not repeated per
+/// call site.
+fn when_dyn(promise: &Promise, then: Box<dyn FnOnce(Result<JsValue, JsValue>)>) {
+    let settled = Promise::all_settled(&Array::of1(promise));
+    let callback = Closure::once_into_js(move |results: JsValue| {
+        let state = Reflect::get(&results, &JsValue::from(0)).unwrap_or(JsValue::UNDEFINED);
+        let field = |name: &str| Reflect::get(&state, &name.into()).unwrap_or(JsValue::UNDEFINED);
+        then(if field("status") == "fulfilled" {
+            Ok(field("value"))
+        } else {
+            Err(field("reason"))
+        });
+    });
+    settled.unchecked_ref::<Thenable>().then(&callback);
+}
+
+/// One request's callbacks: which request, and how to reach the client.
+struct Run {
+    weak: Weak<RefCell<Inner>>,
+    id: RequestId,
+    timed_out: Rc<Cell<bool>>,
+}
+
+impl Run {
+    fn report(&self, f: impl FnOnce(&mut Inner, u64)) -> bool {
+        report(&self.weak, f)
+    }
+
+    /// The request failed (`timeout` if its timer fired first).
+    fn fail(&self, e: &JsValue) {
+        let error = if self.timed_out.get() {
+            TransportError::Timeout
+        } else {
+            TransportError::Network(error_message(e))
+        };
+        let id = self.id;
+        self.report(|inner, now| {
+            inner.end_fetch(id, false);
+            inner.core.handle_failure(now, id, error);
+        });
+    }
+
+    fn end_stream(&self) {
+        let id = self.id;
+        self.report(|inner, now| {
+            inner.end_fetch(id, false);
+            inner.core.handle_stream_end(now, id);
+        });
+    }
+}
+
 /// Performs one request and reports its end to the core: the whole body at once, or, for a
 /// streaming request, the status when the headers arrive and then each chunk as it arrives (one step
 /// per chunk, so subscribers see the stream grow). For a stream, `timeoutMs` bounds the wait for the
-/// headers and then every gap between chunks.
-async fn run_fetch(
+/// headers and then every gap between chunks. Starts from a promise job: it is called inside a
+/// step, whose borrow must end first.
+fn run_fetch(
     weak: Weak<RefCell<Inner>>,
     request: HttpRequest,
     signal: Option<AbortSignal>,
     timed_out: Rc<Cell<bool>>,
 ) {
-    let id = request.id;
-    let fail = |e: JsValue| {
-        let error = if timed_out.get() {
-            TransportError::Timeout
-        } else {
-            TransportError::Network(error_message(&e))
-        };
-        report(&weak, |inner, now| {
-            inner.end_fetch(id, false);
-            inner.core.handle_failure(now, id, error);
-        });
+    let run = Run {
+        weak,
+        id: request.id,
+        timed_out,
     };
-    let response = match fetch_response(&request, signal.as_ref()).await {
-        Ok(response) => response,
-        Err(e) => return fail(e),
-    };
+    when(&Promise::resolve(&JsValue::UNDEFINED), move |_| {
+        let init = request_init(&request, signal.as_ref());
+        match js_fetch(&request.url, &init) {
+            Ok(fetched) => when(&fetched, move |r| match r {
+                Ok(response) => on_response(run, response.unchecked_into(), request.streaming),
+                Err(e) => run.fail(&e),
+            }),
+            Err(e) => run.fail(&e),
+        }
+    });
+}
+
+fn on_response(run: Run, response: Response, streaming: bool) {
+    let id = run.id;
     let status = response.status();
-    if !request.streaming {
-        let body = match read_all(&response).await {
-            Ok(body) => body,
-            Err(e) => return fail(e),
-        };
-        report(&weak, |inner, now| {
-            inner.end_fetch(id, false);
-            inner
-                .core
-                .handle_response(now, id, HttpResponse::new(status, body));
-        });
+    if !streaming {
+        match response.array_buffer() {
+            Ok(read) => when(&read, move |r| match r {
+                Ok(buffer) => {
+                    let body = Uint8Array::new(&buffer).to_vec();
+                    run.report(|inner, now| {
+                        inner.end_fetch(id, false);
+                        inner
+                            .core
+                            .handle_response(now, id, HttpResponse::new(status, body));
+                    });
+                }
+                Err(e) => run.fail(&e),
+            }),
+            Err(e) => run.fail(&e),
+        }
         return;
     }
-    let started = report(&weak, |inner, now| {
+    let started = run.report(|inner, now| {
         inner.restart_timeout(id);
         inner.core.handle_stream_start(now, id, status);
     });
     if !started {
         return;
     }
-    if let Some(body) = response.body() {
-        let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
-        loop {
-            let chunk = match JsFuture::from(reader.read()).await {
-                Ok(chunk) => chunk,
-                Err(e) => return fail(e),
-            };
-            if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
-                break;
-            }
-            let value = Reflect::get(&chunk, &"value".into()).unwrap_or(JsValue::UNDEFINED);
-            let bytes = match value.dyn_ref::<Uint8Array>() {
-                Some(array) => array.to_vec(),
-                None => Uint8Array::new(&value).to_vec(),
-            };
-            let alive = report(&weak, |inner, now| {
-                inner.restart_timeout(id);
-                inner.core.handle_stream_chunk(now, id, &bytes);
-            });
-            if !alive {
-                let _ = reader.cancel();
-                return;
-            }
-        }
+    match response.body() {
+        Some(body) => read_next(run, body.get_reader().unchecked_into()),
+        None => run.end_stream(),
     }
-    report(&weak, |inner, now| {
-        inner.end_fetch(id, false);
-        inner.core.handle_stream_end(now, id);
+}
+
+/// Reads the next chunk of a streamed body, reports it, and goes on until the end.
+fn read_next(run: Run, reader: ReadableStreamDefaultReader) {
+    when(&reader.read(), move |r| {
+        let chunk = match r {
+            Ok(chunk) => chunk,
+            Err(e) => return run.fail(&e),
+        };
+        if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
+            return run.end_stream();
+        }
+        let value = Reflect::get(&chunk, &"value".into()).unwrap_or(JsValue::UNDEFINED);
+        let bytes = match value.dyn_ref::<Uint8Array>() {
+            Some(array) => array.to_vec(),
+            None => Uint8Array::new(&value).to_vec(),
+        };
+        let id = run.id;
+        let alive = run.report(|inner, now| {
+            inner.restart_timeout(id);
+            inner.core.handle_stream_chunk(now, id, &bytes);
+        });
+        if alive {
+            read_next(run, reader);
+        } else {
+            let _ = reader.cancel();
+        }
     });
 }
 
@@ -387,19 +467,19 @@ fn request_init(request: &HttpRequest, signal: Option<&AbortSignal>) -> RequestI
     init
 }
 
-async fn fetch_response(
-    request: &HttpRequest,
-    signal: Option<&AbortSignal>,
-) -> Result<Response, JsValue> {
-    let init = request_init(request, signal);
-    Ok(JsFuture::from(js_fetch(&request.url, &init)?)
-        .await?
-        .unchecked_into())
-}
-
-async fn read_all(response: &Response) -> Result<Vec<u8>, JsValue> {
-    let buffer = JsFuture::from(response.array_buffer()?).await?;
-    Ok(Uint8Array::new(&buffer).to_vec())
+/// `text` as a JS string, from the one cached for the same streaming message (`epoch`) plus the
+/// part appended since; converted whole only for a new message.
+fn grow_text(cache: &mut Option<(u64, usize, JsString)>, epoch: u64, text: &str) -> JsString {
+    let js = match cache.take() {
+        Some((e, len, js)) if e == epoch => match text.get(len..) {
+            Some("") => js,
+            Some(tail) => js.concat(&JsValue::from_str(tail)),
+            None => JsString::from(text),
+        },
+        _ => JsString::from(text),
+    };
+    *cache = Some((epoch, text.len(), js.clone()));
+    js
 }
 
 /// The message of a thrown value: `err.message`, a thrown string, or a generic text.
@@ -410,8 +490,14 @@ fn error_message(e: &JsValue) -> String {
         .unwrap_or_else(|| "the request failed".to_owned())
 }
 
+/// `globalThis.localStorage`: none in a worker, or where reading it throws (a sandboxed frame,
+/// storage disabled). (Read from `globalThis`, not through `web_sys::window()`, which links
+/// four global-object lookups and a `Window` check.)
 fn storage() -> Option<web_sys::Storage> {
-    web_sys::window()?.local_storage().ok().flatten()
+    let storage = GLOBAL_THIS
+        .with(|global| Reflect::get(global, &"localStorage".into()))
+        .ok()?;
+    storage.is_object().then(|| storage.unchecked_into())
 }
 
 /// Writes or removes a storage entry; storage errors (private mode, quota) are ignored.
@@ -428,8 +514,10 @@ fn persist(key: &str, value: Option<&str>) {
 // Subscriptions: the returned unsubscribe function is one shared JS function bound to a listener id,
 // so it is idempotent, costs no closure per subscription, and is harmless after `free()`.
 
+// (`try_with` and `try_borrow_mut` throughout: no panic path, nor its messages, in the wasm.)
+static NEXT_LISTENER: AtomicU32 = AtomicU32::new(0);
+
 thread_local! {
-    static NEXT_LISTENER: Cell<u32> = const { Cell::new(0) };
     static SUBSCRIPTIONS: RefCell<Vec<(u32, Weak<RefCell<Inner>>)>> = const { RefCell::new(Vec::new()) };
     static UNSUBSCRIBE: Function = Closure::<dyn Fn(u32)>::new(unsubscribe)
         .into_js_value()
@@ -437,11 +525,14 @@ thread_local! {
 }
 
 fn unsubscribe(id: u32) {
-    let weak = SUBSCRIPTIONS.with(|subs| {
-        let mut subs = subs.borrow_mut();
-        let i = subs.iter().position(|(l, _)| *l == id)?;
-        Some(subs.swap_remove(i).1)
-    });
+    let weak = SUBSCRIPTIONS
+        .try_with(|subs| {
+            let mut subs = subs.try_borrow_mut().ok()?;
+            let i = subs.iter().position(|(l, _)| *l == id)?;
+            Some(subs.swap_remove(i).1)
+        })
+        .ok()
+        .flatten();
     if let Some(shared) = weak.and_then(|w| w.upgrade()) {
         if let Ok(mut inner) = shared.try_borrow_mut() {
             inner.listeners.retain(|(l, _)| *l != id);
@@ -452,8 +543,8 @@ fn unsubscribe(id: u32) {
 // ------------------------------------------------------------------------------------------------
 // The class
 
-/// The approval client for one thread: `new ApprovalClient(options)`.
-#[wasm_bindgen(js_name = ApprovalClient)]
+// The approval client for one thread: `new ApprovalClient(options)`.
+#[wasm_bindgen(js_name = ApprovalClient, skip_typescript)]
 pub struct ApprovalClient {
     shared: Shared,
 }
@@ -484,10 +575,10 @@ fn parse_options(options: &JsValue) -> Result<Config, Error> {
 
 #[wasm_bindgen(js_class = ApprovalClient)]
 impl ApprovalClient {
-    /// A client for one thread. Throws `invalid_argument` for bad options. With `persist` on (the
-    /// default), drafts saved earlier for this thread are read from `localStorage` and restored on
-    /// the first load.
-    #[wasm_bindgen(constructor)]
+    // A client for one thread. Throws `invalid_argument` for bad options. With `persist` on (the
+    // default), drafts saved earlier for this thread are read from `localStorage` and restored on
+    // the first load.
+    #[wasm_bindgen(constructor, skip_jsdoc)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "ApprovalClientOptions")] options: JsValue,
     ) -> Result<ApprovalClient, JsValue> {
@@ -499,6 +590,7 @@ impl ApprovalClient {
             freed: false,
             snapshot: None,
             messages: None,
+            stream_text: None,
             listeners: Vec::new(),
             ops: Vec::new(),
             fetches: Vec::new(),
@@ -511,8 +603,8 @@ impl ApprovalClient {
         Ok(ApprovalClient { shared })
     }
 
-    /// The current snapshot: the same frozen object until something changes.
-    #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "Snapshot")]
+    // The current snapshot: the same frozen object until something changes.
+    #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "Snapshot", skip_jsdoc)]
     pub fn get_snapshot(&self) -> Result<JsValue, JsValue> {
         let mut guard = self
             .shared
@@ -535,16 +627,30 @@ impl ApprovalClient {
                 array
             }
         };
-        let object = to_js(&snapshot.head())?;
+        // The streaming text is not converted again: only what was appended since the last
+        // snapshot crosses (the rest of the snapshot is small, whatever the reply's length).
+        let object = to_js(&snapshot.head_without_stream_text())?;
+        if let Some(view) = &snapshot.streaming {
+            let text = grow_text(
+                &mut inner.stream_text,
+                inner.core.stream_epoch(),
+                &view.text,
+            );
+            if let Ok(streaming) = Reflect::get(&object, &"streaming".into()) {
+                let _ = Reflect::set(&streaming, &"text".into(), &text);
+            }
+        } else {
+            inner.stream_text = None;
+        }
         let _ = Reflect::set(&object, &"messages".into(), &messages);
         Object::freeze(object.unchecked_ref::<Object>());
         inner.snapshot = Some((version, object.clone()));
         Ok(object)
     }
 
-    /// Calls `listener` (synchronously, with no arguments) after each change; returns the function
-    /// that unsubscribes it (idempotent, harmless after `free()`).
-    #[wasm_bindgen(unchecked_return_type = "() => void")]
+    // Calls `listener` (synchronously, with no arguments) after each change; returns the function
+    // that unsubscribes it (idempotent, harmless after `free()`).
+    #[wasm_bindgen(unchecked_return_type = "() => void", skip_jsdoc)]
     pub fn subscribe(
         &self,
         #[wasm_bindgen(unchecked_param_type = "() => void")] listener: JsValue,
@@ -552,53 +658,55 @@ impl ApprovalClient {
         let listener: Function = listener
             .dyn_into()
             .map_err(|_| invalid("a listener must be a function"))?;
-        let id = NEXT_LISTENER.with(|n| {
-            n.set(n.get().wrapping_add(1));
-            n.get()
-        });
+        let id = NEXT_LISTENER
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_add(1);
         self.shared
             .try_borrow_mut()
             .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?
             .listeners
             .push((id, listener));
-        SUBSCRIPTIONS.with(|subs| {
-            let mut subs = subs.borrow_mut();
-            subs.retain(|(_, w)| w.strong_count() > 0);
-            subs.push((id, Rc::downgrade(&self.shared)));
+        let _ = SUBSCRIPTIONS.try_with(|subs| {
+            if let Ok(mut subs) = subs.try_borrow_mut() {
+                subs.retain(|(_, w)| w.strong_count() > 0);
+                subs.push((id, Rc::downgrade(&self.shared)));
+            }
         });
-        Ok(UNSUBSCRIBE
-            .with(|f| f.bind1(&JsValue::NULL, &JsValue::from(id)))
-            .into())
+        UNSUBSCRIBE
+            .try_with(|f| f.bind1(&JsValue::NULL, &JsValue::from(id)).into())
+            .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is shutting down").into())
     }
 
-    /// `GET` the thread and find any pending approvals. Rejects with `busy` while another command's
-    /// request is in flight.
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    // `GET` the thread and find any pending approvals. Rejects with `busy` while another command's
+    // request is in flight.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn load(&self) -> Promise {
-        self.command(|core, now| core.load(now))
+        self.command(&|core, now| core.load(now))
     }
 
-    /// Sends a new user message. Rejects with `invalid_argument` (blank), `busy`, `input_locked`
-    /// (the conversation awaits approval), `conflict` (the server refused it: 409), ...
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    // Sends a new user message. Rejects with `invalid_argument` (blank), `busy`, `input_locked`
+    // (the conversation awaits approval), `conflict` (the server refused it: 409), ...
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn send(&self, #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Promise {
         match string_arg(&text, "the message must be a string") {
-            Ok(text) => self.command(|core, now| core.send(now, &text)),
+            Ok(text) => self.command(&|core, now| core.send(now, &text)),
             Err(e) => Promise::reject(&error_to_js(&e)),
         }
     }
 
-    /// Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
-    /// `unknown_call_id`.
+    // Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
+    // `unknown_call_id`.
+    #[wasm_bindgen(skip_jsdoc)]
     pub fn approve(
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
         let call_id = string_arg(&call_id, "a callId must be a string")?;
-        self.decide(|core| core.approve(&call_id).map(drop))
+        self.decide(&|core| core.approve(&call_id).map(drop))
     }
 
-    /// Rejects a gated tool, with an optional reason the model reads verbatim.
+    // Rejects a gated tool, with an optional reason the model reads verbatim.
+    #[wasm_bindgen(skip_jsdoc)]
     pub fn reject(
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
@@ -606,28 +714,29 @@ impl ApprovalClient {
     ) -> Result<(), JsValue> {
         let call_id = string_arg(&call_id, "a callId must be a string")?;
         let reason = reason_arg(reason)?;
-        self.decide(|core| core.reject(&call_id, reason.as_deref()).map(drop))
+        self.decide(&|core| core.reject(&call_id, reason.as_deref()).map(drop))
     }
 
-    /// Drops the draft for a tool.
+    // Drops the draft for a tool.
+    #[wasm_bindgen(skip_jsdoc)]
     pub fn clear(
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
         let call_id = string_arg(&call_id, "a callId must be a string")?;
-        self.decide(|core| core.clear(&call_id))
+        self.decide(&|core| core.clear(&call_id))
     }
 
-    /// POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
-    /// `not_suspended`, `empty_decisions`, ...
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    // POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
+    // `not_suspended`, `empty_decisions`, ...
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn submit(&self) -> Promise {
-        self.command(|core, now| core.submit(now))
+        self.command(&|core, now| core.submit(now))
     }
 
-    /// The way out of a locked composer: rejects every undecided tool with `reason`, submits, then
-    /// sends `text` once the run has completed (not paused: the same as `send`).
-    #[wasm_bindgen(js_name = rejectAllAndSend, unchecked_return_type = "Promise<void>")]
+    // The way out of a locked composer: rejects every undecided tool with `reason`, submits, then
+    // sends `text` once the run has completed (not paused: the same as `send`).
+    #[wasm_bindgen(js_name = rejectAllAndSend, unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn reject_all_and_send(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
@@ -637,13 +746,14 @@ impl ApprovalClient {
             .and_then(|text| Ok((text, reason_arg(reason)?)));
         match args {
             Ok((text, reason)) => {
-                self.command(|core, now| core.reject_all_and_send(now, &text, reason.as_deref()))
+                self.command(&|core, now| core.reject_all_and_send(now, &text, reason.as_deref()))
             }
             Err(e) => Promise::reject(&error_to_js(&e)),
         }
     }
 
-    /// Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
+    // Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
+    #[wasm_bindgen(skip_jsdoc)]
     pub fn abort(&self) {
         let _ = step(&self.shared, |inner, _| inner.core.abort());
     }
@@ -651,7 +761,8 @@ impl ApprovalClient {
 
 impl ApprovalClient {
     /// Runs an async command: its promise settles on the core's `Done` for the returned op.
-    fn command(&self, f: impl FnOnce(&mut Client, u64) -> Result<OpId, Error>) -> Promise {
+    /// (`&dyn`: compiled once, not once per command.)
+    fn command(&self, f: &dyn Fn(&mut Client, u64) -> Result<OpId, Error>) -> Promise {
         let mut settle: Option<(Function, Function)> = None;
         let promise = Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
         let Some((resolve, reject)) = settle else {
@@ -671,7 +782,7 @@ impl ApprovalClient {
     }
 
     /// Runs a synchronous command; throws its error.
-    fn decide(&self, f: impl FnOnce(&mut Client) -> Result<(), Error>) -> Result<(), JsValue> {
+    fn decide(&self, f: &dyn Fn(&mut Client) -> Result<(), Error>) -> Result<(), JsValue> {
         Ok(step(&self.shared, |inner, _| f(&mut inner.core))??)
     }
 }

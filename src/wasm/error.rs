@@ -26,8 +26,8 @@ impl From<Error> for JsValue {
     }
 }
 
-/// `isToolgateError(e)`: whether `e` is an error thrown by toolgate.
-#[wasm_bindgen(js_name = isToolgateError, unchecked_return_type = "value is ToolgateError")]
+// `isToolgateError(e)`: whether `e` is an error thrown by toolgate.
+#[wasm_bindgen(js_name = isToolgateError, unchecked_return_type = "value is ToolgateError", skip_typescript, skip_jsdoc)]
 pub fn is_toolgate_error(
     #[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue,
 ) -> bool {

@@ -21,6 +21,9 @@ use crate::thread::{self, Message};
 use input::Input;
 
 pub use client::ApprovalClient;
+
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 pub use error::is_toolgate_error;
 
 /// A value for JS: its JSON text, `JSON.parse`d (plain objects and arrays, `null` for `None`).
@@ -30,10 +33,10 @@ pub(crate) fn to_js(value: &dyn ToJsonDyn) -> Result<JsValue, JsValue> {
     Ok(input::parse(&JsValue::from_str(&text))?)
 }
 
-/// `parseThread(input)`: the whole thread as plain objects, `{ id, messages }`. The document is
-/// checked here (JSON and thread shape, every message), then `JSON.parse` builds the objects
-/// from the original text: nothing is lost, key order included.
-#[wasm_bindgen(js_name = parseThread, unchecked_return_type = "Thread")]
+// `parseThread(input)`: the whole thread as plain objects, `{ id, messages }`. The document is
+// checked here (JSON and thread shape, every message), then `JSON.parse` builds the objects
+// from the original text: nothing is lost, key order included.
+#[wasm_bindgen(js_name = parseThread, unchecked_return_type = "Thread", skip_typescript, skip_jsdoc)]
 pub fn parse_thread(
     #[wasm_bindgen(unchecked_param_type = "ThreadInput")] input: JsValue,
 ) -> Result<JsValue, JsValue> {
@@ -66,8 +69,8 @@ pub fn parse_thread(
     Ok(thread.into())
 }
 
-/// `pendingApprovals(input)`: where the thread stands, by its last message alone.
-#[wasm_bindgen(js_name = pendingApprovals, unchecked_return_type = "Suspension")]
+// `pendingApprovals(input)`: where the thread stands, by its last message alone.
+#[wasm_bindgen(js_name = pendingApprovals, unchecked_return_type = "Suspension", skip_typescript, skip_jsdoc)]
 pub fn pending_approvals(
     #[wasm_bindgen(unchecked_param_type = "ThreadInput")] input: JsValue,
 ) -> Result<JsValue, JsValue> {
@@ -107,16 +110,16 @@ fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
     }
 }
 
-/// The decision set for one suspension: `new Decisions(suspensionOrThread)`.
-#[wasm_bindgen(js_name = Decisions)]
+// The decision set for one suspension: `new Decisions(suspensionOrThread)`.
+#[wasm_bindgen(js_name = Decisions, skip_typescript)]
 pub struct JsDecisions {
     inner: CoreDecisions,
 }
 
 #[wasm_bindgen(js_class = Decisions)]
 impl JsDecisions {
-    /// From a `Suspension` returned by `pendingApprovals`, or from any thread input.
-    #[wasm_bindgen(constructor)]
+    // From a `Suspension` returned by `pendingApprovals`, or from any thread input.
+    #[wasm_bindgen(constructor, skip_jsdoc)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "Suspension | ThreadInput")] source: JsValue,
     ) -> Result<JsDecisions, JsValue> {
@@ -130,7 +133,8 @@ impl JsDecisions {
         })
     }
 
-    /// Approve a gated tool of the suspended tail (revisable until the set is complete).
+    // Approve a gated tool of the suspended tail (revisable until the set is complete).
+    #[wasm_bindgen(skip_jsdoc)]
     pub fn approve(
         &mut self,
         #[wasm_bindgen(js_name = callId)] call_id: &str,
@@ -138,7 +142,8 @@ impl JsDecisions {
         Ok(self.inner.approve(call_id)?)
     }
 
-    /// Reject a gated tool, with an optional reason for the model (blank means none).
+    // Reject a gated tool, with an optional reason for the model (blank means none).
+    #[wasm_bindgen(skip_jsdoc)]
     pub fn reject(
         &mut self,
         #[wasm_bindgen(js_name = callId)] call_id: &str,
@@ -147,7 +152,8 @@ impl JsDecisions {
         Ok(self.inner.reject(call_id, reason.as_deref())?)
     }
 
-    /// Drop the local decision for a tool (its decision on the tail, if any, still counts).
+    // Drop the local decision for a tool (its decision on the tail, if any, still counts).
+    #[wasm_bindgen(skip_jsdoc)]
     pub fn clear(
         &mut self,
         #[wasm_bindgen(js_name = callId)] call_id: &str,
@@ -155,8 +161,8 @@ impl JsDecisions {
         Ok(self.inner.clear(call_id)?)
     }
 
-    /// The effective decision in wire form: `"approve"`, `"reject"`, `["reject", reason]`, or `null`.
-    #[wasm_bindgen(unchecked_return_type = "DecisionValue | null")]
+    // The effective decision in wire form: `"approve"`, `"reject"`, `["reject", reason]`, or `null`.
+    #[wasm_bindgen(unchecked_return_type = "DecisionValue | null", skip_jsdoc)]
     pub fn get(&self, #[wasm_bindgen(js_name = callId)] call_id: &str) -> Result<JsValue, JsValue> {
         match self.inner.get(call_id)? {
             Some(decision) => to_js(&decision),
@@ -164,24 +170,20 @@ impl JsDecisions {
         }
     }
 
-    /// Whether every gated tool of the tail has a decision.
-    #[wasm_bindgen(getter, js_name = isComplete)]
+    // Whether every gated tool of the tail has a decision.
+    #[wasm_bindgen(getter, js_name = isComplete, skip_jsdoc)]
     pub fn is_complete(&self) -> bool {
         self.inner.is_complete()
     }
 
-    /// The callIds still without a decision, in tail order.
-    #[wasm_bindgen(getter)]
-    pub fn undecided(&self) -> Vec<String> {
-        self.inner
-            .undecided()
-            .into_iter()
-            .map(str::to_owned)
-            .collect()
+    // The callIds still without a decision, in tail order.
+    #[wasm_bindgen(getter, unchecked_return_type = "string[]", skip_jsdoc)]
+    pub fn undecided(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.undecided())
     }
 
-    /// `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
-    #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "DecisionPayload")]
+    // `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
+    #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "DecisionPayload", skip_jsdoc)]
     pub fn to_json(&self) -> Result<JsValue, JsValue> {
         let body = self.inner.to_json_string()?;
         Ok(input::parse(&JsValue::from_str(&body))?)

@@ -271,6 +271,131 @@ export interface Snapshot {
 }
 "#;
 
+/// The declarations of the exported classes and functions, with their docs. The exports are
+/// `skip_typescript` and their Rust comments are not doc comments: wasm-bindgen would otherwise
+/// copy every doc into the JS glue as well (1.3 KiB of gzip), where no tool reads it (the glue
+/// points TypeScript and editors to this `.d.ts`). `skip_jsdoc` drops the `@param` tags too.
+/// Keep these in step with the exports by hand (the strict `tsc` test uses them).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_API: &'static str = r#"
+/**
+ * The approval client for one thread: `new ApprovalClient(options)`.
+ */
+export class ApprovalClient {
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
+     */
+    abort(): void;
+    /**
+     * Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
+     * `unknown_call_id`.
+     */
+    approve(callId: string): void;
+    /**
+     * Drops the draft for a tool.
+     */
+    clear(callId: string): void;
+    /**
+     * The current snapshot: the same frozen object until something changes.
+     */
+    getSnapshot(): Snapshot;
+    /**
+     * `GET` the thread and find any pending approvals. Rejects with `busy` while another command's
+     * request is in flight.
+     */
+    load(): Promise<void>;
+    /**
+     * A client for one thread. Throws `invalid_argument` for bad options. With `persist` on (the
+     * default), drafts saved earlier for this thread are read from `localStorage` and restored on
+     * the first load.
+     */
+    constructor(options: ApprovalClientOptions);
+    /**
+     * The way out of a locked composer: rejects every undecided tool with `reason`, submits, then
+     * sends `text` once the run has completed (not paused: the same as `send`).
+     */
+    rejectAllAndSend(text: string, reason?: string | null): Promise<void>;
+    /**
+     * Rejects a gated tool, with an optional reason the model reads verbatim.
+     */
+    reject(callId: string, reason?: string | null): void;
+    /**
+     * Sends a new user message. Rejects with `invalid_argument` (blank), `busy`, `input_locked`
+     * (the conversation awaits approval), `conflict` (the server refused it: 409), ...
+     */
+    send(text: string): Promise<void>;
+    /**
+     * POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
+     * `not_suspended`, `empty_decisions`, ...
+     */
+    submit(): Promise<void>;
+    /**
+     * Calls `listener` (synchronously, with no arguments) after each change; returns the function
+     * that unsubscribes it (idempotent, harmless after `free()`).
+     */
+    subscribe(listener: () => void): () => void;
+}
+
+/**
+ * The decision set for one suspension: `new Decisions(suspensionOrThread)`.
+ */
+export class Decisions {
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * Approve a gated tool of the suspended tail (revisable until the set is complete).
+     */
+    approve(callId: string): void;
+    /**
+     * Drop the local decision for a tool (its decision on the tail, if any, still counts).
+     */
+    clear(callId: string): void;
+    /**
+     * The effective decision in wire form: `"approve"`, `"reject"`, `["reject", reason]`, or `null`.
+     */
+    get(callId: string): DecisionValue | null;
+    /**
+     * From a `Suspension` returned by `pendingApprovals`, or from any thread input.
+     */
+    constructor(source: Suspension | ThreadInput);
+    /**
+     * Reject a gated tool, with an optional reason for the model (blank means none).
+     */
+    reject(callId: string, reason?: string | null): void;
+    /**
+     * `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
+     */
+    toJSON(): DecisionPayload;
+    /**
+     * Whether every gated tool of the tail has a decision.
+     */
+    readonly isComplete: boolean;
+    /**
+     * The callIds still without a decision, in tail order.
+     */
+    readonly undecided: string[];
+}
+
+/**
+ * `isToolgateError(e)`: whether `e` is an error thrown by toolgate.
+ */
+export function isToolgateError(value: unknown): value is ToolgateError;
+
+/**
+ * `parseThread(input)`: the whole thread as plain objects, `{ id, messages }`. The document is
+ * checked here (JSON and thread shape, every message), then `JSON.parse` builds the objects
+ * from the original text: nothing is lost, key order included.
+ */
+export function parseThread(input: ThreadInput): Thread;
+
+/**
+ * `pendingApprovals(input)`: where the thread stands, by its last message alone.
+ */
+export function pendingApprovals(input: ThreadInput): Suspension;
+"#;
+
 /// A `Suspension` object, as `pendingApprovals` returns, has `suspended` and `pending`.
 pub(crate) fn looks_like_suspension(value: &JsValue) -> bool {
     value.is_object()
