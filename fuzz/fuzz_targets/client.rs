@@ -558,12 +558,15 @@ fn shown(s: &Snapshot) -> Vec<(String, Approval, Option<String>, Option<String>)
         .collect()
 }
 
+/// The calls the server shows pending on the pause (drafted or not: `pending` in the view lists
+/// only the undecided ones), with their run.
 fn pending_shown(s: &Snapshot) -> Vec<(String, Option<String>)> {
     s.suspension
         .iter()
         .flat_map(|v| {
-            v.pending
+            v.tools
                 .iter()
+                .filter(|t| t.server_approval == Approval::Pending)
                 .map(|t| (t.call_id.clone(), v.run_id.clone()))
         })
         .collect()
@@ -742,6 +745,21 @@ impl Harness {
 
     fn run(&mut self, step: &Step) {
         let before = self.client.snapshot().clone();
+        if std::env::var_os("FUZZ_TRACE").is_some() {
+            let susp = before.suspension.as_ref().map(|v| {
+                (
+                    v.run_id.clone(),
+                    v.pending
+                        .iter()
+                        .map(|t| t.call_id.clone())
+                        .collect::<Vec<_>>(),
+                )
+            });
+            eprintln!(
+                "STEP {step:?}\n  phase {:?} pause {susp:?} drafts {:?}",
+                before.phase, before.decisions
+            );
+        }
         let now = self.now;
         match step {
             Step::Load => {
@@ -836,6 +854,8 @@ impl Harness {
                     } else if self.client.reject(&id, reason(*r)).is_ok() {
                         self.made.push((id, Decision::reject(reason(*r))));
                     }
+                    // Each decision is a step of its own for the driver: drain it.
+                    self.step_checks(&before);
                 }
             }
             Step::Fail { which, failure } => {

@@ -169,6 +169,15 @@ fn objects_keep_order_and_compare_as_json() {
         Some("2".into())
     );
     assert!(m.is_empty());
+    // Found by the `thread_parse` fuzz target: equality is that of the last-wins view, like
+    // `get`, so a document with a repeated key equals its de-duplicated form (serde_json's).
+    assert_eq!(d, Value::parse(r#"{"a":2}"#).unwrap());
+    assert_eq!(Value::parse(r#"{"a":2}"#).unwrap(), d);
+    assert_ne!(d, Value::parse(r#"{"a":1}"#).unwrap());
+    let e = Value::parse(r#"{"x":0,"":1,"":"hello"}"#).unwrap();
+    assert_eq!(e, Value::parse(r#"{"":"hello","x":0}"#).unwrap());
+    assert_ne!(e, Value::parse(r#"{"":"hello"}"#).unwrap());
+    assert_ne!(e, Value::parse(r#"{"":"hello","x":0,"y":0}"#).unwrap());
 }
 
 #[test]

@@ -173,14 +173,13 @@ impl FromIterator<(String, Value)> for Map {
     }
 }
 
-/// Objects compare as JSON objects: the same keys with equal values, in any order.
+/// Objects compare as JSON objects: the same keys with equal values, in any order. A repeated key
+/// counts by its last value (what [`Map::get`] and `JSON.parse` read), so `{"a":1,"a":2}` equals
+/// `{"a":2}`.
 impl PartialEq for Map {
     fn eq(&self, other: &Map) -> bool {
-        if self.0.len() != other.0.len() {
-            return false;
-        }
-        // The common case: the same order.
-        if self.0.iter().zip(&other.0).all(|(a, b)| a == b) {
+        // The common case: the same entries in the same order.
+        if self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a == b) {
             return true;
         }
         self.0.iter().all(|(k, _)| self.get(k) == other.get(k))

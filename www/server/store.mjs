@@ -1,7 +1,7 @@
 // Durable storage: one JSON file per thread per dialect, written atomically
 // (temporary file, fsync, rename, fsync of the directory), and a per-thread
 // promise queue so that requests on one thread never interleave.
-import { promises as fsp, appendFileSync, mkdirSync } from 'node:fs';
+import { promises as fsp, appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
@@ -17,6 +17,7 @@ export class Store {
     this.queues = new Map();
     for (const d of ['neuron', 'sidenet']) mkdirSync(path.join(this.dataDir, d), { recursive: true });
     this.effectsFile = path.join(this.dataDir, 'effects.jsonl');
+    this.executed = new Set(readExecuted(this.effectsFile));
   }
 
   file(dialect, id) {
@@ -77,8 +78,40 @@ export class Store {
     return next;
   }
 
-  /** The simulated world: every executed tool call leaves one line here. */
+  /**
+   * The simulated world: every executed tool call leaves one line here, once. A tool call is
+   * executed before its thread record is written, so a server killed in between replays the same
+   * decision on the client's retry: the call id is the idempotency key, as it would be for a real
+   * side effect, and a call that already ran is not run again (returns false).
+   */
   recordEffect(entry) {
+    const key = effectKey(entry);
+    if (this.executed.has(key)) return false;
     appendFileSync(this.effectsFile, JSON.stringify({ at: new Date().toISOString(), ...entry }) + '\n');
+    this.executed.add(key);
+    return true;
   }
+}
+
+const effectKey = (e) => `${e.dialect}:${e.threadId}:${e.callId}`;
+
+/** The keys of the calls effects.jsonl says already ran (a torn last line is ignored). */
+function readExecuted(file) {
+  let text;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    if (e.code === 'ENOENT') return [];
+    throw e;
+  }
+  // A line torn by a crash is ended, so that the next effect starts on a line of its own.
+  if (text !== '' && !text.endsWith('\n')) appendFileSync(file, '\n');
+  const keys = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      keys.push(effectKey(JSON.parse(line)));
+    } catch {}
+  }
+  return keys;
 }
