@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
 
-    // The value path accepts everything the streaming walk accepts, with the same result. The one
+    // The value path accepts everything the streaming walk accepts, with the same result. A
     // document serde_json (the oracle) refuses where toolgate, which keeps a number's source text,
     // does not: a number beyond f64 (`1e400`, which `JSON.parse` reads as Infinity).
     match serde_json::from_str::<serde_json::Value>(text) {
@@ -53,10 +53,17 @@ fuzz_target!(|data: &[u8]| {
                 "value and str disagree"
             );
         }
-        Err(e) => assert!(
-            e.to_string().starts_with("number out of range"),
-            "toolgate parsed a thread serde_json refuses: {e}"
-        ),
+        // And one toolgate skips without reading (like serde_json's own `IgnoredAny`): the value
+        // of an unknown top-level key, whose `\u` escapes are not checked for paired surrogates.
+        Err(e) => {
+            let e = e.to_string();
+            assert!(
+                e.starts_with("number out of range")
+                    || e.contains("hex escape")
+                    || e.contains("surrogate"),
+                "toolgate parsed a thread serde_json refuses: {e}"
+            )
+        }
     }
 
     // Round trip: parse → serialize → parse is the identity.
