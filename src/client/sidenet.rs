@@ -2338,12 +2338,7 @@ impl Sidenet {
     }
 
     fn drafts(&self) -> DraftMap {
-        DraftMap(
-            self.decisions
-                .as_ref()
-                .map(|d| d.local().map(|(i, d)| (i.to_owned(), d.clone())).collect())
-                .unwrap_or_default(),
-        )
+        DraftMap::of(self.decisions.as_ref())
     }
 
     fn phase(&self) -> Phase {

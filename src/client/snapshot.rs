@@ -48,7 +48,7 @@
 use std::sync::Arc;
 
 use crate::approval::Approval;
-use crate::decisions::{write_decision_map, Decision};
+use crate::decisions::{write_decision_map, Decision, Decisions};
 use crate::error::Error;
 use crate::json::{self, Obj, ToJson, Value};
 use crate::thread::Message;
@@ -399,6 +399,15 @@ impl ToJson for SubmissionView {
 pub struct DraftMap(pub Vec<(String, Decision)>);
 
 impl DraftMap {
+    /// The local drafts of a decision set (none when there is no pause).
+    pub fn of(decisions: Option<&Decisions>) -> DraftMap {
+        DraftMap(
+            decisions
+                .map(|d| d.local().map(|(i, d)| (i.to_owned(), d.clone())).collect())
+                .unwrap_or_default(),
+        )
+    }
+
     pub fn get(&self, call_id: &str) -> Option<&Decision> {
         self.0.iter().find(|(id, _)| id == call_id).map(|(_, d)| d)
     }
