@@ -342,7 +342,7 @@ async function main() {
       ['bundle', 'raw', 'gzip -9'],
       [
         ['toolgate wasm (pkg/toolgate_bg.wasm)', kib(size.wasmRaw), kib(size.wasmGzip)],
-        ['toolgate JS glue (pkg/toolgate.js, not minified)', kib(size.glueRaw), kib(size.glueGzip)],
+        ['toolgate JS glue (pkg/toolgate.js, bundled and minified)', kib(size.glueRaw), kib(size.glueGzip)],
         ['toolgate total', kib(size.wasmRaw + size.glueRaw), kib(size.totalGzip)],
         [`AI SDK client: ai@${size.aiVersion} AbstractChat + DefaultChatTransport + readUIMessageStream (esbuild ${size.esbuildVersion} --bundle --minify)`, kib(size.aiRaw), kib(size.aiGzip)],
       ],

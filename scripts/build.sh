@@ -12,4 +12,20 @@ profile=--release
 [ "${1:-}" = "--dev" ] && profile=--dev
 
 wasm-pack --log-level warn build "$profile" --target web --out-dir pkg --out-name toolgate .
+
+# The JS glue: wasm-bindgen's output plus the crate's own JS (src/wasm/fast.js, emitted under
+# pkg/snippets/) bundled into one ES module. A release build is minified, as a user's bundler would
+# (and as the size comparison in BENCHMARKS.md treats the AI SDK); the types stay in toolgate.d.ts.
+minify=--minify
+[ "$profile" = --dev ] && minify=
+esbuild pkg/toolgate.js --bundle --format=esm --platform=browser $minify --log-level=warning \
+  --banner:js='/* @ts-self-types="./toolgate.d.ts" */' --outfile=pkg/toolgate.js --allow-overwrite
+rm -rf pkg/snippets
+node -e '
+  const fs = require("fs");
+  const p = JSON.parse(fs.readFileSync("pkg/package.json", "utf8"));
+  p.files = p.files.filter((f) => f !== "snippets");
+  delete p.sideEffects;
+  fs.writeFileSync("pkg/package.json", JSON.stringify(p, null, 2) + "\n");
+'
 node scripts/size.mjs

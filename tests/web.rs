@@ -237,3 +237,132 @@ fn no_input_traps_the_module() {
     // The module still works after all that.
     assert!(pending_approvals(JsValue::from_str(SEED)).is_ok());
 }
+
+/// `parseThread` takes a fast path (`JSON.parse`, then the shape checked in JS) and falls back on
+/// the crate's own parser whenever that path sees anything off. Both must agree: every document
+/// here goes through `parseThread` as a string, as bytes and as a parsed value, and through the
+/// crate's native `parse_thread_str`; a valid one gives `JSON.parse`'s objects and the same id, an
+/// invalid one the same `parse_error` path.
+#[wasm_bindgen_test]
+fn parse_thread_fast_path_agrees_with_the_crates_parser() {
+    let tool = |t: &str| format!(r#"{{"messages":[{{"type":"tool_call","tools":[{t}]}}]}}"#);
+    let msg =
+        |m: &str| format!(r#"{{"id":"t1","messages":[{{"role":"user","content":"x"}},{m}]}}"#);
+    let mut docs: Vec<String> = vec![
+        SEED.to_owned(),
+        CONVERSATION.to_owned(),
+        "[]".to_owned(),
+        r#"[{"role":"user","content":"hi"}]"#.to_owned(),
+        r#"{"messages":[]}"#.to_owned(),
+        r#"{"id":null,"messages":[]}"#.to_owned(),
+        r#"{"id":"a","messages":[],"id":"b"}"#.to_owned(),
+        r#"{"id":12345678901234567890,"messages":[]}"#.to_owned(),
+        r#"{"id":-1.5e3,"messages":[]}"#.to_owned(),
+        r#"{"id":true,"messages":[]}"#.to_owned(),
+        r#"{"id":{},"messages":[]}"#.to_owned(),
+        r#"{"messages":{}}"#.to_owned(),
+        r#"{"messages":null}"#.to_owned(),
+        r#"{"id":"x"}"#.to_owned(),
+        "{}".to_owned(),
+        "42".to_owned(),
+        "\"text\"".to_owned(),
+        "null".to_owned(),
+        "[1]".to_owned(),
+        "[[]]".to_owned(),
+        "[null]".to_owned(),
+        "\u{feff}[]".to_owned(),
+        "[] x".to_owned(),
+        "[\"\\ud800\"]".to_owned(),
+        r#"{"messages":[{"type":"something_new","x":1}]}"#.to_owned(),
+    ];
+    for m in [
+        r#"{"role":5}"#,
+        r#"{"role":null}"#,
+        r#"{"type":null,"content":"x"}"#,
+        r#"{"type":7}"#,
+        r#"{"type":["tool_call"]}"#,
+        r#"{"__id":"m1"}"#,
+        r#"{"__id":17}"#,
+        r#"{"__id":null}"#,
+        r#"{"__id":true}"#,
+        r#"{"__id":[]}"#,
+        r#"{"type":"tool_call"}"#,
+        r#"{"type":"tool_call","tools":{}}"#,
+        r#"{"type":"tool_call_result","tools":[]}"#,
+        r#"{"type":"tool_call_result","tools":"x"}"#,
+        r#"{"type":"tool_call","tools":[],"resume_token":"r"}"#,
+    ] {
+        docs.push(msg(m));
+    }
+    for t in [
+        r#"{"callId":"a"}"#,
+        r#"{"callId":"a","approval":null,"inputs":null}"#,
+        r#"{"callId":"a","approval":"pending","inputs":{}}"#,
+        r#"{"callId":"a","approval":"approved","inputs":[]}"#,
+        r#"{"callId":"a","approval":"rejected","inputs":{"x":[1,{"y":null}]}}"#,
+        r#"{"callId":"a","approval":"Pending"}"#,
+        r#"{"callId":"a","approval":true}"#,
+        r#"{"callId":"a","inputs":"{}"}"#,
+        r#"{"callId":"a","inputs":3}"#,
+        r#"{"callId":7}"#,
+        r#"{"callId":null}"#,
+        r#"{"name":"no_call_id"}"#,
+        r#"[]"#,
+        r#"null"#,
+        r#""a""#,
+        r#"{"callId":"a"},{"callId":"b","approval":"nope"}"#,
+    ] {
+        docs.push(tool(t));
+    }
+    for doc in &docs {
+        let native = toolgate::thread::parse_thread_str(doc);
+        let as_string = parse_thread(JsValue::from_str(doc));
+        let as_bytes = parse_thread(Uint8Array::from(doc.as_bytes()).into());
+        match &native {
+            Ok(thread) => {
+                let expected = js_parse(doc);
+                let expected_messages = if Array::is_array(&expected) {
+                    expected
+                } else {
+                    get(&expected, "messages")
+                };
+                let id = thread.id.clone();
+                for (how, got) in [("string", &as_string), ("bytes", &as_bytes)] {
+                    let got = got
+                        .as_ref()
+                        .unwrap_or_else(|e| panic!("{how}: {doc}: {}", stringify(e)));
+                    assert_eq!(get(got, "id").as_string(), id, "{how}: {doc}");
+                    assert!(get(got, "id").as_string().is_some() || get(got, "id").is_null());
+                    assert_eq!(
+                        stringify(&get(got, "messages")),
+                        stringify(&expected_messages),
+                        "{how}: {doc}"
+                    );
+                }
+                if !doc.contains("\\ud800") && !doc.starts_with('\u{feff}') {
+                    let as_value = parse_thread(js_parse(doc)).unwrap();
+                    assert_eq!(
+                        stringify(&get(&as_value, "messages")),
+                        stringify(&expected_messages),
+                        "value: {doc}"
+                    );
+                }
+            }
+            Err(error) => {
+                for (how, got) in [("string", &as_string), ("bytes", &as_bytes)] {
+                    let e = got
+                        .as_ref()
+                        .err()
+                        .unwrap_or_else(|| panic!("{how} accepted what the crate rejects: {doc}"));
+                    assert_eq!(error_code(e), "parse_error", "{how}: {doc}");
+                    assert_eq!(
+                        get(e, "path").as_string(),
+                        error.path,
+                        "{how}: {doc}: {}",
+                        stringify(e)
+                    );
+                }
+            }
+        }
+    }
+}

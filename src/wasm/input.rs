@@ -14,9 +14,48 @@ pub(crate) enum Input {
     Value(JsValue),
 }
 
+/// Which kind of input a value is, without reading it.
+pub(crate) enum Kind {
+    Text,
+    Bytes,
+    Value,
+}
+
+pub(crate) fn kind(input: &JsValue) -> Kind {
+    if input.is_string() {
+        Kind::Text
+    } else if input.is_instance_of::<Uint8Array>() || input.is_instance_of::<ArrayBuffer>() {
+        Kind::Bytes
+    } else {
+        Kind::Value
+    }
+}
+
+#[wasm_bindgen(module = "/src/wasm/fast.js")]
+extern "C" {
+    /// `parseThread`'s fast path (see `fast.js`): `{ id, messages }`, or `undefined` when the
+    /// crate's own parser has to look.
+    #[wasm_bindgen(js_name = fastThread)]
+    pub(crate) fn fast_thread(input: &JsValue) -> JsValue;
+
+    /// `TextEncoder.encodeInto` into a view of wasm memory: the bytes written.
+    #[wasm_bindgen(js_name = encodeInto)]
+    fn encode_into(s: &JsValue, dest: &mut [u8]) -> u32;
+}
+
+/// A JS string as UTF-8 (lone surrogates become U+FFFD), encoded straight into a buffer sized
+/// for the worst case: one pass, no re-allocation while encoding.
+fn utf8_of(s: &JsValue) -> String {
+    let units = s.unchecked_ref::<js_sys::JsString>().length() as usize;
+    let mut buf = vec![0u8; units.saturating_mul(3)];
+    let written = encode_into(s, &mut buf) as usize;
+    buf.truncate(written);
+    String::from_utf8(buf).unwrap_or_default()
+}
+
 pub(crate) fn read(input: &JsValue) -> Input {
-    if let Some(text) = input.as_string() {
-        return Input::Text(text);
+    if input.is_string() {
+        return Input::Text(utf8_of(input));
     }
     if let Some(bytes) = input.dyn_ref::<Uint8Array>() {
         return Input::Bytes(bytes.to_vec());

@@ -33,28 +33,33 @@ pub(crate) fn to_js(value: &dyn ToJsonDyn) -> Result<JsValue, JsValue> {
     Ok(input::parse(&JsValue::from_str(&text))?)
 }
 
-// `parseThread(input)`: the whole thread as plain objects, `{ id, messages }`. The document is
-// checked here (JSON and thread shape, every message), then `JSON.parse` builds the objects
-// from the original text: nothing is lost, key order included.
+// `parseThread(input)`: the whole thread as plain objects, `{ id, messages }`. `JSON.parse` builds
+// the objects from the original text (nothing is lost, key order included) and `fast.js` checks
+// the thread's shape on them; when that finds anything off, the crate's own parser checks the
+// document (JSON and thread shape, every message) and reports the exact error.
 #[wasm_bindgen(js_name = parseThread, unchecked_return_type = "Thread", skip_typescript, skip_jsdoc)]
 pub fn parse_thread(
     #[wasm_bindgen(unchecked_param_type = "ThreadInput")] input: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let (text, (id, bare)) = match input::read(&input) {
-        Input::Text(text) => {
-            let checked = thread::check_thread_str(&text)?;
-            (input, checked)
+    let text = match input::kind(&input) {
+        input::Kind::Text | input::Kind::Bytes => input,
+        input::Kind::Value => JsValue::from_str(&input::stringify(&input, "$")?),
+    };
+    let fast = input::fast_thread(&text);
+    if !fast.is_undefined() {
+        return Ok(fast);
+    }
+    let (text, (id, bare)) = match input::read(&text) {
+        Input::Text(s) => {
+            let checked = thread::check_thread_str(&s)?;
+            (text, checked)
         }
         Input::Bytes(bytes) => {
             let text = json::utf8(&bytes)?;
             let checked = thread::check_thread_str(text)?;
             (JsValue::from_str(text), checked)
         }
-        Input::Value(value) => {
-            let text = input::stringify(&value, "$")?;
-            let checked = thread::check_thread_str(&text)?;
-            (JsValue::from_str(&text), checked)
-        }
+        Input::Value(_) => return Err(Error::parse("not a JSON value").with_path("$").into()),
     };
     let document = input::parse(&text)?;
     let messages = if bare {

@@ -1,0 +1,48 @@
+// The fast path of `parseThread`: `JSON.parse` builds the objects (nothing is faster at that), then
+// the thread's shape is checked on what it built, with the rules of `src/thread.rs`. Anything off
+// returns `undefined`, and the crate's own parser then runs on the same input and reports the
+// exact error (code, message, path, line and column); it also takes a numeric thread id, whose
+// digits `JSON.parse` could round. The check reads the objects `JSON.parse` returns, so where a key
+// repeats, the value it checks is the one the caller gets.
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+const text = (v) => v === undefined || v === null || typeof v === 'string';
+const object = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+export function fastThread(input) {
+  let doc;
+  try {
+    doc = JSON.parse(typeof input === 'string' ? input : utf8.decode(input));
+  } catch {
+    return;
+  }
+  let id = null;
+  let messages = doc;
+  if (!Array.isArray(doc)) {
+    if (!object(doc) || !Array.isArray(doc.messages) || !text(doc.id)) return;
+    messages = doc.messages;
+    id = doc.id ?? null;
+  }
+  for (const m of messages) {
+    if (!object(m) || !(m.role === undefined || typeof m.role === 'string') || !text(m.type)) return;
+    if (!(text(m.__id) || typeof m.__id === 'number')) return;
+    if (m.type === 'tool_call' || m.type === 'tool_call_result') {
+      if (!Array.isArray(m.tools)) return;
+      for (const t of m.tools) {
+        if (!object(t) || typeof t.callId !== 'string') return;
+        const a = t.approval;
+        if (!(a == null || a === 'pending' || a === 'approved' || a === 'rejected')) return;
+        if (!(t.inputs == null || typeof t.inputs === 'object')) return;
+      }
+    }
+  }
+  return { id, messages };
+}
+
+// A JS string as UTF-8 into `dest` (a view of wasm memory at least 3 bytes per UTF-16 unit, so
+// the whole string fits): the number of bytes written.
+const encoder = new TextEncoder();
+export function encodeInto(s, dest) {
+  return encoder.encodeInto(s, dest).written;
+}
