@@ -366,3 +366,41 @@ fn parse_thread_fast_path_agrees_with_the_crates_parser() {
         }
     }
 }
+
+/// The crate's string scanner reads sixteen bytes at a time in wasm (SIMD) and eight natively:
+/// every special byte (`"`, `\`, a control character) at every offset around those blocks must
+/// still be found. `JSON.parse` is the oracle for the text and the position of an error.
+#[wasm_bindgen_test]
+fn the_string_scanner_finds_special_bytes_at_every_offset() {
+    for special in [
+        "\\\"", "\\\\", "\\n", "\\u00e9", "é", "😀", "\t", "\u{1}", "\\x",
+    ] {
+        for pad in 0..40 {
+            let before = "a".repeat(pad);
+            let after = "b".repeat(40 - pad);
+            let doc = format!(
+                r#"{{"messages":[{{"role":"user","content":"{before}{special}{after}"}}]}}"#
+            );
+            let native = toolgate::thread::parse_thread_str(&doc);
+            match JSON::parse(&doc) {
+                Ok(expected) => {
+                    let thread = native.unwrap_or_else(|e| panic!("{doc}: {e:?}"));
+                    let content = thread.messages[0]
+                        .get("content")
+                        .and_then(|v| v.as_str())
+                        .map(str::to_owned);
+                    let expected = path(&expected, &["messages", "0", "content"]).as_string();
+                    assert_eq!(content, expected, "{doc}");
+                    let s = pending_approvals(JsValue::from_str(&doc)).unwrap();
+                    assert_eq!(get(&s, "suspended").as_bool(), Some(false));
+                }
+                Err(_) => {
+                    let e = native.err().unwrap_or_else(|| panic!("accepted: {doc}"));
+                    assert_eq!(e.column, Some(40 + pad + usize::from(special == "\\x")));
+                    let e = pending_approvals(JsValue::from_str(&doc)).unwrap_err();
+                    assert_eq!(error_code(&e), "parse_error");
+                }
+            }
+        }
+    }
+}
