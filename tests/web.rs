@@ -273,6 +273,9 @@ fn parse_thread_fast_path_agrees_with_the_crates_parser() {
         "\u{feff}[]".to_owned(),
         "[] x".to_owned(),
         "[\"\\ud800\"]".to_owned(),
+        r#"{"messages":[{"type":"tool_call","tools":[{"callId":"a","approval":"pending","inputs":{"n":1.50,"big":12345678901234567890}}]}]}"#.to_owned(),
+        r#"{"messages":[{"x":1},{"type":"tool_call","tools":[{"callId":"a","approval":"maybe"}]}]}"#.to_owned(),
+        r#"{"messages":[{"type":"tool_call","tools":[{"callId":"a","approval":"maybe"}]},{"x":1}]}"#.to_owned(),
         r#"{"messages":[{"type":"something_new","x":1}]}"#.to_owned(),
     ];
     for m in [
@@ -315,6 +318,22 @@ fn parse_thread_fast_path_agrees_with_the_crates_parser() {
         docs.push(tool(t));
     }
     for doc in &docs {
+        // pendingApprovals reads a string with JSON.parse and bytes with the crate's scanner: the
+        // same suspension or the same error path.
+        let p_str = pending_approvals(JsValue::from_str(doc));
+        let p_bytes = pending_approvals(Uint8Array::from(doc.as_bytes()).into());
+        match (&p_str, &p_bytes) {
+            (Ok(a), Ok(b)) => assert_eq!(stringify(a), stringify(b), "{doc}"),
+            (Err(a), Err(b)) => {
+                assert_eq!(error_code(a), "parse_error", "{doc}");
+                assert_eq!(
+                    get(a, "path").as_string(),
+                    get(b, "path").as_string(),
+                    "{doc}"
+                );
+            }
+            _ => panic!("pendingApprovals: string and bytes disagree on {doc}"),
+        }
         let native = toolgate::thread::parse_thread_str(doc);
         let as_string = parse_thread(JsValue::from_str(doc));
         let as_bytes = parse_thread(Uint8Array::from(doc.as_bytes()).into());
@@ -403,4 +422,25 @@ fn the_string_scanner_finds_special_bytes_at_every_offset() {
             }
         }
     }
+}
+
+/// Nesting deeper than the crate's limit (128) is an error where the crate's parser reads the
+/// document (bytes given to `pendingApprovals`, the native API) and is read as `JSON.parse` reads
+/// it where `JSON.parse` does (`parseThread`, `pendingApprovals` of a string): the limit guards the
+/// crate's own recursion, which those paths do not use. The tail is always read by the crate.
+#[wasm_bindgen_test]
+fn nesting_limit_applies_where_the_crate_parses() {
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let doc = format!(r#"{{"messages":[{{"x":{deep}}},{{"role":"user","content":"hi"}}]}}"#);
+    assert!(toolgate::thread::parse_thread_str(&doc).is_err());
+    let e = pending_approvals(Uint8Array::from(doc.as_bytes()).into()).unwrap_err();
+    assert_eq!(error_code(&e), "parse_error");
+    let s = pending_approvals(JsValue::from_str(&doc)).unwrap();
+    assert_eq!(get(&s, "suspended").as_bool(), Some(false));
+    let t = parse_thread(JsValue::from_str(&doc)).unwrap();
+    assert_eq!(Array::from(&get(&t, "messages")).length(), 2);
+    // In the tail, the crate's limit holds on every path.
+    let doc = format!(r#"{{"messages":[{{"role":"user","content":"hi"}},{{"x":{deep}}}]}}"#);
+    let e = pending_approvals(JsValue::from_str(&doc)).unwrap_err();
+    assert_eq!(error_code(&e), "parse_error");
 }

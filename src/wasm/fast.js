@@ -40,6 +40,35 @@ export function fastThread(input) {
   return { id, messages };
 }
 
+// The fast path of `pendingApprovals` for a string or an already-parsed value: `JSON.parse` checks
+// the syntax (for a string), this checks the thread's frame (a `messages` array, or a bare array,
+// of objects; an id that is a string, a number or null) and returns the last message as JSON text
+// for the crate to read, or `''` when there is none. Anything off returns `undefined`, and the
+// crate's own reading reports the exact error.
+export function fastTail(input) {
+  let doc = input;
+  if (typeof input === 'string') {
+    try {
+      doc = JSON.parse(input);
+    } catch {
+      return;
+    }
+  }
+  let messages = doc;
+  if (!Array.isArray(doc)) {
+    if (!object(doc) || !Array.isArray(doc.messages)) return;
+    if (!(text(doc.id) || typeof doc.id === 'number')) return;
+    messages = doc.messages;
+  }
+  for (const m of messages) if (!object(m)) return;
+  if (!messages.length) return '';
+  try {
+    return JSON.stringify(messages[messages.length - 1]);
+  } catch {
+    return;
+  }
+}
+
 // A JS string as UTF-8 into `dest` (a view of wasm memory at least 3 bytes per UTF-16 unit, so
 // the whole string fits): the number of bytes written.
 const encoder = new TextEncoder();

@@ -38,6 +38,11 @@ extern "C" {
     #[wasm_bindgen(js_name = fastThread)]
     pub(crate) fn fast_thread(input: &JsValue) -> JsValue;
 
+    /// `pendingApprovals`' fast path (see `fast.js`): the last message as JSON text, `""` when
+    /// there is none, or `undefined` when the crate's own reading has to look.
+    #[wasm_bindgen(js_name = fastTail)]
+    pub(crate) fn fast_tail(input: &JsValue) -> JsValue;
+
     /// `TextEncoder.encodeInto` into a view of wasm memory: the bytes written.
     #[wasm_bindgen(js_name = encodeInto)]
     fn encode_into(s: &JsValue, dest: &mut [u8]) -> u32;

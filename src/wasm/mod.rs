@@ -83,6 +83,19 @@ pub fn pending_approvals(
 }
 
 fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
+    // A JS string is read by `JSON.parse` (faster than copying it into wasm memory as UTF-8, and
+    // nothing of the copy outlives the call), then only its tail crosses; a parsed value likewise.
+    // Bytes are scanned in place by the crate, which builds only the tail.
+    if let input::Kind::Text | input::Kind::Value = input::kind(input) {
+        if let Some(tail) = input::fast_tail(input).as_string() {
+            if tail.is_empty() {
+                return Ok(Suspension::default());
+            }
+            if let Ok(message) = Message::parse_str(&tail) {
+                return Ok(Suspension::from_message(&message));
+            }
+        }
+    }
     match input::read(input) {
         Input::Text(text) => approval::pending_approvals_str(&text),
         Input::Bytes(bytes) => approval::pending_approvals_bytes(&bytes),
