@@ -19,6 +19,7 @@ wasm-pack --log-level warn build "$profile" --target web --out-dir pkg --out-nam
 minify=--minify
 [ "$profile" = --dev ] && minify=
 esbuild pkg/toolgate.js --bundle --format=esm --platform=browser $minify --log-level=warning \
+  --log-override:duplicate-object-key=silent \
   --banner:js='/* @ts-self-types="./toolgate.d.ts" */' --outfile=pkg/toolgate.js --allow-overwrite
 rm -rf pkg/snippets
 node -e '

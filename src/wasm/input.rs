@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::json::Value;
-use js_sys::{Array, ArrayBuffer, Reflect, Uint8Array, JSON};
+use js_sys::{ArrayBuffer, Uint8Array, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -105,23 +105,4 @@ extern "C" {
 /// `JSON.parse` of text (a JS string) the core has already validated.
 pub(crate) fn parse(text: &JsValue) -> Result<JsValue, Error> {
     json_parse(text).map_err(|_| Error::parse("invalid JSON"))
-}
-
-/// The messages of an already-parsed thread document (`{ messages: [...] }` or a bare array),
-/// without converting them.
-pub(crate) fn messages_of(value: &JsValue) -> Result<(Array, &'static str), Error> {
-    if Array::is_array(value) {
-        return Ok((value.clone().unchecked_into(), "$"));
-    }
-    if value.is_object() {
-        let messages = Reflect::get(value, &"messages".into()).unwrap_or(JsValue::UNDEFINED);
-        if Array::is_array(&messages) {
-            return Ok((messages.unchecked_into(), "$.messages"));
-        }
-        return Err(Error::parse("a thread needs a \"messages\" array").with_path("$.messages"));
-    }
-    Err(Error::parse(
-        "expected a thread: a JSON string, a Uint8Array of UTF-8 JSON, an object with \"messages\", or an array of messages",
-    )
-    .with_path("$"))
 }
