@@ -5,6 +5,9 @@
 # endpoint with fault injection on (drops, 500s, delays; seeded) serves the client's fault tests; the
 # Sidenet tests (tests/web_sidenet.rs) also use one with slower stream chunks and one that requires a
 # bearer token. The grace window of a paused Sidenet run is short (GRACE_MS, 3 s) so expiry is tested.
+# The core's own tests (tests/core.rs, stream.rs, client_neuron.rs, client_sidenet.rs) run here
+# too, compiled to wasm32: the same assertions against the module as it ships (SIMD scanner,
+# allocator, 32-bit usize).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -80,4 +83,5 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 export CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver)}
 export WASM_BINDGEN_TEST_WEBDRIVER_JSON="$tmp/webdriver.json"
 export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-120}
-cargo test --target wasm32-unknown-unknown --test web --test web_client --test web_sidenet "$@"
+cargo test --target wasm32-unknown-unknown --test core --test stream --test client_neuron --test client_sidenet \
+  --test web --test web_client --test web_sidenet "$@"

@@ -7,6 +7,11 @@ use toolgate::client::{
     Transport, TransportError,
 };
 use toolgate::error::ErrorCode;
+// In wasm the same tests run under wasm-bindgen-test (scripts/test-browser.sh, headless Chromium).
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 /// A toolgate value as a serde_json value (serde_json is the oracle of these tests).
 fn sj<T: toolgate::json::ToJson + ?Sized>(value: &T) -> Value {

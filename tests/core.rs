@@ -2,6 +2,11 @@
 //! decision set and its wire form, against the JSON fixtures in `tests/fixtures/neuron/`.
 
 use toolgate::json::{ToJson, Value};
+// In wasm the same tests run under wasm-bindgen-test (scripts/test-browser.sh, headless Chromium).
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 /// serde_json's `json!`, as a toolgate value (through its text).
 macro_rules! json {
@@ -39,12 +44,31 @@ const FIXTURES: &[&str] = &[
     "interleaved.json",
 ];
 
+/// A fixture's text, compiled in (the same tests run in wasm, where there is no file system).
 fn fixture(name: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/neuron/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"))
+    macro_rules! fixtures {
+        ($($file:literal),*) => {
+            match name {
+                $($file => include_str!(concat!("fixtures/neuron/", $file)),)*
+                _ => panic!("no fixture {name}"),
+            }
+        };
+    }
+    fixtures!(
+        "seed.json",
+        "conversation.json",
+        "bare-array.json",
+        "approval-null-absent.json",
+        "optional-fields.json",
+        "unknown-fields.json",
+        "stale-pending.json",
+        "escaped-unicode.json",
+        "numeric-id.json",
+        "empty.json",
+        "tail-decided.json",
+        "interleaved.json"
+    )
+    .to_owned()
 }
 
 fn thread(name: &str) -> Thread {

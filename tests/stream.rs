@@ -2,6 +2,11 @@
 //! at every byte position, one byte at a time, and in random pieces: always the same chunks.
 
 use toolgate::json::Value;
+// In wasm the same tests run under wasm-bindgen-test (scripts/test-browser.sh, headless Chromium).
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 /// serde_json's `json!`, as a toolgate value (through its text).
 macro_rules! json {
@@ -24,12 +29,26 @@ const FIXTURES: [&str; 7] = [
     "continuation-no-final-blank.sse",
 ];
 
+/// A fixture's bytes, compiled in (the same tests run in wasm, where there is no file system).
 fn fixture(name: &str) -> Vec<u8> {
-    let path = format!(
-        "{}/tests/fixtures/streams/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    macro_rules! fixtures {
+        ($($file:literal),*) => {
+            match name {
+                $($file => &include_bytes!(concat!("fixtures/streams/", $file))[..],)*
+                _ => panic!("no fixture {name}"),
+            }
+        };
+    }
+    fixtures!(
+        "text-reply.sse",
+        "approval-pause.sse",
+        "approval-ai-sdk-crlf.sse",
+        "keepalive-multiline.sse",
+        "unknown-types.sse",
+        "malformed-middle.sse",
+        "continuation-no-final-blank.sse"
+    )
+    .to_vec()
 }
 
 type Out = Vec<Result<Chunk, Error>>;
