@@ -1,0 +1,130 @@
+// Renames the wasm module's imports from wasm-bindgen's glue module ("./toolgate_bg.js",
+// "__wbg_fetch_80c0335ad90dbd8a", ...) to short names ("w", "a", "b", ...) in both
+// pkg/toolgate_bg.wasm and pkg/toolgate.js, before the glue is minified. The long names carry a
+// 16-digit hash each, which gzip cannot compress; they cost about a kilobyte of the gzipped
+// package. Exports keep their names: they appear in the package's TypeScript (`InitOutput`).
+//
+// Usage: node scripts/shorten-imports.mjs [pkg dir]   (idempotent: short names are left alone)
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+const dir = process.argv[2] ?? 'pkg';
+const wasmPath = path.join(dir, 'toolgate_bg.wasm');
+const gluePath = path.join(dir, 'toolgate.js');
+const GLUE_MODULE = './toolgate_bg.js';
+const SHORT_MODULE = 'w';
+
+const bytes = readFileSync(wasmPath);
+let glue = readFileSync(gluePath, 'utf8');
+
+// --- a minimal reader and writer of the binary format, enough for the import section
+function readU32(buf, at) {
+  let result = 0;
+  let shift = 0;
+  for (;;) {
+    const b = buf[at++];
+    result |= (b & 0x7f) << shift;
+    if ((b & 0x80) === 0) return [result >>> 0, at];
+    shift += 7;
+  }
+}
+function u32(n) {
+  const out = [];
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n !== 0) b |= 0x80;
+    out.push(b);
+  } while (n !== 0);
+  return out;
+}
+const utf8 = new TextDecoder();
+const enc = new TextEncoder();
+function readName(buf, at) {
+  const [len, p] = readU32(buf, at);
+  return [utf8.decode(buf.subarray(p, p + len)), p + len];
+}
+function name(s) {
+  const b = enc.encode(s);
+  return [...u32(b.length), ...b];
+}
+function skipLimits(buf, at) {
+  const flags = buf[at++];
+  [, at] = readU32(buf, at);
+  if (flags & 1) [, at] = readU32(buf, at);
+  return at;
+}
+
+if (bytes.readUInt32LE(0) !== 0x6d736100) throw new Error(`${wasmPath} is not a wasm module`);
+const sections = [];
+let at = 8;
+while (at < bytes.length) {
+  const id = bytes[at];
+  const [size, start] = readU32(bytes, at + 1);
+  sections.push({ id, head: at, start, end: start + size });
+  at = start + size;
+}
+const imports = sections.find((s) => s.id === 2);
+if (!imports) throw new Error('no import section');
+
+// Short names in order of appearance: a..z, A..Z, then two letters.
+const ALPHA = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const short = (i) => (i < ALPHA.length ? ALPHA[i] : ALPHA[Math.floor(i / ALPHA.length) - 1] + ALPHA[i % ALPHA.length]);
+
+const renames = new Map();
+const body = [];
+let p = imports.start;
+let count;
+[count, p] = readU32(bytes, p);
+body.push(...u32(count));
+for (let i = 0; i < count; i++) {
+  let mod, field;
+  [mod, p] = readName(bytes, p);
+  [field, p] = readName(bytes, p);
+  const descStart = p;
+  const kind = bytes[p++];
+  if (kind === 0x00) [, p] = readU32(bytes, p); // function: type index
+  else if (kind === 0x01) p = skipLimits(bytes, p + 1); // table: reftype, limits
+  else if (kind === 0x02) p = skipLimits(bytes, p); // memory: limits
+  else if (kind === 0x03) p += 2; // global: valtype, mutability
+  else if (kind === 0x04) [, p] = readU32(bytes, p + 1); // tag: attribute, type index
+  else throw new Error(`unknown import kind ${kind}`);
+  if (mod === GLUE_MODULE) {
+    if (!renames.has(field)) renames.set(field, short(renames.size));
+    mod = SHORT_MODULE;
+    field = renames.get(field);
+  }
+  body.push(...name(mod), ...name(field), ...bytes.subarray(descStart, p));
+}
+if (p !== imports.end) throw new Error('import section not read to its end');
+
+if (renames.size === 0) {
+  console.log('imports: already short');
+  process.exit(0);
+}
+
+// The glue: the import object's keys, and the module key of the object it returns.
+for (const [long, s] of renames) {
+  const re = new RegExp(`\\b${long}(?=\\s*:\\s*function\\b)`, 'g');
+  const hits = glue.match(re)?.length ?? 0;
+  if (hits !== 1) throw new Error(`import ${long}: ${hits} definitions in the glue, expected 1`);
+  glue = glue.replace(re, s);
+  if (new RegExp(`\\b${long}\\b`).test(glue)) throw new Error(`import ${long} still named in the glue`);
+}
+const moduleKey = `"${GLUE_MODULE}": import0`;
+if (glue.split(moduleKey).length !== 2) throw new Error(`expected one ${moduleKey} in the glue`);
+glue = glue.replace(moduleKey, `"${SHORT_MODULE}": import0`);
+
+const out = Buffer.concat([
+  bytes.subarray(0, imports.head),
+  Buffer.from([2, ...u32(body.length), ...body]),
+  bytes.subarray(imports.end),
+]);
+// The result must still be a valid module with the new import names.
+const mod = new WebAssembly.Module(out);
+const left = WebAssembly.Module.imports(mod).filter((i) => i.module === GLUE_MODULE);
+if (left.length) throw new Error('imports left under the long module name');
+
+writeFileSync(wasmPath, out);
+writeFileSync(gluePath, glue);
+console.log(`imports: ${renames.size} renamed, wasm ${bytes.length} -> ${out.length} bytes`);
