@@ -16,8 +16,8 @@ wasm-pack --log-level warn build "$profile" --target web --out-dir pkg --out-nam
 # The JS glue: wasm-bindgen's output plus the crate's own JS (src/wasm/fast.js, emitted under
 # pkg/snippets/) bundled into one ES module. A release build is minified, as a user's bundler would
 # (and as the size comparison in BENCHMARKS.md treats the AI SDK); the types stay in toolgate.d.ts.
-# Short import names (wasm-bindgen's carry incompressible hashes): see scripts/shorten-imports.mjs.
-node scripts/shorten-imports.mjs pkg
+# Short import and export names (wasm-bindgen's carry incompressible hashes): scripts/shorten-names.mjs.
+node scripts/shorten-names.mjs pkg
 minify=--minify
 [ "$profile" = --dev ] && minify=
 esbuild pkg/toolgate.js --bundle --format=esm --platform=browser $minify --log-level=warning \

@@ -1,10 +1,13 @@
 // Renames the wasm module's imports from wasm-bindgen's glue module ("./toolgate_bg.js",
-// "__wbg_fetch_80c0335ad90dbd8a", ...) to short names ("w", "a", "b", ...) in both
-// pkg/toolgate_bg.wasm and pkg/toolgate.js, before the glue is minified. The long names carry a
-// 16-digit hash each, which gzip cannot compress; they cost about a kilobyte of the gzipped
-// package. Exports keep their names: they appear in the package's TypeScript (`InitOutput`).
+// "__wbg_fetch_80c0335ad90dbd8a", ...) to short names (module "w", "a", "b", ...) and its exports
+// but `memory` ("parseThread", "wasm_bindgen__convert__closures_____invoke__hb98d63cc49481475",
+// ...) to "$a", "$b", ..., consistently in pkg/toolgate_bg.wasm, pkg/toolgate.js (its import object
+// and its `wasm.<export>` accesses) and the InitOutput type of pkg/toolgate.d.ts, before the glue is
+// minified. wasm-bindgen's names carry 16-digit hashes, which gzip cannot compress, and each name
+// appears in the module and in the glue: together about 3 KiB of the gzipped package. The JS API is
+// the glue's own exports, which keep their names.
 //
-// Usage: node scripts/shorten-imports.mjs [pkg dir]   (idempotent: short names are left alone)
+// Usage: node scripts/shorten-names.mjs [pkg dir]   (a second run finds the names short and stops)
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -99,8 +102,41 @@ for (let i = 0; i < count; i++) {
 if (p !== imports.end) throw new Error('import section not read to its end');
 
 if (renames.size === 0) {
-  console.log('imports: already short');
+  console.log('names: already short');
   process.exit(0);
+}
+
+// The exports, but `memory`: renamed in the export section, in the glue's `wasm.<name>` accesses
+// and in the InitOutput type of the declarations.
+const exportsSection = sections.find((s) => s.id === 7);
+const exportRenames = new Map();
+const exportBody = [];
+{
+  let q = exportsSection.start;
+  let n;
+  [n, q] = readU32(bytes, q);
+  exportBody.push(...u32(n));
+  for (let i = 0; i < n; i++) {
+    let field;
+    [field, q] = readName(bytes, q);
+    const kind = bytes[q++];
+    const idxStart = q;
+    [, q] = readU32(bytes, q);
+    if (field !== 'memory') {
+      exportRenames.set(field, `$${short(exportRenames.size)}`);
+      field = exportRenames.get(field);
+    }
+    exportBody.push(...name(field), kind, ...bytes.subarray(idxStart, q));
+  }
+  if (q !== exportsSection.end) throw new Error('export section not read to its end');
+}
+const dtsPath = path.join(dir, 'toolgate.d.ts');
+let dts = readFileSync(dtsPath, 'utf8');
+for (const [long, s] of exportRenames) {
+  const re = new RegExp(`\\bwasm\\.${long}\\b`, 'g');
+  glue = glue.replace(re, `wasm.${s}`);
+  if (new RegExp(`\\b(wasm|exports)\\s*(\\.|\\[)\\s*['"]?${long}\\b`).test(glue)) throw new Error(`export ${long} still used by name`);
+  dts = dts.replace(new RegExp(`(readonly )${long.replace(/\$/g, '\\$')}(:)`), `$1${s}$2`);
 }
 
 // The glue: the import object's keys, and the module key of the object it returns.
@@ -115,11 +151,17 @@ const moduleKey = `"${GLUE_MODULE}": import0`;
 if (glue.split(moduleKey).length !== 2) throw new Error(`expected one ${moduleKey} in the glue`);
 glue = glue.replace(moduleKey, `"${SHORT_MODULE}": import0`);
 
-const out = Buffer.concat([
-  bytes.subarray(0, imports.head),
-  Buffer.from([2, ...u32(body.length), ...body]),
-  bytes.subarray(imports.end),
-]);
+const parts = [];
+let from = 0;
+for (const [section, id, content] of [
+  [imports, 2, body],
+  [exportsSection, 7, exportBody],
+]) {
+  parts.push(bytes.subarray(from, section.head), Buffer.from([id, ...u32(content.length), ...content]));
+  from = section.end;
+}
+parts.push(bytes.subarray(from));
+const out = Buffer.concat(parts);
 // The result must still be a valid module with the new import names.
 const mod = new WebAssembly.Module(out);
 const left = WebAssembly.Module.imports(mod).filter((i) => i.module === GLUE_MODULE);
@@ -127,4 +169,5 @@ if (left.length) throw new Error('imports left under the long module name');
 
 writeFileSync(wasmPath, out);
 writeFileSync(gluePath, glue);
-console.log(`imports: ${renames.size} renamed, wasm ${bytes.length} -> ${out.length} bytes`);
+writeFileSync(dtsPath, dts);
+console.log(`names: ${renames.size} imports and ${exportRenames.size} exports shortened, wasm ${bytes.length} -> ${out.length} bytes`);
