@@ -27,7 +27,7 @@
 //!   message grow; its `timeoutMs` bounds the wait for the headers and then every gap between chunks.
 //! - The unsubscribe function `subscribe()` returns is idempotent and harmless after `free()`.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -69,8 +69,10 @@ struct Fetch {
     /// The `setTimeout` handle of the request's timeout.
     timer: JsValue,
     timeout_ms: f64,
-    /// Kept alive until the request ends; the timer is cleared first, so it never runs after that.
-    on_timeout: Closure<dyn FnMut()>,
+    /// What the timeout calls: `controller.abort`, bound (no Rust closure). The request then fails
+    /// with its signal aborted, which reads as a timeout: an abort for any other reason (a cancel,
+    /// `free()`) concerns a request the core no longer awaits, or a client that is gone.
+    on_timeout: JsValue,
 }
 
 struct Inner {
@@ -107,20 +109,9 @@ fn invalid(message: &str) -> Error {
     Error::new(ErrorCode::InvalidArgument, message)
 }
 
-/// Runs one synchronous step on the core, then performs its effects. (A thin generic shell over
-/// [`step_dyn`], which is compiled once.)
-fn step<R>(shared: &Shared, f: impl FnOnce(&mut Inner, u64) -> R) -> Result<R, Error> {
-    let mut f = Some(f);
-    let mut out = None;
-    step_dyn(shared, &mut |inner, now| {
-        if let Some(f) = f.take() {
-            out = Some(f(inner, now));
-        }
-    })?;
-    out.ok_or_else(|| Error::new(ErrorCode::InvalidState, "the step did not run"))
-}
-
-fn step_dyn(shared: &Shared, f: &mut dyn FnMut(&mut Inner, u64)) -> Result<(), Error> {
+/// Runs one synchronous step on the core, then performs its effects. (`&mut dyn`: compiled once;
+/// a step that needs to move a value out of its closure takes it from an `Option`.)
+fn step(shared: &Shared, f: &mut dyn FnMut(&mut Inner, u64)) -> Result<(), Error> {
     let now = now();
     let after = {
         let Ok(mut inner) = shared.try_borrow_mut() else {
@@ -204,7 +195,7 @@ impl Inner {
             let weak = weak.clone();
             Closure::new(move || {
                 if let Some(shared) = weak.upgrade() {
-                    let _ = step(&shared, |inner, now| {
+                    let _ = step(&shared, &mut |inner, now| {
                         inner.timer = None;
                         inner.core.handle_timeout(now);
                     });
@@ -220,19 +211,13 @@ impl Inner {
 
     fn start_fetch(&mut self, weak: &Weak<RefCell<Inner>>, request: HttpRequest) {
         let controller = AbortController::new().ok();
-        let timed_out = Rc::new(Cell::new(false));
-        let on_timeout: Closure<dyn FnMut()> = {
-            let controller = controller.clone();
-            let timed_out = timed_out.clone();
-            Closure::new(move || {
-                timed_out.set(true);
-                if let Some(c) = &controller {
-                    c.abort();
-                }
+        let on_timeout = controller.as_ref().map_or(JsValue::UNDEFINED, |c| {
+            Reflect::get(c, &"abort".into()).map_or(JsValue::UNDEFINED, |abort| {
+                abort.unchecked_into::<Function>().bind0(c).into()
             })
-        };
+        });
         let timeout_ms = request.timeout_ms as f64;
-        let timer = set_timeout(on_timeout.as_ref().unchecked_ref(), timeout_ms);
+        let timer = arm(&on_timeout, timeout_ms);
         let signal = controller.as_ref().map(AbortController::signal);
         self.fetches.push(Fetch {
             id: request.id,
@@ -241,14 +226,24 @@ impl Inner {
             timeout_ms,
             on_timeout,
         });
-        run_fetch(weak.clone(), request, signal, timed_out);
+        let run = Run {
+            weak: weak.clone(),
+            id: request.id,
+            signal,
+        };
+        // From a promise job: this runs inside a step, whose borrow must end first.
+        when(
+            &Promise::resolve(&JsValue::UNDEFINED),
+            run,
+            Next::Fetch(request),
+        );
     }
 
     /// Restarts a streaming request's timeout (headers or a chunk arrived).
     fn restart_timeout(&mut self, id: RequestId) {
         if let Some(fetch) = self.fetches.iter_mut().find(|f| f.id == id) {
             clear_timeout(&fetch.timer);
-            fetch.timer = set_timeout(fetch.on_timeout.as_ref().unchecked_ref(), fetch.timeout_ms);
+            fetch.timer = arm(&fetch.on_timeout, fetch.timeout_ms);
         }
     }
 
@@ -298,158 +293,175 @@ impl Drop for Inner {
     }
 }
 
-/// Runs `f` as a step if the client is still alive; `false` once it is freed.
-fn report(weak: &Weak<RefCell<Inner>>, f: impl FnOnce(&mut Inner, u64)) -> bool {
-    weak.upgrade()
-        .is_some_and(|shared| step(&shared, f).is_ok())
-}
-
-/// Calls `then` once `promise` settles, with its value or its rejection reason: always from a
-/// promise job, never synchronously (so never inside a step). One JS callback per promise
-/// (`Promise.allSettled`), freed once called: no executor, no futures.
-fn when(promise: &Promise, then: impl FnOnce(Result<JsValue, JsValue>) + 'static) {
-    when_dyn(promise, Box::new(then));
-}
-
-/// [`when`], compiled once: the JS callback and the reading of the outcome are not repeated per
-/// call site.
-fn when_dyn(promise: &Promise, then: Box<dyn FnOnce(Result<JsValue, JsValue>)>) {
-    let settled = Promise::all_settled(&Array::of1(promise));
-    let callback = Closure::once_into_js(move |results: JsValue| {
-        let state = Reflect::get(&results, &JsValue::from(0)).unwrap_or(JsValue::UNDEFINED);
-        let field = |name: &str| Reflect::get(&state, &name.into()).unwrap_or(JsValue::UNDEFINED);
-        then(if field("status") == "fulfilled" {
-            Ok(field("value"))
-        } else {
-            Err(field("reason"))
-        });
-    });
-    settled.unchecked_ref::<Thenable>().then(&callback);
+/// A request's timeout: `setTimeout(on_timeout, ms)`, none without an abort function.
+fn arm(on_timeout: &JsValue, ms: f64) -> JsValue {
+    match on_timeout.dyn_ref::<Function>() {
+        Some(f) => set_timeout(f, ms),
+        None => JsValue::UNDEFINED,
+    }
 }
 
 /// One request's callbacks: which request, and how to reach the client.
 struct Run {
     weak: Weak<RefCell<Inner>>,
     id: RequestId,
-    timed_out: Rc<Cell<bool>>,
+    /// The request's abort signal: aborted when its timeout fired.
+    signal: Option<AbortSignal>,
+}
+
+/// What a request reports to the core.
+enum Event<'a> {
+    /// The whole body of a non-streaming request.
+    Body(u16, Vec<u8>),
+    /// A streaming request's headers.
+    Start(u16),
+    Chunk(&'a [u8]),
+    End,
+    Fail(TransportError),
 }
 
 impl Run {
-    fn report(&self, f: impl FnOnce(&mut Inner, u64)) -> bool {
-        report(&self.weak, f)
+    /// Reports `event` as a step if the client is still alive; `false` once it is freed.
+    fn report(&self, event: Event<'_>) -> bool {
+        let Some(shared) = self.weak.upgrade() else {
+            return false;
+        };
+        let id = self.id;
+        let mut event = Some(event);
+        step(&shared, &mut |inner, now| {
+            let Some(event) = event.take() else {
+                return;
+            };
+            match event {
+                Event::Start(status) => {
+                    inner.restart_timeout(id);
+                    inner.core.handle_stream_start(now, id, status);
+                }
+                Event::Chunk(bytes) => {
+                    inner.restart_timeout(id);
+                    inner.core.handle_stream_chunk(now, id, bytes);
+                }
+                Event::Body(status, body) => {
+                    inner.end_fetch(id, false);
+                    inner
+                        .core
+                        .handle_response(now, id, HttpResponse::new(status, body));
+                }
+                Event::End => {
+                    inner.end_fetch(id, false);
+                    inner.core.handle_stream_end(now, id);
+                }
+                Event::Fail(error) => {
+                    inner.end_fetch(id, false);
+                    inner.core.handle_failure(now, id, error);
+                }
+            }
+        })
+        .is_ok()
     }
 
     /// The request failed (`timeout` if its timer fired first).
     fn fail(&self, e: &JsValue) {
-        let error = if self.timed_out.get() {
+        let error = if self.signal.as_ref().is_some_and(AbortSignal::aborted) {
             TransportError::Timeout
         } else {
             TransportError::Network(error_message(e))
         };
-        let id = self.id;
-        self.report(|inner, now| {
-            inner.end_fetch(id, false);
-            inner.core.handle_failure(now, id, error);
-        });
+        self.report(Event::Fail(error));
     }
+}
 
-    fn end_stream(&self) {
-        let id = self.id;
-        self.report(|inner, now| {
-            inner.end_fetch(id, false);
-            inner.core.handle_stream_end(now, id);
-        });
-    }
+/// Where a request goes on once a promise settles.
+enum Next {
+    /// Start the fetch.
+    Fetch(HttpRequest),
+    /// The fetch answered (the headers): read the body, whole or (when streaming) chunk by chunk.
+    Headers { streaming: bool },
+    /// The whole body was read.
+    Body(u16),
+    /// A chunk of a streamed body was read.
+    Chunk(ReadableStreamDefaultReader),
+}
+
+/// Goes on with `run` at `next` once `promise` settles, with its value or its rejection reason:
+/// always from a promise job, never synchronously (so never inside a step). One JS callback per
+/// promise (`Promise.allSettled`), freed once called, of one closure type: no executor, no futures.
+fn when(promise: &Promise, run: Run, next: Next) {
+    let settled = Promise::all_settled(&Array::of1(promise));
+    let callback = Closure::once_into_js(move |results: JsValue| {
+        let state = Reflect::get(&results, &JsValue::from(0)).unwrap_or(JsValue::UNDEFINED);
+        let field = |name: &str| Reflect::get(&state, &name.into()).unwrap_or(JsValue::UNDEFINED);
+        if field("status") == "fulfilled" {
+            resume(run, next, field("value"));
+        } else {
+            run.fail(&field("reason"));
+        }
+    });
+    settled.unchecked_ref::<Thenable>().then(&callback);
 }
 
 /// Performs one request and reports its end to the core: the whole body at once, or, for a
 /// streaming request, the status when the headers arrive and then each chunk as it arrives (one step
 /// per chunk, so subscribers see the stream grow). For a stream, `timeoutMs` bounds the wait for the
-/// headers and then every gap between chunks. Starts from a promise job: it is called inside a
-/// step, whose borrow must end first.
-fn run_fetch(
-    weak: Weak<RefCell<Inner>>,
-    request: HttpRequest,
-    signal: Option<AbortSignal>,
-    timed_out: Rc<Cell<bool>>,
-) {
-    let run = Run {
-        weak,
-        id: request.id,
-        timed_out,
-    };
-    when(&Promise::resolve(&JsValue::UNDEFINED), move |_| {
-        let init = request_init(&request, signal.as_ref());
-        match js_fetch(&request.url, &init) {
-            Ok(fetched) => when(&fetched, move |r| match r {
-                Ok(response) => on_response(run, response.unchecked_into(), request.streaming),
+/// headers and then every gap between chunks.
+fn resume(run: Run, next: Next, value: JsValue) {
+    match next {
+        Next::Fetch(request) => {
+            let init = request_init(&request, run.signal.as_ref());
+            match js_fetch(&request.url, &init) {
+                Ok(fetched) => when(
+                    &fetched,
+                    run,
+                    Next::Headers {
+                        streaming: request.streaming,
+                    },
+                ),
                 Err(e) => run.fail(&e),
-            }),
-            Err(e) => run.fail(&e),
+            }
         }
-    });
-}
-
-fn on_response(run: Run, response: Response, streaming: bool) {
-    let id = run.id;
-    let status = response.status();
-    if !streaming {
-        match response.array_buffer() {
-            Ok(read) => when(&read, move |r| match r {
-                Ok(buffer) => {
-                    let body = Uint8Array::new(&buffer).to_vec();
-                    run.report(|inner, now| {
-                        inner.end_fetch(id, false);
-                        inner
-                            .core
-                            .handle_response(now, id, HttpResponse::new(status, body));
-                    });
+        Next::Headers { streaming } => {
+            let response: Response = value.unchecked_into();
+            let status = response.status();
+            if !streaming {
+                match response.array_buffer() {
+                    Ok(read) => when(&read, run, Next::Body(status)),
+                    Err(e) => run.fail(&e),
                 }
-                Err(e) => run.fail(&e),
-            }),
-            Err(e) => run.fail(&e),
+            } else if run.report(Event::Start(status)) {
+                match response.body() {
+                    Some(body) => read_next(run, body.get_reader().unchecked_into()),
+                    None => {
+                        run.report(Event::End);
+                    }
+                }
+            }
         }
-        return;
-    }
-    let started = run.report(|inner, now| {
-        inner.restart_timeout(id);
-        inner.core.handle_stream_start(now, id, status);
-    });
-    if !started {
-        return;
-    }
-    match response.body() {
-        Some(body) => read_next(run, body.get_reader().unchecked_into()),
-        None => run.end_stream(),
+        Next::Body(status) => {
+            run.report(Event::Body(status, Uint8Array::new(&value).to_vec()));
+        }
+        Next::Chunk(reader) => {
+            if Reflect::get(&value, &"done".into()).is_ok_and(|d| d.is_truthy()) {
+                run.report(Event::End);
+                return;
+            }
+            let chunk = Reflect::get(&value, &"value".into()).unwrap_or(JsValue::UNDEFINED);
+            let bytes = match chunk.dyn_ref::<Uint8Array>() {
+                Some(array) => array.to_vec(),
+                None => Uint8Array::new(&chunk).to_vec(),
+            };
+            if run.report(Event::Chunk(&bytes)) {
+                read_next(run, reader);
+            } else {
+                let _ = reader.cancel();
+            }
+        }
     }
 }
 
-/// Reads the next chunk of a streamed body, reports it, and goes on until the end.
+/// Reads the next chunk of a streamed body.
 fn read_next(run: Run, reader: ReadableStreamDefaultReader) {
-    when(&reader.read(), move |r| {
-        let chunk = match r {
-            Ok(chunk) => chunk,
-            Err(e) => return run.fail(&e),
-        };
-        if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
-            return run.end_stream();
-        }
-        let value = Reflect::get(&chunk, &"value".into()).unwrap_or(JsValue::UNDEFINED);
-        let bytes = match value.dyn_ref::<Uint8Array>() {
-            Some(array) => array.to_vec(),
-            None => Uint8Array::new(&value).to_vec(),
-        };
-        let id = run.id;
-        let alive = run.report(|inner, now| {
-            inner.restart_timeout(id);
-            inner.core.handle_stream_chunk(now, id, &bytes);
-        });
-        if alive {
-            read_next(run, reader);
-        } else {
-            let _ = reader.cancel();
-        }
-    });
+    let read = reader.read();
+    when(&read, run, Next::Chunk(reader));
 }
 
 fn request_init(request: &HttpRequest, signal: Option<&AbortSignal>) -> RequestInit {
@@ -598,7 +610,7 @@ impl ApprovalClient {
             on_timer: None,
         }));
         if let Some(saved) = key.and_then(|k| storage()?.get_item(&k).ok().flatten()) {
-            step(&shared, |inner, _| inner.core.restore_drafts(&saved))?;
+            step(&shared, &mut |inner, _| inner.core.restore_drafts(&saved))?;
         }
         Ok(ApprovalClient { shared })
     }
@@ -755,7 +767,7 @@ impl ApprovalClient {
     // Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
     #[wasm_bindgen(skip_jsdoc)]
     pub fn abort(&self) {
-        let _ = step(&self.shared, |inner, _| inner.core.abort());
+        let _ = step(&self.shared, &mut |inner, _| inner.core.abort());
     }
 }
 
@@ -768,14 +780,20 @@ impl ApprovalClient {
         let Some((resolve, reject)) = settle else {
             return promise;
         };
-        let result = step(&self.shared, |inner, now| {
-            let result = f(&mut inner.core, now);
-            if let Ok(op) = result {
-                inner.ops.push((op, resolve, reject.clone()));
-            }
-            result
-        });
-        if let Err(e) | Ok(Err(e)) = result {
+        let mut resolve = Some(resolve);
+        let mut failed = None;
+        let stepped = step(
+            &self.shared,
+            &mut |inner, now| match f(&mut inner.core, now) {
+                Ok(op) => {
+                    if let Some(resolve) = resolve.take() {
+                        inner.ops.push((op, resolve, reject.clone()));
+                    }
+                }
+                Err(e) => failed = Some(e),
+            },
+        );
+        if let Some(e) = stepped.err().or(failed) {
             let _ = reject.call1(&JsValue::UNDEFINED, &error_to_js(&e));
         }
         promise
@@ -783,7 +801,9 @@ impl ApprovalClient {
 
     /// Runs a synchronous command; throws its error.
     fn decide(&self, f: &dyn Fn(&mut Client) -> Result<(), Error>) -> Result<(), JsValue> {
-        Ok(step(&self.shared, |inner, _| f(&mut inner.core))??)
+        let mut result = Ok(());
+        step(&self.shared, &mut |inner, _| result = f(&mut inner.core))?;
+        Ok(result?)
     }
 }
 
