@@ -561,18 +561,31 @@ pub struct ApprovalClient {
     shared: Shared,
 }
 
-fn string_arg(value: &JsValue, what: &str) -> Result<String, Error> {
-    value.as_string().ok_or_else(|| invalid(what))
+/// A method's arguments: a string (`what` says which, in the error) and an optional reason
+/// (`undefined` and `null` are none).
+fn args(
+    value: &JsValue,
+    what: &str,
+    reason: Option<JsValue>,
+) -> Result<(String, Option<String>), Error> {
+    let text = value.as_string().ok_or_else(|| invalid(what))?;
+    let reason = match reason {
+        Some(v) if !v.is_undefined() && !v.is_null() => Some(
+            v.as_string()
+                .ok_or_else(|| invalid("a reason must be a string"))?,
+        ),
+        _ => None,
+    };
+    Ok((text, reason))
 }
 
-fn reason_arg(value: Option<JsValue>) -> Result<Option<String>, Error> {
-    match value {
-        Some(v) if !v.is_undefined() && !v.is_null() => {
-            string_arg(&v, "a reason must be a string").map(Some)
-        }
-        _ => Ok(None),
-    }
-}
+/// A command with a message and an optional reason (`send`, `rejectAllAndSend`).
+type TextCommand = dyn Fn(&mut Client, u64, &str, Option<&str>) -> Result<OpId, Error>;
+/// A decision on a callId, with an optional reason (`approve`, `reject`, `clear`).
+type Decision = dyn Fn(&mut Client, &str, Option<&str>) -> Result<(), Error>;
+
+const CALL_ID: &str = "a callId must be a string";
+const MESSAGE: &str = "the message must be a string";
 
 fn parse_options(options: &JsValue) -> Result<Config, Error> {
     if !options.is_object() || Array::is_array(options) {
@@ -700,10 +713,7 @@ impl ApprovalClient {
     // (the conversation awaits approval), `conflict` (the server refused it: 409), ...
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn send(&self, #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Promise {
-        match string_arg(&text, "the message must be a string") {
-            Ok(text) => self.command(&|core, now| core.send(now, &text)),
-            Err(e) => Promise::reject(&error_to_js(&e)),
-        }
+        self.command_with(&text, None, &|core, now, text, _| core.send(now, text))
     }
 
     // Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
@@ -713,8 +723,7 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        let call_id = string_arg(&call_id, "a callId must be a string")?;
-        self.decide(&|core| core.approve(&call_id).map(drop))
+        self.decision(&call_id, None, &|core, id, _| core.approve(id).map(drop))
     }
 
     // Rejects a gated tool, with an optional reason the model reads verbatim.
@@ -724,9 +733,9 @@ impl ApprovalClient {
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
     ) -> Result<(), JsValue> {
-        let call_id = string_arg(&call_id, "a callId must be a string")?;
-        let reason = reason_arg(reason)?;
-        self.decide(&|core| core.reject(&call_id, reason.as_deref()).map(drop))
+        self.decision(&call_id, reason, &|core, id, reason| {
+            core.reject(id, reason).map(drop)
+        })
     }
 
     // Drops the draft for a tool.
@@ -735,8 +744,7 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        let call_id = string_arg(&call_id, "a callId must be a string")?;
-        self.decide(&|core| core.clear(&call_id))
+        self.decision(&call_id, None, &|core, id, _| core.clear(id))
     }
 
     // POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
@@ -754,14 +762,9 @@ impl ApprovalClient {
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
     ) -> Promise {
-        let args = string_arg(&text, "the message must be a string")
-            .and_then(|text| Ok((text, reason_arg(reason)?)));
-        match args {
-            Ok((text, reason)) => {
-                self.command(&|core, now| core.reject_all_and_send(now, &text, reason.as_deref()))
-            }
-            Err(e) => Promise::reject(&error_to_js(&e)),
-        }
+        self.command_with(&text, reason, &|core, now, text, reason| {
+            core.reject_all_and_send(now, text, reason)
+        })
     }
 
     // Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
@@ -799,10 +802,27 @@ impl ApprovalClient {
         promise
     }
 
-    /// Runs a synchronous command; throws its error.
-    fn decide(&self, f: &dyn Fn(&mut Client) -> Result<(), Error>) -> Result<(), JsValue> {
+    /// [`command`](Self::command) with a message and an optional reason (a rejected promise when
+    /// they are not strings).
+    fn command_with(&self, text: &JsValue, reason: Option<JsValue>, f: &TextCommand) -> Promise {
+        match args(text, MESSAGE, reason) {
+            Ok((text, reason)) => self.command(&|core, now| f(core, now, &text, reason.as_deref())),
+            Err(e) => Promise::reject(&error_to_js(&e)),
+        }
+    }
+
+    /// Runs a synchronous command on a callId (and an optional reason); throws its error.
+    fn decision(
+        &self,
+        call_id: &JsValue,
+        reason: Option<JsValue>,
+        f: &Decision,
+    ) -> Result<(), JsValue> {
+        let (call_id, reason) = args(call_id, CALL_ID, reason)?;
         let mut result = Ok(());
-        step(&self.shared, &mut |inner, _| result = f(&mut inner.core))?;
+        step(&self.shared, &mut |inner, _| {
+            result = f(&mut inner.core, &call_id, reason.as_deref());
+        })?;
         Ok(result?)
     }
 }

@@ -2,11 +2,27 @@
 //! place in the input (`path`, `line`, `column`, each `null` when unknown).
 
 use crate::error::Error;
+use crate::json::u64_string;
 use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 
 pub(crate) fn to_js(err: &Error) -> JsValue {
-    let e = js_sys::Error::new(&err.to_string());
+    // The `Display` form, written out by hand: no formatting machinery in the skin.
+    let mut text = err.code.as_str().to_owned();
+    text.push_str(": ");
+    text.push_str(&err.message);
+    if let Some(path) = &err.path {
+        text.push_str(" at ");
+        text.push_str(path);
+    }
+    if let (Some(line), Some(column)) = (err.line, err.column) {
+        text.push_str(" (line ");
+        text.push_str(&u64_string(line as u64));
+        text.push_str(", column ");
+        text.push_str(&u64_string(column as u64));
+        text.push(')');
+    }
+    let e = js_sys::Error::new(&text);
     e.set_name("ToolgateError");
     let obj: &JsValue = e.as_ref();
     let num = |n: Option<usize>| n.map_or(JsValue::NULL, |n| JsValue::from_f64(n as f64));
