@@ -85,7 +85,6 @@ struct Inner {
     /// The streaming message's text as a JS string: `(stream epoch, its length in bytes, text)`.
     /// A new snapshot appends only what the stream added since (O(delta), not O(text)).
     stream_text: Option<(u64, usize, JsString)>,
-    listeners: Vec<(u32, Function)>,
     /// The promises of commands in flight: `(op, resolve, reject)`.
     ops: Vec<(OpId, Function, Function)>,
     fetches: Vec<Fetch>,
@@ -135,16 +134,21 @@ fn step(shared: &Shared, f: &mut dyn FnMut(&mut Inner, u64)) -> Result<(), Error
     Ok(())
 }
 
-/// Calls every listener, none while a borrow is held; a listener removed meanwhile is skipped.
+/// Calls every listener of the client, none while a borrow is held; a listener removed meanwhile
+/// is skipped (so are all of them once the client is freed: `shutdown` removes them).
 fn notify(shared: &Shared) {
-    let listeners = match shared.try_borrow() {
-        Ok(inner) if !inner.freed => inner.listeners.clone(),
-        _ => return,
-    };
-    for (id, listener) in listeners {
-        let live = shared
-            .try_borrow()
-            .is_ok_and(|inner| !inner.freed && inner.listeners.iter().any(|(l, _)| *l == id));
+    let key = shared.as_ptr() as usize;
+    let mut mine = Vec::new();
+    with_listeners(&mut |all| {
+        mine = all
+            .iter()
+            .filter(|(_, k, _)| *k == key)
+            .map(|(id, _, f)| (*id, f.clone()))
+            .collect();
+    });
+    for (id, listener) in mine {
+        let mut live = false;
+        with_listeners(&mut |all| live = all.iter().any(|(l, _, _)| *l == id));
         if live {
             if let Err(e) = listener.call0(&JsValue::UNDEFINED) {
                 web_sys::console::error_1(&e);
@@ -276,7 +280,8 @@ impl Inner {
             clear_timeout(&handle);
         }
         self.on_timer = None;
-        self.listeners.clear();
+        let key = self as *const Inner as usize;
+        with_listeners(&mut |all| all.retain(|(_, k, _)| *k != key));
         self.snapshot = None;
         self.messages = None;
         self.stream_text = None;
@@ -524,32 +529,34 @@ fn persist(key: &str, value: Option<&str>) {
 
 // ------------------------------------------------------------------------------------------------
 // Subscriptions: the returned unsubscribe function is one shared JS function bound to a listener id,
-// so it is idempotent, costs no closure per subscription, and is harmless after `free()`.
+// so it is idempotent, costs no closure per subscription, and is harmless after `free()`. The
+// listeners of every client are in one list, each with its client's key (the address of its
+// `Inner`, whose entries `shutdown` removes before it can be reused).
 
 // (`try_with` and `try_borrow_mut` throughout: no panic path, nor its messages, in the wasm.)
 static NEXT_LISTENER: AtomicU32 = AtomicU32::new(0);
 
+/// `(listener id, client key, listener)`.
+type Listeners = Vec<(u32, usize, Function)>;
+
 thread_local! {
-    static SUBSCRIPTIONS: RefCell<Vec<(u32, Weak<RefCell<Inner>>)>> = const { RefCell::new(Vec::new()) };
+    static LISTENERS: RefCell<Listeners> = const { RefCell::new(Vec::new()) };
     static UNSUBSCRIBE: Function = Closure::<dyn Fn(u32)>::new(unsubscribe)
         .into_js_value()
         .unchecked_into();
 }
 
-fn unsubscribe(id: u32) {
-    let weak = SUBSCRIPTIONS
-        .try_with(|subs| {
-            let mut subs = subs.try_borrow_mut().ok()?;
-            let i = subs.iter().position(|(l, _)| *l == id)?;
-            Some(subs.swap_remove(i).1)
-        })
-        .ok()
-        .flatten();
-    if let Some(shared) = weak.and_then(|w| w.upgrade()) {
-        if let Ok(mut inner) = shared.try_borrow_mut() {
-            inner.listeners.retain(|(l, _)| *l != id);
+/// Runs `f` on the listener list (not at all while it is borrowed: it never is across user code).
+fn with_listeners(f: &mut dyn FnMut(&mut Listeners)) {
+    let _ = LISTENERS.try_with(|all| {
+        if let Ok(mut all) = all.try_borrow_mut() {
+            f(&mut all);
         }
-    }
+    });
+}
+
+fn unsubscribe(id: u32) {
+    with_listeners(&mut |all| all.retain(|(l, _, _)| *l != id));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -616,7 +623,6 @@ impl ApprovalClient {
             snapshot: None,
             messages: None,
             stream_text: None,
-            listeners: Vec::new(),
             ops: Vec::new(),
             fetches: Vec::new(),
             timer: None,
@@ -686,15 +692,11 @@ impl ApprovalClient {
         let id = NEXT_LISTENER
             .fetch_add(1, Ordering::Relaxed)
             .wrapping_add(1);
-        self.shared
-            .try_borrow_mut()
-            .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?
-            .listeners
-            .push((id, listener));
-        let _ = SUBSCRIPTIONS.try_with(|subs| {
-            if let Ok(mut subs) = subs.try_borrow_mut() {
-                subs.retain(|(_, w)| w.strong_count() > 0);
-                subs.push((id, Rc::downgrade(&self.shared)));
+        let key = self.shared.as_ptr() as usize;
+        let mut listener = Some(listener);
+        with_listeners(&mut |all| {
+            if let Some(listener) = listener.take() {
+                all.push((id, key, listener));
             }
         });
         UNSUBSCRIBE
@@ -832,11 +834,5 @@ impl Drop for ApprovalClient {
         if let Ok(mut inner) = self.shared.try_borrow_mut() {
             inner.shutdown();
         }
-        let me = Rc::downgrade(&self.shared);
-        let _ = SUBSCRIPTIONS.try_with(|subs| {
-            if let Ok(mut subs) = subs.try_borrow_mut() {
-                subs.retain(|(_, w)| !w.ptr_eq(&me));
-            }
-        });
     }
 }
