@@ -29,7 +29,6 @@
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -58,6 +57,11 @@ extern "C" {
     type Thenable;
     #[wasm_bindgen(method)]
     fn then(this: &Thenable, on_fulfilled: &JsValue) -> JsValue;
+    /// `new Promise(executor)`, with any function as the executor.
+    #[wasm_bindgen(js_name = Promise)]
+    type NewPromise;
+    #[wasm_bindgen(constructor, js_class = "Promise")]
+    fn new(executor: &Function) -> NewPromise;
 }
 
 type Shared = Rc<RefCell<Inner>>;
@@ -90,7 +94,8 @@ struct Inner {
     fetches: Vec<Fetch>,
     /// The retry timer: its handle and deadline.
     timer: Option<(JsValue, u64)>,
-    on_timer: Option<Closure<dyn FnMut()>>,
+    /// (Every closure of the skin takes one `JsValue`: one closure kind in the wasm and the glue.)
+    on_timer: Option<Closure<dyn FnMut(JsValue)>>,
 }
 
 /// What to do once the borrow is released.
@@ -143,12 +148,12 @@ fn notify(shared: &Shared) {
         mine = all
             .iter()
             .filter(|(_, k, _)| *k == key)
-            .map(|(id, _, f)| (*id, f.clone()))
+            .map(|(token, _, f)| (token.clone(), f.clone()))
             .collect();
     });
-    for (id, listener) in mine {
+    for (token, listener) in mine {
         let mut live = false;
-        with_listeners(&mut |all| live = all.iter().any(|(l, _, _)| *l == id));
+        with_listeners(&mut |all| live = all.iter().any(|(t, _, _)| *t == token));
         if live {
             if let Err(e) = listener.call0(&JsValue::UNDEFINED) {
                 web_sys::console::error_1(&e);
@@ -197,7 +202,7 @@ impl Inner {
         };
         let callback = self.on_timer.get_or_insert_with(|| {
             let weak = weak.clone();
-            Closure::new(move || {
+            Closure::new(move |_: JsValue| {
                 if let Some(shared) = weak.upgrade() {
                     let _ = step(&shared, &mut |inner, now| {
                         inner.timer = None;
@@ -534,14 +539,13 @@ fn persist(key: &str, value: Option<&str>) {
 // `Inner`, whose entries `shutdown` removes before it can be reused).
 
 // (`try_with` and `try_borrow_mut` throughout: no panic path, nor its messages, in the wasm.)
-static NEXT_LISTENER: AtomicU32 = AtomicU32::new(0);
-
-/// `(listener id, client key, listener)`.
-type Listeners = Vec<(u32, usize, Function)>;
+/// `(token, client key, listener)`: the token (a fresh object) is what the unsubscribe function is
+/// bound to.
+type Listeners = Vec<(JsValue, usize, Function)>;
 
 thread_local! {
     static LISTENERS: RefCell<Listeners> = const { RefCell::new(Vec::new()) };
-    static UNSUBSCRIBE: Function = Closure::<dyn Fn(u32)>::new(unsubscribe)
+    static UNSUBSCRIBE: Function = Closure::<dyn FnMut(JsValue)>::new(unsubscribe)
         .into_js_value()
         .unchecked_into();
 }
@@ -555,8 +559,8 @@ fn with_listeners(f: &mut dyn FnMut(&mut Listeners)) {
     });
 }
 
-fn unsubscribe(id: u32) {
-    with_listeners(&mut |all| all.retain(|(l, _, _)| *l != id));
+fn unsubscribe(token: JsValue) {
+    with_listeners(&mut |all| all.retain(|(t, _, _)| *t != token));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -689,18 +693,16 @@ impl ApprovalClient {
         let listener: Function = listener
             .dyn_into()
             .map_err(|_| invalid("a listener must be a function"))?;
-        let id = NEXT_LISTENER
-            .fetch_add(1, Ordering::Relaxed)
-            .wrapping_add(1);
+        let token: JsValue = Object::new().into();
         let key = self.shared.as_ptr() as usize;
         let mut listener = Some(listener);
         with_listeners(&mut |all| {
             if let Some(listener) = listener.take() {
-                all.push((id, key, listener));
+                all.push((token.clone(), key, listener));
             }
         });
         UNSUBSCRIBE
-            .try_with(|f| f.bind1(&JsValue::NULL, &JsValue::from(id)).into())
+            .try_with(|f| f.bind1(&JsValue::NULL, &token).into())
             .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is shutting down").into())
     }
 
@@ -780,9 +782,15 @@ impl ApprovalClient {
     /// Runs an async command: its promise settles on the core's `Done` for the returned op.
     /// (`&dyn`: compiled once, not once per command.)
     fn command(&self, f: &dyn Fn(&mut Client, u64) -> Result<OpId, Error>) -> Promise {
-        let mut settle: Option<(Function, Function)> = None;
-        let promise = Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
-        let Some((resolve, reject)) = settle else {
+        // The executor is `Array.prototype.push`, bound to an array: it keeps `resolve` and
+        // `reject` there (no closure, nor its glue, for it).
+        let slots = Array::new();
+        let push = Reflect::get(&slots, &"push".into()).unwrap_or(JsValue::UNDEFINED);
+        let promise: Promise =
+            NewPromise::new(&push.unchecked_into::<Function>().bind0(&slots)).unchecked_into();
+        let (Ok(resolve), Ok(reject)) =
+            (slots.get(0).dyn_into(), slots.get(1).dyn_into::<Function>())
+        else {
             return promise;
         };
         let mut resolve = Some(resolve);
