@@ -33,20 +33,22 @@ use std::rc::{Rc, Weak};
 use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{AbortController, AbortSignal, ReadableStreamDefaultReader, RequestInit, Response};
+use web_sys::{AbortController, AbortSignal, ReadableStreamDefaultReader, Response};
 
 use super::error::to_js as error_to_js;
+use super::input::parse;
 use super::to_js;
 use crate::client::{
     Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
 };
 use crate::error::{Error, ErrorCode};
+use crate::json::write_str;
 
 #[wasm_bindgen]
 extern "C" {
     /// The global `fetch` (window or worker).
     #[wasm_bindgen(js_name = fetch, catch)]
-    fn js_fetch(url: &str, init: &RequestInit) -> Result<Promise, JsValue>;
+    fn js_fetch(url: &str, init: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(handler: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
@@ -474,18 +476,31 @@ fn read_next(run: Run, reader: ReadableStreamDefaultReader) {
     when(&read, run, Next::Chunk(reader));
 }
 
-fn request_init(request: &HttpRequest, signal: Option<&AbortSignal>) -> RequestInit {
-    let init = RequestInit::new();
-    init.set_method(request.method.as_str());
-    let headers = Array::new();
+/// The `fetch` options: method, headers and body written as one JSON text and `JSON.parse`d (one
+/// call instead of a setter per field and an array per header), then the signal.
+fn request_init(request: &HttpRequest, signal: Option<&AbortSignal>) -> JsValue {
+    let mut text = "{\"method\":".to_owned();
+    write_str(&mut text, request.method.as_str());
+    text.push_str(",\"headers\":[");
+    let mut sep = "[";
     for (name, value) in &request.headers {
-        headers.push(&Array::of2(&name.into(), &value.into()));
+        text.push_str(sep);
+        write_str(&mut text, name);
+        text.push(',');
+        write_str(&mut text, value);
+        text.push(']');
+        sep = ",[";
     }
-    init.set_headers(&headers);
+    text.push(']');
     if let Some(body) = &request.body {
-        init.set_body(&JsValue::from_str(body));
+        text.push_str(",\"body\":");
+        write_str(&mut text, body);
     }
-    init.set_signal(signal);
+    text.push('}');
+    let init = parse(&JsValue::from_str(&text)).unwrap_or_else(|_| Object::new().into());
+    if let Some(signal) = signal {
+        let _ = Reflect::set(&init, &"signal".into(), signal);
+    }
     init
 }
 
