@@ -277,23 +277,21 @@ impl Inner {
             return;
         }
         self.freed = true;
-        for fetch in self.fetches.drain(..) {
+        // Only what must happen now; the rest goes with the `Inner` (a step in progress holds it
+        // a moment longer, and finds it freed).
+        for fetch in &self.fetches {
             clear_timeout(&fetch.timer);
             if let Some(c) = &fetch.controller {
                 c.abort();
             }
         }
-        if let Some((handle, _)) = self.timer.take() {
-            clear_timeout(&handle);
+        if let Some((handle, _)) = &self.timer {
+            clear_timeout(handle);
         }
-        self.on_timer = None;
         let key = self as *const Inner as usize;
         with_listeners(&mut |all| all.retain(|(_, k, _)| *k != key));
-        self.snapshot = None;
-        self.messages = None;
-        self.stream_text = None;
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
-        for (_, _, reject) in self.ops.drain(..) {
+        for (_, _, reject) in &self.ops {
             let _ = reject.call1(&JsValue::UNDEFINED, &error);
         }
     }
