@@ -327,32 +327,33 @@ impl Config {
 
     /// `baseUrl` without its trailing `/`.
     pub fn base(&self) -> &str {
-        self.base_url.trim_end_matches('/')
+        let mut base = self.base_url.as_str();
+        while let Some(rest) = base.strip_suffix('/') {
+            base = rest;
+        }
+        base
     }
 
     /// A route with `{threadId}` filled in, prefixed by the base URL.
-    /// (A scan for `{`, not `str::replace`: the substring searcher and its panic paths cost
+    /// (A split at `{`, not `str::replace`: the substring searcher and its panic paths cost
     /// 4 KiB of wasm.)
     pub(crate) fn url(&self, template: &str) -> String {
         let mut out = self.base().to_owned();
-        let mut rest = template;
-        while let Some(i) = rest.find('{') {
-            let (before, tail) = rest.split_at_checked(i).unwrap_or((rest, ""));
-            out.push_str(before);
-            if let Some(after) = tail.strip_prefix("{threadId}") {
-                out.push_str(&encode_component(&self.thread_id));
-                rest = after;
-            } else if let Some(after) = tail.strip_prefix("{agentId}") {
-                out.push_str(&encode_component(
-                    self.agent_id.as_deref().unwrap_or_default(),
-                ));
-                rest = after;
+        let mut parts = template.split('{');
+        out.push_str(parts.next().unwrap_or_default());
+        for part in parts {
+            let (value, rest) = if let Some(rest) = part.strip_prefix("threadId}") {
+                (self.thread_id.as_str(), rest)
+            } else if let Some(rest) = part.strip_prefix("agentId}") {
+                (self.agent_id.as_deref().unwrap_or_default(), rest)
             } else {
                 out.push('{');
-                rest = tail.get(1..).unwrap_or_default();
-            }
+                out.push_str(part);
+                continue;
+            };
+            encode_into(&mut out, value);
+            out.push_str(rest);
         }
-        out.push_str(rest);
         out
     }
 
@@ -376,24 +377,21 @@ fn bad(path: &str, message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidArgument, message).with_path(path)
 }
 
-/// Percent-encodes everything but the unreserved characters of RFC 3986.
-pub(crate) fn encode_component(s: &str) -> String {
-    let hex = |n: u8| {
-        char::from_digit(u32::from(n), 16)
-            .unwrap_or('0')
-            .to_ascii_uppercase()
-    };
-    let mut out = String::with_capacity(s.len());
+/// Appends `s` to `out`, percent-encoding everything but the unreserved characters of RFC 3986.
+fn encode_into(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
             out.push(char::from(b));
         } else {
             out.push('%');
-            out.push(hex(b >> 4));
-            out.push(hex(b & 15));
+            for nibble in [b >> 4, b & 15] {
+                out.push(char::from(
+                    HEX.get(usize::from(nibble)).copied().unwrap_or(b'0'),
+                ));
+            }
         }
     }
-    out
 }
 
 /// `invalid_argument` for option `name`: "invalid client options: <name> <what>", at `name`.
