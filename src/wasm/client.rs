@@ -53,8 +53,11 @@ extern "C" {
     fn set_timeout(handler: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
-    #[wasm_bindgen(thread_local_v2, js_name = globalThis)]
-    static GLOBAL_THIS: JsValue;
+    /// `globalThis.localStorage` (it throws in a sandboxed frame or with storage disabled).
+    #[wasm_bindgen(js_name = globalThis)]
+    type Global;
+    #[wasm_bindgen(static_method_of = Global, js_class = "globalThis", getter = localStorage, catch)]
+    fn local_storage() -> Result<JsValue, JsValue>;
     /// A promise, for `then` with a plain function (one made by `Closure::once_into_js`).
     type Thenable;
     #[wasm_bindgen(method)]
@@ -529,9 +532,7 @@ fn error_message(e: &JsValue) -> String {
 /// storage disabled). (Read from `globalThis`, not through `web_sys::window()`, which links
 /// four global-object lookups and a `Window` check.)
 fn storage() -> Option<web_sys::Storage> {
-    let storage = GLOBAL_THIS
-        .with(|global| Reflect::get(global, &"localStorage".into()))
-        .ok()?;
+    let storage = Global::local_storage().ok()?;
     storage.is_object().then(|| storage.unchecked_into())
 }
 
@@ -592,15 +593,19 @@ fn args(
     what: &str,
     reason: Option<JsValue>,
 ) -> Result<(String, Option<String>), Error> {
-    let text = value.as_string().ok_or_else(|| invalid(what))?;
+    let text = string(value, what)?;
     let reason = match reason {
-        Some(v) if !v.is_undefined() && !v.is_null() => Some(
-            v.as_string()
-                .ok_or_else(|| invalid("a reason must be a string"))?,
-        ),
+        Some(v) if !v.is_undefined() && !v.is_null() => {
+            Some(string(&v, "a reason must be a string")?)
+        }
         _ => None,
     };
     Ok((text, reason))
+}
+
+#[inline(never)]
+fn string(value: &JsValue, what: &str) -> Result<String, Error> {
+    value.as_string().ok_or_else(|| invalid(what))
 }
 
 /// A command with a message and an optional reason (`send`, `rejectAllAndSend`).
