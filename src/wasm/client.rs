@@ -227,7 +227,11 @@ impl Inner {
         let controller = AbortController::new().ok();
         let on_timeout = controller.as_ref().map_or(JsValue::UNDEFINED, |c| {
             Reflect::get(c, &"abort".into()).map_or(JsValue::UNDEFINED, |abort| {
-                abort.unchecked_into::<Function>().bind0(c).into()
+                // (`bind(c, undefined)`: `abort(undefined)` is `abort()`; one bind import.)
+                abort
+                    .unchecked_into::<Function>()
+                    .bind1(c, &JsValue::UNDEFINED)
+                    .into()
             })
         });
         let timeout_ms = request.timeout_ms as f64;
@@ -246,11 +250,7 @@ impl Inner {
             signal,
         };
         // From a promise job: this runs inside a step, whose borrow must end first.
-        when(
-            &Promise::resolve(&JsValue::UNDEFINED),
-            run,
-            Next::Fetch(request),
-        );
+        when(&JsValue::UNDEFINED, run, Next::Fetch(request));
     }
 
     /// Restarts a streaming request's timeout (headers or a chunk arrived).
@@ -399,7 +399,7 @@ enum Next {
 /// Goes on with `run` at `next` once `promise` settles, with its value or its rejection reason:
 /// always from a promise job, never synchronously (so never inside a step). One JS callback per
 /// promise (`Promise.allSettled`), freed once called, of one closure type: no executor, no futures.
-fn when(promise: &Promise, run: Run, next: Next) {
+fn when(promise: &JsValue, run: Run, next: Next) {
     let settled = Promise::all_settled(&Array::of1(promise));
     let callback = Closure::once_into_js(move |results: JsValue| {
         let state = Reflect::get(&results, &JsValue::from(0)).unwrap_or(JsValue::UNDEFINED);
@@ -453,7 +453,7 @@ fn resume(run: Run, next: Next, value: JsValue) {
             run.report(Event::Body(status, Uint8Array::new(&value).to_vec()));
         }
         Next::Chunk(reader) => {
-            if Reflect::get(&value, &"done".into()).is_ok_and(|d| d.is_truthy()) {
+            if Reflect::get(&value, &"done".into()).is_ok_and(|d| d == JsValue::TRUE) {
                 run.report(Event::End);
                 return;
             }
@@ -608,6 +608,8 @@ fn string(value: &JsValue, what: &str) -> Result<String, Error> {
     value.as_string().ok_or_else(|| invalid(what))
 }
 
+/// A command: its op, or why it did not start.
+type Command<'a> = dyn Fn(&mut Client, u64) -> Result<OpId, Error> + 'a;
 /// A command with a message and an optional reason (`send`, `rejectAllAndSend`).
 type TextCommand = dyn Fn(&mut Client, u64, &str, Option<&str>) -> Result<OpId, Error>;
 /// A decision on a callId, with an optional reason (`approve`, `reject`, `clear`).
@@ -728,7 +730,7 @@ impl ApprovalClient {
     // request is in flight.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn load(&self) -> Promise {
-        self.command(&|core, now| core.load(now))
+        self.command(Ok(&|core, now| core.load(now)))
     }
 
     // Sends a new user message. Rejects with `invalid_argument` (blank), `busy`, `input_locked`
@@ -773,7 +775,7 @@ impl ApprovalClient {
     // `not_suspended`, `empty_decisions`, ...
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn submit(&self) -> Promise {
-        self.command(&|core, now| core.submit(now))
+        self.command(Ok(&|core, now| core.submit(now)))
     }
 
     // The way out of a locked composer: rejects every undecided tool with `reason`, submits, then
@@ -799,32 +801,42 @@ impl ApprovalClient {
 impl ApprovalClient {
     /// Runs an async command: its promise settles on the core's `Done` for the returned op.
     /// (`&dyn`: compiled once, not once per command.)
-    fn command(&self, f: &dyn Fn(&mut Client, u64) -> Result<OpId, Error>) -> Promise {
+    fn command(&self, f: Result<&Command<'_>, Error>) -> Promise {
         // The executor is `Array.prototype.push`, bound to an array: it keeps `resolve` and
         // `reject` there (no closure, nor its glue, for it).
-        let slots = Array::new();
+        let slots = Array::of1(&JsValue::UNDEFINED);
         let push = Reflect::get(&slots, &"push".into()).unwrap_or(JsValue::UNDEFINED);
-        let promise: Promise =
-            NewPromise::new(&push.unchecked_into::<Function>().bind0(&slots)).unchecked_into();
+        let executor: Function = push
+            .unchecked_into::<Function>()
+            .bind1(&slots, &JsValue::UNDEFINED)
+            .unchecked_into();
+        let promise: Promise = NewPromise::new(&executor).unchecked_into();
+        // [undefined, undefined (the bound argument), resolve, reject]
         let (Ok(resolve), Ok(reject)) =
-            (slots.get(0).dyn_into(), slots.get(1).dyn_into::<Function>())
+            (slots.get(2).dyn_into(), slots.get(3).dyn_into::<Function>())
         else {
             return promise;
         };
-        let mut resolve = Some(resolve);
-        let mut failed = None;
-        let stepped = step(
-            &self.shared,
-            &mut |inner, now| match f(&mut inner.core, now) {
-                Ok(op) => {
-                    if let Some(resolve) = resolve.take() {
-                        inner.ops.push((op, resolve, reject.clone()));
-                    }
-                }
-                Err(e) => failed = Some(e),
-            },
-        );
-        if let Some(e) = stepped.err().or(failed) {
+        let failed = match f {
+            Ok(f) => {
+                let mut resolve = Some(resolve);
+                let mut failed = None;
+                let stepped = step(
+                    &self.shared,
+                    &mut |inner, now| match f(&mut inner.core, now) {
+                        Ok(op) => {
+                            if let Some(resolve) = resolve.take() {
+                                inner.ops.push((op, resolve, reject.clone()));
+                            }
+                        }
+                        Err(e) => failed = Some(e),
+                    },
+                );
+                stepped.err().or(failed)
+            }
+            Err(e) => Some(e),
+        };
+        if let Some(e) = failed {
             let _ = reject.call1(&JsValue::UNDEFINED, &error_to_js(&e));
         }
         promise
@@ -834,8 +846,10 @@ impl ApprovalClient {
     /// they are not strings).
     fn command_with(&self, text: &JsValue, reason: Option<JsValue>, f: &TextCommand) -> Promise {
         match args(text, MESSAGE, reason) {
-            Ok((text, reason)) => self.command(&|core, now| f(core, now, &text, reason.as_deref())),
-            Err(e) => Promise::reject(&error_to_js(&e)),
+            Ok((text, reason)) => {
+                self.command(Ok(&|core, now| f(core, now, &text, reason.as_deref())))
+            }
+            Err(e) => self.command(Err(e)),
         }
     }
 

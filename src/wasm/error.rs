@@ -23,11 +23,11 @@ pub(crate) fn to_js(err: &Error) -> JsValue {
         text.push(')');
     }
     let e = js_sys::Error::new(&text);
-    e.set_name("ToolgateError");
     let obj: &JsValue = e.as_ref();
     let num = |n: Option<usize>| n.map_or(JsValue::NULL, |n| JsValue::from_f64(n as f64));
     let path = err.path.as_deref().map_or(JsValue::NULL, JsValue::from_str);
     // Setting a property on a fresh Error object cannot fail; ignore the Result rather than panic.
+    let _ = Reflect::set(obj, &"name".into(), &"ToolgateError".into());
     let _ = Reflect::set(obj, &"code".into(), &err.code.as_str().into());
     let _ = Reflect::set(obj, &"detail".into(), &JsValue::from_str(&err.message));
     let _ = Reflect::set(obj, &"path".into(), &path);
