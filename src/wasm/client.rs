@@ -402,7 +402,7 @@ enum Next {
 fn when(promise: &JsValue, run: Run, next: Next) {
     let settled = Promise::all_settled(&Array::of1(promise));
     let callback = Closure::once_into_js(move |results: JsValue| {
-        let state = Reflect::get(&results, &JsValue::from(0)).unwrap_or(JsValue::UNDEFINED);
+        let state = results.unchecked_ref::<Array>().get(0);
         let field = |name: &str| Reflect::get(&state, &name.into()).unwrap_or(JsValue::UNDEFINED);
         if field("status") == "fulfilled" {
             resume(run, next, field("value"));
