@@ -48,8 +48,5 @@ pub fn is_toolgate_error(
     #[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue,
 ) -> bool {
     value.is_instance_of::<js_sys::Error>()
-        && Reflect::get(value, &"name".into())
-            .ok()
-            .and_then(|n| n.as_string())
-            .is_some_and(|n| n == "ToolgateError")
+        && Reflect::get(value, &"name".into()).is_ok_and(|n| n == "ToolgateError")
 }
