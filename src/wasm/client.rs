@@ -292,7 +292,7 @@ impl Inner {
             clear_timeout(handle);
         }
         let key = self as *const Inner as usize;
-        with_listeners(&mut |all| all.retain(|(_, k, _)| *k != key));
+        remove_listeners(&|_, k| k == key);
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
         for (_, _, reject) in &self.ops {
             let _ = reject.call1(&JsValue::UNDEFINED, &error);
@@ -573,8 +573,13 @@ fn with_listeners(f: &mut dyn FnMut(&mut Listeners)) {
     });
 }
 
+/// Removes the listeners `gone(token, client key)` picks. (`&dyn`: one `retain`.)
+fn remove_listeners(gone: &dyn Fn(&JsValue, usize) -> bool) {
+    with_listeners(&mut |all| all.retain(|(t, k, _)| !gone(t, *k)));
+}
+
 fn unsubscribe(token: JsValue) {
-    with_listeners(&mut |all| all.retain(|(t, _, _)| *t != token));
+    remove_listeners(&|t, _| *t == token);
 }
 
 // ------------------------------------------------------------------------------------------------
