@@ -150,11 +150,11 @@ fn notify(shared: &Shared) {
     let key = shared.as_ptr() as usize;
     let mut mine = Vec::new();
     with_listeners(&mut |all| {
-        mine = all
-            .iter()
-            .filter(|(_, k, _)| *k == key)
-            .map(|(token, _, f)| (token.clone(), f.clone()))
-            .collect();
+        for (token, k, f) in all.iter() {
+            if *k == key {
+                mine.push((token.clone(), f.clone()));
+            }
+        }
     });
     for (token, listener) in mine {
         let mut live = false;
