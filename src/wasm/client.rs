@@ -816,12 +816,10 @@ impl ApprovalClient {
             .bind1(&slots, &JsValue::UNDEFINED)
             .unchecked_into();
         let promise: Promise = NewPromise::new(&executor).unchecked_into();
-        // [undefined, undefined (the bound argument), resolve, reject]
-        let (Ok(resolve), Ok(reject)) =
-            (slots.get(2).dyn_into(), slots.get(3).dyn_into::<Function>())
-        else {
-            return promise;
-        };
+        // [undefined, undefined (the bound argument), resolve, reject]: functions, by the
+        // `Promise` constructor's contract.
+        let resolve: Function = slots.get(2).unchecked_into();
+        let reject: Function = slots.get(3).unchecked_into();
         let failed = match f {
             Ok(f) => {
                 let mut resolve = Some(resolve);
