@@ -5,7 +5,7 @@
 //! [`super::Client::new`]).
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::json::{self, Map, ToJson, Value};
+use crate::json::{self, ToJson, Value};
 
 /// Which server protocol the client speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -184,92 +184,48 @@ impl Config {
     /// strings (`token`, `agentVersionId`, `agentId`, each route) and for `headers`. A key of the
     /// wrong type is `invalid_argument` with the key's name in the path.
     pub fn from_json(input: &str) -> Result<Config> {
-        let value = Value::parse(input).map_err(|e| {
-            let mut m = "invalid client options: ".to_owned();
-            m.push_str(&e.message);
-            Error::new(ErrorCode::InvalidArgument, m)
-        })?;
+        let value = Value::parse(input).map_err(|e| option_error("", &e.message))?;
         let Value::Object(o) = value else {
             return Err(option_error("", "the options must be an object"));
         };
-        let dialect = match opt_str(&o, "dialect", "")? {
-            None => Dialect::Neuron,
-            Some("neuron") => Dialect::Neuron,
-            Some("sidenet") => Dialect::Sidenet,
-            Some(_) => return Err(option_error("dialect", "must be \"neuron\" or \"sidenet\"")),
-        };
-        let transport = match opt_str(&o, "transport", "")? {
-            None | Some("stream") => Transport::Stream,
-            Some("collect") => Transport::Collect,
-            Some(_) => {
-                return Err(option_error(
-                    "transport",
-                    "must be \"stream\" or \"collect\"",
-                ))
-            }
-        };
-        let thread_id = match o.get("threadId") {
-            Some(Value::String(s)) => s.clone(),
-            Some(_) => return Err(option_error("threadId", "must be a string")),
-            None => return Err(option_error("threadId", "is required")),
-        };
         // One value filled in place: an error drops it whole (no drop code per partial field).
-        let mut c = Config::new(String::new(), thread_id);
-        c.dialect = dialect;
-        c.transport = transport;
-        c.routes = Routes::for_dialect(dialect);
-        match o.get("routes") {
-            None => {}
-            Some(Value::Object(r)) => {
-                for (name, slot) in [
-                    ("chat", &mut c.routes.chat),
-                    ("thread", &mut c.routes.thread),
-                    ("stream", &mut c.routes.stream),
-                    ("run", &mut c.routes.run),
-                ] {
-                    if let Some(route) = opt_str(r, name, "routes.")? {
-                        *slot = route.to_owned();
-                    }
-                }
-            }
-            Some(_) => return Err(option_error("routes", "must be an object")),
+        let mut c = Config::new(String::new(), String::new());
+        let mut read = Read::default();
+        // One pass over the given keys (the last of a repeated key wins, as in `JSON.parse`).
+        for (key, value) in &o {
+            let group = match key.as_str() {
+                "routes" => ROUTES,
+                "retry" => RETRY,
+                _ => TOP,
+            };
+            let result = match value {
+                _ if group == TOP => read
+                    .option(&mut c, TOP, key, value)
+                    .map_err(|w| ("", key, w)),
+                Value::Object(map) => map.iter().try_for_each(|(name, value)| {
+                    let prefix = if group == ROUTES { "routes." } else { "retry." };
+                    read.option(&mut c, group, name, value)
+                        .map_err(|w| (prefix, name, w))
+                }),
+                _ => Err(("", key, "must be an object")),
+            };
+            result.map_err(|(prefix, name, what)| option_error(&prefixed(prefix, name), what))?;
         }
-        match o.get("retry") {
-            None => {}
-            Some(Value::Object(r)) => {
-                if let Some(n) = opt_u64(r, "attempts", "retry.")? {
-                    c.retry.attempts = u32::try_from(n)
-                        .map_err(|_| option_error("retry.attempts", "is too large"))?;
-                }
-                if let Some(n) = opt_u64(r, "backoffMs", "retry.")? {
-                    c.retry.backoff_ms = n;
-                }
-                if let Some(n) = opt_u64(r, "maxBackoffMs", "retry.")? {
-                    c.retry.max_backoff_ms = n;
-                }
-            }
-            Some(_) => return Err(option_error("retry", "must be an object")),
-        }
-        if let Some(base) = opt_str(&o, "baseUrl", "")? {
-            c.base_url = base.to_owned();
-        }
-        c.headers = headers(o.get("headers"))?;
-        for (name, slot, default) in [
-            ("autoSubmit", &mut c.auto_submit, false),
-            ("persist", &mut c.persist, true),
+        let Some(thread_id) = read.thread_id else {
+            return Err(option_error("threadId", "is required"));
+        };
+        c.thread_id = thread_id.to_owned();
+        c.routes = Routes::for_dialect(c.dialect);
+        let [chat, thread, stream, run] = read.routes;
+        for (slot, route) in [
+            (&mut c.routes.chat, chat),
+            (&mut c.routes.thread, thread),
+            (&mut c.routes.stream, stream),
+            (&mut c.routes.run, run),
         ] {
-            *slot = opt_bool(&o, name)?.unwrap_or(default);
-        }
-        c.timeout_ms = opt_u64(&o, "timeoutMs", "")?.unwrap_or_else(default_timeout);
-        c.reload_after_post = opt_bool(&o, "reloadAfterPost")?.unwrap_or(true);
-        for (name, slot) in [
-            ("token", &mut c.token),
-            ("agentVersionId", &mut c.agent_version_id),
-            ("agentId", &mut c.agent_id),
-        ] {
-            *slot = opt_str(&o, name, "")?
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned);
+            if let Some(route) = route {
+                *slot = route.to_owned();
+            }
         }
         Ok(c)
     }
@@ -279,7 +235,7 @@ impl Config {
         if self.thread_id.trim().is_empty() {
             return Err(bad("threadId", "threadId must not be empty"));
         }
-        if self.thread_id.chars().any(char::is_control) {
+        if has_bad_char(&self.thread_id, false) {
             return Err(bad(
                 "threadId",
                 "threadId must not contain control characters",
@@ -288,8 +244,8 @@ impl Config {
         if self.thread_id.len() > 1024 {
             return Err(bad("threadId", "threadId is longer than 1024 bytes"));
         }
-        let base = self.base_url.trim_end_matches('/');
-        if base.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        let base = self.base();
+        if has_bad_char(base, true) {
             return Err(bad(
                 "baseUrl",
                 "baseUrl must not contain spaces or control characters",
@@ -312,12 +268,12 @@ impl Config {
             ("routes.run", &self.routes.run),
         ] {
             if !route.starts_with('/') {
-                return Err(bad(name, format!("{name} must start with /")));
+                return Err(bad(name, prefixed(name, " must start with /")));
             }
-            if route.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            if has_bad_char(route, true) {
                 return Err(bad(
                     name,
-                    format!("{name} must not contain spaces or control characters"),
+                    prefixed(name, " must not contain spaces or control characters"),
                 ));
             }
         }
@@ -326,26 +282,22 @@ impl Config {
                 && name
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+            let quoted = json::quote(name);
             if !token {
-                return Err(bad(
-                    "headers",
-                    format!("invalid header name {}", json::quote(name)),
-                ));
+                return Err(bad("headers", prefixed("invalid header name ", &quoted)));
             }
-            if value.chars().any(|c| c == '\r' || c == '\n' || c == '\0') {
-                return Err(bad(
-                    "headers",
-                    format!(
-                        "the value of header {} contains a line break",
-                        json::quote(name)
-                    ),
-                ));
+            if value.contains(['\r', '\n', '\0']) {
+                let mut m = prefixed("the value of header ", &quoted);
+                m.push_str(" contains a line break");
+                return Err(bad("headers", m));
             }
         }
-        if let Some(token) = &self.token {
-            if token.chars().any(char::is_control) {
-                return Err(bad("token", "token must not contain control characters"));
-            }
+        if self
+            .token
+            .as_deref()
+            .is_some_and(|t| has_bad_char(t, false))
+        {
+            return Err(bad("token", "token must not contain control characters"));
         }
         if self.dialect == Dialect::Sidenet && self.transport == Transport::Collect {
             match &self.agent_id {
@@ -355,7 +307,7 @@ impl Config {
                         "agentId is required with transport \"collect\"",
                     ))
                 }
-                Some(id) if id.chars().any(|c| c.is_control() || c.is_whitespace()) => {
+                Some(id) if has_bad_char(id, true) => {
                     return Err(bad(
                         "agentId",
                         "agentId must not contain spaces or control characters",
@@ -375,32 +327,33 @@ impl Config {
 
     /// `baseUrl` without its trailing `/`.
     pub fn base(&self) -> &str {
-        self.base_url.trim_end_matches('/')
+        let mut base = self.base_url.as_str();
+        while let Some(rest) = base.strip_suffix('/') {
+            base = rest;
+        }
+        base
     }
 
     /// A route with `{threadId}` filled in, prefixed by the base URL.
-    /// (A scan for `{`, not `str::replace`: the substring searcher and its panic paths cost
+    /// (A split at `{`, not `str::replace`: the substring searcher and its panic paths cost
     /// 4 KiB of wasm.)
     pub(crate) fn url(&self, template: &str) -> String {
         let mut out = self.base().to_owned();
-        let mut rest = template;
-        while let Some(i) = rest.find('{') {
-            let (before, tail) = rest.split_at_checked(i).unwrap_or((rest, ""));
-            out.push_str(before);
-            if let Some(after) = tail.strip_prefix("{threadId}") {
-                out.push_str(&encode_component(&self.thread_id));
-                rest = after;
-            } else if let Some(after) = tail.strip_prefix("{agentId}") {
-                out.push_str(&encode_component(
-                    self.agent_id.as_deref().unwrap_or_default(),
-                ));
-                rest = after;
+        let mut parts = template.split('{');
+        out.push_str(parts.next().unwrap_or_default());
+        for part in parts {
+            let (value, rest) = if let Some(rest) = part.strip_prefix("threadId}") {
+                (self.thread_id.as_str(), rest)
+            } else if let Some(rest) = part.strip_prefix("agentId}") {
+                (self.agent_id.as_deref().unwrap_or_default(), rest)
             } else {
                 out.push('{');
-                rest = tail.get(1..).unwrap_or_default();
-            }
+                out.push_str(part);
+                continue;
+            };
+            encode_into(&mut out, value);
+            out.push_str(rest);
         }
-        out.push_str(rest);
         out
     }
 
@@ -424,24 +377,21 @@ fn bad(path: &str, message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidArgument, message).with_path(path)
 }
 
-/// Percent-encodes everything but the unreserved characters of RFC 3986.
-pub(crate) fn encode_component(s: &str) -> String {
-    let hex = |n: u8| {
-        char::from_digit(u32::from(n), 16)
-            .unwrap_or('0')
-            .to_ascii_uppercase()
-    };
-    let mut out = String::with_capacity(s.len());
+/// Appends `s` to `out`, percent-encoding everything but the unreserved characters of RFC 3986.
+fn encode_into(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
             out.push(char::from(b));
         } else {
             out.push('%');
-            out.push(hex(b >> 4));
-            out.push(hex(b & 15));
+            for nibble in [b >> 4, b & 15] {
+                out.push(char::from(
+                    HEX.get(usize::from(nibble)).copied().unwrap_or(b'0'),
+                ));
+            }
         }
     }
-    out
 }
 
 /// `invalid_argument` for option `name`: "invalid client options: <name> <what>", at `name`.
@@ -466,52 +416,134 @@ fn prefixed(prefix: &str, name: &str) -> String {
     s
 }
 
-/// A string option; absent or `null` is `None`.
-fn opt_str<'a>(o: &'a Map, name: &str, prefix: &str) -> Result<Option<&'a str>> {
-    match o.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(option_error(&prefixed(prefix, name), "must be a string")),
+/// Whether `s` holds a control character, or (with `spaces`) any whitespace.
+fn has_bad_char(s: &str, spaces: bool) -> bool {
+    s.chars()
+        .any(|c| c.is_control() || (spaces && c.is_whitespace()))
+}
+
+/// What [`Config::from_json`] reads before it can fill the config: the thread id, and the routes
+/// (their defaults depend on the dialect, which may come later).
+#[derive(Default)]
+struct Read<'a> {
+    thread_id: Option<&'a str>,
+    routes: [Option<&'a str>; 4],
+}
+
+impl<'a> Read<'a> {
+    /// Reads option `name` of `group` (the top level, `routes` or `retry`); unknown ones are
+    /// ignored. An error says what is wrong (the caller knows where).
+    fn option(
+        &mut self,
+        c: &mut Config,
+        group: u8,
+        name: &str,
+        value: &'a Value,
+    ) -> Result<(), &'static str> {
+        let opt = Opt(value);
+        match (group, name) {
+            (TOP, "dialect") => {
+                c.dialect = match opt.str()? {
+                    None | Some("neuron") => Dialect::Neuron,
+                    Some("sidenet") => Dialect::Sidenet,
+                    Some(_) => return Err("must be \"neuron\" or \"sidenet\""),
+                }
+            }
+            (TOP, "transport") => {
+                c.transport = match opt.str()? {
+                    None | Some("stream") => Transport::Stream,
+                    Some("collect") => Transport::Collect,
+                    Some(_) => return Err("must be \"stream\" or \"collect\""),
+                }
+            }
+            (TOP, "threadId") => match value {
+                Value::String(s) => self.thread_id = Some(s),
+                _ => return Err("must be a string"),
+            },
+            (TOP, "baseUrl") => c.base_url = opt.str()?.unwrap_or_default().to_owned(),
+            (TOP, "headers") => c.headers = headers(value)?,
+            (TOP, "autoSubmit") => c.auto_submit = opt.bool()?,
+            (TOP, "persist") => c.persist = opt.bool()?,
+            (TOP, "reloadAfterPost") => c.reload_after_post = opt.bool()?,
+            (TOP, "timeoutMs") => c.timeout_ms = opt.u64()?,
+            (TOP, "token") => c.token = opt.id()?,
+            (TOP, "agentVersionId") => c.agent_version_id = opt.id()?,
+            (TOP, "agentId") => c.agent_id = opt.id()?,
+            (ROUTES, name) => {
+                let i = match name {
+                    "chat" => 0,
+                    "thread" => 1,
+                    "stream" => 2,
+                    "run" => 3,
+                    _ => return Ok(()),
+                };
+                if let Some(slot) = self.routes.get_mut(i) {
+                    *slot = opt.str()?;
+                }
+            }
+            (RETRY, "attempts") => {
+                c.retry.attempts = u32::try_from(opt.u64()?).map_err(|_| "is too large")?;
+            }
+            (RETRY, "backoffMs") => c.retry.backoff_ms = opt.u64()?,
+            (RETRY, "maxBackoffMs") => c.retry.max_backoff_ms = opt.u64()?,
+            _ => {}
+        }
+        Ok(())
     }
 }
 
-fn opt_bool(o: &Map, name: &str) -> Result<Option<bool>> {
-    match o.get(name) {
-        None => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(option_error(name, "must be a boolean")),
-    }
-}
+/// The option groups: the top level, `routes`, `retry`.
+const TOP: u8 = 0;
+const ROUTES: u8 = 1;
+const RETRY: u8 = 2;
 
-/// A non-negative integer option.
-fn opt_u64(o: &Map, name: &str, prefix: &str) -> Result<Option<u64>> {
-    match o.get(name) {
-        None => Ok(None),
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| option_error(&prefixed(prefix, name), "must be a non-negative integer")),
-        Some(_) => Err(option_error(&prefixed(prefix, name), "must be a number")),
+/// One option's value.
+#[derive(Clone, Copy)]
+struct Opt<'a>(&'a Value);
+
+impl<'a> Opt<'a> {
+    /// A string; `null` is `None`.
+    fn str(self) -> Result<Option<&'a str>, &'static str> {
+        match self.0 {
+            Value::Null => Ok(None),
+            Value::String(s) => Ok(Some(s)),
+            _ => Err("must be a string"),
+        }
+    }
+
+    /// An optional id: `null` and `""` are `None`.
+    fn id(self) -> Result<Option<String>, &'static str> {
+        Ok(self.str()?.filter(|s| !s.is_empty()).map(str::to_owned))
+    }
+
+    fn bool(self) -> Result<bool, &'static str> {
+        match self.0 {
+            Value::Bool(b) => Ok(*b),
+            _ => Err("must be a boolean"),
+        }
+    }
+
+    /// A non-negative integer.
+    fn u64(self) -> Result<u64, &'static str> {
+        match self.0 {
+            Value::Number(n) => n.as_u64().ok_or("must be a non-negative integer"),
+            _ => Err("must be a number"),
+        }
     }
 }
 
 /// Headers as an object `{name: value}` or an array of `[name, value]` pairs (`null`: none).
-fn headers(value: Option<&Value>) -> Result<Vec<(String, String)>> {
-    let bad = || {
-        option_error(
-            "headers",
-            "must be an object of header values or an array of [name, value] pairs",
-        )
-    };
+fn headers(value: &Value) -> Result<Vec<(String, String)>, &'static str> {
+    let bad = || "must be an object of header values or an array of [name, value] pairs";
     let mut out = Vec::new();
     match value {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(map)) => {
+        Value::Null => {}
+        Value::Object(map) => {
             for (k, v) in map {
                 out.push((k.clone(), v.as_str().ok_or_else(bad)?.to_owned()));
             }
         }
-        Some(Value::Array(pairs)) => {
+        Value::Array(pairs) => {
             for pair in pairs {
                 match pair.as_array().map(Vec::as_slice) {
                     Some([Value::String(k), Value::String(v)]) => out.push((k.clone(), v.clone())),
@@ -519,7 +551,7 @@ fn headers(value: Option<&Value>) -> Result<Vec<(String, String)>> {
                 }
             }
         }
-        Some(_) => return Err(bad()),
+        _ => return Err(bad()),
     }
     Ok(out)
 }

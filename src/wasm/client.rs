@@ -27,37 +27,46 @@
 //!   message grow; its `timeoutMs` bounds the wait for the headers and then every gap between chunks.
 //! - The unsubscribe function `subscribe()` returns is idempotent and harmless after `free()`.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::{Rc, Weak};
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{AbortController, AbortSignal, ReadableStreamDefaultReader, RequestInit, Response};
+use web_sys::{AbortController, AbortSignal, ReadableStreamDefaultReader, Response};
 
 use super::error::to_js as error_to_js;
+use super::input::parse;
 use super::to_js;
 use crate::client::{
     Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
 };
 use crate::error::{Error, ErrorCode};
+use crate::json::write_str;
 
 #[wasm_bindgen]
 extern "C" {
     /// The global `fetch` (window or worker).
     #[wasm_bindgen(js_name = fetch, catch)]
-    fn js_fetch(url: &str, init: &RequestInit) -> Result<Promise, JsValue>;
+    fn js_fetch(url: &str, init: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(handler: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
-    #[wasm_bindgen(thread_local_v2, js_name = globalThis)]
-    static GLOBAL_THIS: JsValue;
+    /// `globalThis.localStorage` (it throws in a sandboxed frame or with storage disabled).
+    #[wasm_bindgen(js_name = globalThis)]
+    type Global;
+    #[wasm_bindgen(static_method_of = Global, js_class = "globalThis", getter = localStorage, catch)]
+    fn local_storage() -> Result<JsValue, JsValue>;
     /// A promise, for `then` with a plain function (one made by `Closure::once_into_js`).
     type Thenable;
     #[wasm_bindgen(method)]
     fn then(this: &Thenable, on_fulfilled: &JsValue) -> JsValue;
+    /// `new Promise(executor)`, with any function as the executor.
+    #[wasm_bindgen(js_name = Promise)]
+    type NewPromise;
+    #[wasm_bindgen(constructor, js_class = "Promise")]
+    fn new(executor: &Function) -> NewPromise;
 }
 
 type Shared = Rc<RefCell<Inner>>;
@@ -69,8 +78,10 @@ struct Fetch {
     /// The `setTimeout` handle of the request's timeout.
     timer: JsValue,
     timeout_ms: f64,
-    /// Kept alive until the request ends; the timer is cleared first, so it never runs after that.
-    on_timeout: Closure<dyn FnMut()>,
+    /// What the timeout calls: `controller.abort`, bound (no Rust closure). The request then fails
+    /// with its signal aborted, which reads as a timeout: an abort for any other reason (a cancel,
+    /// `free()`) concerns a request the core no longer awaits, or a client that is gone.
+    on_timeout: JsValue,
 }
 
 struct Inner {
@@ -83,13 +94,13 @@ struct Inner {
     /// The streaming message's text as a JS string: `(stream epoch, its length in bytes, text)`.
     /// A new snapshot appends only what the stream added since (O(delta), not O(text)).
     stream_text: Option<(u64, usize, JsString)>,
-    listeners: Vec<(u32, Function)>,
     /// The promises of commands in flight: `(op, resolve, reject)`.
     ops: Vec<(OpId, Function, Function)>,
     fetches: Vec<Fetch>,
     /// The retry timer: its handle and deadline.
     timer: Option<(JsValue, u64)>,
-    on_timer: Option<Closure<dyn FnMut()>>,
+    /// (Every closure of the skin takes one `JsValue`: one closure kind in the wasm and the glue.)
+    on_timer: Option<Closure<dyn FnMut(JsValue)>>,
 }
 
 /// What to do once the borrow is released.
@@ -107,20 +118,9 @@ fn invalid(message: &str) -> Error {
     Error::new(ErrorCode::InvalidArgument, message)
 }
 
-/// Runs one synchronous step on the core, then performs its effects. (A thin generic shell over
-/// [`step_dyn`], which is compiled once.)
-fn step<R>(shared: &Shared, f: impl FnOnce(&mut Inner, u64) -> R) -> Result<R, Error> {
-    let mut f = Some(f);
-    let mut out = None;
-    step_dyn(shared, &mut |inner, now| {
-        if let Some(f) = f.take() {
-            out = Some(f(inner, now));
-        }
-    })?;
-    out.ok_or_else(|| Error::new(ErrorCode::InvalidState, "the step did not run"))
-}
-
-fn step_dyn(shared: &Shared, f: &mut dyn FnMut(&mut Inner, u64)) -> Result<(), Error> {
+/// Runs one synchronous step on the core, then performs its effects. (`&mut dyn`: compiled once;
+/// a step that needs to move a value out of its closure takes it from an `Option`.)
+fn step(shared: &Shared, f: &mut dyn FnMut(&mut Inner, u64)) -> Result<(), Error> {
     let now = now();
     let after = {
         let Ok(mut inner) = shared.try_borrow_mut() else {
@@ -144,16 +144,21 @@ fn step_dyn(shared: &Shared, f: &mut dyn FnMut(&mut Inner, u64)) -> Result<(), E
     Ok(())
 }
 
-/// Calls every listener, none while a borrow is held; a listener removed meanwhile is skipped.
+/// Calls every listener of the client, none while a borrow is held; a listener removed meanwhile
+/// is skipped (so are all of them once the client is freed: `shutdown` removes them).
 fn notify(shared: &Shared) {
-    let listeners = match shared.try_borrow() {
-        Ok(inner) if !inner.freed => inner.listeners.clone(),
-        _ => return,
-    };
-    for (id, listener) in listeners {
-        let live = shared
-            .try_borrow()
-            .is_ok_and(|inner| !inner.freed && inner.listeners.iter().any(|(l, _)| *l == id));
+    let key = shared.as_ptr() as usize;
+    let mut mine = Vec::new();
+    with_listeners(&mut |all| {
+        for (token, k, f) in all.iter() {
+            if *k == key {
+                mine.push((token.clone(), f.clone()));
+            }
+        }
+    });
+    for (token, listener) in mine {
+        let mut live = false;
+        with_listeners(&mut |all| live = all.iter().any(|(t, _, _)| *t == token));
         if live {
             if let Err(e) = listener.call0(&JsValue::UNDEFINED) {
                 web_sys::console::error_1(&e);
@@ -202,9 +207,9 @@ impl Inner {
         };
         let callback = self.on_timer.get_or_insert_with(|| {
             let weak = weak.clone();
-            Closure::new(move || {
+            Closure::new(move |_: JsValue| {
                 if let Some(shared) = weak.upgrade() {
-                    let _ = step(&shared, |inner, now| {
+                    let _ = step(&shared, &mut |inner, now| {
                         inner.timer = None;
                         inner.core.handle_timeout(now);
                     });
@@ -220,19 +225,17 @@ impl Inner {
 
     fn start_fetch(&mut self, weak: &Weak<RefCell<Inner>>, request: HttpRequest) {
         let controller = AbortController::new().ok();
-        let timed_out = Rc::new(Cell::new(false));
-        let on_timeout: Closure<dyn FnMut()> = {
-            let controller = controller.clone();
-            let timed_out = timed_out.clone();
-            Closure::new(move || {
-                timed_out.set(true);
-                if let Some(c) = &controller {
-                    c.abort();
-                }
+        let on_timeout = controller.as_ref().map_or(JsValue::UNDEFINED, |c| {
+            Reflect::get(c, &"abort".into()).map_or(JsValue::UNDEFINED, |abort| {
+                // (`bind(c, undefined)`: `abort(undefined)` is `abort()`; one bind import.)
+                abort
+                    .unchecked_into::<Function>()
+                    .bind1(c, &JsValue::UNDEFINED)
+                    .into()
             })
-        };
+        });
         let timeout_ms = request.timeout_ms as f64;
-        let timer = set_timeout(on_timeout.as_ref().unchecked_ref(), timeout_ms);
+        let timer = arm(&on_timeout, timeout_ms);
         let signal = controller.as_ref().map(AbortController::signal);
         self.fetches.push(Fetch {
             id: request.id,
@@ -241,14 +244,20 @@ impl Inner {
             timeout_ms,
             on_timeout,
         });
-        run_fetch(weak.clone(), request, signal, timed_out);
+        let run = Run {
+            weak: weak.clone(),
+            id: request.id,
+            signal,
+        };
+        // From a promise job: this runs inside a step, whose borrow must end first.
+        when(&JsValue::UNDEFINED, run, Next::Fetch(request));
     }
 
     /// Restarts a streaming request's timeout (headers or a chunk arrived).
     fn restart_timeout(&mut self, id: RequestId) {
         if let Some(fetch) = self.fetches.iter_mut().find(|f| f.id == id) {
             clear_timeout(&fetch.timer);
-            fetch.timer = set_timeout(fetch.on_timeout.as_ref().unchecked_ref(), fetch.timeout_ms);
+            fetch.timer = arm(&fetch.on_timeout, fetch.timeout_ms);
         }
     }
 
@@ -271,22 +280,21 @@ impl Inner {
             return;
         }
         self.freed = true;
-        for fetch in self.fetches.drain(..) {
+        // Only what must happen now; the rest goes with the `Inner` (a step in progress holds it
+        // a moment longer, and finds it freed).
+        for fetch in &self.fetches {
             clear_timeout(&fetch.timer);
             if let Some(c) = &fetch.controller {
                 c.abort();
             }
         }
-        if let Some((handle, _)) = self.timer.take() {
-            clear_timeout(&handle);
+        if let Some((handle, _)) = &self.timer {
+            clear_timeout(handle);
         }
-        self.on_timer = None;
-        self.listeners.clear();
-        self.snapshot = None;
-        self.messages = None;
-        self.stream_text = None;
+        let key = self as *const Inner as usize;
+        remove_listeners(&|_, k| k == key);
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
-        for (_, _, reject) in self.ops.drain(..) {
+        for (_, _, reject) in &self.ops {
             let _ = reject.call1(&JsValue::UNDEFINED, &error);
         }
     }
@@ -298,172 +306,202 @@ impl Drop for Inner {
     }
 }
 
-/// Runs `f` as a step if the client is still alive; `false` once it is freed.
-fn report(weak: &Weak<RefCell<Inner>>, f: impl FnOnce(&mut Inner, u64)) -> bool {
-    weak.upgrade()
-        .is_some_and(|shared| step(&shared, f).is_ok())
-}
-
-/// Calls `then` once `promise` settles, with its value or its rejection reason: always from a
-/// promise job, never synchronously (so never inside a step). One JS callback per promise
-/// (`Promise.allSettled`), freed once called: no executor, no futures.
-fn when(promise: &Promise, then: impl FnOnce(Result<JsValue, JsValue>) + 'static) {
-    when_dyn(promise, Box::new(then));
-}
-
-/// [`when`], compiled once: the JS callback and the reading of the outcome are not repeated per
-/// call site.
-fn when_dyn(promise: &Promise, then: Box<dyn FnOnce(Result<JsValue, JsValue>)>) {
-    let settled = Promise::all_settled(&Array::of1(promise));
-    let callback = Closure::once_into_js(move |results: JsValue| {
-        let state = Reflect::get(&results, &JsValue::from(0)).unwrap_or(JsValue::UNDEFINED);
-        let field = |name: &str| Reflect::get(&state, &name.into()).unwrap_or(JsValue::UNDEFINED);
-        then(if field("status") == "fulfilled" {
-            Ok(field("value"))
-        } else {
-            Err(field("reason"))
-        });
-    });
-    settled.unchecked_ref::<Thenable>().then(&callback);
+/// A request's timeout: `setTimeout(on_timeout, ms)`, none without an abort function.
+fn arm(on_timeout: &JsValue, ms: f64) -> JsValue {
+    match on_timeout.dyn_ref::<Function>() {
+        Some(f) => set_timeout(f, ms),
+        None => JsValue::UNDEFINED,
+    }
 }
 
 /// One request's callbacks: which request, and how to reach the client.
 struct Run {
     weak: Weak<RefCell<Inner>>,
     id: RequestId,
-    timed_out: Rc<Cell<bool>>,
+    /// The request's abort signal: aborted when its timeout fired.
+    signal: Option<AbortSignal>,
+}
+
+/// What a request reports to the core.
+enum Event<'a> {
+    /// The whole body of a non-streaming request.
+    Body(u16, Vec<u8>),
+    /// A streaming request's headers.
+    Start(u16),
+    Chunk(&'a [u8]),
+    End,
+    Fail(TransportError),
 }
 
 impl Run {
-    fn report(&self, f: impl FnOnce(&mut Inner, u64)) -> bool {
-        report(&self.weak, f)
+    /// Reports `event` as a step if the client is still alive; `false` once it is freed.
+    fn report(&self, event: Event<'_>) -> bool {
+        let Some(shared) = self.weak.upgrade() else {
+            return false;
+        };
+        let id = self.id;
+        let mut event = Some(event);
+        step(&shared, &mut |inner, now| {
+            let Some(event) = event.take() else {
+                return;
+            };
+            match event {
+                Event::Start(status) => {
+                    inner.restart_timeout(id);
+                    inner.core.handle_stream_start(now, id, status);
+                }
+                Event::Chunk(bytes) => {
+                    inner.restart_timeout(id);
+                    inner.core.handle_stream_chunk(now, id, bytes);
+                }
+                Event::Body(status, body) => {
+                    inner.end_fetch(id, false);
+                    inner
+                        .core
+                        .handle_response(now, id, HttpResponse::new(status, body));
+                }
+                Event::End => {
+                    inner.end_fetch(id, false);
+                    inner.core.handle_stream_end(now, id);
+                }
+                Event::Fail(error) => {
+                    inner.end_fetch(id, false);
+                    inner.core.handle_failure(now, id, error);
+                }
+            }
+        })
+        .is_ok()
     }
 
     /// The request failed (`timeout` if its timer fired first).
     fn fail(&self, e: &JsValue) {
-        let error = if self.timed_out.get() {
+        let error = if self.signal.as_ref().is_some_and(AbortSignal::aborted) {
             TransportError::Timeout
         } else {
             TransportError::Network(error_message(e))
         };
-        let id = self.id;
-        self.report(|inner, now| {
-            inner.end_fetch(id, false);
-            inner.core.handle_failure(now, id, error);
-        });
+        self.report(Event::Fail(error));
     }
+}
 
-    fn end_stream(&self) {
-        let id = self.id;
-        self.report(|inner, now| {
-            inner.end_fetch(id, false);
-            inner.core.handle_stream_end(now, id);
-        });
-    }
+/// Where a request goes on once a promise settles.
+enum Next {
+    /// Start the fetch.
+    Fetch(HttpRequest),
+    /// The fetch answered (the headers): read the body, whole or (when streaming) chunk by chunk.
+    Headers { streaming: bool },
+    /// The whole body was read.
+    Body(u16),
+    /// A chunk of a streamed body was read.
+    Chunk(ReadableStreamDefaultReader),
+}
+
+/// Goes on with `run` at `next` once `promise` settles, with its value or its rejection reason:
+/// always from a promise job, never synchronously (so never inside a step). One JS callback per
+/// promise (`Promise.allSettled`), freed once called, of one closure type: no executor, no futures.
+fn when(promise: &JsValue, run: Run, next: Next) {
+    let settled = Promise::all_settled(&Array::of1(promise));
+    let callback = Closure::once_into_js(move |results: JsValue| {
+        let state = results.unchecked_ref::<Array>().get(0);
+        let field = |name: &str| Reflect::get(&state, &name.into()).unwrap_or(JsValue::UNDEFINED);
+        if field("status") == "fulfilled" {
+            resume(run, next, field("value"));
+        } else {
+            run.fail(&field("reason"));
+        }
+    });
+    settled.unchecked_ref::<Thenable>().then(&callback);
 }
 
 /// Performs one request and reports its end to the core: the whole body at once, or, for a
 /// streaming request, the status when the headers arrive and then each chunk as it arrives (one step
 /// per chunk, so subscribers see the stream grow). For a stream, `timeoutMs` bounds the wait for the
-/// headers and then every gap between chunks. Starts from a promise job: it is called inside a
-/// step, whose borrow must end first.
-fn run_fetch(
-    weak: Weak<RefCell<Inner>>,
-    request: HttpRequest,
-    signal: Option<AbortSignal>,
-    timed_out: Rc<Cell<bool>>,
-) {
-    let run = Run {
-        weak,
-        id: request.id,
-        timed_out,
-    };
-    when(&Promise::resolve(&JsValue::UNDEFINED), move |_| {
-        let init = request_init(&request, signal.as_ref());
-        match js_fetch(&request.url, &init) {
-            Ok(fetched) => when(&fetched, move |r| match r {
-                Ok(response) => on_response(run, response.unchecked_into(), request.streaming),
+/// headers and then every gap between chunks.
+fn resume(run: Run, next: Next, value: JsValue) {
+    match next {
+        Next::Fetch(request) => {
+            let init = request_init(&request, run.signal.as_ref());
+            match js_fetch(&request.url, &init) {
+                Ok(fetched) => when(
+                    &fetched,
+                    run,
+                    Next::Headers {
+                        streaming: request.streaming,
+                    },
+                ),
                 Err(e) => run.fail(&e),
-            }),
-            Err(e) => run.fail(&e),
+            }
         }
-    });
-}
-
-fn on_response(run: Run, response: Response, streaming: bool) {
-    let id = run.id;
-    let status = response.status();
-    if !streaming {
-        match response.array_buffer() {
-            Ok(read) => when(&read, move |r| match r {
-                Ok(buffer) => {
-                    let body = Uint8Array::new(&buffer).to_vec();
-                    run.report(|inner, now| {
-                        inner.end_fetch(id, false);
-                        inner
-                            .core
-                            .handle_response(now, id, HttpResponse::new(status, body));
-                    });
+        Next::Headers { streaming } => {
+            let response: Response = value.unchecked_into();
+            let status = response.status();
+            if !streaming {
+                match response.array_buffer() {
+                    Ok(read) => when(&read, run, Next::Body(status)),
+                    Err(e) => run.fail(&e),
                 }
-                Err(e) => run.fail(&e),
-            }),
-            Err(e) => run.fail(&e),
+            } else if run.report(Event::Start(status)) {
+                match response.body() {
+                    Some(body) => read_next(run, body.get_reader().unchecked_into()),
+                    None => {
+                        run.report(Event::End);
+                    }
+                }
+            }
         }
-        return;
-    }
-    let started = run.report(|inner, now| {
-        inner.restart_timeout(id);
-        inner.core.handle_stream_start(now, id, status);
-    });
-    if !started {
-        return;
-    }
-    match response.body() {
-        Some(body) => read_next(run, body.get_reader().unchecked_into()),
-        None => run.end_stream(),
+        Next::Body(status) => {
+            run.report(Event::Body(status, Uint8Array::new(&value).to_vec()));
+        }
+        Next::Chunk(reader) => {
+            if Reflect::get(&value, &"done".into()).is_ok_and(|d| d == JsValue::TRUE) {
+                run.report(Event::End);
+                return;
+            }
+            let chunk = Reflect::get(&value, &"value".into()).unwrap_or(JsValue::UNDEFINED);
+            let bytes = match chunk.dyn_ref::<Uint8Array>() {
+                Some(array) => array.to_vec(),
+                None => Uint8Array::new(&chunk).to_vec(),
+            };
+            if run.report(Event::Chunk(&bytes)) {
+                read_next(run, reader);
+            } else {
+                let _ = reader.cancel();
+            }
+        }
     }
 }
 
-/// Reads the next chunk of a streamed body, reports it, and goes on until the end.
+/// Reads the next chunk of a streamed body.
 fn read_next(run: Run, reader: ReadableStreamDefaultReader) {
-    when(&reader.read(), move |r| {
-        let chunk = match r {
-            Ok(chunk) => chunk,
-            Err(e) => return run.fail(&e),
-        };
-        if Reflect::get(&chunk, &"done".into()).is_ok_and(|d| d.is_truthy()) {
-            return run.end_stream();
-        }
-        let value = Reflect::get(&chunk, &"value".into()).unwrap_or(JsValue::UNDEFINED);
-        let bytes = match value.dyn_ref::<Uint8Array>() {
-            Some(array) => array.to_vec(),
-            None => Uint8Array::new(&value).to_vec(),
-        };
-        let id = run.id;
-        let alive = run.report(|inner, now| {
-            inner.restart_timeout(id);
-            inner.core.handle_stream_chunk(now, id, &bytes);
-        });
-        if alive {
-            read_next(run, reader);
-        } else {
-            let _ = reader.cancel();
-        }
-    });
+    let read = reader.read();
+    when(&read, run, Next::Chunk(reader));
 }
 
-fn request_init(request: &HttpRequest, signal: Option<&AbortSignal>) -> RequestInit {
-    let init = RequestInit::new();
-    init.set_method(request.method.as_str());
-    let headers = Array::new();
+/// The `fetch` options: method, headers and body written as one JSON text and `JSON.parse`d (one
+/// call instead of a setter per field and an array per header), then the signal.
+fn request_init(request: &HttpRequest, signal: Option<&AbortSignal>) -> JsValue {
+    let mut text = "{\"method\":".to_owned();
+    write_str(&mut text, request.method.as_str());
+    text.push_str(",\"headers\":[");
+    let mut sep = "[";
     for (name, value) in &request.headers {
-        headers.push(&Array::of2(&name.into(), &value.into()));
+        text.push_str(sep);
+        write_str(&mut text, name);
+        text.push(',');
+        write_str(&mut text, value);
+        text.push(']');
+        sep = ",[";
     }
-    init.set_headers(&headers);
+    text.push(']');
     if let Some(body) = &request.body {
-        init.set_body(&JsValue::from_str(body));
+        text.push_str(",\"body\":");
+        write_str(&mut text, body);
     }
-    init.set_signal(signal);
+    text.push('}');
+    let init = parse(&JsValue::from_str(&text)).unwrap_or_else(|_| Object::new().into());
+    if let Some(signal) = signal {
+        let _ = Reflect::set(&init, &"signal".into(), signal);
+    }
     init
 }
 
@@ -494,9 +532,7 @@ fn error_message(e: &JsValue) -> String {
 /// storage disabled). (Read from `globalThis`, not through `web_sys::window()`, which links
 /// four global-object lookups and a `Window` check.)
 fn storage() -> Option<web_sys::Storage> {
-    let storage = GLOBAL_THIS
-        .with(|global| Reflect::get(global, &"localStorage".into()))
-        .ok()?;
+    let storage = Global::local_storage().ok()?;
     storage.is_object().then(|| storage.unchecked_into())
 }
 
@@ -512,32 +548,38 @@ fn persist(key: &str, value: Option<&str>) {
 
 // ------------------------------------------------------------------------------------------------
 // Subscriptions: the returned unsubscribe function is one shared JS function bound to a listener id,
-// so it is idempotent, costs no closure per subscription, and is harmless after `free()`.
+// so it is idempotent, costs no closure per subscription, and is harmless after `free()`. The
+// listeners of every client are in one list, each with its client's key (the address of its
+// `Inner`, whose entries `shutdown` removes before it can be reused).
 
 // (`try_with` and `try_borrow_mut` throughout: no panic path, nor its messages, in the wasm.)
-static NEXT_LISTENER: AtomicU32 = AtomicU32::new(0);
+/// `(token, client key, listener)`: the token (a fresh object) is what the unsubscribe function is
+/// bound to.
+type Listeners = Vec<(JsValue, usize, Function)>;
 
 thread_local! {
-    static SUBSCRIPTIONS: RefCell<Vec<(u32, Weak<RefCell<Inner>>)>> = const { RefCell::new(Vec::new()) };
-    static UNSUBSCRIBE: Function = Closure::<dyn Fn(u32)>::new(unsubscribe)
+    static LISTENERS: RefCell<Listeners> = const { RefCell::new(Vec::new()) };
+    static UNSUBSCRIBE: Function = Closure::<dyn FnMut(JsValue)>::new(unsubscribe)
         .into_js_value()
         .unchecked_into();
 }
 
-fn unsubscribe(id: u32) {
-    let weak = SUBSCRIPTIONS
-        .try_with(|subs| {
-            let mut subs = subs.try_borrow_mut().ok()?;
-            let i = subs.iter().position(|(l, _)| *l == id)?;
-            Some(subs.swap_remove(i).1)
-        })
-        .ok()
-        .flatten();
-    if let Some(shared) = weak.and_then(|w| w.upgrade()) {
-        if let Ok(mut inner) = shared.try_borrow_mut() {
-            inner.listeners.retain(|(l, _)| *l != id);
+/// Runs `f` on the listener list (not at all while it is borrowed: it never is across user code).
+fn with_listeners(f: &mut dyn FnMut(&mut Listeners)) {
+    let _ = LISTENERS.try_with(|all| {
+        if let Ok(mut all) = all.try_borrow_mut() {
+            f(&mut all);
         }
-    }
+    });
+}
+
+/// Removes the listeners `gone(token, client key)` picks. (`&dyn`: one `retain`.)
+fn remove_listeners(gone: &dyn Fn(&JsValue, usize) -> bool) {
+    with_listeners(&mut |all| all.retain(|(t, k, _)| !gone(t, *k)));
+}
+
+fn unsubscribe(token: JsValue) {
+    remove_listeners(&|t, _| *t == token);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -549,18 +591,37 @@ pub struct ApprovalClient {
     shared: Shared,
 }
 
-fn string_arg(value: &JsValue, what: &str) -> Result<String, Error> {
+/// A method's arguments: a string (`what` says which, in the error) and an optional reason
+/// (`undefined` and `null` are none).
+fn args(
+    value: &JsValue,
+    what: &str,
+    reason: Option<JsValue>,
+) -> Result<(String, Option<String>), Error> {
+    let text = string(value, what)?;
+    let reason = match reason {
+        Some(v) if !v.is_undefined() && !v.is_null() => {
+            Some(string(&v, "a reason must be a string")?)
+        }
+        _ => None,
+    };
+    Ok((text, reason))
+}
+
+#[inline(never)]
+fn string(value: &JsValue, what: &str) -> Result<String, Error> {
     value.as_string().ok_or_else(|| invalid(what))
 }
 
-fn reason_arg(value: Option<JsValue>) -> Result<Option<String>, Error> {
-    match value {
-        Some(v) if !v.is_undefined() && !v.is_null() => {
-            string_arg(&v, "a reason must be a string").map(Some)
-        }
-        _ => Ok(None),
-    }
-}
+/// A command: its op, or why it did not start.
+type Command<'a> = dyn Fn(&mut Client, u64) -> Result<OpId, Error> + 'a;
+/// A command with a message and an optional reason (`send`, `rejectAllAndSend`).
+type TextCommand = dyn Fn(&mut Client, u64, &str, Option<&str>) -> Result<OpId, Error>;
+/// A decision on a callId, with an optional reason (`approve`, `reject`, `clear`).
+type Decision = dyn Fn(&mut Client, &str, Option<&str>) -> Result<(), Error>;
+
+const CALL_ID: &str = "a callId must be a string";
+const MESSAGE: &str = "the message must be a string";
 
 fn parse_options(options: &JsValue) -> Result<Config, Error> {
     if !options.is_object() || Array::is_array(options) {
@@ -591,14 +652,13 @@ impl ApprovalClient {
             snapshot: None,
             messages: None,
             stream_text: None,
-            listeners: Vec::new(),
             ops: Vec::new(),
             fetches: Vec::new(),
             timer: None,
             on_timer: None,
         }));
         if let Some(saved) = key.and_then(|k| storage()?.get_item(&k).ok().flatten()) {
-            step(&shared, |inner, _| inner.core.restore_drafts(&saved))?;
+            step(&shared, &mut |inner, _| inner.core.restore_drafts(&saved))?;
         }
         Ok(ApprovalClient { shared })
     }
@@ -658,22 +718,16 @@ impl ApprovalClient {
         let listener: Function = listener
             .dyn_into()
             .map_err(|_| invalid("a listener must be a function"))?;
-        let id = NEXT_LISTENER
-            .fetch_add(1, Ordering::Relaxed)
-            .wrapping_add(1);
-        self.shared
-            .try_borrow_mut()
-            .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?
-            .listeners
-            .push((id, listener));
-        let _ = SUBSCRIPTIONS.try_with(|subs| {
-            if let Ok(mut subs) = subs.try_borrow_mut() {
-                subs.retain(|(_, w)| w.strong_count() > 0);
-                subs.push((id, Rc::downgrade(&self.shared)));
+        let token: JsValue = Object::new().into();
+        let key = self.shared.as_ptr() as usize;
+        let mut listener = Some(listener);
+        with_listeners(&mut |all| {
+            if let Some(listener) = listener.take() {
+                all.push((token.clone(), key, listener));
             }
         });
         UNSUBSCRIBE
-            .try_with(|f| f.bind1(&JsValue::NULL, &JsValue::from(id)).into())
+            .try_with(|f| f.bind1(&JsValue::NULL, &token).into())
             .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is shutting down").into())
     }
 
@@ -681,17 +735,14 @@ impl ApprovalClient {
     // request is in flight.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn load(&self) -> Promise {
-        self.command(&|core, now| core.load(now))
+        self.command(Ok(&|core, now| core.load(now)))
     }
 
     // Sends a new user message. Rejects with `invalid_argument` (blank), `busy`, `input_locked`
     // (the conversation awaits approval), `conflict` (the server refused it: 409), ...
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn send(&self, #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Promise {
-        match string_arg(&text, "the message must be a string") {
-            Ok(text) => self.command(&|core, now| core.send(now, &text)),
-            Err(e) => Promise::reject(&error_to_js(&e)),
-        }
+        self.command_with(&text, None, &|core, now, text, _| core.send(now, text))
     }
 
     // Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
@@ -701,8 +752,7 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        let call_id = string_arg(&call_id, "a callId must be a string")?;
-        self.decide(&|core| core.approve(&call_id).map(drop))
+        self.decision(&call_id, None, &|core, id, _| core.approve(id).map(drop))
     }
 
     // Rejects a gated tool, with an optional reason the model reads verbatim.
@@ -712,9 +762,9 @@ impl ApprovalClient {
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
     ) -> Result<(), JsValue> {
-        let call_id = string_arg(&call_id, "a callId must be a string")?;
-        let reason = reason_arg(reason)?;
-        self.decide(&|core| core.reject(&call_id, reason.as_deref()).map(drop))
+        self.decision(&call_id, reason, &|core, id, reason| {
+            core.reject(id, reason).map(drop)
+        })
     }
 
     // Drops the draft for a tool.
@@ -723,15 +773,14 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        let call_id = string_arg(&call_id, "a callId must be a string")?;
-        self.decide(&|core| core.clear(&call_id))
+        self.decision(&call_id, None, &|core, id, _| core.clear(id))
     }
 
     // POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
     // `not_suspended`, `empty_decisions`, ...
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn submit(&self) -> Promise {
-        self.command(&|core, now| core.submit(now))
+        self.command(Ok(&|core, now| core.submit(now)))
     }
 
     // The way out of a locked composer: rejects every undecided tool with `reason`, submits, then
@@ -742,48 +791,84 @@ impl ApprovalClient {
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
     ) -> Promise {
-        let args = string_arg(&text, "the message must be a string")
-            .and_then(|text| Ok((text, reason_arg(reason)?)));
-        match args {
-            Ok((text, reason)) => {
-                self.command(&|core, now| core.reject_all_and_send(now, &text, reason.as_deref()))
-            }
-            Err(e) => Promise::reject(&error_to_js(&e)),
-        }
+        self.command_with(&text, reason, &|core, now, text, reason| {
+            core.reject_all_and_send(now, text, reason)
+        })
     }
 
     // Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
     #[wasm_bindgen(skip_jsdoc)]
     pub fn abort(&self) {
-        let _ = step(&self.shared, |inner, _| inner.core.abort());
+        let _ = step(&self.shared, &mut |inner, _| inner.core.abort());
     }
 }
 
 impl ApprovalClient {
     /// Runs an async command: its promise settles on the core's `Done` for the returned op.
     /// (`&dyn`: compiled once, not once per command.)
-    fn command(&self, f: &dyn Fn(&mut Client, u64) -> Result<OpId, Error>) -> Promise {
-        let mut settle: Option<(Function, Function)> = None;
-        let promise = Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
-        let Some((resolve, reject)) = settle else {
-            return promise;
-        };
-        let result = step(&self.shared, |inner, now| {
-            let result = f(&mut inner.core, now);
-            if let Ok(op) = result {
-                inner.ops.push((op, resolve, reject.clone()));
+    fn command(&self, f: Result<&Command<'_>, Error>) -> Promise {
+        // The executor is `Array.prototype.push`, bound to an array: it keeps `resolve` and
+        // `reject` there (no closure, nor its glue, for it).
+        let slots = Array::of1(&JsValue::UNDEFINED);
+        let push = Reflect::get(&slots, &"push".into()).unwrap_or(JsValue::UNDEFINED);
+        let executor: Function = push
+            .unchecked_into::<Function>()
+            .bind1(&slots, &JsValue::UNDEFINED)
+            .unchecked_into();
+        let promise: Promise = NewPromise::new(&executor).unchecked_into();
+        // [undefined, undefined (the bound argument), resolve, reject]: functions, by the
+        // `Promise` constructor's contract.
+        let resolve: Function = slots.get(2).unchecked_into();
+        let reject: Function = slots.get(3).unchecked_into();
+        let failed = match f {
+            Ok(f) => {
+                let mut resolve = Some(resolve);
+                let mut failed = None;
+                let stepped = step(
+                    &self.shared,
+                    &mut |inner, now| match f(&mut inner.core, now) {
+                        Ok(op) => {
+                            if let Some(resolve) = resolve.take() {
+                                inner.ops.push((op, resolve, reject.clone()));
+                            }
+                        }
+                        Err(e) => failed = Some(e),
+                    },
+                );
+                stepped.err().or(failed)
             }
-            result
-        });
-        if let Err(e) | Ok(Err(e)) = result {
+            Err(e) => Some(e),
+        };
+        if let Some(e) = failed {
             let _ = reject.call1(&JsValue::UNDEFINED, &error_to_js(&e));
         }
         promise
     }
 
-    /// Runs a synchronous command; throws its error.
-    fn decide(&self, f: &dyn Fn(&mut Client) -> Result<(), Error>) -> Result<(), JsValue> {
-        Ok(step(&self.shared, |inner, _| f(&mut inner.core))??)
+    /// [`command`](Self::command) with a message and an optional reason (a rejected promise when
+    /// they are not strings).
+    fn command_with(&self, text: &JsValue, reason: Option<JsValue>, f: &TextCommand) -> Promise {
+        match args(text, MESSAGE, reason) {
+            Ok((text, reason)) => {
+                self.command(Ok(&|core, now| f(core, now, &text, reason.as_deref())))
+            }
+            Err(e) => self.command(Err(e)),
+        }
+    }
+
+    /// Runs a synchronous command on a callId (and an optional reason); throws its error.
+    fn decision(
+        &self,
+        call_id: &JsValue,
+        reason: Option<JsValue>,
+        f: &Decision,
+    ) -> Result<(), JsValue> {
+        let (call_id, reason) = args(call_id, CALL_ID, reason)?;
+        let mut result = Ok(());
+        step(&self.shared, &mut |inner, _| {
+            result = f(&mut inner.core, &call_id, reason.as_deref());
+        })?;
+        Ok(result?)
     }
 }
 
@@ -792,11 +877,5 @@ impl Drop for ApprovalClient {
         if let Ok(mut inner) = self.shared.try_borrow_mut() {
             inner.shutdown();
         }
-        let me = Rc::downgrade(&self.shared);
-        let _ = SUBSCRIPTIONS.try_with(|subs| {
-            if let Ok(mut subs) = subs.try_borrow_mut() {
-                subs.retain(|(_, w)| !w.ptr_eq(&me));
-            }
-        });
     }
 }

@@ -5,7 +5,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::error::Error;
-use crate::json::{Map, Value};
+use crate::json::{u64_string, Map, Value};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
@@ -411,49 +411,8 @@ pub(crate) fn suspension_from_js(value: &JsValue) -> Result<Suspension, Error> {
 }
 
 fn suspension_from_json(json: &Value) -> Result<Suspension, Error> {
-    let str_at = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
-    let tools = |key: &str| -> Result<Vec<GatedTool>, Error> {
-        let Some(items) = json.get(key).and_then(Value::as_array) else {
-            return Err(
-                Error::parse(format!("a suspension needs a \"{key}\" array"))
-                    .with_path(format!("$.{key}")),
-            );
-        };
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let path = || format!("$.{key}[{i}]");
-            let call_id = str_at(item, "callId").ok_or_else(|| {
-                Error::parse("a gated tool needs a string callId").with_path(path())
-            })?;
-            let approval = item
-                .get("approval")
-                .and_then(Value::as_str)
-                .and_then(Approval::parse)
-                .ok_or_else(|| {
-                    Error::parse("approval must be \"pending\", \"approved\" or \"rejected\"")
-                        .with_path(format!("{}.approval", path()))
-                })?;
-            let inputs = match item.get("inputs") {
-                Some(Value::Object(map)) => Value::Object(map.clone()),
-                _ => Value::Object(Map::new()),
-            };
-            out.push(GatedTool {
-                call_id,
-                name: str_at(item, "name").unwrap_or_default(),
-                description: str_at(item, "description"),
-                inputs,
-                approval,
-                approval_reason: str_at(item, "approvalReason"),
-                reject_reason: str_at(item, "rejectReason"),
-                run_id: str_at(item, "runId"),
-                agent_version_id: str_at(item, "agentVersionId"),
-                position: i,
-            });
-        }
-        Ok(out)
-    };
-    let pending = tools("pending")?;
-    let mut decided = tools("decided")?;
+    let pending = gated_tools(json, "pending")?;
+    let mut decided = gated_tools(json, "decided")?;
     // Positions only order pending against decided; keep decided after pending when unknown.
     for tool in &mut decided {
         tool.position += pending.len();
@@ -465,4 +424,59 @@ fn suspension_from_json(json: &Value) -> Result<Suspension, Error> {
         pending,
         decided,
     })
+}
+
+fn str_at(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The gated tools of a suspension's `pending` or `decided` array. (Paths and messages are put
+/// together with `push_str`: no formatting machinery.)
+fn gated_tools(json: &Value, key: &str) -> Result<Vec<GatedTool>, Error> {
+    let mut path = "$.".to_owned();
+    path.push_str(key);
+    let Some(items) = json.get(key).and_then(Value::as_array) else {
+        let mut m = "a suspension needs a \"".to_owned();
+        m.push_str(key);
+        m.push_str("\" array");
+        return Err(Error::parse(m).with_path(path));
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = |suffix: &str| {
+            let mut p = path.clone();
+            p.push('[');
+            p.push_str(&u64_string(i as u64));
+            p.push(']');
+            p.push_str(suffix);
+            p
+        };
+        let call_id = str_at(item, "callId")
+            .ok_or_else(|| Error::parse("a gated tool needs a string callId").with_path(at("")))?;
+        let approval = item
+            .get("approval")
+            .and_then(Value::as_str)
+            .and_then(Approval::parse)
+            .ok_or_else(|| {
+                Error::parse("approval must be \"pending\", \"approved\" or \"rejected\"")
+                    .with_path(at(".approval"))
+            })?;
+        let inputs = match item.get("inputs") {
+            Some(Value::Object(map)) => Value::Object(map.clone()),
+            _ => Value::Object(Map::new()),
+        };
+        out.push(GatedTool {
+            call_id,
+            name: str_at(item, "name").unwrap_or_default(),
+            description: str_at(item, "description"),
+            inputs,
+            approval,
+            approval_reason: str_at(item, "approvalReason"),
+            reject_reason: str_at(item, "rejectReason"),
+            run_id: str_at(item, "runId"),
+            agent_version_id: str_at(item, "agentVersionId"),
+            position: i,
+        });
+    }
+    Ok(out)
 }
