@@ -245,59 +245,84 @@ fn string_field<'a>(fields: &'a Map, name: &str) -> Str<'a> {
 }
 
 /// Reads the fields of one chunk of type `ty`, naming the type and field in its errors.
+///
+/// The readers never fail: a missing or ill-typed field records an error (the first one wins, so
+/// fields are reported in the order they are read) and reads as empty. [`build`] checks for an
+/// error once, after building the chunk: one error path instead of one per field.
 struct Reader<'f> {
     fields: &'f Map,
     ty: &'f str,
     /// `""` for top-level fields, `"data."` inside `data`.
     prefix: &'static str,
+    error: Option<Error>,
 }
 
 impl Reader<'_> {
-    /// "`<type>` chunk: <what> field `<prefix><name>` <how>", at `$.<prefix><name>`.
-    fn field_error(&self, what: &str, name: &str, how: &str) -> Error {
+    /// Records "`<type>` chunk: <what>field `<prefix><name>` <how>", at `$.<prefix><name>`,
+    /// unless an earlier field already failed.
+    #[inline(never)]
+    fn fail(&mut self, name: &str, missing: bool, expected: &str) {
+        if self.error.is_some() {
+            return;
+        }
         let mut field = self.prefix.to_owned();
         field.push_str(name);
         let mut m = "`".to_owned();
-        for piece in [self.ty, "` chunk: ", what, "field `", &field, "` ", how] {
+        let (what, how) = if missing {
+            ("required ", "is missing")
+        } else {
+            ("", "must be ")
+        };
+        for piece in [
+            self.ty,
+            "` chunk: ",
+            what,
+            "field `",
+            &field,
+            "` ",
+            how,
+            expected,
+        ] {
             m.push_str(piece);
         }
         let mut path = "$.".to_owned();
         path.push_str(&field);
-        stream_error(m).with_path(path)
+        self.error = Some(stream_error(m).with_path(path));
     }
 
-    fn missing(&self, name: &str) -> Error {
-        self.field_error("required ", name, "is missing")
-    }
-
-    fn wrong(&self, name: &str, expected: &str) -> Error {
-        let mut how = "must be ".to_owned();
-        how.push_str(expected);
-        self.field_error("", name, &how)
-    }
-
-    fn req_str(&self, name: &str) -> Result<String> {
+    /// A string field; `required`: absent or null is an error.
+    #[inline(never)]
+    fn str_field(&mut self, name: &str, required: bool) -> Option<String> {
         match string_field(self.fields, name) {
-            Str::Text(s) => Ok(s.to_owned()),
-            Str::Absent | Str::Null => Err(self.missing(name)),
-            Str::WrongType => Err(self.wrong(name, "a string")),
+            Str::Text(s) => return Some(s.to_owned()),
+            Str::Absent | Str::Null => {
+                if required {
+                    self.fail(name, true, "");
+                }
+            }
+            Str::WrongType => self.fail(name, false, "a string"),
         }
+        None
     }
 
-    fn opt_str(&self, name: &str) -> Result<Option<String>> {
-        match string_field(self.fields, name) {
-            Str::Text(s) => Ok(Some(s.to_owned())),
-            Str::Absent | Str::Null => Ok(None),
-            Str::WrongType => Err(self.wrong(name, "a string")),
-        }
+    fn req_str(&mut self, name: &str) -> String {
+        self.str_field(name, true).unwrap_or_default()
+    }
+
+    fn opt_str(&mut self, name: &str) -> Option<String> {
+        self.str_field(name, false)
     }
 
     /// A field whose value may be any JSON, `null` included, but must be present.
-    fn req_value(&self, name: &str) -> Result<Value> {
-        self.fields
-            .get(name)
-            .cloned()
-            .ok_or_else(|| self.missing(name))
+    #[inline(never)]
+    fn req_value(&mut self, name: &str) -> Value {
+        match self.fields.get(name) {
+            Some(v) => v.clone(),
+            None => {
+                self.fail(name, true, "");
+                Value::Null
+            }
+        }
     }
 }
 
@@ -338,85 +363,87 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
             return Err(stream_error("chunk `type` must be a string").with_path("$.type"));
         }
     };
-    let r = Reader {
+    let mut r = Reader {
         fields,
         ty,
         prefix: "",
+        error: None,
     };
     let chunk = match ty {
         "text-delta" => Chunk::TextDelta {
-            id: r.req_str("id")?,
-            delta: r.req_str("delta")?,
+            id: r.req_str("id"),
+            delta: r.req_str("delta"),
         },
         "text-start" => Chunk::TextStart {
-            id: r.req_str("id")?,
+            id: r.req_str("id"),
         },
         "text-end" => Chunk::TextEnd {
-            id: r.req_str("id")?,
+            id: r.req_str("id"),
         },
         "start" => Chunk::Start {
-            message_id: r.opt_str("messageId")?,
+            message_id: r.opt_str("messageId"),
         },
         "start-step" => Chunk::StartStep,
         "finish-step" => Chunk::FinishStep,
         "tool-input-start" => Chunk::ToolInputStart {
-            tool_call_id: r.req_str("toolCallId")?,
-            tool_name: r.req_str("toolName")?,
+            tool_call_id: r.req_str("toolCallId"),
+            tool_name: r.req_str("toolName"),
         },
         "tool-input-delta" => Chunk::ToolInputDelta {
-            tool_call_id: r.req_str("toolCallId")?,
-            input_text_delta: r.req_str("inputTextDelta")?,
+            tool_call_id: r.req_str("toolCallId"),
+            input_text_delta: r.req_str("inputTextDelta"),
         },
         "tool-input-available" => Chunk::ToolInputAvailable {
-            tool_call_id: r.req_str("toolCallId")?,
-            tool_name: r.req_str("toolName")?,
-            input: r.req_value("input")?,
+            tool_call_id: r.req_str("toolCallId"),
+            tool_name: r.req_str("toolName"),
+            input: r.req_value("input"),
         },
         "tool-output-available" => Chunk::ToolOutputAvailable {
-            tool_call_id: r.req_str("toolCallId")?,
-            output: r.req_value("output")?,
+            tool_call_id: r.req_str("toolCallId"),
+            output: r.req_value("output"),
         },
         "tool-output-error" => Chunk::ToolOutputError {
-            tool_call_id: r.req_str("toolCallId")?,
-            error_text: r.req_str("errorText")?,
+            tool_call_id: r.req_str("toolCallId"),
+            error_text: r.req_str("errorText"),
         },
         "tool-output-denied" => Chunk::ToolOutputDenied {
-            tool_call_id: r.req_str("toolCallId")?,
+            tool_call_id: r.req_str("toolCallId"),
         },
         "tool-approval-request" => Chunk::ToolApprovalRequest {
-            approval_id: r.req_str("approvalId")?,
-            tool_call_id: r.req_str("toolCallId")?,
+            approval_id: r.req_str("approvalId"),
+            tool_call_id: r.req_str("toolCallId"),
         },
         "finish" => Chunk::Finish {
-            finish_reason: r.opt_str("finishReason")?,
+            finish_reason: r.opt_str("finishReason"),
         },
         "error" => Chunk::Error {
-            error_text: r.req_str("errorText")?,
+            error_text: r.req_str("errorText"),
         },
         "abort" => Chunk::Abort,
-        "data-tool-call-approval" => Chunk::ToolCallApproval(Box::new(tool_call_approval(&r)?)),
+        "data-tool-call-approval" => Chunk::ToolCallApproval(Box::new(tool_call_approval(&mut r))),
         other => match other.strip_prefix("data-") {
             Some(name) => Chunk::Data {
                 name: name.to_owned(),
-                id: r.opt_str("id")?,
-                data: r.req_value("data")?,
+                id: r.opt_str("id"),
+                data: r.req_value("data"),
             },
             None => return Ok(None),
         },
     };
-    Ok(Some(chunk))
+    match r.error {
+        Some(err) => Err(err),
+        None => Ok(Some(chunk)),
+    }
 }
 
-fn tool_call_approval(r: &Reader<'_>) -> Result<ToolCallApproval> {
-    let id = r.opt_str("id")?;
-    let data = match r.req_value("data")? {
+fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
+    let id = r.opt_str("id");
+    let data = match r.req_value("data") {
         Value::Object(map) => map,
-        _ => return Err(r.wrong("data", "an object")),
-    };
-    let d = Reader {
-        fields: &data,
-        ty: r.ty,
-        prefix: "data.",
+        _ => {
+            r.fail("data", false, "an object");
+            Map::new()
+        }
     };
     let args = match data.get("args") {
         None | Some(Value::Null) => Value::Object(Map::new()),
@@ -433,16 +460,24 @@ fn tool_call_approval(r: &Reader<'_>) -> Result<ToolCallApproval> {
         }
         Some(v) => Some(v.clone()),
     };
-    Ok(ToolCallApproval {
+    let mut d = Reader {
+        fields: &data,
+        ty: r.ty,
+        prefix: "data.",
+        error: r.error.take(),
+    };
+    let approval = ToolCallApproval {
         id,
-        run_id: d.req_str("runId")?,
-        tool_call_id: d.req_str("toolCallId")?,
-        tool_name: d.req_str("toolName")?,
-        reason: d.opt_str("reason")?,
+        run_id: d.req_str("runId"),
+        tool_call_id: d.req_str("toolCallId"),
+        tool_name: d.req_str("toolName"),
+        reason: d.opt_str("reason"),
         args,
-        agent_version_id: d.opt_str("agentVersionId")?,
-        thread_id: d.opt_str("threadId")?,
+        agent_version_id: d.opt_str("agentVersionId"),
+        thread_id: d.opt_str("threadId"),
         state,
         resume_schema,
-    })
+    };
+    r.error = d.error;
+    approval
 }
