@@ -11,7 +11,7 @@
 //! so a document whose old messages break a rule [`crate::thread::parse_thread_str`] enforces (say a
 //! `tool_call` without `tools`) still answers here.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::json::{self, Obj, ToJson, Value};
 use crate::thread::{self, Message, Mode, Thread, ToolCall};
 
@@ -218,63 +218,19 @@ pub fn pending_approvals_bytes(input: &[u8]) -> Result<Suspension> {
 
 /// The suspension of an already parsed thread document, cloning only its last message.
 pub fn pending_approvals_value(document: &Value) -> Result<Suspension> {
-    let (messages, base) = match document {
-        Value::Array(items) => (items, "$"),
-        Value::Object(map) => {
-            match map.get("id") {
-                None | Some(Value::Null) | Some(Value::String(_)) | Some(Value::Number(_)) => {}
-                Some(other) => {
-                    return Err(Error::parse(format!(
-                        "the thread id must be a string, a number or null, got {}",
-                        json::describe(other)
-                    ))
-                    .with_path("$.id"))
-                }
-            }
-            match map.get("messages") {
-                Some(Value::Array(items)) => (items, "$.messages"),
-                Some(other) => {
-                    return Err(Error::parse(format!(
-                        "messages must be an array, got {}",
-                        json::describe(other)
-                    ))
-                    .with_path("$.messages"))
-                }
-                None => {
-                    return Err(
-                        Error::parse("a thread object needs a \"messages\" array").with_path("$")
-                    )
-                }
-            }
-        }
-        other => {
-            return Err(Error::parse(format!(
-            "a thread must be an object with a \"messages\" array or an array of messages, got {}",
-            json::describe(other)
-        ))
-            .with_path("$"))
-        }
-    };
+    let (_, messages, bare) = thread::document(document)?;
     if let Some(index) = messages.iter().position(|m| !m.is_object()) {
         let got = messages.get(index).map_or("nothing", json::describe);
-        return Err(
-            Error::parse(format!("a message must be an object, got {got}"))
-                .with_path(indexed(base, index)),
-        );
+        return Err(thread::got_error(
+            thread::BAD_MESSAGE,
+            got,
+            &thread::message_path(bare, index),
+        ));
     }
     let Some(tail) = messages.last() else {
         return Ok(Suspension::default());
     };
     let index = messages.len() - 1;
-    let message = Message::from_value_at(tail.clone(), || indexed(base, index))?;
+    let message = Message::from_value_at(tail.clone(), || thread::message_path(bare, index))?;
     Ok(Suspension::from_message(&message))
-}
-
-/// `base[index]`.
-fn indexed(base: &str, index: usize) -> String {
-    let mut path = base.to_owned();
-    path.push('[');
-    path.push_str(&json::u64_string(index as u64));
-    path.push(']');
-    path
 }

@@ -74,52 +74,59 @@ pub fn parse_thread_bytes(input: &[u8]) -> Result<Thread> {
 
 /// Builds a thread from an already parsed JSON value.
 pub fn parse_thread_value(value: Value) -> Result<Thread> {
-    match value {
-        Value::Array(items) => Ok(Thread {
-            id: None,
-            messages: messages_from_values(items, "$")?,
-        }),
-        Value::Object(mut map) => {
-            let id = match map.remove("id") {
-                None => None,
-                Some(v) => id_from_value(&v).map_err(|got| {
-                    Error::parse(format!(
-                        "the thread id must be a string, a number or null, got {got}"
-                    ))
-                    .with_path("$.id")
-                })?,
-            };
-            let messages = match map.remove("messages") {
-                Some(Value::Array(items)) => messages_from_values(items, "$.messages")?,
-                Some(other) => {
-                    return Err(Error::parse(format!(
-                        "messages must be an array, got {}",
-                        json::describe(&other)
-                    ))
-                    .with_path("$.messages"))
-                }
-                None => return Err(missing_messages()),
-            };
-            Ok(Thread { id, messages })
-        }
-        other => Err(Error::parse(format!(
-            "a thread must be an object with a \"messages\" array or an array of messages, got {}",
-            json::describe(&other)
-        ))
-        .with_path("$")),
+    let (id, _, bare) = document(&value)?;
+    let items = match value {
+        Value::Array(items) => items,
+        Value::Object(mut map) => match map.remove("messages") {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    let mut messages = Vec::with_capacity(items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        messages.push(Message::from_value_at(item, || message_path(bare, index))?);
     }
+    Ok(Thread { id, messages })
+}
+
+/// Checks the shape of a parsed thread document (an object with a valid `id` and a `messages`
+/// array, or an array): its id, its messages (not yet checked) and whether it is a bare array.
+pub(crate) fn document(value: &Value) -> Result<(Option<String>, &[Value], bool)> {
+    match value {
+        Value::Array(items) => Ok((None, items, true)),
+        Value::Object(map) => {
+            let id = match map.get("id") {
+                None => None,
+                Some(v) => id_from_value(v).map_err(|got| got_error(BAD_ID, got, "$.id"))?,
+            };
+            match map.get("messages") {
+                Some(Value::Array(items)) => Ok((id, items, false)),
+                Some(other) => Err(got_error(BAD_MESSAGES, json::describe(other), "$.messages")),
+                None => Err(missing_messages()),
+            }
+        }
+        other => Err(got_error(BAD_THREAD, json::describe(other), "$")),
+    }
+}
+
+pub(crate) const BAD_ID: &str = "the thread id must be a string, a number or null";
+pub(crate) const BAD_MESSAGES: &str = "messages must be an array";
+pub(crate) const BAD_THREAD: &str =
+    "a thread must be an object with a \"messages\" array or an array of messages";
+pub(crate) const BAD_MESSAGE: &str = "a message must be an object";
+
+/// A `parse_error` "<what>, got <got>" at `path`.
+#[inline(never)]
+pub(crate) fn got_error(what: &str, got: &str, path: &str) -> Error {
+    let mut m = what.to_owned();
+    m.push_str(", got ");
+    m.push_str(got);
+    Error::parse(m).with_path(path)
 }
 
 fn missing_messages() -> Error {
     Error::parse("a thread object needs a \"messages\" array").with_path("$")
-}
-
-fn messages_from_values(items: Vec<Value>, base: &str) -> Result<Vec<Message>> {
-    let mut messages = Vec::with_capacity(items.len());
-    for (index, item) in items.into_iter().enumerate() {
-        messages.push(Message::from_value_at(item, || format!("{base}[{index}]"))?);
-    }
-    Ok(messages)
 }
 
 /// `Ok(None)` for null, the decimal string for a number, the string itself; `Err(description)` else.
@@ -186,17 +193,14 @@ impl Message {
         match value {
             Value::Object(raw) => match check(&raw) {
                 Ok(()) => Ok(Message { raw }),
-                Err(invalid) => {
+                Err(mut e) => {
                     let mut path = base();
-                    path.push_str(&invalid.rel);
-                    Err(Error::parse(invalid.message).with_path(path))
+                    path.push_str(e.path.as_deref().unwrap_or_default());
+                    e.path = Some(path);
+                    Err(e)
                 }
             },
-            other => Err(Error::parse(format!(
-                "a message must be an object, got {}",
-                json::describe(&other)
-            ))
-            .with_path(base())),
+            other => Err(got_error(BAD_MESSAGE, json::describe(&other), &base())),
         }
     }
 
@@ -388,107 +392,88 @@ fn kind_of(raw: &Map) -> MessageKind {
     }
 }
 
-/// A validation failure inside a message: the path relative to the message and a human message.
-struct Invalid {
-    rel: String,
-    message: String,
+/// A `parse_error` "<what>, got <got>" at the path `rel` inside the message.
+fn invalid(rel: &str, what: &str, got: &Value) -> Error {
+    got_error(what, json::describe(got), rel)
 }
 
-fn invalid(rel: impl Into<String>, message: impl Into<String>) -> Invalid {
-    Invalid {
-        rel: rel.into(),
-        message: message.into(),
-    }
+/// `.tools[i]<field>`.
+fn tool_path(i: usize, field: &str) -> String {
+    let mut path = ".tools[".to_owned();
+    path.push_str(&json::u64_string(i as u64));
+    path.push(']');
+    path.push_str(field);
+    path
 }
 
-fn check(raw: &Map) -> std::result::Result<(), Invalid> {
-    if let Some(role) = raw.get("role") {
-        if !role.is_string() {
-            return Err(invalid(
-                ".role",
-                format!("role must be a string, got {}", json::describe(role)),
-            ));
-        }
+/// Checks one message; the error's path is relative to the message.
+fn check(raw: &Map) -> Result<()> {
+    match raw.get("role") {
+        None | Some(Value::String(_)) => {}
+        Some(other) => return Err(invalid(".role", "role must be a string", other)),
     }
     match raw.get("type") {
         None | Some(Value::Null) | Some(Value::String(_)) => {}
-        Some(other) => {
-            return Err(invalid(
-                ".type",
-                format!("type must be a string, got {}", json::describe(other)),
-            ))
-        }
+        Some(other) => return Err(invalid(".type", "type must be a string", other)),
     }
     match raw.get("__id") {
         None | Some(Value::Null) | Some(Value::String(_)) | Some(Value::Number(_)) => {}
         Some(other) => {
             return Err(invalid(
                 ".__id",
-                format!(
-                    "__id must be a string, a number or null, got {}",
-                    json::describe(other)
-                ),
+                "__id must be a string, a number or null",
+                other,
             ))
         }
     }
-    match kind_of(raw) {
-        MessageKind::ToolCall => check_tools(raw, "tool_call"),
-        MessageKind::ToolCallResult => check_tools(raw, "tool_call_result"),
-        _ => Ok(()),
-    }
-}
-
-fn check_tools(raw: &Map, kind: &str) -> std::result::Result<(), Invalid> {
+    let kind = match kind_of(raw) {
+        MessageKind::ToolCall => "tool_call",
+        MessageKind::ToolCallResult => "tool_call_result",
+        _ => return Ok(()),
+    };
     let tools = match raw.get("tools") {
         Some(Value::Array(tools)) => tools,
-        Some(other) => {
-            return Err(invalid(
-                ".tools",
-                format!("tools must be an array, got {}", json::describe(other)),
-            ))
-        }
+        Some(other) => return Err(invalid(".tools", "tools must be an array", other)),
         None => {
-            return Err(invalid(
-                ".tools",
-                format!("a {kind} message needs a tools array"),
-            ))
+            let mut m = "a ".to_owned();
+            m.push_str(kind);
+            m.push_str(" message needs a tools array");
+            return Err(Error::parse(m).with_path(".tools"));
         }
     };
     for (i, tool) in tools.iter().enumerate() {
         let Some(tool) = tool.as_object() else {
-            return Err(invalid(
-                format!(".tools[{i}]"),
-                format!("a tool must be an object, got {}", json::describe(tool)),
-            ));
+            return Err(invalid(&tool_path(i, ""), "a tool must be an object", tool));
         };
         match tool.get("callId") {
             Some(Value::String(_)) => {}
             Some(other) => {
                 return Err(invalid(
-                    format!(".tools[{i}].callId"),
-                    format!("callId must be a string, got {}", json::describe(other)),
+                    &tool_path(i, ".callId"),
+                    "callId must be a string",
+                    other,
                 ))
             }
             None => {
-                return Err(invalid(
-                    format!(".tools[{i}].callId"),
-                    "a tool needs a callId",
-                ))
+                return Err(Error::parse("a tool needs a callId").with_path(tool_path(i, ".callId")))
             }
         }
         match tool.get("approval") {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) if Approval::parse(s).is_some() => {}
             Some(other) => {
+                let quoted;
                 let got = match other {
-                    Value::String(s) => s.to_json_string(),
-                    other => json::describe(other).to_owned(),
+                    Value::String(s) => {
+                        quoted = json::quote(s);
+                        &quoted
+                    }
+                    other => json::describe(other),
                 };
-                return Err(invalid(
-                    format!(".tools[{i}].approval"),
-                    format!(
-                        "approval must be \"pending\", \"approved\", \"rejected\" or null, got {got}"
-                    ),
+                return Err(got_error(
+                    "approval must be \"pending\", \"approved\", \"rejected\" or null",
+                    got,
+                    &tool_path(i, ".approval"),
                 ));
             }
         }
@@ -496,8 +481,9 @@ fn check_tools(raw: &Map, kind: &str) -> std::result::Result<(), Invalid> {
             None | Some(Value::Null) | Some(Value::Object(_)) | Some(Value::Array(_)) => {}
             Some(other) => {
                 return Err(invalid(
-                    format!(".tools[{i}].inputs"),
-                    format!("inputs must be an object, got {}", json::describe(other)),
+                    &tool_path(i, ".inputs"),
+                    "inputs must be an object",
+                    other,
                 ))
             }
         }
@@ -556,11 +542,23 @@ enum Loc {
     Message(usize),
 }
 
-/// Why the walk stopped: a syntax error (positioned, with the path of where the walk was), or an
-/// error of ours with its own path.
+/// Why the walk stopped: a syntax error (positioned; the path is where the walk was, `loc`), or
+/// an error of ours with its own path.
 enum Stop {
-    Syntax(Syntax, Loc),
+    Syntax(Syntax),
     Shape(Error),
+}
+
+impl From<Syntax> for Stop {
+    fn from(s: Syntax) -> Stop {
+        Stop::Syntax(s)
+    }
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Shape(e)
+    }
 }
 
 struct Walker<'a> {
@@ -568,12 +566,6 @@ struct Walker<'a> {
     mode: Mode,
     bare: bool,
     loc: Loc,
-}
-
-impl Walker<'_> {
-    fn syntax(&self, s: Syntax) -> Stop {
-        Stop::Syntax(s, self.loc)
-    }
 }
 
 /// Walks a thread document once: checks the JSON and the thread's shape, and builds every message
@@ -587,13 +579,13 @@ pub(crate) fn walk(input: &str, mode: Mode) -> Result<Walked<'_>> {
     };
     let result = walk_root(&mut w).and_then(|walked| {
         w.loc = Loc::Root;
-        w.p.end().map_err(|s| w.syntax(s))?;
+        w.p.end()?;
         Ok(walked)
     });
     result.map_err(|stop| match stop {
         Stop::Shape(error) => error,
-        Stop::Syntax(s, loc) => {
-            let path = match loc {
+        Stop::Syntax(s) => {
+            let path = match w.loc {
                 Loc::Root => "$".to_owned(),
                 Loc::Id => "$.id".to_owned(),
                 Loc::Messages => "$.messages".to_owned(),
@@ -604,6 +596,17 @@ pub(crate) fn walk(input: &str, mode: Mode) -> Result<Walked<'_>> {
     })
 }
 
+/// Skips a value that is not of the expected kind (valid JSON first), then reports its kind.
+fn wrong<T>(w: &mut Walker<'_>, what: &str, path: &str) -> std::result::Result<T, Stop> {
+    let first = w.p.ws();
+    w.p.skip_value()?;
+    Err(Stop::Shape(got_error(
+        what,
+        json::describe_byte(first),
+        path,
+    )))
+}
+
 fn walk_root<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop> {
     match w.p.ws() {
         Some(b'[') => {
@@ -611,38 +614,28 @@ fn walk_root<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop> {
             walk_messages(w)
         }
         Some(b'{') => {
-            w.p.enter().map_err(|s| w.syntax(s))?;
+            w.p.enter()?;
             let mut id = None;
             let mut messages = None;
-            let mut key = w.p.object_first().map_err(|s| w.syntax(s))?;
+            let mut key = w.p.object_first()?;
             while let Some(k) = key {
                 match &*k {
                     "id" => {
                         w.loc = Loc::Id;
-                        let value = w.p.parse_value().map_err(|s| w.syntax(s))?;
-                        id = id_from_value(&value).map_err(|got| {
-                            let mut m =
-                                "the thread id must be a string, a number or null, got ".to_owned();
-                            m.push_str(got);
-                            Stop::Shape(Error::parse(m).with_path("$.id"))
-                        })?;
+                        let value = w.p.parse_value()?;
+                        id = id_from_value(&value).map_err(|got| got_error(BAD_ID, got, "$.id"))?;
                     }
                     "messages" => {
                         w.loc = Loc::Messages;
                         match w.p.ws() {
                             Some(b'[') => messages = Some(walk_messages(w)?),
-                            first => {
-                                w.p.skip_value().map_err(|s| w.syntax(s))?;
-                                let mut m = "messages must be an array, got ".to_owned();
-                                m.push_str(json::describe_byte(first));
-                                return Err(Stop::Shape(Error::parse(m).with_path("$.messages")));
-                            }
+                            _ => return wrong(w, BAD_MESSAGES, "$.messages"),
                         }
                     }
-                    _ => w.p.skip_value().map_err(|s| w.syntax(s))?,
+                    _ => w.p.skip_value()?,
                 }
                 w.loc = Loc::Root;
-                key = w.p.object_next().map_err(|s| w.syntax(s))?;
+                key = w.p.object_next()?;
             }
             match messages {
                 Some(mut walked) => {
@@ -652,14 +645,8 @@ fn walk_root<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop> {
                 None => Err(Stop::Shape(missing_messages())),
             }
         }
-        first => {
-            // A scalar document: valid JSON first, then the wrong shape.
-            w.p.skip_value().map_err(|s| w.syntax(s))?;
-            let mut m = "a thread must be an object with a \"messages\" array or an array of messages, got "
-                .to_owned();
-            m.push_str(json::describe_byte(first));
-            Err(Stop::Shape(Error::parse(m).with_path("$")))
-        }
+        // A scalar document: valid JSON first, then the wrong shape.
+        _ => wrong(w, BAD_THREAD, "$"),
     }
 }
 
@@ -675,28 +662,22 @@ fn walk_messages<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop
     };
     let mut index = 0usize;
     w.loc = Loc::Message(0);
-    w.p.enter().map_err(|s| w.syntax(s))?;
-    let mut more = w.p.array_first().map_err(|s| w.syntax(s))?;
+    w.p.enter()?;
+    let mut more = w.p.array_first()?;
     while more {
         w.loc = Loc::Message(index);
         match w.mode {
             Mode::Tail => {
-                let first = w.p.ws();
-                let start = w.p.pos();
-                w.p.skip_value().map_err(|s| w.syntax(s))?;
-                if first != Some(b'{') {
-                    let mut m = "a message must be an object, got ".to_owned();
-                    m.push_str(json::describe_byte(first));
-                    return Err(Stop::Shape(
-                        Error::parse(m).with_path(message_path(bare, index)),
-                    ));
+                if w.p.ws() != Some(b'{') {
+                    return wrong(w, BAD_MESSAGE, &message_path(bare, index));
                 }
+                let start = w.p.pos();
+                w.p.skip_value()?;
                 walked.tail = Some(w.p.slice(start, w.p.pos()));
             }
             Mode::All | Mode::Check => {
-                let value = w.p.parse_value().map_err(|s| w.syntax(s))?;
-                let message = Message::from_value_at(value, || message_path(bare, index))
-                    .map_err(Stop::Shape)?;
+                let value = w.p.parse_value()?;
+                let message = Message::from_value_at(value, || message_path(bare, index))?;
                 if w.mode == Mode::All {
                     walked.messages.push(message);
                 }
@@ -704,7 +685,7 @@ fn walk_messages<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop
         }
         index += 1;
         w.loc = Loc::Message(index);
-        more = w.p.array_next().map_err(|s| w.syntax(s))?;
+        more = w.p.array_next()?;
     }
     walked.count = index;
     Ok(walked)

@@ -14,7 +14,7 @@ pub use write::ToJson;
 
 pub(crate) use parse::{to_error, Parser, Syntax};
 pub(crate) use write::ToJsonDyn;
-pub(crate) use write::{u64_string, write_str, write_value, Obj};
+pub(crate) use write::{u64_string, write_str, write_u64, write_value, Obj};
 
 use crate::error::Error;
 
