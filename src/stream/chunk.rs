@@ -161,6 +161,8 @@ impl ChunkDecoder {
     }
 }
 
+/// One decoded event to `out` (shared by `feed` and `finish`, compiled once).
+#[inline(never)]
 fn push_event(ev: Result<SseEventRef<'_>>, out: &mut Vec<Result<Chunk>>) {
     match ev {
         Ok(ev) => {

@@ -1,6 +1,10 @@
 //! Byte-level server-sent-event framing. See the module docs of [`crate::stream`] for the rules.
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::json::write_u64;
+
+/// Where decoded events go (one compiled copy of the decoder for every kind of sink).
+type Sink<'s> = &'s mut dyn FnMut(Result<SseEventRef<'_>>);
 
 /// The default cap on one event: 8 MiB of data (plus the line being read).
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
@@ -166,6 +170,11 @@ impl SseDecoder {
     where
         F: FnMut(Result<SseEventRef<'_>>),
     {
+        self.feed_dyn(bytes, sink);
+    }
+
+    /// [`Self::feed_with`], compiled once.
+    fn feed_dyn(&mut self, bytes: &[u8], sink: Sink<'_>) {
         let mut bytes = bytes;
         if let Bom::Pending(seen) = self.bom {
             let mut seen = usize::from(seen);
@@ -205,6 +214,11 @@ impl SseDecoder {
     where
         F: FnMut(Result<SseEventRef<'_>>),
     {
+        self.finish_dyn(sink);
+    }
+
+    /// [`Self::finish_with`], compiled once.
+    fn finish_dyn(&mut self, sink: Sink<'_>) {
         if let Bom::Pending(seen) = self.bom {
             // The stream was a bare prefix of a BOM: those bytes are line bytes.
             self.bom = Bom::Done;
@@ -225,10 +239,7 @@ impl SseDecoder {
     }
 
     /// Splits `bytes` into lines; the only loop over the fed bytes.
-    fn scan<F>(&mut self, mut bytes: &[u8], sink: &mut F)
-    where
-        F: FnMut(Result<SseEventRef<'_>>),
-    {
+    fn scan(&mut self, mut bytes: &[u8], sink: Sink<'_>) {
         if bytes.is_empty() {
             return;
         }
@@ -264,10 +275,7 @@ impl SseDecoder {
     }
 
     /// Keeps the bytes of a line whose end has not arrived yet.
-    fn push_partial<F>(&mut self, bytes: &[u8], sink: &mut F)
-    where
-        F: FnMut(Result<SseEventRef<'_>>),
-    {
+    fn push_partial(&mut self, bytes: &[u8], sink: Sink<'_>) {
         if !self.line_started {
             self.line_started = true;
             // A comment or a line of an oversized event is never buffered.
@@ -287,10 +295,7 @@ impl SseDecoder {
     }
 
     /// A line ends; `tail` is its part from the current feed (the rest is in `self.line`).
-    fn end_line<F>(&mut self, tail: &[u8], sink: &mut F)
-    where
-        F: FnMut(Result<SseEventRef<'_>>),
-    {
+    fn end_line(&mut self, tail: &[u8], sink: Sink<'_>) {
         let started = self.line_started;
         let discard = self.line_discard;
         self.line_started = false;
@@ -333,10 +338,7 @@ impl SseDecoder {
     }
 
     /// Interprets one complete, non-blank line of a non-oversized event.
-    fn process_line<F>(&mut self, line: &[u8], sink: &mut F)
-    where
-        F: FnMut(Result<SseEventRef<'_>>),
-    {
+    fn process_line(&mut self, line: &[u8], sink: Sink<'_>) {
         let (name, value) = match line.iter().position(|&b| b == b':') {
             Some(0) => return, // a comment
             Some(colon) => {
@@ -400,19 +402,13 @@ impl SseDecoder {
     }
 
     /// The event being read is too large: report it once and skip to the next blank line.
-    fn overflow<F>(&mut self, sink: &mut F)
-    where
-        F: FnMut(Result<SseEventRef<'_>>),
-    {
+    fn overflow(&mut self, sink: Sink<'_>) {
         if !self.oversized {
             self.oversized = true;
-            sink(Err(Error::new(
-                ErrorCode::StreamError,
-                format!(
-                    "event larger than {} bytes: skipped up to the next blank line",
-                    self.max_event_bytes
-                ),
-            )));
+            let mut m = "event larger than ".to_owned();
+            write_u64(&mut m, self.max_event_bytes as u64);
+            m.push_str(" bytes: skipped up to the next blank line");
+            sink(Err(Error::new(ErrorCode::StreamError, m)));
         }
         self.data.clear();
         self.has_data = false;
@@ -422,10 +418,7 @@ impl SseDecoder {
     }
 
     /// A blank line (or the end of the stream): dispatch the event being read, then reset it.
-    fn dispatch<F>(&mut self, sink: &mut F)
-    where
-        F: FnMut(Result<SseEventRef<'_>>),
-    {
+    fn dispatch(&mut self, sink: Sink<'_>) {
         self.last_event_id.clone_from(&self.id_buffer);
         if self.bad_utf8 && !self.oversized {
             sink(Err(Error::new(
