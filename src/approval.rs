@@ -175,10 +175,12 @@ impl Suspension {
 
     /// Every gated tool on the tail, pending and decided, in tail order.
     pub fn gated(&self) -> Vec<&GatedTool> {
-        let mut all: Vec<&GatedTool> = self.pending.iter().chain(&self.decided).collect();
-        // A stable insertion sort: a handful of tools, and no sort routine in the binary.
-        for i in 1..all.len() {
-            let mut j = i;
+        // A stable insertion sort by position (pending first among equals): a handful of tools,
+        // and no sort routine in the binary.
+        let mut all: Vec<&GatedTool> = Vec::new();
+        for tool in self.pending.iter().chain(&self.decided) {
+            all.push(tool);
+            let mut j = all.len() - 1;
             while j > 0 {
                 match (all.get(j - 1), all.get(j)) {
                     (Some(a), Some(b)) if a.position > b.position => all.swap(j - 1, j),

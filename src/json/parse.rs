@@ -85,8 +85,7 @@ fn special(b: u8) -> bool {
 }
 
 /// The (line, column) of a position index, as serde_json counts them.
-pub(crate) fn line_column(text: &str, at: usize) -> (usize, usize) {
-    let bytes = text.as_bytes();
+pub(crate) fn line_column(bytes: &[u8], at: usize) -> (usize, usize) {
     let before = bytes.get(..at.min(bytes.len())).unwrap_or_default();
     let start = before
         .iter()
@@ -111,7 +110,7 @@ pub(crate) fn to_error(text: &str, s: Syntax) -> Error {
     };
     let mut message = String::from(prefix);
     message.push_str(s.code.message());
-    let (line, column) = line_column(text, s.at);
+    let (line, column) = line_column(text.as_bytes(), s.at);
     Error::parse(message).at(line, column)
 }
 

@@ -328,6 +328,27 @@ impl Reader<'_> {
     }
 }
 
+/// The chunk types toolgate knows (besides `data-*`), in the order `build` matches them.
+const TYPES: [&str; 17] = [
+    "text-delta",
+    "text-start",
+    "text-end",
+    "start",
+    "start-step",
+    "finish-step",
+    "tool-input-start",
+    "tool-input-delta",
+    "tool-input-available",
+    "tool-output-available",
+    "tool-output-error",
+    "tool-output-denied",
+    "tool-approval-request",
+    "finish",
+    "error",
+    "abort",
+    "data-tool-call-approval",
+];
+
 /// The top-level fields a chunk type may read: each may appear once.
 const KNOWN: [&str; 13] = [
     "type",
@@ -371,59 +392,77 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
         prefix: "",
         error: None,
     };
-    let chunk = match ty {
-        "text-delta" => Chunk::TextDelta {
+    // One loop over a table instead of seventeen string comparisons.
+    let chunk = match TYPES.iter().position(|t| *t == ty) {
+        // text-delta
+        Some(0) => Chunk::TextDelta {
             id: r.req_str("id"),
             delta: r.req_str("delta"),
         },
-        "text-start" => Chunk::TextStart {
+        // text-start
+        Some(1) => Chunk::TextStart {
             id: r.req_str("id"),
         },
-        "text-end" => Chunk::TextEnd {
+        // text-end
+        Some(2) => Chunk::TextEnd {
             id: r.req_str("id"),
         },
-        "start" => Chunk::Start {
+        // start
+        Some(3) => Chunk::Start {
             message_id: r.opt_str("messageId"),
         },
-        "start-step" => Chunk::StartStep,
-        "finish-step" => Chunk::FinishStep,
-        "tool-input-start" => Chunk::ToolInputStart {
+        // start-step
+        Some(4) => Chunk::StartStep,
+        // finish-step
+        Some(5) => Chunk::FinishStep,
+        // tool-input-start
+        Some(6) => Chunk::ToolInputStart {
             tool_call_id: r.req_str("toolCallId"),
             tool_name: r.req_str("toolName"),
         },
-        "tool-input-delta" => Chunk::ToolInputDelta {
+        // tool-input-delta
+        Some(7) => Chunk::ToolInputDelta {
             tool_call_id: r.req_str("toolCallId"),
             input_text_delta: r.req_str("inputTextDelta"),
         },
-        "tool-input-available" => Chunk::ToolInputAvailable {
+        // tool-input-available
+        Some(8) => Chunk::ToolInputAvailable {
             tool_call_id: r.req_str("toolCallId"),
             tool_name: r.req_str("toolName"),
             input: r.req_value("input"),
         },
-        "tool-output-available" => Chunk::ToolOutputAvailable {
+        // tool-output-available
+        Some(9) => Chunk::ToolOutputAvailable {
             tool_call_id: r.req_str("toolCallId"),
             output: r.req_value("output"),
         },
-        "tool-output-error" => Chunk::ToolOutputError {
+        // tool-output-error
+        Some(10) => Chunk::ToolOutputError {
             tool_call_id: r.req_str("toolCallId"),
             error_text: r.req_str("errorText"),
         },
-        "tool-output-denied" => Chunk::ToolOutputDenied {
+        // tool-output-denied
+        Some(11) => Chunk::ToolOutputDenied {
             tool_call_id: r.req_str("toolCallId"),
         },
-        "tool-approval-request" => Chunk::ToolApprovalRequest {
+        // tool-approval-request
+        Some(12) => Chunk::ToolApprovalRequest {
             approval_id: r.req_str("approvalId"),
             tool_call_id: r.req_str("toolCallId"),
         },
-        "finish" => Chunk::Finish {
+        // finish
+        Some(13) => Chunk::Finish {
             finish_reason: r.opt_str("finishReason"),
         },
-        "error" => Chunk::Error {
+        // error
+        Some(14) => Chunk::Error {
             error_text: r.req_str("errorText"),
         },
-        "abort" => Chunk::Abort,
-        "data-tool-call-approval" => Chunk::ToolCallApproval(Box::new(tool_call_approval(&mut r))),
-        other => match other.strip_prefix("data-") {
+        // abort
+        Some(15) => Chunk::Abort,
+        // data-tool-call-approval
+        Some(16) => Chunk::ToolCallApproval(Box::new(tool_call_approval(&mut r))),
+        _ => match ty.strip_prefix("data-") {
             Some(name) => Chunk::Data {
                 name: name.to_owned(),
                 id: r.opt_str("id"),
