@@ -543,10 +543,10 @@ enum Loc {
 }
 
 /// Why the walk stopped: a syntax error (positioned; the path is where the walk was, `loc`), or
-/// an error of ours with its own path.
+/// an error of ours with its own path (boxed: the walk's results stay small).
 enum Stop {
     Syntax(Syntax),
-    Shape(Error),
+    Shape(Box<Error>),
 }
 
 impl From<Syntax> for Stop {
@@ -557,15 +557,16 @@ impl From<Syntax> for Stop {
 
 impl From<Error> for Stop {
     fn from(e: Error) -> Stop {
-        Stop::Shape(e)
+        Stop::Shape(Box::new(e))
     }
 }
 
 struct Walker<'a> {
     p: Parser<'a>,
     mode: Mode,
-    bare: bool,
     loc: Loc,
+    /// What the walk found so far.
+    out: Walked<'a>,
 }
 
 /// Walks a thread document once: checks the JSON and the thread's shape, and builds every message
@@ -574,75 +575,76 @@ pub(crate) fn walk(input: &str, mode: Mode) -> Result<Walked<'_>> {
     let mut w = Walker {
         p: Parser::new(input),
         mode,
-        bare: false,
         loc: Loc::Root,
+        out: Walked {
+            id: None,
+            bare: false,
+            count: 0,
+            tail: None,
+            messages: Vec::new(),
+        },
     };
-    let result = walk_root(&mut w).and_then(|walked| {
+    let result = walk_root(&mut w).and_then(|()| {
         w.loc = Loc::Root;
-        w.p.end()?;
-        Ok(walked)
+        Ok(w.p.end()?)
     });
-    result.map_err(|stop| match stop {
-        Stop::Shape(error) => error,
-        Stop::Syntax(s) => {
+    match result {
+        Ok(()) => Ok(w.out),
+        Err(Stop::Shape(error)) => Err(*error),
+        Err(Stop::Syntax(s)) => {
             let path = match w.loc {
                 Loc::Root => "$".to_owned(),
                 Loc::Id => "$.id".to_owned(),
                 Loc::Messages => "$.messages".to_owned(),
-                Loc::Message(i) => message_path(w.bare, i),
+                Loc::Message(i) => message_path(w.out.bare, i),
             };
-            json::to_error(input, s).with_path(path)
+            Err(json::to_error(input, s).with_path(path))
         }
-    })
+    }
 }
 
 /// Skips a value that is not of the expected kind (valid JSON first), then reports its kind.
-fn wrong<T>(w: &mut Walker<'_>, what: &str, path: &str) -> std::result::Result<T, Stop> {
+fn wrong(w: &mut Walker<'_>, what: &str, path: &str) -> std::result::Result<(), Stop> {
     let first = w.p.ws();
     w.p.skip_value()?;
-    Err(Stop::Shape(got_error(
-        what,
-        json::describe_byte(first),
-        path,
-    )))
+    Err(got_error(what, json::describe_byte(first), path).into())
 }
 
-fn walk_root<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop> {
+fn walk_root(w: &mut Walker<'_>) -> std::result::Result<(), Stop> {
     match w.p.ws() {
         Some(b'[') => {
-            w.bare = true;
+            w.out.bare = true;
             walk_messages(w)
         }
         Some(b'{') => {
             w.p.enter()?;
-            let mut id = None;
-            let mut messages = None;
+            let mut seen = false;
             let mut key = w.p.object_first()?;
             while let Some(k) = key {
                 match &*k {
                     "id" => {
                         w.loc = Loc::Id;
                         let value = w.p.parse_value()?;
-                        id = id_from_value(&value).map_err(|got| got_error(BAD_ID, got, "$.id"))?;
+                        w.out.id =
+                            id_from_value(&value).map_err(|got| got_error(BAD_ID, got, "$.id"))?;
                     }
                     "messages" => {
                         w.loc = Loc::Messages;
                         match w.p.ws() {
-                            Some(b'[') => messages = Some(walk_messages(w)?),
+                            Some(b'[') => walk_messages(w)?,
                             _ => return wrong(w, BAD_MESSAGES, "$.messages"),
                         }
+                        seen = true;
                     }
                     _ => w.p.skip_value()?,
                 }
                 w.loc = Loc::Root;
                 key = w.p.object_next()?;
             }
-            match messages {
-                Some(mut walked) => {
-                    walked.id = id;
-                    Ok(walked)
-                }
-                None => Err(Stop::Shape(missing_messages())),
+            if seen {
+                Ok(())
+            } else {
+                Err(missing_messages().into())
             }
         }
         // A scalar document: valid JSON first, then the wrong shape.
@@ -650,16 +652,11 @@ fn walk_root<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop> {
     }
 }
 
-/// The messages array (at its `[`).
-fn walk_messages<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop> {
-    let bare = w.bare;
-    let mut walked = Walked {
-        id: None,
-        bare,
-        count: 0,
-        tail: None,
-        messages: Vec::new(),
-    };
+/// The messages array (at its `[`). A repeated `messages` key replaces what an earlier one gave.
+fn walk_messages(w: &mut Walker<'_>) -> std::result::Result<(), Stop> {
+    let bare = w.out.bare;
+    w.out.tail = None;
+    w.out.messages.clear();
     let mut index = 0usize;
     w.loc = Loc::Message(0);
     w.p.enter()?;
@@ -673,13 +670,13 @@ fn walk_messages<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop
                 }
                 let start = w.p.pos();
                 w.p.skip_value()?;
-                walked.tail = Some(w.p.slice(start, w.p.pos()));
+                w.out.tail = Some(w.p.slice(start, w.p.pos()));
             }
             Mode::All | Mode::Check => {
                 let value = w.p.parse_value()?;
                 let message = Message::from_value_at(value, || message_path(bare, index))?;
                 if w.mode == Mode::All {
-                    walked.messages.push(message);
+                    w.out.messages.push(message);
                 }
             }
         }
@@ -687,6 +684,6 @@ fn walk_messages<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop
         w.loc = Loc::Message(index);
         more = w.p.array_next()?;
     }
-    walked.count = index;
-    Ok(walked)
+    w.out.count = index;
+    Ok(())
 }
