@@ -190,17 +190,21 @@ impl Message {
 
     /// Validates one message; `base` gives the message's path, built only on error.
     pub(crate) fn from_value_at(value: Value, base: impl FnOnce() -> String) -> Result<Message> {
+        Message::checked(value).map_err(|mut e| {
+            let mut path = base();
+            path.push_str(e.path.as_deref().unwrap_or_default());
+            e.path = Some(path);
+            e
+        })
+    }
+
+    /// Validates one message; the error's path is relative to the message (empty for the message
+    /// itself). Not generic, so compiled once for every caller of `from_value_at`.
+    #[inline(never)]
+    fn checked(value: Value) -> Result<Message> {
         match value {
-            Value::Object(raw) => match check(&raw) {
-                Ok(()) => Ok(Message { raw }),
-                Err(mut e) => {
-                    let mut path = base();
-                    path.push_str(e.path.as_deref().unwrap_or_default());
-                    e.path = Some(path);
-                    Err(e)
-                }
-            },
-            other => Err(got_error(BAD_MESSAGE, json::describe(&other), &base())),
+            Value::Object(raw) => check(&raw).map(|()| Message { raw }),
+            other => Err(got_error(BAD_MESSAGE, json::describe(&other), "")),
         }
     }
 
