@@ -270,25 +270,22 @@ impl Message {
     /// The typed views of `tools[]` on `tool_call` and `tool_call_result` messages, in order; empty for
     /// any other message.
     pub fn tools(&self) -> Vec<ToolCall<'_>> {
-        match self.kind() {
-            MessageKind::ToolCall | MessageKind::ToolCallResult => match self.raw.get("tools") {
-                Some(Value::Array(tools)) => tools
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(index, tool)| {
-                        let raw = tool.as_object()?;
-                        let call_id = raw.get("callId")?.as_str()?;
-                        Some(ToolCall {
+        let mut out = Vec::new();
+        if let (Some(_), Some(Value::Array(tools))) = (tool_kind(&self.raw), self.raw.get("tools"))
+        {
+            for (index, tool) in tools.iter().enumerate() {
+                if let Some(raw) = tool.as_object() {
+                    if let Some(Value::String(call_id)) = raw.get("callId") {
+                        out.push(ToolCall {
                             raw,
                             call_id,
                             index,
-                        })
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            },
-            _ => Vec::new(),
+                        });
+                    }
+                }
+            }
         }
+        out
     }
 }
 
@@ -385,6 +382,16 @@ impl<'a> ToolCall<'a> {
     }
 }
 
+/// `"tool_call"` or `"tool_call_result"` for those message types (without building a
+/// [`MessageKind`]).
+fn tool_kind(raw: &Map) -> Option<&'static str> {
+    match raw.get("type") {
+        Some(Value::String(t)) if t == "tool_call" => Some("tool_call"),
+        Some(Value::String(t)) if t == "tool_call_result" => Some("tool_call_result"),
+        _ => None,
+    }
+}
+
 fn kind_of(raw: &Map) -> MessageKind {
     match raw.get("type") {
         Some(Value::String(t)) => match t.as_str() {
@@ -430,10 +437,8 @@ fn check(raw: &Map) -> Result<()> {
             ))
         }
     }
-    let kind = match kind_of(raw) {
-        MessageKind::ToolCall => "tool_call",
-        MessageKind::ToolCallResult => "tool_call_result",
-        _ => return Ok(()),
+    let Some(kind) = tool_kind(raw) else {
+        return Ok(());
     };
     let tools = match raw.get("tools") {
         Some(Value::Array(tools)) => tools,
