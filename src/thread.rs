@@ -328,13 +328,14 @@ impl<'a> ToolCall<'a> {
     pub fn inputs(&self) -> Cow<'a, Map> {
         match self.raw.get("inputs") {
             Some(Value::Object(map)) => Cow::Borrowed(map),
-            Some(Value::Array(items)) => Cow::Owned(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (json::u64_string(i as u64), v.clone()))
-                    .collect(),
-            ),
+            Some(Value::Array(items)) => {
+                // The keys are distinct: no need to look each one up as `insert` would.
+                let mut entries = Vec::with_capacity(items.len());
+                for (i, v) in items.iter().enumerate() {
+                    entries.push((json::u64_string(i as u64), v.clone()));
+                }
+                Cow::Owned(Map::from_entries(entries))
+            }
             _ => Cow::Owned(Map::new()),
         }
     }
