@@ -166,7 +166,7 @@ impl ChunkDecoder {
 fn push_event(ev: Result<SseEventRef<'_>>, out: &mut Vec<Result<Chunk>>) {
     match ev {
         Ok(ev) => {
-            if ev.data.trim_matches(is_json_ws).is_empty() {
+            if trim_json_ws(ev.data).is_empty() {
                 return; // an empty data event: a keep-alive
             }
             match parse_chunk_str(ev.data) {
@@ -179,8 +179,13 @@ fn push_event(ev: Result<SseEventRef<'_>>, out: &mut Vec<Result<Chunk>>) {
     }
 }
 
-fn is_json_ws(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r')
+/// `s` without its leading and trailing JSON whitespace (all ASCII, so trimmed byte-wise).
+fn trim_json_ws(s: &str) -> &str {
+    let bytes = s.as_bytes();
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let start = bytes.iter().position(|b| !ws(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !ws(b)).map_or(start, |i| i + 1);
+    s.get(start..end).unwrap_or_default()
 }
 
 /// Types one chunk from its JSON text (the data of one event, or one element of a collected
@@ -192,7 +197,7 @@ fn is_json_ws(c: char) -> bool {
 /// `path` points at it).
 pub fn parse_chunk_str(text: &str) -> Result<Option<Chunk>> {
     // Positions in errors are those of `text` as given, so it is parsed untrimmed.
-    let trimmed = text.trim_matches(is_json_ws);
+    let trimmed = trim_json_ws(text);
     if trimmed == "[DONE]" {
         return Ok(Some(Chunk::Done));
     }

@@ -426,7 +426,11 @@ impl SseDecoder {
                 "event is not valid UTF-8: skipped",
             )));
         } else if self.has_data && !self.oversized {
-            let data = self.data.strip_suffix('\n').unwrap_or(&self.data);
+            // Each data line was followed by `\n`: the last one is not part of the data.
+            let data = self
+                .data
+                .get(..self.data.len().saturating_sub(1))
+                .unwrap_or_default();
             let id = if self.last_event_id.is_empty() {
                 None
             } else {
