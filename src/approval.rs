@@ -157,11 +157,12 @@ impl Suspension {
         let mut decided = Vec::new();
         for tool in message.tools() {
             if let Some(gated) = GatedTool::from_tool(&tool) {
-                if gated.approval == Approval::Pending {
-                    pending.push(gated);
+                let list = if gated.approval == Approval::Pending {
+                    &mut pending
                 } else {
-                    decided.push(gated);
-                }
+                    &mut decided
+                };
+                list.push(gated);
             }
         }
         Suspension {

@@ -229,13 +229,15 @@ impl SseDecoder {
             self.end_line(&[], sink);
         }
         self.dispatch(sink);
-        let last_event_id = std::mem::take(&mut self.last_event_id);
-        let retry_ms = self.retry_ms;
-        let max = self.max_event_bytes;
-        *self = SseDecoder::with_max_event_bytes(max);
-        self.id_buffer.clone_from(&last_event_id);
-        self.last_event_id = last_event_id;
-        self.retry_ms = retry_ms;
+        // Ready for a new stream, as a new decoder with the same cap, but keeping the last event
+        // ID (dispatch made the ID buffer equal to it) and the retry time; dispatch already
+        // reset the event's own state.
+        self.bom = Bom::Pending(0);
+        self.pending_cr = false;
+        self.line = Vec::new();
+        self.line_discard = false;
+        self.line_started = false;
+        self.data = String::new();
     }
 
     /// Splits `bytes` into lines; the only loop over the fed bytes.
