@@ -209,8 +209,11 @@ pub fn pending_approvals_str(input: &str) -> Result<Suspension> {
         return Ok(Suspension::default());
     };
     let index = walked.count.saturating_sub(1);
-    let value = Value::parse(raw).map_err(|e| e.with_path(walked.message_path(index)))?;
-    let message = Message::from_value_at(value, || walked.message_path(index))?;
+    // A parse error of the message (a lone surrogate escape, which the walk's skip lets
+    // through) is at the message's path; a check error under it.
+    let message = Value::parse(raw)
+        .and_then(Message::checked)
+        .map_err(|e| thread::under(walked.message_path(index), e))?;
     Ok(Suspension::from_message(&message))
 }
 

@@ -90,6 +90,14 @@ pub fn parse_thread_value(value: Value) -> Result<Thread> {
     Ok(Thread { id, messages })
 }
 
+/// `e` with `base` prefixed to its path (a relative path, or none).
+pub(crate) fn under(base: String, mut e: Error) -> Error {
+    let mut path = base;
+    path.push_str(e.path.as_deref().unwrap_or_default());
+    e.path = Some(path);
+    e
+}
+
 /// Checks the shape of a parsed thread document (an object with a valid `id` and a `messages`
 /// array, or an array): its id, its messages (not yet checked) and whether it is a bare array.
 pub(crate) fn document(value: &Value) -> Result<(Option<String>, &[Value], bool)> {
@@ -190,18 +198,13 @@ impl Message {
 
     /// Validates one message; `base` gives the message's path, built only on error.
     pub(crate) fn from_value_at(value: Value, base: impl FnOnce() -> String) -> Result<Message> {
-        Message::checked(value).map_err(|mut e| {
-            let mut path = base();
-            path.push_str(e.path.as_deref().unwrap_or_default());
-            e.path = Some(path);
-            e
-        })
+        Message::checked(value).map_err(|e| under(base(), e))
     }
 
     /// Validates one message; the error's path is relative to the message (empty for the message
     /// itself). Not generic, so compiled once for every caller of `from_value_at`.
     #[inline(never)]
-    fn checked(value: Value) -> Result<Message> {
+    pub(crate) fn checked(value: Value) -> Result<Message> {
         match value {
             Value::Object(raw) => check(&raw).map(|()| Message { raw }),
             other => Err(got_error(BAD_MESSAGE, json::describe(&other), "")),
