@@ -11,7 +11,7 @@
 //! so a document whose old messages break a rule [`crate::thread::parse_thread_str`] enforces (say a
 //! `tool_call` without `tools`) still answers here.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::json::{self, Obj, ToJson, Value};
 use crate::thread::{self, Message, Mode, Thread, ToolCall};
 
@@ -157,11 +157,12 @@ impl Suspension {
         let mut decided = Vec::new();
         for tool in message.tools() {
             if let Some(gated) = GatedTool::from_tool(&tool) {
-                if gated.approval == Approval::Pending {
-                    pending.push(gated);
+                let list = if gated.approval == Approval::Pending {
+                    &mut pending
                 } else {
-                    decided.push(gated);
-                }
+                    &mut decided
+                };
+                list.push(gated);
             }
         }
         Suspension {
@@ -175,10 +176,12 @@ impl Suspension {
 
     /// Every gated tool on the tail, pending and decided, in tail order.
     pub fn gated(&self) -> Vec<&GatedTool> {
-        let mut all: Vec<&GatedTool> = self.pending.iter().chain(&self.decided).collect();
-        // A stable insertion sort: a handful of tools, and no sort routine in the binary.
-        for i in 1..all.len() {
-            let mut j = i;
+        // A stable insertion sort by position (pending first among equals): a handful of tools,
+        // and no sort routine in the binary.
+        let mut all: Vec<&GatedTool> = Vec::new();
+        for tool in self.pending.iter().chain(&self.decided) {
+            all.push(tool);
+            let mut j = all.len() - 1;
             while j > 0 {
                 match (all.get(j - 1), all.get(j)) {
                     (Some(a), Some(b)) if a.position > b.position => all.swap(j - 1, j),
@@ -206,8 +209,11 @@ pub fn pending_approvals_str(input: &str) -> Result<Suspension> {
         return Ok(Suspension::default());
     };
     let index = walked.count.saturating_sub(1);
-    let value = Value::parse(raw).map_err(|e| e.with_path(walked.message_path(index)))?;
-    let message = Message::from_value_at(value, || walked.message_path(index))?;
+    // A parse error of the message (a lone surrogate escape, which the walk's skip lets
+    // through) is at the message's path; a check error under it.
+    let message = Value::parse(raw)
+        .and_then(Message::checked)
+        .map_err(|e| thread::under(walked.message_path(index), e))?;
     Ok(Suspension::from_message(&message))
 }
 
@@ -218,63 +224,19 @@ pub fn pending_approvals_bytes(input: &[u8]) -> Result<Suspension> {
 
 /// The suspension of an already parsed thread document, cloning only its last message.
 pub fn pending_approvals_value(document: &Value) -> Result<Suspension> {
-    let (messages, base) = match document {
-        Value::Array(items) => (items, "$"),
-        Value::Object(map) => {
-            match map.get("id") {
-                None | Some(Value::Null) | Some(Value::String(_)) | Some(Value::Number(_)) => {}
-                Some(other) => {
-                    return Err(Error::parse(format!(
-                        "the thread id must be a string, a number or null, got {}",
-                        json::describe(other)
-                    ))
-                    .with_path("$.id"))
-                }
-            }
-            match map.get("messages") {
-                Some(Value::Array(items)) => (items, "$.messages"),
-                Some(other) => {
-                    return Err(Error::parse(format!(
-                        "messages must be an array, got {}",
-                        json::describe(other)
-                    ))
-                    .with_path("$.messages"))
-                }
-                None => {
-                    return Err(
-                        Error::parse("a thread object needs a \"messages\" array").with_path("$")
-                    )
-                }
-            }
-        }
-        other => {
-            return Err(Error::parse(format!(
-            "a thread must be an object with a \"messages\" array or an array of messages, got {}",
-            json::describe(other)
-        ))
-            .with_path("$"))
-        }
-    };
+    let (_, messages, bare) = thread::document(document)?;
     if let Some(index) = messages.iter().position(|m| !m.is_object()) {
         let got = messages.get(index).map_or("nothing", json::describe);
-        return Err(
-            Error::parse(format!("a message must be an object, got {got}"))
-                .with_path(indexed(base, index)),
-        );
+        return Err(thread::got_error(
+            thread::BAD_MESSAGE,
+            got,
+            &thread::message_path(bare, index),
+        ));
     }
     let Some(tail) = messages.last() else {
         return Ok(Suspension::default());
     };
     let index = messages.len() - 1;
-    let message = Message::from_value_at(tail.clone(), || indexed(base, index))?;
+    let message = Message::from_value_at(tail.clone(), || thread::message_path(bare, index))?;
     Ok(Suspension::from_message(&message))
-}
-
-/// `base[index]`.
-fn indexed(base: &str, index: usize) -> String {
-    let mut path = base.to_owned();
-    path.push('[');
-    path.push_str(&json::u64_string(index as u64));
-    path.push(']');
-    path
 }

@@ -69,17 +69,18 @@ impl Decision {
     /// Reads the wire form: exactly `"approve"`, `"reject"` or `["reject", <string>]` (a blank reason
     /// reads as a bare reject). Anything else is a `parse_error`.
     pub fn from_wire(value: &Value) -> Result<Decision> {
-        match value {
-            Value::String(s) if s == "approve" => Ok(Decision::Approve),
-            Value::String(s) if s == "reject" => Ok(Decision::Reject(None)),
+        let decision = match value {
+            Value::String(s) if s == "approve" => Some(Decision::Approve),
+            Value::String(s) if s == "reject" => Some(Decision::Reject(None)),
             Value::Array(items) => match items.as_slice() {
                 [Value::String(tag), Value::String(reason)] if tag == "reject" => {
-                    Ok(Decision::reject(Some(reason)))
+                    Some(Decision::reject(Some(reason)))
                 }
-                _ => Err(bad_wire(value)),
+                _ => None,
             },
-            _ => Err(bad_wire(value)),
-        }
+            _ => None,
+        };
+        decision.ok_or_else(|| bad_wire(value))
     }
 }
 
@@ -210,20 +211,23 @@ impl Decisions {
 
     /// The callIds without an effective decision, in tail order.
     pub fn undecided(&self) -> Vec<&str> {
-        self.entries
-            .iter()
-            .filter(|e| e.effective().is_none())
-            .map(|e| e.call_id.as_str())
-            .collect()
+        let mut out = Vec::new();
+        for e in &self.entries {
+            if e.effective().is_none() {
+                out.push(e.call_id.as_str());
+            }
+        }
+        out
     }
 
     /// The effective decisions to send, in tail order; `empty_decisions` when there are none.
     pub fn payload(&self) -> Result<Payload<'_>> {
-        let entries: Vec<(&str, &Decision)> = self
-            .entries
-            .iter()
-            .filter_map(|e| e.effective().map(|d| (e.call_id.as_str(), d)))
-            .collect();
+        let mut entries = Vec::new();
+        for e in &self.entries {
+            if let Some(d) = e.effective() {
+                entries.push((e.call_id.as_str(), d));
+            }
+        }
         if entries.is_empty() {
             return Err(Error::new(
                 ErrorCode::EmptyDecisions,

@@ -133,16 +133,25 @@ impl Error {
     }
 }
 
+/// `code: message[ at path][ (line l, column c)]`, written piece by piece (no integer formatting
+/// from `core::fmt`).
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)?;
+        let mut s = self.code.as_str().to_owned();
+        s.push_str(": ");
+        s.push_str(&self.message);
         if let Some(path) = &self.path {
-            write!(f, " at {path}")?;
+            s.push_str(" at ");
+            s.push_str(path);
         }
         if let (Some(line), Some(column)) = (self.line, self.column) {
-            write!(f, " (line {line}, column {column})")?;
+            s.push_str(" (line ");
+            crate::json::write_u64(&mut s, line as u64);
+            s.push_str(", column ");
+            crate::json::write_u64(&mut s, column as u64);
+            s.push(')');
         }
-        Ok(())
+        f.write_str(&s)
     }
 }
 

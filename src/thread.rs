@@ -74,52 +74,67 @@ pub fn parse_thread_bytes(input: &[u8]) -> Result<Thread> {
 
 /// Builds a thread from an already parsed JSON value.
 pub fn parse_thread_value(value: Value) -> Result<Thread> {
-    match value {
-        Value::Array(items) => Ok(Thread {
-            id: None,
-            messages: messages_from_values(items, "$")?,
-        }),
-        Value::Object(mut map) => {
-            let id = match map.remove("id") {
-                None => None,
-                Some(v) => id_from_value(&v).map_err(|got| {
-                    Error::parse(format!(
-                        "the thread id must be a string, a number or null, got {got}"
-                    ))
-                    .with_path("$.id")
-                })?,
-            };
-            let messages = match map.remove("messages") {
-                Some(Value::Array(items)) => messages_from_values(items, "$.messages")?,
-                Some(other) => {
-                    return Err(Error::parse(format!(
-                        "messages must be an array, got {}",
-                        json::describe(&other)
-                    ))
-                    .with_path("$.messages"))
-                }
-                None => return Err(missing_messages()),
-            };
-            Ok(Thread { id, messages })
-        }
-        other => Err(Error::parse(format!(
-            "a thread must be an object with a \"messages\" array or an array of messages, got {}",
-            json::describe(&other)
-        ))
-        .with_path("$")),
+    let (id, _, bare) = document(&value)?;
+    let items = match value {
+        Value::Array(items) => items,
+        Value::Object(mut map) => match map.remove("messages") {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    let mut messages = Vec::with_capacity(items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        messages.push(Message::from_value_at(item, || message_path(bare, index))?);
     }
+    Ok(Thread { id, messages })
+}
+
+/// `e` with `base` prefixed to its path (a relative path, or none).
+pub(crate) fn under(base: String, mut e: Error) -> Error {
+    let mut path = base;
+    path.push_str(e.path.as_deref().unwrap_or_default());
+    e.path = Some(path);
+    e
+}
+
+/// Checks the shape of a parsed thread document (an object with a valid `id` and a `messages`
+/// array, or an array): its id, its messages (not yet checked) and whether it is a bare array.
+pub(crate) fn document(value: &Value) -> Result<(Option<String>, &[Value], bool)> {
+    match value {
+        Value::Array(items) => Ok((None, items, true)),
+        Value::Object(map) => {
+            let id = match map.get("id") {
+                None => None,
+                Some(v) => id_from_value(v).map_err(|got| got_error(BAD_ID, got, "$.id"))?,
+            };
+            match map.get("messages") {
+                Some(Value::Array(items)) => Ok((id, items, false)),
+                Some(other) => Err(got_error(BAD_MESSAGES, json::describe(other), "$.messages")),
+                None => Err(missing_messages()),
+            }
+        }
+        other => Err(got_error(BAD_THREAD, json::describe(other), "$")),
+    }
+}
+
+pub(crate) const BAD_ID: &str = "the thread id must be a string, a number or null";
+pub(crate) const BAD_MESSAGES: &str = "messages must be an array";
+pub(crate) const BAD_THREAD: &str =
+    "a thread must be an object with a \"messages\" array or an array of messages";
+pub(crate) const BAD_MESSAGE: &str = "a message must be an object";
+
+/// A `parse_error` "<what>, got <got>" at `path`.
+#[inline(never)]
+pub(crate) fn got_error(what: &str, got: &str, path: &str) -> Error {
+    let mut m = what.to_owned();
+    m.push_str(", got ");
+    m.push_str(got);
+    Error::parse(m).with_path(path)
 }
 
 fn missing_messages() -> Error {
     Error::parse("a thread object needs a \"messages\" array").with_path("$")
-}
-
-fn messages_from_values(items: Vec<Value>, base: &str) -> Result<Vec<Message>> {
-    let mut messages = Vec::with_capacity(items.len());
-    for (index, item) in items.into_iter().enumerate() {
-        messages.push(Message::from_value_at(item, || format!("{base}[{index}]"))?);
-    }
-    Ok(messages)
 }
 
 /// `Ok(None)` for null, the decimal string for a number, the string itself; `Err(description)` else.
@@ -183,20 +198,16 @@ impl Message {
 
     /// Validates one message; `base` gives the message's path, built only on error.
     pub(crate) fn from_value_at(value: Value, base: impl FnOnce() -> String) -> Result<Message> {
+        Message::checked(value).map_err(|e| under(base(), e))
+    }
+
+    /// Validates one message; the error's path is relative to the message (empty for the message
+    /// itself). Not generic, so compiled once for every caller of `from_value_at`.
+    #[inline(never)]
+    pub(crate) fn checked(value: Value) -> Result<Message> {
         match value {
-            Value::Object(raw) => match check(&raw) {
-                Ok(()) => Ok(Message { raw }),
-                Err(invalid) => {
-                    let mut path = base();
-                    path.push_str(&invalid.rel);
-                    Err(Error::parse(invalid.message).with_path(path))
-                }
-            },
-            other => Err(Error::parse(format!(
-                "a message must be an object, got {}",
-                json::describe(&other)
-            ))
-            .with_path(base())),
+            Value::Object(raw) => check(&raw).map(|()| Message { raw }),
+            other => Err(got_error(BAD_MESSAGE, json::describe(&other), "")),
         }
     }
 
@@ -262,25 +273,22 @@ impl Message {
     /// The typed views of `tools[]` on `tool_call` and `tool_call_result` messages, in order; empty for
     /// any other message.
     pub fn tools(&self) -> Vec<ToolCall<'_>> {
-        match self.kind() {
-            MessageKind::ToolCall | MessageKind::ToolCallResult => match self.raw.get("tools") {
-                Some(Value::Array(tools)) => tools
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(index, tool)| {
-                        let raw = tool.as_object()?;
-                        let call_id = raw.get("callId")?.as_str()?;
-                        Some(ToolCall {
+        let mut out = Vec::new();
+        if let (Some(_), Some(Value::Array(tools))) = (tool_kind(&self.raw), self.raw.get("tools"))
+        {
+            for (index, tool) in tools.iter().enumerate() {
+                if let Some(raw) = tool.as_object() {
+                    if let Some(Value::String(call_id)) = raw.get("callId") {
+                        out.push(ToolCall {
                             raw,
                             call_id,
                             index,
-                        })
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            },
-            _ => Vec::new(),
+                        });
+                    }
+                }
+            }
         }
+        out
     }
 }
 
@@ -323,13 +331,14 @@ impl<'a> ToolCall<'a> {
     pub fn inputs(&self) -> Cow<'a, Map> {
         match self.raw.get("inputs") {
             Some(Value::Object(map)) => Cow::Borrowed(map),
-            Some(Value::Array(items)) => Cow::Owned(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (json::u64_string(i as u64), v.clone()))
-                    .collect(),
-            ),
+            Some(Value::Array(items)) => {
+                // The keys are distinct: no need to look each one up as `insert` would.
+                let mut entries = Vec::with_capacity(items.len());
+                for (i, v) in items.iter().enumerate() {
+                    entries.push((json::u64_string(i as u64), v.clone()));
+                }
+                Cow::Owned(Map::from_entries(entries))
+            }
             _ => Cow::Owned(Map::new()),
         }
     }
@@ -377,6 +386,16 @@ impl<'a> ToolCall<'a> {
     }
 }
 
+/// `"tool_call"` or `"tool_call_result"` for those message types (without building a
+/// [`MessageKind`]).
+fn tool_kind(raw: &Map) -> Option<&'static str> {
+    match raw.get("type") {
+        Some(Value::String(t)) if t == "tool_call" => Some("tool_call"),
+        Some(Value::String(t)) if t == "tool_call_result" => Some("tool_call_result"),
+        _ => None,
+    }
+}
+
 fn kind_of(raw: &Map) -> MessageKind {
     match raw.get("type") {
         Some(Value::String(t)) => match t.as_str() {
@@ -388,107 +407,86 @@ fn kind_of(raw: &Map) -> MessageKind {
     }
 }
 
-/// A validation failure inside a message: the path relative to the message and a human message.
-struct Invalid {
-    rel: String,
-    message: String,
+/// A `parse_error` "<what>, got <got>" at the path `rel` inside the message.
+fn invalid(rel: &str, what: &str, got: &Value) -> Error {
+    got_error(what, json::describe(got), rel)
 }
 
-fn invalid(rel: impl Into<String>, message: impl Into<String>) -> Invalid {
-    Invalid {
-        rel: rel.into(),
-        message: message.into(),
-    }
+/// `.tools[i]<field>`.
+fn tool_path(i: usize, field: &str) -> String {
+    let mut path = ".tools[".to_owned();
+    path.push_str(&json::u64_string(i as u64));
+    path.push(']');
+    path.push_str(field);
+    path
 }
 
-fn check(raw: &Map) -> std::result::Result<(), Invalid> {
-    if let Some(role) = raw.get("role") {
-        if !role.is_string() {
-            return Err(invalid(
-                ".role",
-                format!("role must be a string, got {}", json::describe(role)),
-            ));
-        }
+/// Checks one message; the error's path is relative to the message.
+fn check(raw: &Map) -> Result<()> {
+    match raw.get("role") {
+        None | Some(Value::String(_)) => {}
+        Some(other) => return Err(invalid(".role", "role must be a string", other)),
     }
     match raw.get("type") {
         None | Some(Value::Null) | Some(Value::String(_)) => {}
-        Some(other) => {
-            return Err(invalid(
-                ".type",
-                format!("type must be a string, got {}", json::describe(other)),
-            ))
-        }
+        Some(other) => return Err(invalid(".type", "type must be a string", other)),
     }
     match raw.get("__id") {
         None | Some(Value::Null) | Some(Value::String(_)) | Some(Value::Number(_)) => {}
         Some(other) => {
             return Err(invalid(
                 ".__id",
-                format!(
-                    "__id must be a string, a number or null, got {}",
-                    json::describe(other)
-                ),
+                "__id must be a string, a number or null",
+                other,
             ))
         }
     }
-    match kind_of(raw) {
-        MessageKind::ToolCall => check_tools(raw, "tool_call"),
-        MessageKind::ToolCallResult => check_tools(raw, "tool_call_result"),
-        _ => Ok(()),
-    }
-}
-
-fn check_tools(raw: &Map, kind: &str) -> std::result::Result<(), Invalid> {
+    let Some(kind) = tool_kind(raw) else {
+        return Ok(());
+    };
     let tools = match raw.get("tools") {
         Some(Value::Array(tools)) => tools,
-        Some(other) => {
-            return Err(invalid(
-                ".tools",
-                format!("tools must be an array, got {}", json::describe(other)),
-            ))
-        }
+        Some(other) => return Err(invalid(".tools", "tools must be an array", other)),
         None => {
-            return Err(invalid(
-                ".tools",
-                format!("a {kind} message needs a tools array"),
-            ))
+            let mut m = "a ".to_owned();
+            m.push_str(kind);
+            m.push_str(" message needs a tools array");
+            return Err(Error::parse(m).with_path(".tools"));
         }
     };
     for (i, tool) in tools.iter().enumerate() {
         let Some(tool) = tool.as_object() else {
-            return Err(invalid(
-                format!(".tools[{i}]"),
-                format!("a tool must be an object, got {}", json::describe(tool)),
-            ));
+            return Err(invalid(&tool_path(i, ""), "a tool must be an object", tool));
         };
         match tool.get("callId") {
             Some(Value::String(_)) => {}
             Some(other) => {
                 return Err(invalid(
-                    format!(".tools[{i}].callId"),
-                    format!("callId must be a string, got {}", json::describe(other)),
+                    &tool_path(i, ".callId"),
+                    "callId must be a string",
+                    other,
                 ))
             }
             None => {
-                return Err(invalid(
-                    format!(".tools[{i}].callId"),
-                    "a tool needs a callId",
-                ))
+                return Err(Error::parse("a tool needs a callId").with_path(tool_path(i, ".callId")))
             }
         }
         match tool.get("approval") {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) if Approval::parse(s).is_some() => {}
             Some(other) => {
+                let quoted;
                 let got = match other {
-                    Value::String(s) => s.to_json_string(),
-                    other => json::describe(other).to_owned(),
+                    Value::String(s) => {
+                        quoted = json::quote(s);
+                        &quoted
+                    }
+                    other => json::describe(other),
                 };
-                return Err(invalid(
-                    format!(".tools[{i}].approval"),
-                    format!(
-                        "approval must be \"pending\", \"approved\", \"rejected\" or null, got {got}"
-                    ),
+                return Err(got_error(
+                    "approval must be \"pending\", \"approved\", \"rejected\" or null",
+                    got,
+                    &tool_path(i, ".approval"),
                 ));
             }
         }
@@ -496,8 +494,9 @@ fn check_tools(raw: &Map, kind: &str) -> std::result::Result<(), Invalid> {
             None | Some(Value::Null) | Some(Value::Object(_)) | Some(Value::Array(_)) => {}
             Some(other) => {
                 return Err(invalid(
-                    format!(".tools[{i}].inputs"),
-                    format!("inputs must be an object, got {}", json::describe(other)),
+                    &tool_path(i, ".inputs"),
+                    "inputs must be an object",
+                    other,
                 ))
             }
         }
@@ -556,24 +555,31 @@ enum Loc {
     Message(usize),
 }
 
-/// Why the walk stopped: a syntax error (positioned, with the path of where the walk was), or an
-/// error of ours with its own path.
+/// Why the walk stopped: a syntax error (positioned; the path is where the walk was, `loc`), or
+/// an error of ours with its own path (boxed: the walk's results stay small).
 enum Stop {
-    Syntax(Syntax, Loc),
-    Shape(Error),
+    Syntax(Syntax),
+    Shape(Box<Error>),
+}
+
+impl From<Syntax> for Stop {
+    fn from(s: Syntax) -> Stop {
+        Stop::Syntax(s)
+    }
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Shape(Box::new(e))
+    }
 }
 
 struct Walker<'a> {
     p: Parser<'a>,
     mode: Mode,
-    bare: bool,
     loc: Loc,
-}
-
-impl Walker<'_> {
-    fn syntax(&self, s: Syntax) -> Stop {
-        Stop::Syntax(s, self.loc)
-    }
+    /// What the walk found so far.
+    out: Walked<'a>,
 }
 
 /// Walks a thread document once: checks the JSON and the thread's shape, and builds every message
@@ -582,130 +588,115 @@ pub(crate) fn walk(input: &str, mode: Mode) -> Result<Walked<'_>> {
     let mut w = Walker {
         p: Parser::new(input),
         mode,
-        bare: false,
         loc: Loc::Root,
+        out: Walked {
+            id: None,
+            bare: false,
+            count: 0,
+            tail: None,
+            messages: Vec::new(),
+        },
     };
-    let result = walk_root(&mut w).and_then(|walked| {
+    let result = walk_root(&mut w).and_then(|()| {
         w.loc = Loc::Root;
-        w.p.end().map_err(|s| w.syntax(s))?;
-        Ok(walked)
+        Ok(w.p.end()?)
     });
-    result.map_err(|stop| match stop {
-        Stop::Shape(error) => error,
-        Stop::Syntax(s, loc) => {
-            let path = match loc {
+    match result {
+        Ok(()) => Ok(w.out),
+        Err(Stop::Shape(error)) => Err(*error),
+        Err(Stop::Syntax(s)) => {
+            let path = match w.loc {
                 Loc::Root => "$".to_owned(),
                 Loc::Id => "$.id".to_owned(),
                 Loc::Messages => "$.messages".to_owned(),
-                Loc::Message(i) => message_path(w.bare, i),
+                Loc::Message(i) => message_path(w.out.bare, i),
             };
-            json::to_error(input, s).with_path(path)
-        }
-    })
-}
-
-fn walk_root<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop> {
-    match w.p.ws() {
-        Some(b'[') => {
-            w.bare = true;
-            walk_messages(w)
-        }
-        Some(b'{') => {
-            w.p.enter().map_err(|s| w.syntax(s))?;
-            let mut id = None;
-            let mut messages = None;
-            let mut key = w.p.object_first().map_err(|s| w.syntax(s))?;
-            while let Some(k) = key {
-                match &*k {
-                    "id" => {
-                        w.loc = Loc::Id;
-                        let value = w.p.parse_value().map_err(|s| w.syntax(s))?;
-                        id = id_from_value(&value).map_err(|got| {
-                            let mut m =
-                                "the thread id must be a string, a number or null, got ".to_owned();
-                            m.push_str(got);
-                            Stop::Shape(Error::parse(m).with_path("$.id"))
-                        })?;
-                    }
-                    "messages" => {
-                        w.loc = Loc::Messages;
-                        match w.p.ws() {
-                            Some(b'[') => messages = Some(walk_messages(w)?),
-                            first => {
-                                w.p.skip_value().map_err(|s| w.syntax(s))?;
-                                let mut m = "messages must be an array, got ".to_owned();
-                                m.push_str(json::describe_byte(first));
-                                return Err(Stop::Shape(Error::parse(m).with_path("$.messages")));
-                            }
-                        }
-                    }
-                    _ => w.p.skip_value().map_err(|s| w.syntax(s))?,
-                }
-                w.loc = Loc::Root;
-                key = w.p.object_next().map_err(|s| w.syntax(s))?;
-            }
-            match messages {
-                Some(mut walked) => {
-                    walked.id = id;
-                    Ok(walked)
-                }
-                None => Err(Stop::Shape(missing_messages())),
-            }
-        }
-        first => {
-            // A scalar document: valid JSON first, then the wrong shape.
-            w.p.skip_value().map_err(|s| w.syntax(s))?;
-            let mut m = "a thread must be an object with a \"messages\" array or an array of messages, got "
-                .to_owned();
-            m.push_str(json::describe_byte(first));
-            Err(Stop::Shape(Error::parse(m).with_path("$")))
+            Err(json::to_error(input, s).with_path(path))
         }
     }
 }
 
-/// The messages array (at its `[`).
-fn walk_messages<'a>(w: &mut Walker<'a>) -> std::result::Result<Walked<'a>, Stop> {
-    let bare = w.bare;
-    let mut walked = Walked {
-        id: None,
-        bare,
-        count: 0,
-        tail: None,
-        messages: Vec::new(),
-    };
+/// Skips a value that is not of the expected kind (valid JSON first), then reports its kind.
+fn wrong(w: &mut Walker<'_>, what: &str, path: &str) -> std::result::Result<(), Stop> {
+    let first = w.p.ws();
+    w.p.skip_value()?;
+    Err(got_error(what, json::describe_byte(first), path).into())
+}
+
+fn walk_root(w: &mut Walker<'_>) -> std::result::Result<(), Stop> {
+    match w.p.ws() {
+        Some(b'[') => {
+            w.out.bare = true;
+            walk_messages(w)
+        }
+        Some(b'{') => {
+            w.p.enter()?;
+            let mut seen = false;
+            let mut key = w.p.object_first()?;
+            while let Some(k) = key {
+                match &*k {
+                    "id" => {
+                        w.loc = Loc::Id;
+                        let value = w.p.parse_value()?;
+                        w.out.id =
+                            id_from_value(&value).map_err(|got| got_error(BAD_ID, got, "$.id"))?;
+                    }
+                    "messages" => {
+                        w.loc = Loc::Messages;
+                        match w.p.ws() {
+                            Some(b'[') => walk_messages(w)?,
+                            _ => return wrong(w, BAD_MESSAGES, "$.messages"),
+                        }
+                        seen = true;
+                    }
+                    _ => w.p.skip_value()?,
+                }
+                w.loc = Loc::Root;
+                key = w.p.object_next()?;
+            }
+            if seen {
+                Ok(())
+            } else {
+                Err(missing_messages().into())
+            }
+        }
+        // A scalar document: valid JSON first, then the wrong shape.
+        _ => wrong(w, BAD_THREAD, "$"),
+    }
+}
+
+/// The messages array (at its `[`). A repeated `messages` key replaces what an earlier one gave.
+fn walk_messages(w: &mut Walker<'_>) -> std::result::Result<(), Stop> {
+    let bare = w.out.bare;
+    w.out.tail = None;
+    w.out.messages.clear();
     let mut index = 0usize;
     w.loc = Loc::Message(0);
-    w.p.enter().map_err(|s| w.syntax(s))?;
-    let mut more = w.p.array_first().map_err(|s| w.syntax(s))?;
+    w.p.enter()?;
+    let mut more = w.p.array_first()?;
     while more {
         w.loc = Loc::Message(index);
         match w.mode {
             Mode::Tail => {
-                let first = w.p.ws();
-                let start = w.p.pos();
-                w.p.skip_value().map_err(|s| w.syntax(s))?;
-                if first != Some(b'{') {
-                    let mut m = "a message must be an object, got ".to_owned();
-                    m.push_str(json::describe_byte(first));
-                    return Err(Stop::Shape(
-                        Error::parse(m).with_path(message_path(bare, index)),
-                    ));
+                if w.p.ws() != Some(b'{') {
+                    return wrong(w, BAD_MESSAGE, &message_path(bare, index));
                 }
-                walked.tail = Some(w.p.slice(start, w.p.pos()));
+                let start = w.p.pos();
+                w.p.skip_value()?;
+                w.out.tail = Some(w.p.slice(start, w.p.pos()));
             }
             Mode::All | Mode::Check => {
-                let value = w.p.parse_value().map_err(|s| w.syntax(s))?;
-                let message = Message::from_value_at(value, || message_path(bare, index))
-                    .map_err(Stop::Shape)?;
+                let value = w.p.parse_value()?;
+                let message = Message::from_value_at(value, || message_path(bare, index))?;
                 if w.mode == Mode::All {
-                    walked.messages.push(message);
+                    w.out.messages.push(message);
                 }
             }
         }
         index += 1;
         w.loc = Loc::Message(index);
-        more = w.p.array_next().map_err(|s| w.syntax(s))?;
+        more = w.p.array_next()?;
     }
-    walked.count = index;
-    Ok(walked)
+    w.out.count = index;
+    Ok(())
 }

@@ -14,7 +14,7 @@ pub use write::ToJson;
 
 pub(crate) use parse::{to_error, Parser, Syntax};
 pub(crate) use write::ToJsonDyn;
-pub(crate) use write::{u64_string, write_str, write_value, Obj};
+pub(crate) use write::{u64_string, write_str, write_u64, write_value, Obj};
 
 use crate::error::Error;
 
@@ -25,13 +25,8 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
         Ok(s) => Ok(s),
         Err(err) => {
             let at = err.valid_up_to();
-            let before = bytes.get(..at).unwrap_or_default();
-            let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
-            let line_start = before
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |i| i + 1);
-            let column = at - line_start + 1;
+            // Just past the first bad byte (never a line feed), as for a syntax error there.
+            let (line, column) = parse::line_column(bytes, at + 1);
             let message = if err.error_len().is_none() {
                 "unexpected end of input: incomplete UTF-8 sequence".to_owned()
             } else {

@@ -85,8 +85,7 @@ fn special(b: u8) -> bool {
 }
 
 /// The (line, column) of a position index, as serde_json counts them.
-pub(crate) fn line_column(text: &str, at: usize) -> (usize, usize) {
-    let bytes = text.as_bytes();
+pub(crate) fn line_column(bytes: &[u8], at: usize) -> (usize, usize) {
     let before = bytes.get(..at.min(bytes.len())).unwrap_or_default();
     let start = before
         .iter()
@@ -111,7 +110,7 @@ pub(crate) fn to_error(text: &str, s: Syntax) -> Error {
     };
     let mut message = String::from(prefix);
     message.push_str(s.code.message());
-    let (line, column) = line_column(text, s.at);
+    let (line, column) = line_column(text.as_bytes(), s.at);
     Error::parse(message).at(line, column)
 }
 
@@ -203,19 +202,15 @@ impl<'a> Parser<'a> {
 
     /// After `[`: `true` when an element follows, `false` when the array ended (`]` consumed).
     pub(crate) fn array_first(&mut self) -> PResult<bool> {
-        match self.ws() {
-            None => Err(self.eof(Code::EofList)),
-            Some(b']') => {
-                self.pos += 1;
-                self.leave();
-                Ok(false)
-            }
-            Some(_) => Ok(true),
-        }
+        self.array_item(true)
     }
 
     /// After an element: `true` when `,` and another element follow, `false` at `]`.
     pub(crate) fn array_next(&mut self) -> PResult<bool> {
+        self.array_item(false)
+    }
+
+    fn array_item(&mut self, first: bool) -> PResult<bool> {
         match self.ws() {
             None => Err(self.eof(Code::EofList)),
             Some(b']') => {
@@ -223,6 +218,7 @@ impl<'a> Parser<'a> {
                 self.leave();
                 Ok(false)
             }
+            Some(_) if first => Ok(true),
             Some(b',') => {
                 self.pos += 1;
                 match self.ws() {
@@ -237,129 +233,26 @@ impl<'a> Parser<'a> {
 
     /// After `{`: the first key (its `:` consumed), or `None` when the object ended.
     pub(crate) fn object_first(&mut self) -> PResult<Option<Cow<'a, str>>> {
-        match self.ws() {
-            None => Err(self.eof(Code::EofObject)),
-            Some(b'}') => {
-                self.pos += 1;
-                self.leave();
-                Ok(None)
-            }
-            Some(b'"') => self.key().map(Some),
-            Some(_) => Err(self.err(Code::KeyMustBeString, self.pos)),
-        }
+        self.object_key(true, true)
     }
 
     /// After a member's value: the next key, or `None` at `}`.
     pub(crate) fn object_next(&mut self) -> PResult<Option<Cow<'a, str>>> {
+        self.object_key(false, true)
+    }
+
+    /// The first (`first`) or next key of an object, its `:` consumed; `None` at `}`. Without
+    /// `keep` the key is only checked, never copied.
+    fn object_key(&mut self, first: bool, keep: bool) -> PResult<Option<Cow<'a, str>>> {
         match self.ws() {
-            None => Err(self.eof(Code::EofObject)),
+            None => return Err(self.eof(Code::EofObject)),
             Some(b'}') => {
                 self.pos += 1;
                 self.leave();
-                Ok(None)
+                return Ok(None);
             }
-            Some(b',') => {
-                self.pos += 1;
-                match self.ws() {
-                    None => Err(self.eof(Code::EofValue)),
-                    Some(b'"') => self.key().map(Some),
-                    Some(b'}') => Err(self.err(Code::TrailingComma, self.pos)),
-                    Some(_) => Err(self.err(Code::KeyMustBeString, self.pos)),
-                }
-            }
-            Some(_) => Err(self.err(Code::ExpectedObjectCommaOrEnd, self.pos)),
-        }
-    }
-
-    fn key(&mut self) -> PResult<Cow<'a, str>> {
-        let key = self.string()?;
-        match self.ws() {
-            None => Err(self.eof(Code::EofObject)),
-            Some(b':') => {
-                self.pos += 1;
-                Ok(key)
-            }
-            Some(_) => Err(self.err(Code::ExpectedColon, self.pos)),
-        }
-    }
-
-    /// Parses one value.
-    pub(crate) fn parse_value(&mut self) -> PResult<Value> {
-        match self.ws() {
-            None => Err(self.eof(Code::EofValue)),
-            Some(b'{') => {
-                self.enter()?;
-                let mut entries = Vec::new();
-                let mut key = self.object_first()?;
-                while let Some(k) = key {
-                    let value = self.parse_value()?;
-                    entries.push((k.into_owned(), value));
-                    key = self.object_next()?;
-                }
-                Ok(Value::Object(Map::from_entries(entries)))
-            }
-            Some(b'[') => {
-                self.enter()?;
-                let mut items = Vec::new();
-                let mut more = self.array_first()?;
-                while more {
-                    items.push(self.parse_value()?);
-                    more = self.array_next()?;
-                }
-                Ok(Value::Array(items))
-            }
-            Some(b'"') => Ok(Value::String(self.string()?.into_owned())),
-            Some(b't') => self.literal(b"true").map(|()| Value::Bool(true)),
-            Some(b'f') => self.literal(b"false").map(|()| Value::Bool(false)),
-            Some(b'n') => self.literal(b"null").map(|()| Value::Null),
-            Some(b'-' | b'0'..=b'9') => Ok(Value::Number(Number::from_valid(self.number()?))),
-            Some(_) => Err(self.err(Code::ExpectedValue, self.pos)),
-        }
-    }
-
-    /// Checks one value and moves past it, allocating nothing.
-    pub(crate) fn skip_value(&mut self) -> PResult<()> {
-        match self.ws() {
-            None => Err(self.eof(Code::EofValue)),
-            Some(b'{') => {
-                self.enter()?;
-                let mut more = self.skip_object_key(true)?;
-                while more {
-                    self.skip_value()?;
-                    more = self.skip_object_key(false)?;
-                }
-                Ok(())
-            }
-            Some(b'[') => {
-                self.enter()?;
-                let mut more = self.array_first()?;
-                while more {
-                    self.skip_value()?;
-                    more = self.array_next()?;
-                }
-                Ok(())
-            }
-            Some(b'"') => self.skip_string(),
-            Some(b't') => self.literal(b"true"),
-            Some(b'f') => self.literal(b"false"),
-            Some(b'n') => self.literal(b"null"),
-            Some(b'-' | b'0'..=b'9') => self.number().map(drop),
-            Some(_) => Err(self.err(Code::ExpectedValue, self.pos)),
-        }
-    }
-
-    /// [`Self::object_first`] / [`Self::object_next`] without building the key.
-    fn skip_object_key(&mut self, first: bool) -> PResult<bool> {
-        match (self.ws(), first) {
-            (None, _) => return Err(self.eof(Code::EofObject)),
-            (Some(b'}'), _) => {
-                self.pos += 1;
-                self.leave();
-                return Ok(false);
-            }
-            (Some(b'"'), true) => {}
-            (Some(_), true) => return Err(self.err(Code::KeyMustBeString, self.pos)),
-            (Some(b','), false) => {
+            Some(b'"') if first => {}
+            Some(b',') if !first => {
                 self.pos += 1;
                 match self.ws() {
                     None => return Err(self.eof(Code::EofValue)),
@@ -368,16 +261,81 @@ impl<'a> Parser<'a> {
                     Some(_) => return Err(self.err(Code::KeyMustBeString, self.pos)),
                 }
             }
-            (Some(_), false) => return Err(self.err(Code::ExpectedObjectCommaOrEnd, self.pos)),
+            Some(_) if first => return Err(self.err(Code::KeyMustBeString, self.pos)),
+            Some(_) => return Err(self.err(Code::ExpectedObjectCommaOrEnd, self.pos)),
         }
-        self.skip_string()?;
+        let key = self.string(keep)?;
         match self.ws() {
             None => Err(self.eof(Code::EofObject)),
             Some(b':') => {
                 self.pos += 1;
-                Ok(true)
+                Ok(Some(key))
             }
             Some(_) => Err(self.err(Code::ExpectedColon, self.pos)),
+        }
+    }
+
+    /// Parses one value.
+    pub(crate) fn parse_value(&mut self) -> PResult<Value> {
+        self.value(true)
+    }
+
+    /// Checks one value and moves past it, allocating nothing.
+    pub(crate) fn skip_value(&mut self) -> PResult<()> {
+        self.value(false).map(drop)
+    }
+
+    /// One value. Without `keep` it is only checked (a string's `\u` escapes only for their hex
+    /// digits, as serde_json skips them), nothing is allocated, and the result is a placeholder.
+    fn value(&mut self, keep: bool) -> PResult<Value> {
+        match self.ws() {
+            None => Err(self.eof(Code::EofValue)),
+            Some(b'{') => {
+                self.enter()?;
+                let mut entries = Vec::new();
+                let mut key = self.object_key(true, keep)?;
+                while let Some(k) = key {
+                    let value = self.value(keep)?;
+                    if keep {
+                        entries.push((k.into_owned(), value));
+                    }
+                    key = self.object_key(false, keep)?;
+                }
+                Ok(Value::Object(Map::from_entries(entries)))
+            }
+            Some(b'[') => {
+                self.enter()?;
+                let mut items = Vec::new();
+                let mut more = self.array_item(true)?;
+                while more {
+                    let value = self.value(keep)?;
+                    if keep {
+                        items.push(value);
+                    }
+                    more = self.array_item(false)?;
+                }
+                Ok(Value::Array(items))
+            }
+            Some(b'"') => {
+                let s = self.string(keep)?;
+                Ok(if keep {
+                    Value::String(s.into_owned())
+                } else {
+                    Value::Null
+                })
+            }
+            Some(b't') => self.literal(b"true").map(|()| Value::Bool(true)),
+            Some(b'f') => self.literal(b"false").map(|()| Value::Bool(false)),
+            Some(b'n') => self.literal(b"null").map(|()| Value::Null),
+            Some(b'-' | b'0'..=b'9') => {
+                let n = self.number()?;
+                Ok(if keep {
+                    Value::Number(Number::from_valid(n))
+                } else {
+                    Value::Null
+                })
+            }
+            Some(_) => Err(self.err(Code::ExpectedValue, self.pos)),
         }
     }
 
@@ -517,91 +475,61 @@ impl<'a> Parser<'a> {
         Ok(n)
     }
 
-    /// Moves past a string (at its opening quote) without building it.
-    fn skip_string(&mut self) -> PResult<()> {
-        let mut i = self.pos + 1;
-        loop {
-            i = self.scan(i);
-            match self.byte(i) {
-                None => return Err(self.eof(Code::EofString)),
-                Some(b'"') => {
-                    self.pos = i + 1;
-                    return Ok(());
-                }
-                Some(b'\\') => match self.byte(i + 1) {
-                    None => return Err(self.eof(Code::EofString)),
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                    Some(b'u') => {
-                        self.hex4(i + 2)?;
-                        i += 6;
-                    }
-                    Some(_) => return Err(self.err(Code::InvalidEscape, i + 1)),
-                },
-                Some(_) => return Err(self.err(Code::ControlChar, i)),
-            }
-        }
-    }
-
-    /// A string (at its opening quote), borrowed when it has no escapes.
-    pub(crate) fn string(&mut self) -> PResult<Cow<'a, str>> {
+    /// A string (at its opening quote), borrowed when it has no escapes. Without `keep` it is only
+    /// checked (`\u` escapes for their hex digits alone) and never copied.
+    pub(crate) fn string(&mut self, keep: bool) -> PResult<Cow<'a, str>> {
         let start = self.pos + 1;
-        let mut i = self.scan(start);
-        match self.byte(i) {
-            Some(b'"') => {
-                self.pos = i + 1;
-                return Ok(Cow::Borrowed(self.slice(start, i)));
-            }
-            None => return Err(self.eof(Code::EofString)),
-            Some(b'\\') => {}
-            Some(_) => return Err(self.err(Code::ControlChar, i)),
-        }
-        let mut out = String::with_capacity(i - start + 16);
-        out.push_str(self.slice(start, i));
+        let mut i = start;
+        // Once an escape is met (and `keep`): the unescaped text so far.
+        let mut out: Option<String> = None;
         loop {
-            // At a backslash.
-            let escaped = match self.byte(i + 1) {
-                None => return Err(self.eof(Code::EofString)),
-                Some(b'"') => '"',
-                Some(b'\\') => '\\',
-                Some(b'/') => '/',
-                Some(b'b') => '\u{8}',
-                Some(b'f') => '\u{c}',
-                Some(b'n') => '\n',
-                Some(b'r') => '\r',
-                Some(b't') => '\t',
-                Some(b'u') => {
-                    let (c, next) = self.unicode_escape(i)?;
-                    out.push(c);
-                    i = next;
-                    let run = self.scan(i);
-                    out.push_str(self.slice(i, run));
-                    i = run;
-                    match self.byte(i) {
-                        Some(b'"') => {
-                            self.pos = i + 1;
-                            return Ok(Cow::Owned(out));
-                        }
-                        None => return Err(self.eof(Code::EofString)),
-                        Some(b'\\') => continue,
-                        Some(_) => return Err(self.err(Code::ControlChar, i)),
-                    }
-                }
-                Some(_) => return Err(self.err(Code::InvalidEscape, i + 1)),
-            };
-            out.push(escaped);
-            i += 2;
             let run = self.scan(i);
-            out.push_str(self.slice(i, run));
+            if let Some(out) = &mut out {
+                out.push_str(self.slice(i, run));
+            }
             i = run;
             match self.byte(i) {
                 Some(b'"') => {
                     self.pos = i + 1;
-                    return Ok(Cow::Owned(out));
+                    return Ok(match out {
+                        Some(out) => Cow::Owned(out),
+                        None => Cow::Borrowed(self.slice(start, i)),
+                    });
                 }
                 None => return Err(self.eof(Code::EofString)),
                 Some(b'\\') => {}
                 Some(_) => return Err(self.err(Code::ControlChar, i)),
             }
+            // At a backslash: the character and the escape's length.
+            let (c, len) = match self.byte(i + 1) {
+                None => return Err(self.eof(Code::EofString)),
+                Some(b'"') => ('"', 2),
+                Some(b'\\') => ('\\', 2),
+                Some(b'/') => ('/', 2),
+                Some(b'b') => ('\u{8}', 2),
+                Some(b'f') => ('\u{c}', 2),
+                Some(b'n') => ('\n', 2),
+                Some(b'r') => ('\r', 2),
+                Some(b't') => ('\t', 2),
+                Some(b'u') if keep => {
+                    let (c, next) = self.unicode_escape(i)?;
+                    (c, next - i)
+                }
+                Some(b'u') => {
+                    self.hex4(i + 2)?;
+                    (' ', 6)
+                }
+                Some(_) => return Err(self.err(Code::InvalidEscape, i + 1)),
+            };
+            if keep {
+                out.get_or_insert_with(|| {
+                    let mut s = String::with_capacity(i - start + 16);
+                    s.push_str(self.slice(start, i));
+                    s
+                })
+                .push(c);
+            }
+            i += len;
         }
     }
 

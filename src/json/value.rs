@@ -84,10 +84,6 @@ impl Map {
         self.0.is_empty()
     }
 
-    fn position(&self, key: &str) -> Option<usize> {
-        self.0.iter().rposition(|(k, _)| k == key)
-    }
-
     /// The value of `key` (its last occurrence).
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
@@ -102,7 +98,7 @@ impl Map {
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
-        self.position(key).is_some()
+        self.get(key).is_some()
     }
 
     /// Sets `key`: replaces its value in place if present, else appends it. Returns the old value.
@@ -119,10 +115,12 @@ impl Map {
     /// Removes every occurrence of `key`; returns the value of the last one.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         let mut out = None;
-        while let Some(i) = self.position(key) {
-            let (_, v) = self.0.remove(i);
-            if out.is_none() {
-                out = Some(v);
+        let mut i = self.0.len();
+        while i > 0 {
+            i -= 1;
+            if self.0.get(i).is_some_and(|(k, _)| k == key) {
+                let (_, v) = self.0.remove(i);
+                out.get_or_insert(v);
             }
         }
         out

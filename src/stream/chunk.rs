@@ -161,10 +161,12 @@ impl ChunkDecoder {
     }
 }
 
+/// One decoded event to `out` (shared by `feed` and `finish`, compiled once).
+#[inline(never)]
 fn push_event(ev: Result<SseEventRef<'_>>, out: &mut Vec<Result<Chunk>>) {
     match ev {
         Ok(ev) => {
-            if ev.data.trim_matches(is_json_ws).is_empty() {
+            if trim_json_ws(ev.data).is_empty() {
                 return; // an empty data event: a keep-alive
             }
             match parse_chunk_str(ev.data) {
@@ -177,8 +179,13 @@ fn push_event(ev: Result<SseEventRef<'_>>, out: &mut Vec<Result<Chunk>>) {
     }
 }
 
-fn is_json_ws(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r')
+/// `s` without its leading and trailing JSON whitespace (all ASCII, so trimmed byte-wise).
+fn trim_json_ws(s: &str) -> &str {
+    let bytes = s.as_bytes();
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let start = bytes.iter().position(|b| !ws(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !ws(b)).map_or(start, |i| i + 1);
+    s.get(start..end).unwrap_or_default()
 }
 
 /// Types one chunk from its JSON text (the data of one event, or one element of a collected
@@ -190,7 +197,7 @@ fn is_json_ws(c: char) -> bool {
 /// `path` points at it).
 pub fn parse_chunk_str(text: &str) -> Result<Option<Chunk>> {
     // Positions in errors are those of `text` as given, so it is parsed untrimmed.
-    let trimmed = text.trim_matches(is_json_ws);
+    let trimmed = trim_json_ws(text);
     if trimmed == "[DONE]" {
         return Ok(Some(Chunk::Done));
     }
@@ -245,61 +252,107 @@ fn string_field<'a>(fields: &'a Map, name: &str) -> Str<'a> {
 }
 
 /// Reads the fields of one chunk of type `ty`, naming the type and field in its errors.
+///
+/// The readers never fail: a missing or ill-typed field records an error (the first one wins, so
+/// fields are reported in the order they are read) and reads as empty. [`build`] checks for an
+/// error once, after building the chunk: one error path instead of one per field.
 struct Reader<'f> {
     fields: &'f Map,
     ty: &'f str,
     /// `""` for top-level fields, `"data."` inside `data`.
     prefix: &'static str,
+    error: Option<Error>,
 }
 
 impl Reader<'_> {
-    /// "`<type>` chunk: <what> field `<prefix><name>` <how>", at `$.<prefix><name>`.
-    fn field_error(&self, what: &str, name: &str, how: &str) -> Error {
+    /// Records "`<type>` chunk: <what>field `<prefix><name>` <how>", at `$.<prefix><name>`,
+    /// unless an earlier field already failed.
+    #[inline(never)]
+    fn fail(&mut self, name: &str, missing: bool, expected: &str) {
+        if self.error.is_some() {
+            return;
+        }
         let mut field = self.prefix.to_owned();
         field.push_str(name);
         let mut m = "`".to_owned();
-        for piece in [self.ty, "` chunk: ", what, "field `", &field, "` ", how] {
+        let (what, how) = if missing {
+            ("required ", "is missing")
+        } else {
+            ("", "must be ")
+        };
+        for piece in [
+            self.ty,
+            "` chunk: ",
+            what,
+            "field `",
+            &field,
+            "` ",
+            how,
+            expected,
+        ] {
             m.push_str(piece);
         }
         let mut path = "$.".to_owned();
         path.push_str(&field);
-        stream_error(m).with_path(path)
+        self.error = Some(stream_error(m).with_path(path));
     }
 
-    fn missing(&self, name: &str) -> Error {
-        self.field_error("required ", name, "is missing")
-    }
-
-    fn wrong(&self, name: &str, expected: &str) -> Error {
-        let mut how = "must be ".to_owned();
-        how.push_str(expected);
-        self.field_error("", name, &how)
-    }
-
-    fn req_str(&self, name: &str) -> Result<String> {
+    /// A string field; `required`: absent or null is an error.
+    #[inline(never)]
+    fn str_field(&mut self, name: &str, required: bool) -> Option<String> {
         match string_field(self.fields, name) {
-            Str::Text(s) => Ok(s.to_owned()),
-            Str::Absent | Str::Null => Err(self.missing(name)),
-            Str::WrongType => Err(self.wrong(name, "a string")),
+            Str::Text(s) => return Some(s.to_owned()),
+            Str::Absent | Str::Null => {
+                if required {
+                    self.fail(name, true, "");
+                }
+            }
+            Str::WrongType => self.fail(name, false, "a string"),
         }
+        None
     }
 
-    fn opt_str(&self, name: &str) -> Result<Option<String>> {
-        match string_field(self.fields, name) {
-            Str::Text(s) => Ok(Some(s.to_owned())),
-            Str::Absent | Str::Null => Ok(None),
-            Str::WrongType => Err(self.wrong(name, "a string")),
-        }
+    fn req_str(&mut self, name: &str) -> String {
+        self.str_field(name, true).unwrap_or_default()
+    }
+
+    fn opt_str(&mut self, name: &str) -> Option<String> {
+        self.str_field(name, false)
     }
 
     /// A field whose value may be any JSON, `null` included, but must be present.
-    fn req_value(&self, name: &str) -> Result<Value> {
-        self.fields
-            .get(name)
-            .cloned()
-            .ok_or_else(|| self.missing(name))
+    #[inline(never)]
+    fn req_value(&mut self, name: &str) -> Value {
+        match self.fields.get(name) {
+            Some(v) => v.clone(),
+            None => {
+                self.fail(name, true, "");
+                Value::Null
+            }
+        }
     }
 }
+
+/// The chunk types toolgate knows (besides `data-*`), in the order `build` matches them.
+const TYPES: [&str; 17] = [
+    "text-delta",
+    "text-start",
+    "text-end",
+    "start",
+    "start-step",
+    "finish-step",
+    "tool-input-start",
+    "tool-input-delta",
+    "tool-input-available",
+    "tool-output-available",
+    "tool-output-error",
+    "tool-output-denied",
+    "tool-approval-request",
+    "finish",
+    "error",
+    "abort",
+    "data-tool-call-approval",
+];
 
 /// The top-level fields a chunk type may read: each may appear once.
 const KNOWN: [&str; 13] = [
@@ -338,85 +391,105 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
             return Err(stream_error("chunk `type` must be a string").with_path("$.type"));
         }
     };
-    let r = Reader {
+    let mut r = Reader {
         fields,
         ty,
         prefix: "",
+        error: None,
     };
-    let chunk = match ty {
-        "text-delta" => Chunk::TextDelta {
-            id: r.req_str("id")?,
-            delta: r.req_str("delta")?,
+    // One loop over a table instead of seventeen string comparisons.
+    let chunk = match TYPES.iter().position(|t| *t == ty) {
+        // text-delta
+        Some(0) => Chunk::TextDelta {
+            id: r.req_str("id"),
+            delta: r.req_str("delta"),
         },
-        "text-start" => Chunk::TextStart {
-            id: r.req_str("id")?,
+        // text-start
+        Some(1) => Chunk::TextStart {
+            id: r.req_str("id"),
         },
-        "text-end" => Chunk::TextEnd {
-            id: r.req_str("id")?,
+        // text-end
+        Some(2) => Chunk::TextEnd {
+            id: r.req_str("id"),
         },
-        "start" => Chunk::Start {
-            message_id: r.opt_str("messageId")?,
+        // start
+        Some(3) => Chunk::Start {
+            message_id: r.opt_str("messageId"),
         },
-        "start-step" => Chunk::StartStep,
-        "finish-step" => Chunk::FinishStep,
-        "tool-input-start" => Chunk::ToolInputStart {
-            tool_call_id: r.req_str("toolCallId")?,
-            tool_name: r.req_str("toolName")?,
+        // start-step
+        Some(4) => Chunk::StartStep,
+        // finish-step
+        Some(5) => Chunk::FinishStep,
+        // tool-input-start
+        Some(6) => Chunk::ToolInputStart {
+            tool_call_id: r.req_str("toolCallId"),
+            tool_name: r.req_str("toolName"),
         },
-        "tool-input-delta" => Chunk::ToolInputDelta {
-            tool_call_id: r.req_str("toolCallId")?,
-            input_text_delta: r.req_str("inputTextDelta")?,
+        // tool-input-delta
+        Some(7) => Chunk::ToolInputDelta {
+            tool_call_id: r.req_str("toolCallId"),
+            input_text_delta: r.req_str("inputTextDelta"),
         },
-        "tool-input-available" => Chunk::ToolInputAvailable {
-            tool_call_id: r.req_str("toolCallId")?,
-            tool_name: r.req_str("toolName")?,
-            input: r.req_value("input")?,
+        // tool-input-available
+        Some(8) => Chunk::ToolInputAvailable {
+            tool_call_id: r.req_str("toolCallId"),
+            tool_name: r.req_str("toolName"),
+            input: r.req_value("input"),
         },
-        "tool-output-available" => Chunk::ToolOutputAvailable {
-            tool_call_id: r.req_str("toolCallId")?,
-            output: r.req_value("output")?,
+        // tool-output-available
+        Some(9) => Chunk::ToolOutputAvailable {
+            tool_call_id: r.req_str("toolCallId"),
+            output: r.req_value("output"),
         },
-        "tool-output-error" => Chunk::ToolOutputError {
-            tool_call_id: r.req_str("toolCallId")?,
-            error_text: r.req_str("errorText")?,
+        // tool-output-error
+        Some(10) => Chunk::ToolOutputError {
+            tool_call_id: r.req_str("toolCallId"),
+            error_text: r.req_str("errorText"),
         },
-        "tool-output-denied" => Chunk::ToolOutputDenied {
-            tool_call_id: r.req_str("toolCallId")?,
+        // tool-output-denied
+        Some(11) => Chunk::ToolOutputDenied {
+            tool_call_id: r.req_str("toolCallId"),
         },
-        "tool-approval-request" => Chunk::ToolApprovalRequest {
-            approval_id: r.req_str("approvalId")?,
-            tool_call_id: r.req_str("toolCallId")?,
+        // tool-approval-request
+        Some(12) => Chunk::ToolApprovalRequest {
+            approval_id: r.req_str("approvalId"),
+            tool_call_id: r.req_str("toolCallId"),
         },
-        "finish" => Chunk::Finish {
-            finish_reason: r.opt_str("finishReason")?,
+        // finish
+        Some(13) => Chunk::Finish {
+            finish_reason: r.opt_str("finishReason"),
         },
-        "error" => Chunk::Error {
-            error_text: r.req_str("errorText")?,
+        // error
+        Some(14) => Chunk::Error {
+            error_text: r.req_str("errorText"),
         },
-        "abort" => Chunk::Abort,
-        "data-tool-call-approval" => Chunk::ToolCallApproval(Box::new(tool_call_approval(&r)?)),
-        other => match other.strip_prefix("data-") {
+        // abort
+        Some(15) => Chunk::Abort,
+        // data-tool-call-approval
+        Some(16) => Chunk::ToolCallApproval(Box::new(tool_call_approval(&mut r))),
+        _ => match ty.strip_prefix("data-") {
             Some(name) => Chunk::Data {
                 name: name.to_owned(),
-                id: r.opt_str("id")?,
-                data: r.req_value("data")?,
+                id: r.opt_str("id"),
+                data: r.req_value("data"),
             },
             None => return Ok(None),
         },
     };
-    Ok(Some(chunk))
+    match r.error {
+        Some(err) => Err(err),
+        None => Ok(Some(chunk)),
+    }
 }
 
-fn tool_call_approval(r: &Reader<'_>) -> Result<ToolCallApproval> {
-    let id = r.opt_str("id")?;
-    let data = match r.req_value("data")? {
+fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
+    let id = r.opt_str("id");
+    let data = match r.req_value("data") {
         Value::Object(map) => map,
-        _ => return Err(r.wrong("data", "an object")),
-    };
-    let d = Reader {
-        fields: &data,
-        ty: r.ty,
-        prefix: "data.",
+        _ => {
+            r.fail("data", false, "an object");
+            Map::new()
+        }
     };
     let args = match data.get("args") {
         None | Some(Value::Null) => Value::Object(Map::new()),
@@ -433,16 +506,24 @@ fn tool_call_approval(r: &Reader<'_>) -> Result<ToolCallApproval> {
         }
         Some(v) => Some(v.clone()),
     };
-    Ok(ToolCallApproval {
+    let mut d = Reader {
+        fields: &data,
+        ty: r.ty,
+        prefix: "data.",
+        error: r.error.take(),
+    };
+    let approval = ToolCallApproval {
         id,
-        run_id: d.req_str("runId")?,
-        tool_call_id: d.req_str("toolCallId")?,
-        tool_name: d.req_str("toolName")?,
-        reason: d.opt_str("reason")?,
+        run_id: d.req_str("runId"),
+        tool_call_id: d.req_str("toolCallId"),
+        tool_name: d.req_str("toolName"),
+        reason: d.opt_str("reason"),
         args,
-        agent_version_id: d.opt_str("agentVersionId")?,
-        thread_id: d.opt_str("threadId")?,
+        agent_version_id: d.opt_str("agentVersionId"),
+        thread_id: d.opt_str("threadId"),
         state,
         resume_schema,
-    })
+    };
+    r.error = d.error;
+    approval
 }

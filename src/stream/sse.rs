@@ -1,6 +1,10 @@
 //! Byte-level server-sent-event framing. See the module docs of [`crate::stream`] for the rules.
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::json::write_u64;
+
+/// Where decoded events go (one compiled copy of the decoder for every kind of sink).
+type Sink<'s> = &'s mut dyn FnMut(Result<SseEventRef<'_>>);
 
 /// The default cap on one event: 8 MiB of data (plus the line being read).
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
@@ -166,6 +170,11 @@ impl SseDecoder {
     where
         F: FnMut(Result<SseEventRef<'_>>),
     {
+        self.feed_dyn(bytes, sink);
+    }
+
+    /// [`Self::feed_with`], compiled once.
+    fn feed_dyn(&mut self, bytes: &[u8], sink: Sink<'_>) {
         let mut bytes = bytes;
         if let Bom::Pending(seen) = self.bom {
             let mut seen = usize::from(seen);
@@ -205,6 +214,11 @@ impl SseDecoder {
     where
         F: FnMut(Result<SseEventRef<'_>>),
     {
+        self.finish_dyn(sink);
+    }
+
+    /// [`Self::finish_with`], compiled once.
+    fn finish_dyn(&mut self, sink: Sink<'_>) {
         if let Bom::Pending(seen) = self.bom {
             // The stream was a bare prefix of a BOM: those bytes are line bytes.
             self.bom = Bom::Done;
@@ -215,20 +229,19 @@ impl SseDecoder {
             self.end_line(&[], sink);
         }
         self.dispatch(sink);
-        let last_event_id = std::mem::take(&mut self.last_event_id);
-        let retry_ms = self.retry_ms;
-        let max = self.max_event_bytes;
-        *self = SseDecoder::with_max_event_bytes(max);
-        self.id_buffer.clone_from(&last_event_id);
-        self.last_event_id = last_event_id;
-        self.retry_ms = retry_ms;
+        // Ready for a new stream, as a new decoder with the same cap, but keeping the last event
+        // ID (dispatch made the ID buffer equal to it) and the retry time; dispatch already
+        // reset the event's own state.
+        self.bom = Bom::Pending(0);
+        self.pending_cr = false;
+        self.line = Vec::new();
+        self.line_discard = false;
+        self.line_started = false;
+        self.data = String::new();
     }
 
     /// Splits `bytes` into lines; the only loop over the fed bytes.
-    fn scan<F>(&mut self, mut bytes: &[u8], sink: &mut F)
-    where
-        F: FnMut(Result<SseEventRef<'_>>),
-    {
+    fn scan(&mut self, mut bytes: &[u8], sink: Sink<'_>) {
         if bytes.is_empty() {
             return;
         }
@@ -264,10 +277,7 @@ impl SseDecoder {
     }
 
     /// Keeps the bytes of a line whose end has not arrived yet.
-    fn push_partial<F>(&mut self, bytes: &[u8], sink: &mut F)
-    where
-        F: FnMut(Result<SseEventRef<'_>>),
-    {
+    fn push_partial(&mut self, bytes: &[u8], sink: Sink<'_>) {
         if !self.line_started {
             self.line_started = true;
             // A comment or a line of an oversized event is never buffered.
@@ -287,10 +297,7 @@ impl SseDecoder {
     }
 
     /// A line ends; `tail` is its part from the current feed (the rest is in `self.line`).
-    fn end_line<F>(&mut self, tail: &[u8], sink: &mut F)
-    where
-        F: FnMut(Result<SseEventRef<'_>>),
-    {
+    fn end_line(&mut self, tail: &[u8], sink: Sink<'_>) {
         let started = self.line_started;
         let discard = self.line_discard;
         self.line_started = false;
@@ -333,10 +340,7 @@ impl SseDecoder {
     }
 
     /// Interprets one complete, non-blank line of a non-oversized event.
-    fn process_line<F>(&mut self, line: &[u8], sink: &mut F)
-    where
-        F: FnMut(Result<SseEventRef<'_>>),
-    {
+    fn process_line(&mut self, line: &[u8], sink: Sink<'_>) {
         let (name, value) = match line.iter().position(|&b| b == b':') {
             Some(0) => return, // a comment
             Some(colon) => {
@@ -400,19 +404,13 @@ impl SseDecoder {
     }
 
     /// The event being read is too large: report it once and skip to the next blank line.
-    fn overflow<F>(&mut self, sink: &mut F)
-    where
-        F: FnMut(Result<SseEventRef<'_>>),
-    {
+    fn overflow(&mut self, sink: Sink<'_>) {
         if !self.oversized {
             self.oversized = true;
-            sink(Err(Error::new(
-                ErrorCode::StreamError,
-                format!(
-                    "event larger than {} bytes: skipped up to the next blank line",
-                    self.max_event_bytes
-                ),
-            )));
+            let mut m = "event larger than ".to_owned();
+            write_u64(&mut m, self.max_event_bytes as u64);
+            m.push_str(" bytes: skipped up to the next blank line");
+            sink(Err(Error::new(ErrorCode::StreamError, m)));
         }
         self.data.clear();
         self.has_data = false;
@@ -422,10 +420,7 @@ impl SseDecoder {
     }
 
     /// A blank line (or the end of the stream): dispatch the event being read, then reset it.
-    fn dispatch<F>(&mut self, sink: &mut F)
-    where
-        F: FnMut(Result<SseEventRef<'_>>),
-    {
+    fn dispatch(&mut self, sink: Sink<'_>) {
         self.last_event_id.clone_from(&self.id_buffer);
         if self.bad_utf8 && !self.oversized {
             sink(Err(Error::new(
@@ -433,7 +428,11 @@ impl SseDecoder {
                 "event is not valid UTF-8: skipped",
             )));
         } else if self.has_data && !self.oversized {
-            let data = self.data.strip_suffix('\n').unwrap_or(&self.data);
+            // Each data line was followed by `\n`: the last one is not part of the data.
+            let data = self
+                .data
+                .get(..self.data.len().saturating_sub(1))
+                .unwrap_or_default();
             let id = if self.last_event_id.is_empty() {
                 None
             } else {
