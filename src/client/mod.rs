@@ -72,7 +72,7 @@ mod snapshot;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::approval::{Approval, Suspension};
+use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::{self, Map, Obj, Value};
@@ -643,14 +643,15 @@ impl Client {
         let Some(flight) = self.take_flight(id) else {
             return;
         };
-        match flight.job.clone() {
-            Job::Load { op, why } => self.on_load_response(now, flight, op, why, response),
+        let attempt = flight.attempt;
+        match flight.job {
+            Job::Load { op, why } => self.on_load_response(now, attempt, op, why, response),
             Job::Send {
                 op,
                 text,
                 users_before,
             } => self.on_send_response(op, text, users_before, response),
-            Job::Submit(sub) => self.on_submit_response(now, flight, sub, response),
+            Job::Submit(sub) => self.on_submit_response(now, attempt, sub, response),
         }
         self.settle();
     }
@@ -703,32 +704,16 @@ impl Client {
         let Some(flight) = self.take_flight(id) else {
             return;
         };
-        let error = match error {
-            TransportError::Aborted => {
-                self.aborted(flight.job);
-                self.settle();
-                return;
-            }
-            TransportError::Network(message) => Error::new(
-                ErrorCode::Network,
-                if message.is_empty() {
-                    "the request failed".to_owned()
-                } else {
-                    message
-                },
-            ),
-            TransportError::Timeout => Error::new(
-                ErrorCode::Timeout,
-                format!("no answer within {} ms", self.config.timeout_ms),
-            ),
-        };
-        match flight.job.clone() {
-            Job::Send {
-                op,
-                text,
-                users_before,
-            } => self.verify_send(op, text, users_before, error),
-            _ => self.retry_or_fail(now, flight, error),
+        match transport_error(error, self.config.timeout_ms) {
+            None => self.aborted(flight.job),
+            Some(error) => match flight.job {
+                Job::Send {
+                    op,
+                    text,
+                    users_before,
+                } => self.verify_send(op, text, users_before, error),
+                job => self.retry_or_fail(now, job, flight.attempt, error),
+            },
         }
         self.settle();
     }
@@ -1132,16 +1117,16 @@ impl Client {
         }
     }
 
-    fn retry_or_fail(&mut self, now: u64, flight: Flight, error: Error) {
-        if flight.job.retryable() && flight.attempt < self.config.retry.attempts {
-            let deadline = now.saturating_add(self.config.retry.delay(flight.attempt));
+    fn retry_or_fail(&mut self, now: u64, job: Job, attempt: u32, error: Error) {
+        if job.retryable() && attempt < self.config.retry.attempts {
+            let deadline = now.saturating_add(self.config.retry.delay(attempt));
             self.state = State::Busy(Flight {
-                job: flight.job,
-                attempt: flight.attempt,
+                job,
+                attempt,
                 wait: Wait::Backoff(deadline),
             });
         } else {
-            self.fail(flight.job, error);
+            self.fail(job, error);
         }
     }
 
@@ -1209,24 +1194,23 @@ impl Client {
     fn on_load_response(
         &mut self,
         now: u64,
-        flight: Flight,
+        attempt: u32,
         op: Option<OpId>,
         why: Why,
         response: HttpResponse,
     ) {
-        match response.status {
+        let error = match response.status {
             200..=299 => match neuron::parse_thread(&response.body) {
-                Ok(thread) => self.on_thread(op, why, thread),
-                Err(error) => self.fail(flight.job, error),
+                Ok(thread) => return self.on_thread(op, why, thread),
+                Err(error) => error,
             },
-            status if retryable_status(status) => {
-                let error = status_error(status, &response.body);
-                self.retry_or_fail(now, flight, error);
-            }
-            status => {
-                let error = status_error(status, &response.body);
-                self.fail(flight.job, error);
-            }
+            status => status_error(status, &response.body),
+        };
+        let job = Job::Load { op, why };
+        if retryable_status(response.status) {
+            self.retry_or_fail(now, job, attempt, error);
+        } else {
+            self.fail(job, error);
         }
     }
 
@@ -1445,40 +1429,30 @@ impl Client {
     fn on_submit_response(
         &mut self,
         now: u64,
-        flight: Flight,
+        attempt: u32,
         sub: Submission,
         response: HttpResponse,
     ) {
-        match response.status {
+        let status = response.status;
+        let error = match status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
                 Ok(neuron::ChatReply::Ok { status, message }) => {
-                    self.apply_submit_reply(sub, status, message)
+                    return self.apply_submit_reply(sub, status, message)
                 }
-                Ok(neuron::ChatReply::Conflict(reason)) => {
-                    let error = Error::new(
-                        ErrorCode::Conflict,
-                        reason.unwrap_or_else(|| "the server refused the decisions".to_owned()),
-                    );
-                    self.reconcile(sub, error);
-                }
-                Err(error) => self.reconcile(sub, error),
+                Ok(neuron::ChatReply::Conflict(reason)) => Error::new(
+                    ErrorCode::Conflict,
+                    reason.unwrap_or_else(|| "the server refused the decisions".to_owned()),
+                ),
+                Err(error) => error,
             },
-            409 => {
-                let error = status_error(409, &response.body);
-                self.reconcile(sub, error);
-            }
-            400 => {
-                let error = status_error(400, &response.body);
-                self.reconcile(sub, error);
-            }
-            status if retryable_status(status) => {
-                let error = status_error(status, &response.body);
-                self.retry_or_fail(now, flight, error);
-            }
-            status => {
-                let error = status_error(status, &response.body);
-                self.fail(Job::Submit(sub), error);
-            }
+            _ => status_error(status, &response.body),
+        };
+        if matches!(status, 200..=299 | 409 | 400) {
+            self.reconcile(sub, error);
+        } else if retryable_status(status) {
+            self.retry_or_fail(now, Job::Submit(sub), attempt, error);
+        } else {
+            self.fail(Job::Submit(sub), error);
         }
     }
 
@@ -1508,30 +1482,12 @@ impl Client {
         let paused = self.suspension.suspended;
         let consistent = (status == neuron::ChatStatus::AwaitingApproval) == paused;
         self.run_completed = !paused;
-        let mut still_pending = Vec::new();
-        let mut not_applied = Vec::new();
-        if paused {
-            for tool in &self.suspension.pending {
-                still_pending.push(PendingNote {
-                    call_id: tool.call_id.clone(),
-                    name: tool.name.clone(),
-                    approval_reason: tool.approval_reason.clone(),
-                });
-                if sub.sent.iter().any(|(id, _)| *id == tool.call_id) {
-                    not_applied.push(tool.call_id.clone());
-                }
-            }
-        }
-        self.last_submission = Some(SubmissionView {
-            call_ids: sub.sent.iter().map(|(id, _)| id.clone()).collect(),
-            status: if paused {
-                Phase::AwaitingApproval
-            } else {
-                Phase::Completed
-            },
-            still_pending,
-            not_applied,
-        });
+        let pending: &[GatedTool] = if paused {
+            &self.suspension.pending
+        } else {
+            &[]
+        };
+        self.last_submission = Some(submission_view(pending, &sub.sent, paused));
         match sub.then_send {
             Some(text) if !paused => {
                 self.start_send(sub.op, text);
@@ -1709,56 +1665,13 @@ impl Client {
         if !self.suspension.suspended {
             return None;
         }
-        let mut tools = Vec::new();
-        for tool in self.suspension.gated() {
-            let draft = decisions
-                .local()
-                .find(|(id, _)| *id == tool.call_id)
-                .map(|(_, d)| d.clone());
-            let effective = decisions.get(&tool.call_id).ok().flatten();
-            let approval = match effective {
-                Some(Decision::Approve) => Approval::Approved,
-                Some(Decision::Reject(_)) => Approval::Rejected,
-                None => Approval::Pending,
-            };
-            let reject_reason = match &draft {
-                Some(d @ Decision::Reject(_)) => d.reason().map(str::to_owned),
-                Some(Decision::Approve) => None,
-                None => tool.reject_reason.clone(),
-            };
-            tools.push(GatedView {
-                call_id: tool.call_id.clone(),
-                name: tool.name.clone(),
-                description: tool.description.clone(),
-                inputs: tool.inputs.clone(),
-                approval,
-                approval_reason: tool.approval_reason.clone(),
-                reject_reason,
-                draft: draft.is_some(),
-                server_approval: tool.approval,
-                server_reject_reason: tool.reject_reason.clone(),
-                run_id: None,
-                agent_version_id: None,
-            });
-        }
-        let (pending, decided): (Vec<GatedView>, Vec<GatedView>) = tools
-            .iter()
-            .cloned()
-            .partition(|t| t.approval == Approval::Pending);
-        Some(SuspensionView {
-            message_id: self.suspension.message_id.clone(),
-            run_id: None,
-            agent_version_id: None,
-            undecided: decisions
-                .undecided()
-                .into_iter()
-                .map(str::to_owned)
-                .collect(),
-            complete: decisions.is_complete(),
-            tools,
-            pending,
-            decided,
-        })
+        Some(suspension_view(
+            decisions,
+            &self.suspension.gated(),
+            self.suspension.message_id.as_ref(),
+            None,
+            None,
+        ))
     }
 
     fn build_snapshot(&self, version: u64) -> Snapshot {
@@ -1877,6 +1790,126 @@ fn same_stored(a: Option<&str>, b: Option<&str>) -> bool {
                 )
         }
         _ => false,
+    }
+}
+
+/// The error for a transport failure; `None` for [`TransportError::Aborted`].
+fn transport_error(error: TransportError, timeout_ms: u64) -> Option<Error> {
+    Some(match error {
+        TransportError::Aborted => return None,
+        TransportError::Network(message) => Error::new(
+            ErrorCode::Network,
+            if message.is_empty() {
+                "the request failed".to_owned()
+            } else {
+                message
+            },
+        ),
+        TransportError::Timeout => {
+            let mut m = "no answer within ".to_owned();
+            m.push_str(&json::u64_string(timeout_ms));
+            m.push_str(" ms");
+            Error::new(ErrorCode::Timeout, m)
+        }
+    })
+}
+
+/// The view of a pause: its gated tools in order with their drafts (`agent_version_id` is the
+/// pause's, the fallback of each tool's; Sidenet only, as is `run_id`).
+fn suspension_view(
+    decisions: &Decisions,
+    gated: &[&GatedTool],
+    message_id: Option<&String>,
+    run_id: Option<&String>,
+    agent_version_id: Option<&String>,
+) -> SuspensionView {
+    let mut tools = Vec::new();
+    let mut pending = Vec::new();
+    let mut decided = Vec::new();
+    for tool in gated {
+        let draft = decisions
+            .local()
+            .find(|(id, _)| *id == tool.call_id)
+            .map(|(_, d)| d);
+        let effective = decisions.get(&tool.call_id).ok().flatten();
+        let approval = match effective {
+            Some(Decision::Approve) => Approval::Approved,
+            Some(Decision::Reject(_)) => Approval::Rejected,
+            None => Approval::Pending,
+        };
+        let reject_reason = match draft {
+            Some(d) => d.reason().map(str::to_owned),
+            None => tool.reject_reason.clone(),
+        };
+        let view = GatedView {
+            call_id: tool.call_id.clone(),
+            name: tool.name.clone(),
+            description: tool.description.clone(),
+            inputs: tool.inputs.clone(),
+            approval,
+            approval_reason: tool.approval_reason.clone(),
+            reject_reason,
+            draft: draft.is_some(),
+            server_approval: tool.approval,
+            server_reject_reason: tool.reject_reason.clone(),
+            run_id: tool.run_id.clone(),
+            agent_version_id: tool.agent_version_id.clone().or(agent_version_id.cloned()),
+        };
+        if approval == Approval::Pending {
+            pending.push(view.clone());
+        } else {
+            decided.push(view.clone());
+        }
+        tools.push(view);
+    }
+    SuspensionView {
+        message_id: message_id.cloned(),
+        run_id: run_id.cloned(),
+        agent_version_id: agent_version_id.cloned(),
+        undecided: decisions
+            .undecided()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        complete: decisions.is_complete(),
+        tools,
+        pending,
+        decided,
+    }
+}
+
+/// What a submission did: what was sent, and what the pause left pending (`pending`, empty when the
+/// run is not paused) shows of it.
+fn submission_view(
+    pending: &[GatedTool],
+    sent: &[(String, Decision)],
+    paused: bool,
+) -> SubmissionView {
+    let mut still_pending = Vec::new();
+    let mut not_applied = Vec::new();
+    for tool in pending {
+        still_pending.push(PendingNote {
+            call_id: tool.call_id.clone(),
+            name: tool.name.clone(),
+            approval_reason: tool.approval_reason.clone(),
+        });
+        if sent.iter().any(|(id, _)| *id == tool.call_id) {
+            not_applied.push(tool.call_id.clone());
+        }
+    }
+    let mut call_ids = Vec::new();
+    for (id, _) in sent {
+        call_ids.push(id.clone());
+    }
+    SubmissionView {
+        call_ids,
+        status: if paused {
+            Phase::AwaitingApproval
+        } else {
+            Phase::Completed
+        },
+        still_pending,
+        not_applied,
     }
 }
 

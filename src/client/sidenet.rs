@@ -51,12 +51,13 @@ use crate::thread::Message;
 use super::audit::{Audit, Fate};
 use super::config::{Config, Transport};
 use super::snapshot::{
-    DraftMap, ErrorView, GatedView, MessageKindView, MessageView, Messages, PendingNote, Phase,
-    Snapshot, SubmissionView, SuspensionView, ToolStatus, ToolView,
+    DraftMap, ErrorView, MessageKindView, MessageView, Messages, Phase, Snapshot, SubmissionView,
+    SuspensionView, ToolStatus, ToolView,
 };
 use super::{
     not_suspended, read_stored, request_headers, retryable_status, same_stored, status_error,
-    write_stored, HttpRequest, HttpResponse, Method, OpId, Output, RequestId, TransportError,
+    submission_view, suspension_view, transport_error, write_stored, HttpRequest, HttpResponse,
+    Method, OpId, Output, RequestId, TransportError,
 };
 
 /// The most bytes buffered of a non-2xx answer (the rest is dropped).
@@ -544,24 +545,10 @@ impl Sidenet {
         let Some(mut flight) = self.take_flight(id) else {
             return;
         };
-        let error = match error {
-            TransportError::Aborted => {
-                self.aborted(flight);
-                self.settle();
-                return;
-            }
-            TransportError::Network(message) => Error::new(
-                ErrorCode::Network,
-                if message.is_empty() {
-                    "the request failed".to_owned()
-                } else {
-                    message
-                },
-            ),
-            TransportError::Timeout => Error::new(
-                ErrorCode::Timeout,
-                format!("no answer within {} ms", self.config.timeout_ms),
-            ),
+        let Some(error) = transport_error(error, self.config.timeout_ms) else {
+            self.aborted(flight);
+            self.settle();
+            return;
         };
         match flight.rx.take() {
             Some(Rx::Buffer { status, body }) => {
@@ -570,16 +557,9 @@ impl Sidenet {
             }
             Some(Rx::Stream(boxed)) => {
                 let (_, feed) = *boxed;
-                self.stream_dropped(now, flight, feed, error);
+                self.stream_dropped(now, flight.job, flight.attempt, feed, error);
             }
-            None => match flight.job.clone() {
-                Job::Send {
-                    op,
-                    text,
-                    users_before,
-                } => self.verify_send(op, text, users_before, error),
-                _ => self.retry_or_fail(now, flight, error),
-            },
+            None => self.no_answer(now, flight, error),
         }
         self.settle();
     }
@@ -824,30 +804,8 @@ impl Sidenet {
 
     fn finish_submission(&mut self, sub: Submission) {
         let paused = self.pause.is_some();
-        let mut still_pending = Vec::new();
-        let mut not_applied = Vec::new();
-        if let Some(pause) = &self.pause {
-            for card in &pause.cards {
-                still_pending.push(PendingNote {
-                    call_id: card.call_id.clone(),
-                    name: card.name.clone(),
-                    approval_reason: card.approval_reason.clone(),
-                });
-                if sub.sent.iter().any(|(id, _)| *id == card.call_id) {
-                    not_applied.push(card.call_id.clone());
-                }
-            }
-        }
-        self.last_submission = Some(SubmissionView {
-            call_ids: sub.sent.iter().map(|(id, _)| id.clone()).collect(),
-            status: if paused {
-                Phase::AwaitingApproval
-            } else {
-                Phase::Completed
-            },
-            still_pending,
-            not_applied,
-        });
+        let cards = self.pause.as_ref().map_or(&[][..], |p| &p.cards);
+        self.last_submission = Some(submission_view(cards, &sub.sent, paused));
         if self.failed {
             let error = self
                 .error
@@ -1067,18 +1025,19 @@ impl Sidenet {
         }
     }
 
-    fn retry_or_fail(&mut self, now: u64, flight: Flight, error: Error) {
-        if flight.job.retryable() && flight.attempt < self.config.retry.attempts {
-            let deadline = now.saturating_add(self.config.retry.delay(flight.attempt));
+    fn retry_or_fail(&mut self, now: u64, job: Job, attempt: u32, error: Error) {
+        if job.retryable() && attempt < self.config.retry.attempts {
+            let deadline = now.saturating_add(self.config.retry.delay(attempt));
+            // `streaming` is set again when the retry is issued.
             self.state = State::Busy(Flight {
-                job: flight.job,
-                attempt: flight.attempt,
+                job,
+                attempt,
                 wait: Wait::Backoff(deadline),
-                streaming: flight.streaming,
+                streaming: false,
                 rx: None,
             });
         } else {
-            self.fail(flight.job, error);
+            self.fail(job, error);
         }
     }
 
@@ -1231,118 +1190,118 @@ impl Sidenet {
             }
             None => {
                 let error = Error::new(ErrorCode::Network, "the answer ended before it began");
-                match flight.job.clone() {
-                    Job::Send {
-                        op,
-                        text,
-                        users_before,
-                    } => self.verify_send(op, text, users_before, error),
-                    _ => self.retry_or_fail(now, flight, error),
-                }
+                self.no_answer(now, flight, error);
             }
+        }
+    }
+
+    /// The request got no answer: a message may have landed (verify), anything else is retried.
+    fn no_answer(&mut self, now: u64, flight: Flight, error: Error) {
+        match flight.job {
+            Job::Send {
+                op,
+                text,
+                users_before,
+            } => self.verify_send(op, text, users_before, error),
+            job => self.retry_or_fail(now, job, flight.attempt, error),
         }
     }
 
     /// A whole (non-stream) answer.
     fn on_response(&mut self, now: u64, flight: Flight, response: HttpResponse) {
         let status = response.status;
-        match flight.job.clone() {
+        let ok = (200..=299).contains(&status);
+        let body = &response.body;
+        let job = match flight.job {
             Job::Load {
                 op,
                 why,
                 stage: Stage::History,
-            } => match status {
-                200..=299 | 404 => {
-                    let parsed = if status == 404 {
-                        Ok(Vec::new())
-                    } else {
-                        parse_history(&response.body)
-                    };
-                    match parsed {
-                        Ok(history) => {
-                            self.set_history(history);
-                            self.issue(
-                                Job::Load {
-                                    op,
-                                    why,
-                                    stage: Stage::Replay,
-                                },
-                                1,
-                            );
-                        }
-                        Err(error) => self.fail(flight.job, error),
+            } if ok || status == 404 => {
+                let parsed = if status == 404 {
+                    Ok(Vec::new())
+                } else {
+                    parse_history(body)
+                };
+                return match parsed {
+                    Ok(history) => {
+                        self.set_history(history);
+                        let stage = Stage::Replay;
+                        self.issue(Job::Load { op, why, stage }, 1);
                     }
-                }
-                s if retryable_status(s) => {
-                    self.retry_or_fail(now, flight, status_error(s, &response.body))
-                }
-                s => self.fail(flight.job, status_error(s, &response.body)),
-            },
-            Job::Load {
-                op,
-                why,
-                stage: Stage::Replay,
-            } => match status {
-                200..=299 => {
-                    let mut decoder = ChunkDecoder::new();
-                    let mut out = Vec::new();
-                    decoder.feed(&response.body, &mut out);
-                    decoder.finish(&mut out);
-                    let mut feed = Feed::default();
-                    for item in out {
-                        self.apply(&mut feed, item, false);
+                    Err(error) => {
+                        let stage = Stage::History;
+                        self.fail(Job::Load { op, why, stage }, error);
                     }
-                    self.after_load(op, why, feed);
+                };
+            }
+            Job::Load { op, why, .. } if ok => {
+                let mut decoder = ChunkDecoder::new();
+                let mut out = Vec::new();
+                decoder.feed(body, &mut out);
+                decoder.finish(&mut out);
+                let mut feed = Feed::default();
+                for item in out {
+                    self.apply(&mut feed, item, false);
                 }
-                s if retryable_status(s) => {
-                    self.retry_or_fail(now, flight, status_error(s, &response.body))
-                }
-                s => self.fail(flight.job, status_error(s, &response.body)),
-            },
+                return self.after_load(op, why, feed);
+            }
             Job::Send {
                 op,
                 text,
                 users_before,
-            } => match status {
-                200..=299 => match parse_collected(&response.body) {
-                    Ok(items) => {
-                        self.append_user(&text);
-                        self.begin_building();
-                        let mut feed = self.collected_feed(items);
-                        feed.done = true;
-                        self.end_send(now, op, text, users_before, feed);
+            } => {
+                let error = if ok {
+                    match parse_collected(body) {
+                        Ok(items) => {
+                            self.append_user(&text);
+                            self.begin_building();
+                            let mut feed = self.collected_feed(items);
+                            feed.done = true;
+                            return self.end_send(op, feed);
+                        }
+                        Err(error) => error,
                     }
-                    Err(error) => self.verify_send(op, text, users_before, error),
-                },
-                409 => {
-                    let error = status_error(409, &response.body);
+                } else {
+                    status_error(status, body)
+                };
+                return if status == 409 {
                     self.start_load(Some(op), Why::SendConflict { text, error });
-                }
-                s if retryable_status(s) => {
-                    let error = status_error(s, &response.body);
+                } else if ok || retryable_status(status) {
                     self.verify_send(op, text, users_before, error);
-                }
-                s => self.fail(flight.job, status_error(s, &response.body)),
-            },
-            Job::Submit(sub) => match status {
-                200..=299 => match parse_collected(&response.body) {
-                    Ok(items) => {
-                        self.begin_building();
-                        let mut feed = self.collected_feed(items);
-                        feed.done = true;
-                        self.end_submit(now, sub, feed);
+                } else {
+                    let job = Job::Send {
+                        op,
+                        text,
+                        users_before,
+                    };
+                    self.fail(job, error);
+                };
+            }
+            Job::Submit(sub) if ok || status == 409 || status == 400 => {
+                let error = if ok {
+                    match parse_collected(body) {
+                        Ok(items) => {
+                            self.begin_building();
+                            let mut feed = self.collected_feed(items);
+                            feed.done = true;
+                            return self.end_submit(sub, feed);
+                        }
+                        Err(error) => error,
                     }
-                    Err(error) => self.start_load(Some(sub.op), Why::Reconcile { sub, error }),
-                },
-                409 | 400 => {
-                    let error = status_error(status, &response.body);
-                    self.start_load(Some(sub.op), Why::Reconcile { sub, error });
-                }
-                s if retryable_status(s) => {
-                    self.retry_or_fail(now, flight, status_error(s, &response.body))
-                }
-                s => self.fail(flight.job, status_error(s, &response.body)),
-            },
+                } else {
+                    status_error(status, body)
+                };
+                let op = Some(sub.op);
+                return self.start_load(op, Why::Reconcile { sub, error });
+            }
+            job => job,
+        };
+        let error = status_error(status, body);
+        if retryable_status(status) {
+            self.retry_or_fail(now, job, flight.attempt, error);
+        } else {
+            self.fail(job, error);
         }
     }
 
@@ -1357,43 +1316,29 @@ impl Sidenet {
 
     /// A 2xx stream ended.
     fn stream_ended(&mut self, now: u64, flight: Flight, feed: Feed) {
-        match flight.job.clone() {
+        let terminal = feed.terminal();
+        match flight.job {
+            Job::Load { op, why, stage } if stage == Stage::Replay && terminal => {
+                self.after_load(op, why, feed)
+            }
             Job::Load { op, why, stage } => {
-                if stage == Stage::Replay && feed.terminal() {
-                    self.after_load(op, why, feed);
-                } else {
-                    let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
-                    self.retry_or_fail(now, flight, error);
-                }
+                let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
+                self.retry_or_fail(now, Job::Load { op, why, stage }, flight.attempt, error);
             }
-            Job::Send {
-                op,
-                text,
-                users_before,
-            } => {
-                if feed.terminal() {
-                    self.end_send(now, op, text, users_before, feed);
-                } else {
-                    let error = Error::new(ErrorCode::Network, "the stream was cut short");
-                    self.stream_dropped(now, flight, feed, error);
-                }
-            }
-            Job::Submit(sub) => {
-                if feed.terminal() {
-                    self.end_submit(now, sub, feed);
-                } else {
-                    let error = Error::new(ErrorCode::Network, "the stream was cut short");
-                    self.stream_dropped(now, flight, feed, error);
-                }
+            Job::Send { op, .. } if terminal => self.end_send(op, feed),
+            Job::Submit(sub) if terminal => self.end_submit(sub, feed),
+            job => {
+                let error = Error::new(ErrorCode::Network, "the stream was cut short");
+                self.stream_dropped(now, job, flight.attempt, feed, error);
             }
         }
     }
 
     /// A 2xx stream broke off: the server accepted the request, so never re-send it; find out where
     /// the run stands (history + replay) and go on from there.
-    fn stream_dropped(&mut self, now: u64, flight: Flight, feed: Feed, error: Error) {
-        match flight.job {
-            Job::Load { .. } => self.retry_or_fail(now, flight, error),
+    fn stream_dropped(&mut self, now: u64, job: Job, attempt: u32, feed: Feed, error: Error) {
+        match job {
+            Job::Load { .. } => self.retry_or_fail(now, job, attempt, error),
             Job::Send { op, .. } => {
                 self.commit_building();
                 self.expect = Some(if feed.approvals.is_empty() {
@@ -1426,14 +1371,7 @@ impl Sidenet {
         }
     }
 
-    fn end_send(
-        &mut self,
-        _now: u64,
-        op: OpId,
-        _text: String,
-        _users_before: Option<usize>,
-        feed: Feed,
-    ) {
+    fn end_send(&mut self, op: OpId, feed: Feed) {
         self.commit_building();
         let error = self.adopt_feed(feed);
         match error {
@@ -1442,7 +1380,7 @@ impl Sidenet {
         }
     }
 
-    fn end_submit(&mut self, _now: u64, mut sub: Submission, feed: Feed) {
+    fn end_submit(&mut self, mut sub: Submission, feed: Feed) {
         self.commit_building();
         self.ack_current(&mut sub);
         if self.adopt_feed(feed).is_some() {
@@ -2379,53 +2317,14 @@ impl Sidenet {
     fn suspension_view(&self) -> Option<SuspensionView> {
         let pause = self.pause.as_ref()?;
         let decisions = self.decisions.as_ref()?;
-        let mut tools = Vec::new();
-        for card in &pause.cards {
-            let draft = decisions
-                .local()
-                .find(|(id, _)| *id == card.call_id)
-                .map(|(_, d)| d.clone());
-            let approval = match &draft {
-                Some(Decision::Approve) => Approval::Approved,
-                Some(Decision::Reject(_)) => Approval::Rejected,
-                None => Approval::Pending,
-            };
-            tools.push(GatedView {
-                call_id: card.call_id.clone(),
-                name: card.name.clone(),
-                description: card.description.clone(),
-                inputs: card.inputs.clone(),
-                approval,
-                approval_reason: card.approval_reason.clone(),
-                reject_reason: draft.as_ref().and_then(Decision::reason).map(str::to_owned),
-                draft: draft.is_some(),
-                server_approval: Approval::Pending,
-                server_reject_reason: None,
-                run_id: card.run_id.clone(),
-                agent_version_id: card
-                    .agent_version_id
-                    .clone()
-                    .or_else(|| pause.agent_version_id.clone()),
-            });
-        }
-        let (pending, decided): (Vec<GatedView>, Vec<GatedView>) = tools
-            .iter()
-            .cloned()
-            .partition(|t| t.approval == Approval::Pending);
-        Some(SuspensionView {
-            message_id: pause.message_id.clone(),
-            run_id: Some(pause.run_id.clone()),
-            agent_version_id: pause.agent_version_id.clone(),
-            undecided: decisions
-                .undecided()
-                .into_iter()
-                .map(str::to_owned)
-                .collect(),
-            complete: decisions.is_complete(),
-            tools,
-            pending,
-            decided,
-        })
+        let cards: Vec<&GatedTool> = pause.cards.iter().collect();
+        Some(suspension_view(
+            decisions,
+            &cards,
+            pause.message_id.as_ref(),
+            Some(&pause.run_id),
+            pause.agent_version_id.as_ref(),
+        ))
     }
 
     /// Every field but `streaming` (which lives in the snapshot and is edited in place).
