@@ -50,14 +50,14 @@ use crate::thread::Message;
 
 use super::audit::{Audit, Fate};
 use super::config::{Config, Transport};
+use super::engine::{check_text, Core, Flight, Job, Stage, State, Submission, Wait, Why};
 use super::snapshot::{
-    DraftMap, ErrorView, MessageKindView, MessageView, Messages, Phase, Snapshot, SubmissionView,
-    SuspensionView, ToolStatus, ToolView,
+    DraftMap, MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus,
+    ToolView,
 };
 use super::{
-    not_suspended, read_stored, request_headers, retryable_status, same_stored, status_error,
-    submission_view, suspension_view, transport_error, write_stored, HttpRequest, HttpResponse,
-    Method, OpId, Output, RequestId, TransportError,
+    not_suspended, read_stored, retryable_status, status_error, submission_view, suspension_view,
+    transport_error, write_stored, HttpResponse, Method, OpId, Output, RequestId, TransportError,
 };
 
 /// The most bytes buffered of a non-2xx answer (the rest is dropped).
@@ -97,79 +97,9 @@ impl Pause {
     }
 }
 
-/// A submission: the decided calls, answered one continuation at a time.
-#[derive(Debug, Clone)]
-struct Submission {
-    op: OpId,
-    /// Still to send, in card order; the first is the one on the wire (or next).
-    queue: Vec<(String, Decision)>,
-    /// Acknowledged by the server, in order.
-    sent: Vec<(String, Decision)>,
-    /// Dropped: their call was no longer pending when their turn came.
-    skipped: Vec<String>,
-    /// `rejectAllAndSend`: the message to send once the run has completed.
-    then_send: Option<String>,
-}
-
-#[derive(Debug, Clone)]
-enum Why {
-    /// `load()`.
-    User,
-    /// A stream dropped after the server accepted the request: find out where the run stands, then
-    /// go on with the submission, if any.
-    Recover(Option<Submission>),
-    /// A message POST failed without a clear answer: did the text land?
-    VerifySend {
-        text: String,
-        users_before: Option<usize>,
-        error: Error,
-    },
-    /// A message POST got 409: show the state that refused it.
-    SendConflict { text: String, error: Error },
-    /// A continuation got 409 / 400 / a bad body: was the decision applied?
-    Reconcile { sub: Submission, error: Error },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stage {
-    History,
-    Replay,
-}
-
-#[derive(Debug, Clone)]
-enum Job {
-    Load {
-        op: Option<OpId>,
-        why: Why,
-        stage: Stage,
-    },
-    Send {
-        op: OpId,
-        text: String,
-        users_before: Option<usize>,
-    },
-    Submit(Submission),
-}
-
-impl Job {
-    fn retryable(&self) -> bool {
-        !matches!(self, Job::Send { .. })
-    }
-
-    fn is_chat(&self) -> bool {
-        !matches!(self, Job::Load { .. })
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wait {
-    Out(RequestId),
-    Backoff(u64),
-}
-
 /// What a stream told so far.
 #[derive(Debug, Default)]
-struct Feed {
+pub(super) struct Feed {
     /// The cards announced, de-duplicated by toolCallId, in arrival order.
     approvals: Vec<GatedTool>,
     /// From `data-run`: the run id and agent version.
@@ -193,30 +123,11 @@ impl Feed {
 }
 
 #[derive(Debug)]
-enum Rx {
+pub(super) enum Rx {
     /// A 2xx event stream being decoded.
     Stream(Box<(ChunkDecoder, Feed)>),
     /// Any other answer, buffered to its end.
     Buffer { status: u16, body: Vec<u8> },
-}
-
-#[derive(Debug)]
-struct Flight {
-    job: Job,
-    attempt: u32,
-    wait: Wait,
-    /// The request out is an event stream.
-    streaming: bool,
-    /// The answer being received.
-    rx: Option<Rx>,
-}
-
-// One per client: boxing the flight would buy nothing.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-enum State {
-    Ready,
-    Busy(Flight),
 }
 
 /// The message being streamed: its raw form (the view is `snapshot.streaming`).
@@ -283,14 +194,9 @@ fn user_message(text: &str) -> Map {
 /// The Sidenet engine behind [`super::Client`].
 #[derive(Debug)]
 pub(crate) struct Sidenet {
-    config: Config,
-    state: State,
-    next_op: u64,
-    next_request: u64,
-    clock: u64,
-    loaded: bool,
+    /// The state both engines keep alike.
+    c: Core,
     messages: Arc<Vec<MessageView>>,
-    messages_version: u64,
     building: Option<Building>,
     /// `snapshot.streaming` changed in place since the last step.
     stream_dirty: bool,
@@ -298,62 +204,32 @@ pub(crate) struct Sidenet {
     /// grows at the end.
     stream_epoch: u64,
     pause: Option<Pause>,
-    decisions: Option<Decisions>,
-    run_completed: bool,
     expired: bool,
     expect: Option<Expect>,
-    failed: bool,
-    error: Option<Error>,
-    unsent_text: Option<String>,
-    last_submission: Option<SubmissionView>,
-    dropped: Vec<String>,
-    held_restore: Option<String>,
-    persisted: Option<String>,
     /// Reasons the user gave to rejections (the protocol carries none): callId → reason.
     reasons: Vec<(String, String)>,
     /// Continuations the server accepted: (runId, callId). Never sent again.
     acked: Vec<(String, String)>,
-    outputs: std::collections::VecDeque<Output>,
-    snapshot: Snapshot,
     /// The bookkeeping of `check_invariants` (empty in release); the pause is the run id.
     audit: Audit<String>,
 }
 
 impl Sidenet {
-    pub(crate) fn new(config: Config, snapshot: Snapshot) -> Sidenet {
+    pub(crate) fn new(config: Config) -> Sidenet {
         let mut s = Sidenet {
-            config,
-            state: State::Ready,
-            next_op: 0,
-            next_request: 0,
-            clock: 0,
-            loaded: false,
+            c: Core::new(config),
             messages: Arc::new(Vec::new()),
-            messages_version: 0,
             building: None,
             stream_dirty: false,
             stream_epoch: 0,
             pause: None,
-            decisions: None,
-            run_completed: false,
             expired: false,
             expect: None,
-            failed: false,
-            error: None,
-            unsent_text: None,
-            last_submission: None,
-            dropped: Vec::new(),
-            held_restore: None,
-            persisted: None,
             reasons: Vec::new(),
             acked: Vec::new(),
-            outputs: std::collections::VecDeque::new(),
-            snapshot,
             audit: Audit::new(),
         };
-        let mut first = s.build_head();
-        first.version = 0;
-        s.snapshot = first;
+        s.c.snapshot = s.build_head();
         s
     }
 
@@ -361,64 +237,38 @@ impl Sidenet {
     // Commands
 
     pub(crate) fn load(&mut self, now: u64) -> Result<OpId> {
-        self.tick(now);
-        self.check_not_busy()?;
-        self.clear_notices();
+        self.c.tick(now);
+        self.c.check_not_busy()?;
+        self.c.clear_notices();
         self.expired = false;
-        let op = self.new_op();
+        let op = self.c.new_op();
         self.start_load(Some(op), Why::User);
         self.settle();
         Ok(op)
     }
 
     pub(crate) fn send(&mut self, now: u64, text: &str) -> Result<OpId> {
-        self.tick(now);
-        if text.trim().is_empty() {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "the message is empty",
-            ));
-        }
-        self.check_not_busy()?;
-        self.check_unlocked()?;
-        self.clear_notices();
-        self.unsent_text = None;
-        self.last_submission = None;
-        let op = self.new_op();
+        let op = self.c.begin_send(now, text, self.pause.is_some())?;
         self.start_send(op, text.to_owned());
         self.settle();
         Ok(op)
     }
 
     pub(crate) fn decide(&mut self, call_id: &str, decision: Decision) -> Result<Option<OpId>> {
-        self.check_not_busy()?;
-        let run_id = self
-            .pause
-            .as_ref()
-            .map(|p| p.run_id.clone())
-            .ok_or_else(not_suspended)?;
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        decisions.set(call_id, decision.clone())?;
-        self.audit.hold(&run_id, call_id, &decision);
+        self.c.set_draft(call_id, decision.clone())?;
+        if let Some(pause) = &self.pause {
+            self.audit.hold(&pause.run_id, call_id, &decision);
+        }
         let mut op = None;
-        if self.config.auto_submit && self.decisions.as_ref().is_some_and(Decisions::is_complete) {
-            if let Ok(sub) = self.prepare_submission(None) {
-                self.clear_notices();
-                op = Some(sub.op);
-                self.continue_submission(sub);
-            }
+        if self.c.auto_submit_due() {
+            op = self.submit_now(None).ok();
         }
         self.settle();
         Ok(op)
     }
 
     pub(crate) fn clear(&mut self, call_id: &str) -> Result<()> {
-        self.check_not_busy()?;
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        decisions.get(call_id)?;
-        let had = decisions.local().any(|(id, _)| id == call_id);
-        decisions.clear(call_id)?;
-        if had {
+        if self.c.clear_draft(call_id)? {
             self.audit.settle(call_id, Fate::Cleared);
         }
         self.settle();
@@ -426,12 +276,9 @@ impl Sidenet {
     }
 
     pub(crate) fn submit(&mut self, now: u64) -> Result<OpId> {
-        self.tick(now);
-        self.check_not_busy()?;
-        let sub = self.prepare_submission(None)?;
-        self.clear_notices();
-        let op = sub.op;
-        self.continue_submission(sub);
+        self.c.tick(now);
+        self.c.check_not_busy()?;
+        let op = self.submit_now(None)?;
         self.settle();
         Ok(op)
     }
@@ -442,44 +289,26 @@ impl Sidenet {
         text: &str,
         reason: Option<&str>,
     ) -> Result<OpId> {
-        self.tick(now);
-        if text.trim().is_empty() {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "the message is empty",
-            ));
-        }
-        self.check_not_busy()?;
+        self.c.tick(now);
+        check_text(text)?;
+        self.c.check_not_busy()?;
         let Some(run_id) = self.pause.as_ref().map(|p| p.run_id.clone()) else {
             return self.send(now, text);
         };
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        let undecided: Vec<String> = decisions
-            .undecided()
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        let decision = Decision::reject(reason);
+        let undecided = self.c.reject_undecided(reason)?;
         for id in &undecided {
-            decisions.set(id, decision.clone())?;
+            self.audit.hold(&run_id, id, &Decision::reject(reason));
         }
-        for id in &undecided {
-            self.audit.hold(&run_id, id, &decision);
-        }
-        let sub = self.prepare_submission(Some(text.to_owned()))?;
-        self.clear_notices();
-        self.unsent_text = None;
-        let op = sub.op;
-        self.continue_submission(sub);
+        let op = self.submit_now(Some(text.to_owned()))?;
+        self.c.unsent_text = None;
         self.settle();
         Ok(op)
     }
 
     pub(crate) fn abort(&mut self) {
-        if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
-            if let Wait::Out(id) = flight.wait {
+        if let Some((flight, out)) = self.c.cancel() {
+            if let Some(id) = out {
                 self.audit.ended(id);
-                self.outputs.push_back(Output::Cancel(id));
             }
             self.aborted(flight);
         }
@@ -487,16 +316,12 @@ impl Sidenet {
     }
 
     pub(crate) fn restore_drafts(&mut self, persisted: &str) {
-        self.persisted = Some(persisted.to_owned());
-        if self.loaded {
+        if let Some(persisted) = self.c.restore(persisted) {
             self.apply_restore(persisted);
-        } else {
-            if let Some(stored) = read_stored(persisted).filter(|s| s.run_id.is_some()) {
-                if stored.v == 1 && self.expect.is_none() {
-                    self.expect = Some(Expect::Calls(stored.call_ids));
-                }
+        } else if let Some(stored) = read_stored(persisted).filter(|s| s.run_id.is_some()) {
+            if stored.v == 1 && self.expect.is_none() {
+                self.expect = Some(Expect::Calls(stored.call_ids));
             }
-            self.held_restore = Some(persisted.to_owned());
         }
         self.settle();
     }
@@ -505,8 +330,8 @@ impl Sidenet {
     // Inputs
 
     pub(crate) fn handle_response(&mut self, now: u64, id: RequestId, response: HttpResponse) {
-        self.tick(now);
-        let streamed = match &self.state {
+        self.c.tick(now);
+        let streamed = match &self.c.state {
             State::Busy(f) if f.wait == Wait::Out(id) && f.rx.is_none() => {
                 f.streaming && is_stream_status(response.status)
             }
@@ -523,29 +348,29 @@ impl Sidenet {
     }
 
     pub(crate) fn handle_stream_start(&mut self, now: u64, id: RequestId, status: u16) {
-        self.tick(now);
+        self.c.tick(now);
         self.open(id, status);
         self.settle();
     }
 
     pub(crate) fn handle_stream_chunk(&mut self, now: u64, id: RequestId, bytes: &[u8]) {
-        self.tick(now);
+        self.c.tick(now);
         self.bytes(id, bytes);
         self.settle();
     }
 
     pub(crate) fn handle_stream_end(&mut self, now: u64, id: RequestId) {
-        self.tick(now);
+        self.c.tick(now);
         self.close(now, id);
         self.settle();
     }
 
     pub(crate) fn handle_failure(&mut self, now: u64, id: RequestId, error: TransportError) {
-        self.tick(now);
+        self.c.tick(now);
         let Some(mut flight) = self.take_flight(id) else {
             return;
         };
-        let Some(error) = transport_error(error, self.config.timeout_ms) else {
+        let Some(error) = transport_error(error, self.c.config.timeout_ms) else {
             self.aborted(flight);
             self.settle();
             return;
@@ -565,15 +390,9 @@ impl Sidenet {
     }
 
     pub(crate) fn handle_timeout(&mut self, now: u64) {
-        self.tick(now);
-        let due = matches!(
-            &self.state,
-            State::Busy(Flight { wait: Wait::Backoff(deadline), .. }) if now >= *deadline
-        );
-        if due {
-            if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
-                self.issue(flight.job, flight.attempt.saturating_add(1));
-            }
+        self.c.tick(now);
+        if let Some(flight) = self.c.due(now) {
+            self.issue(flight.job, flight.attempt.saturating_add(1));
         }
         self.settle();
     }
@@ -582,25 +401,19 @@ impl Sidenet {
     // Outputs
 
     pub(crate) fn poll_output(&mut self) -> Option<Output> {
-        self.outputs.pop_front()
+        self.c.outputs.pop_front()
     }
 
     pub(crate) fn poll_timeout(&self) -> Option<u64> {
-        match &self.state {
-            State::Busy(Flight {
-                wait: Wait::Backoff(deadline),
-                ..
-            }) => Some(*deadline),
-            _ => None,
-        }
+        self.c.poll_timeout()
     }
 
     pub(crate) fn snapshot(&self) -> &Snapshot {
-        &self.snapshot
+        &self.c.snapshot
     }
 
     pub(crate) fn decisions(&self) -> Option<&Decisions> {
-        self.decisions.as_ref()
+        self.c.decisions.as_ref()
     }
 
     pub(crate) fn stream_epoch(&self) -> u64 {
@@ -615,7 +428,7 @@ impl Sidenet {
     #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
     pub(crate) fn check_invariants(&self) -> std::result::Result<(), String> {
         self.audit.first_error()?;
-        match (&self.state, self.audit.outstanding.first()) {
+        match (&self.c.state, self.audit.outstanding.first()) {
             (
                 State::Busy(Flight {
                     wait: Wait::Out(id),
@@ -634,19 +447,19 @@ impl Sidenet {
             _ => {}
         }
         let chat_stream = matches!(
-            &self.state,
+            &self.c.state,
             State::Busy(Flight { job, rx: Some(Rx::Stream(_)), .. }) if job.is_chat()
         );
         if self.building.is_some() != chat_stream {
             return Err("a streaming message exists iff a chat stream is open".to_owned());
         }
-        if self.snapshot.streaming.is_some() != self.building.is_some() {
+        if self.c.snapshot.streaming.is_some() != self.building.is_some() {
             return Err("the snapshot's streaming message is out of step".to_owned());
         }
-        if self.decisions.is_some() != self.pause.is_some() {
+        if self.c.decisions.is_some() != self.pause.is_some() {
             return Err("a decision set exists iff the run is paused".to_owned());
         }
-        if self.loaded && self.held_restore.is_some() {
+        if self.c.loaded && self.c.held_restore.is_some() {
             return Err("restored drafts held after the thread was loaded".to_owned());
         }
         let drafts = self.drafts();
@@ -701,44 +514,10 @@ impl Sidenet {
     // ------------------------------------------------------------------------------------------
     // Internals: commands
 
-    fn tick(&mut self, now: u64) {
-        self.clock = self.clock.max(now);
-    }
-
-    fn new_op(&mut self) -> OpId {
-        self.next_op += 1;
-        self.next_op
-    }
-
-    fn check_not_busy(&self) -> Result<()> {
-        match &self.state {
-            State::Ready => Ok(()),
-            State::Busy(_) => Err(Error::new(
-                ErrorCode::Busy,
-                "a request is already in flight for this thread",
-            )),
-        }
-    }
-
-    fn check_unlocked(&self) -> Result<()> {
-        if self.pause.is_some() {
-            return Err(Error::new(
-                ErrorCode::InputLocked,
-                "the conversation awaits approval: decide every pending tool (or reject all and send) first",
-            ));
-        }
-        Ok(())
-    }
-
-    fn clear_notices(&mut self) {
-        self.failed = false;
-        self.error = None;
-        self.dropped.clear();
-    }
-
-    fn prepare_submission(&mut self, then_send: Option<String>) -> Result<Submission> {
+    /// Starts the submission of the drafts not yet acknowledged (the op is new).
+    fn submit_now(&mut self, then_send: Option<String>) -> Result<OpId> {
         let pause = self.pause.as_ref().ok_or_else(not_suspended)?;
-        let decisions = self.decisions.as_ref().ok_or_else(not_suspended)?;
+        let decisions = self.c.decisions.as_ref().ok_or_else(not_suspended)?;
         let queue: Vec<(String, Decision)> = decisions
             .local()
             .filter(|(id, _)| !self.is_acked(&pause.run_id, id))
@@ -750,20 +529,21 @@ impl Sidenet {
                 "no decision to send: approve or reject at least one tool",
             ));
         }
-        let op = self.new_op();
-        Ok(Submission {
+        let op = self.c.new_op();
+        self.c.clear_notices();
+        self.continue_submission(Submission {
             op,
             queue,
-            sent: Vec::new(),
-            skipped: Vec::new(),
             then_send,
-        })
+            ..Submission::default()
+        });
+        Ok(op)
     }
 
     fn start_send(&mut self, op: OpId, text: String) {
         self.expired = false;
-        self.run_completed = false;
-        let users_before = self.loaded.then(|| self.users().count());
+        self.c.run_completed = false;
+        let users_before = self.c.loaded.then(|| self.users().count());
         self.issue(
             Job::Send {
                 op,
@@ -805,30 +585,21 @@ impl Sidenet {
     fn finish_submission(&mut self, sub: Submission) {
         let paused = self.pause.is_some();
         let cards = self.pause.as_ref().map_or(&[][..], |p| &p.cards);
-        self.last_submission = Some(submission_view(cards, &sub.sent, paused));
-        if self.failed {
+        self.c.last_submission = Some(submission_view(cards, &sub.sent, paused));
+        if self.c.failed {
             let error = self
+                .c
                 .error
                 .clone()
                 .unwrap_or_else(|| Error::new(ErrorCode::StreamError, "the run failed"));
-            if let Some(text) = sub.then_send {
-                self.unsent_text = Some(text);
-            }
-            self.done(sub.op, Err(error));
+            self.c.unsend(sub.then_send);
+            self.c.done(sub.op, Err(error));
             return;
         }
         match sub.then_send {
             Some(text) if !paused => self.start_send(sub.op, text),
-            Some(text) => {
-                self.unsent_text = Some(text);
-                let error = Error::new(
-                    ErrorCode::InputLocked,
-                    "the run paused again: decide the new tools, then send the message",
-                );
-                self.error = Some(error.clone());
-                self.done(sub.op, Err(error));
-            }
-            None if sub.skipped.is_empty() => self.done(sub.op, Ok(())),
+            Some(text) => self.c.paused_again(sub.op, text),
+            None if sub.skipped.is_empty() => self.c.done(sub.op, Ok(())),
             None => {
                 let error = if self.expired {
                     Error::new(
@@ -841,20 +612,17 @@ impl Sidenet {
                         "some tools were no longer awaiting approval; those decisions were not sent",
                     )
                 };
-                self.error = Some(error.clone());
-                self.done(sub.op, Err(error));
+                self.c.refuse(Some(sub.op), error);
             }
         }
     }
 
     fn issue(&mut self, job: Job, attempt: u32) {
-        self.next_request += 1;
-        let id = RequestId(self.next_request);
-        let collect = self.config.transport == Transport::Collect;
+        let collect = self.c.config.transport == Transport::Collect;
         let chat_url = if collect {
-            self.config.url(&self.config.routes.run)
+            self.c.config.url(&self.c.config.routes.run)
         } else {
-            self.config.url(&self.config.routes.chat)
+            self.c.config.url(&self.c.config.routes.chat)
         };
         let (method, url, body, streaming) = match &job {
             Job::Load {
@@ -862,7 +630,7 @@ impl Sidenet {
                 ..
             } => (
                 Method::Get,
-                self.config.url(&self.config.routes.thread),
+                self.c.config.url(&self.c.config.routes.thread),
                 None,
                 false,
             ),
@@ -871,7 +639,7 @@ impl Sidenet {
                 ..
             } => (
                 Method::Get,
-                self.config.url(&self.config.routes.stream),
+                self.c.config.url(&self.c.config.routes.stream),
                 None,
                 true,
             ),
@@ -882,8 +650,8 @@ impl Sidenet {
                 }
                 let body = chat_body(
                     Some(text),
-                    &self.config.thread_id,
-                    self.config.agent_version_id.as_deref(),
+                    &self.c.config.thread_id,
+                    self.c.config.agent_version_id.as_deref(),
                     None,
                 );
                 (Method::Post, chat_url, Some(body), !collect)
@@ -893,24 +661,8 @@ impl Sidenet {
                 (Method::Post, chat_url, body, !collect)
             }
         };
-        let headers = request_headers(&self.config, method, streaming);
+        let id = self.c.http(job, attempt, method, url, body, streaming);
         self.audit.issued(id);
-        self.outputs.push_back(Output::Http(HttpRequest {
-            id,
-            method,
-            url,
-            headers,
-            body,
-            timeout_ms: self.config.timeout_ms,
-            streaming,
-        }));
-        self.state = State::Busy(Flight {
-            job,
-            attempt,
-            wait: Wait::Out(id),
-            streaming,
-            rx: None,
-        });
     }
 
     /// The body of the continuation for the first queued call, checking it is one to send.
@@ -947,10 +699,10 @@ impl Sidenet {
             .agent_version_id
             .clone()
             .or_else(|| pause.agent_version_id.clone())
-            .or_else(|| self.config.agent_version_id.clone());
+            .or_else(|| self.c.config.agent_version_id.clone());
         let text = Some(chat_body(
             None,
-            &self.config.thread_id,
+            &self.c.config.thread_id,
             agent_version_id.as_deref(),
             Some((&run_id, call_id, *decision == Decision::Approve)),
         ));
@@ -964,134 +716,24 @@ impl Sidenet {
     }
 
     fn take_flight(&mut self, id: RequestId) -> Option<Flight> {
-        match &self.state {
-            State::Busy(Flight {
-                wait: Wait::Out(current),
-                ..
-            }) if *current == id => {}
-            _ => return None,
-        }
+        let flight = self.c.take_flight(id)?;
         self.audit.ended(id);
-        match std::mem::replace(&mut self.state, State::Ready) {
-            State::Busy(flight) => Some(flight),
-            State::Ready => None,
-        }
-    }
-
-    fn done(&mut self, op: OpId, result: Result<()>) {
-        self.outputs.push_back(Output::Done { op, result });
+        Some(flight)
     }
 
     fn aborted(&mut self, mut flight: Flight) {
-        let error = Error::new(ErrorCode::Aborted, "the request was aborted");
         let streamed = matches!(flight.rx.take(), Some(Rx::Stream(_)));
         if streamed && flight.job.is_chat() {
             // What was shown stays; where the run stands is known again at the next load.
             self.commit_building();
             self.expect = Some(Expect::Unknown);
         }
-        match flight.job {
-            Job::Load { op, why, .. } => {
-                match why {
-                    Why::VerifySend { text, .. } | Why::SendConflict { text, .. } => {
-                        self.unsent_text = Some(text)
-                    }
-                    Why::Reconcile { sub, .. } | Why::Recover(Some(sub)) => {
-                        if let Some(text) = sub.then_send {
-                            self.unsent_text = Some(text);
-                        }
-                    }
-                    Why::User | Why::Recover(None) => {}
-                }
-                if let Some(op) = op {
-                    self.done(op, Err(error));
-                }
-            }
-            Job::Send { op, text, .. } => {
-                if !streamed {
-                    self.unsent_text = Some(text);
-                }
-                self.done(op, Err(error));
-            }
-            Job::Submit(mut sub) => {
-                if streamed {
-                    self.ack_current(&mut sub);
-                }
-                if let Some(text) = sub.then_send {
-                    self.unsent_text = Some(text);
-                }
-                self.done(sub.op, Err(error));
+        if streamed {
+            if let Job::Submit(sub) = &mut flight.job {
+                self.ack_current(sub);
             }
         }
-    }
-
-    fn retry_or_fail(&mut self, now: u64, job: Job, attempt: u32, error: Error) {
-        if job.retryable() && attempt < self.config.retry.attempts {
-            let deadline = now.saturating_add(self.config.retry.delay(attempt));
-            // `streaming` is set again when the retry is issued.
-            self.state = State::Busy(Flight {
-                job,
-                attempt,
-                wait: Wait::Backoff(deadline),
-                streaming: false,
-                rx: None,
-            });
-        } else {
-            self.fail(job, error);
-        }
-    }
-
-    fn fail(&mut self, job: Job, error: Error) {
-        let (op, shown) = match job {
-            Job::Load { op, why, .. } => {
-                let shown = match why {
-                    Why::User | Why::Recover(None) => error,
-                    Why::Recover(Some(sub)) => {
-                        if let Some(text) = sub.then_send {
-                            self.unsent_text = Some(text);
-                        }
-                        error
-                    }
-                    Why::VerifySend {
-                        text,
-                        error: original,
-                        ..
-                    }
-                    | Why::SendConflict {
-                        text,
-                        error: original,
-                    } => {
-                        self.unsent_text = Some(text);
-                        original
-                    }
-                    Why::Reconcile {
-                        sub,
-                        error: original,
-                    } => {
-                        if let Some(text) = sub.then_send {
-                            self.unsent_text = Some(text);
-                        }
-                        original
-                    }
-                };
-                (op, shown)
-            }
-            Job::Send { op, text, .. } => {
-                self.unsent_text = Some(text);
-                (Some(op), error)
-            }
-            Job::Submit(sub) => {
-                if let Some(text) = sub.then_send {
-                    self.unsent_text = Some(text);
-                }
-                (Some(sub.op), error)
-            }
-        };
-        self.failed = true;
-        self.error = Some(shown.clone());
-        if let Some(op) = op {
-            self.done(op, Err(shown));
-        }
+        self.c.aborted(flight.job, !streamed);
     }
 
     fn verify_send(&mut self, op: OpId, text: String, users_before: Option<usize>, error: Error) {
@@ -1109,7 +751,7 @@ impl Sidenet {
     // Internals: answers
 
     fn open(&mut self, id: RequestId, status: u16) {
-        let State::Busy(flight) = &mut self.state else {
+        let State::Busy(flight) = &mut self.c.state else {
             return;
         };
         if flight.wait != Wait::Out(id) || flight.rx.is_some() {
@@ -1136,7 +778,7 @@ impl Sidenet {
     }
 
     fn bytes(&mut self, id: RequestId, bytes: &[u8]) {
-        let State::Busy(flight) = &mut self.state else {
+        let State::Busy(flight) = &mut self.c.state else {
             return;
         };
         if flight.wait != Wait::Out(id) {
@@ -1161,7 +803,7 @@ impl Sidenet {
                 if let State::Busy(Flight {
                     rx: Some(Rx::Stream(boxed)),
                     ..
-                }) = &mut self.state
+                }) = &mut self.c.state
                 {
                     boxed.1 = feed;
                 }
@@ -1203,7 +845,7 @@ impl Sidenet {
                 text,
                 users_before,
             } => self.verify_send(op, text, users_before, error),
-            job => self.retry_or_fail(now, job, flight.attempt, error),
+            job => self.c.retry_or_fail(now, job, flight.attempt, error),
         }
     }
 
@@ -1231,7 +873,7 @@ impl Sidenet {
                     }
                     Err(error) => {
                         let stage = Stage::History;
-                        self.fail(Job::Load { op, why, stage }, error);
+                        self.c.fail(Job::Load { op, why, stage }, error);
                     }
                 };
             }
@@ -1275,7 +917,7 @@ impl Sidenet {
                         text,
                         users_before,
                     };
-                    self.fail(job, error);
+                    self.c.fail(job, error);
                 };
             }
             Job::Submit(sub) if ok || status == 409 || status == 400 => {
@@ -1299,9 +941,9 @@ impl Sidenet {
         };
         let error = status_error(status, body);
         if retryable_status(status) {
-            self.retry_or_fail(now, job, flight.attempt, error);
+            self.c.retry_or_fail(now, job, flight.attempt, error);
         } else {
-            self.fail(job, error);
+            self.c.fail(job, error);
         }
     }
 
@@ -1323,7 +965,8 @@ impl Sidenet {
             }
             Job::Load { op, why, stage } => {
                 let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
-                self.retry_or_fail(now, Job::Load { op, why, stage }, flight.attempt, error);
+                self.c
+                    .retry_or_fail(now, Job::Load { op, why, stage }, flight.attempt, error);
             }
             Job::Send { op, .. } if terminal => self.end_send(op, feed),
             Job::Submit(sub) if terminal => self.end_submit(sub, feed),
@@ -1338,7 +981,7 @@ impl Sidenet {
     /// the run stands (history + replay) and go on from there.
     fn stream_dropped(&mut self, now: u64, job: Job, attempt: u32, feed: Feed, error: Error) {
         match job {
-            Job::Load { .. } => self.retry_or_fail(now, job, attempt, error),
+            Job::Load { .. } => self.c.retry_or_fail(now, job, attempt, error),
             Job::Send { op, .. } => {
                 self.commit_building();
                 self.expect = Some(if feed.approvals.is_empty() {
@@ -1375,8 +1018,8 @@ impl Sidenet {
         self.commit_building();
         let error = self.adopt_feed(feed);
         match error {
-            Some(error) => self.done(op, Err(error)),
-            None => self.done(op, Ok(())),
+            Some(error) => self.c.done(op, Err(error)),
+            None => self.c.done(op, Ok(())),
         }
     }
 
@@ -1418,23 +1061,23 @@ impl Sidenet {
         let message_id = feed.start_id.clone();
         let cards = self.finish_cards(feed.approvals);
         if let Some(malformed) = feed.malformed {
-            self.error = Some(malformed);
+            self.c.error = Some(malformed);
         }
         if cards.is_empty() {
             self.adopt_pause(None);
             self.expect = None;
             if let Some(text) = feed.error {
                 let error = Error::new(ErrorCode::StreamError, text);
-                self.failed = true;
-                self.error = Some(error.clone());
+                self.c.failed = true;
+                self.c.error = Some(error.clone());
                 return Some(error);
             }
-            self.run_completed = true;
+            self.c.run_completed = true;
         } else {
             let pause = self.make_pause(cards, message_id);
             self.expect = Some(Expect::Calls(pause.call_ids()));
             self.adopt_pause(Some(pause));
-            self.run_completed = false;
+            self.c.run_completed = false;
         }
         None
     }
@@ -1453,25 +1096,25 @@ impl Sidenet {
             self.expect = Some(Expect::Calls(pause.call_ids()));
             self.adopt_pause(Some(pause));
         }
-        self.loaded = true;
-        if let Some(held) = self.held_restore.take() {
+        self.c.loaded = true;
+        if let Some(held) = self.c.held_restore.take() {
             self.apply_restore(&held);
         }
         let paused = self.pause.is_some();
         self.expired = expired;
         if expired {
-            self.run_completed = false;
-            self.error = Some(Error::new(
+            self.c.run_completed = false;
+            self.c.error = Some(Error::new(
                 ErrorCode::Expired,
                 "the paused run was abandoned: no decision arrived within its grace window; ask again",
             ));
         } else if !paused && (was_paused || expected.is_some()) {
-            self.run_completed = true;
+            self.c.run_completed = true;
         }
         match why {
-            Why::User | Why::Recover(None) => {
+            Why::User | Why::Sync | Why::Recover(None) => {
                 if let Some(op) = op {
-                    self.done(op, Ok(()));
+                    self.c.done(op, Ok(()));
                 }
             }
             Why::Recover(Some(sub)) => self.continue_submission(sub),
@@ -1482,25 +1125,25 @@ impl Sidenet {
             } => {
                 if self.landed(&text, users_before) {
                     if !paused && !expired {
-                        self.run_completed = true;
+                        self.c.run_completed = true;
                     }
                     if let Some(op) = op {
-                        self.done(op, Ok(()));
+                        self.c.done(op, Ok(()));
                     }
                 } else {
-                    self.failed = true;
-                    self.unsent_text = Some(text);
-                    self.error = Some(error.clone());
+                    self.c.failed = true;
+                    self.c.unsent_text = Some(text);
+                    self.c.error = Some(error.clone());
                     if let Some(op) = op {
-                        self.done(op, Err(error));
+                        self.c.done(op, Err(error));
                     }
                 }
             }
             Why::SendConflict { text, error } => {
-                self.unsent_text = Some(text);
-                self.error = Some(error.clone());
+                self.c.unsent_text = Some(text);
+                self.c.error = Some(error.clone());
                 if let Some(op) = op {
-                    self.done(op, Err(error));
+                    self.c.done(op, Err(error));
                 }
             }
             Why::Reconcile { sub, error } => self.reconciled(sub, error),
@@ -1515,12 +1158,12 @@ impl Sidenet {
         };
         if self.pause.as_ref().is_some_and(|p| p.has(&id)) {
             // Still pending: the decision was not applied. The draft stays.
-            self.failed = true;
-            self.error = Some(error.clone());
+            self.c.failed = true;
+            self.c.error = Some(error.clone());
             if let Some(text) = sub.then_send {
-                self.unsent_text = Some(text);
+                self.c.unsent_text = Some(text);
             }
-            self.done(sub.op, Err(error));
+            self.c.done(sub.op, Err(error));
             return;
         }
         if self.records(&id, &decision) {
@@ -1541,11 +1184,11 @@ impl Sidenet {
                 "the paused tool was decided elsewhere; your decision was not applied",
             )
         };
-        self.error = Some(error.clone());
+        self.c.error = Some(error.clone());
         if let Some(text) = sub.then_send {
-            self.unsent_text = Some(text);
+            self.c.unsent_text = Some(text);
         }
-        self.done(sub.op, Err(error));
+        self.c.done(sub.op, Err(error));
     }
 
     /// Did a pause the client knew of end without an answer (abandoned by the server)?
@@ -1778,7 +1421,7 @@ impl Sidenet {
                 .find(|(id, _, _)| *id == card.call_id)
                 .map(|(_, name, input)| (name.clone(), input.clone()))
                 .or_else(|| {
-                    let view = self.snapshot.streaming.as_ref();
+                    let view = self.c.snapshot.streaming.as_ref();
                     view.and_then(|v| v.tools.iter().find(|t| t.call_id == card.call_id))
                         .or_else(|| self.find_tool(&card.call_id))
                         .map(|t| (t.name.clone(), t.inputs.clone()))
@@ -1824,8 +1467,8 @@ impl Sidenet {
         let mut cards = Vec::new();
         for mut card in approvals {
             if card.run_id.is_none() {
-                if self.error.is_none() {
-                    self.error = Some(Error::new(
+                if self.c.error.is_none() {
+                    self.c.error = Some(Error::new(
                         ErrorCode::StreamError,
                         format!(
                             "an approval request for {} came without a run id",
@@ -1846,7 +1489,7 @@ impl Sidenet {
         let run_id = first.and_then(|c| c.run_id.clone()).unwrap_or_default();
         let agent_version_id = first
             .and_then(|c| c.agent_version_id.clone())
-            .or_else(|| self.config.agent_version_id.clone());
+            .or_else(|| self.c.config.agent_version_id.clone());
         let message_id = message_id.or_else(|| {
             let id = first.map(|c| c.call_id.as_str())?;
             self.messages
@@ -1878,7 +1521,7 @@ impl Sidenet {
             fresh: true,
         });
         self.stream_epoch = self.stream_epoch.wrapping_add(1);
-        self.snapshot.streaming = Some(MessageView {
+        self.c.snapshot.streaming = Some(MessageView {
             id: None,
             index: self.messages.len(),
             role: Some("assistant".to_owned()),
@@ -1920,7 +1563,7 @@ impl Sidenet {
             let Some(view) = Arc::make_mut(&mut self.messages).pop() else {
                 return;
             };
-            self.messages_version += 1;
+            self.c.messages_version += 1;
             let mut base = view.raw.as_object().clone();
             let parts = match base.remove("parts") {
                 Some(Value::Array(parts)) => parts,
@@ -1933,10 +1576,10 @@ impl Sidenet {
             let mut view = view;
             view.raw = raw_message(base);
             self.stream_epoch = self.stream_epoch.wrapping_add(1);
-            self.snapshot.streaming = Some(view);
+            self.c.snapshot.streaming = Some(view);
         } else if let Some(id) = message_id {
             b.base.insert("id".to_owned(), Value::from(id));
-            if let Some(v) = &mut self.snapshot.streaming {
+            if let Some(v) = &mut self.c.snapshot.streaming {
                 v.id = Some(id.to_owned());
                 v.raw = raw_message(b.base.clone());
             }
@@ -1945,7 +1588,7 @@ impl Sidenet {
     }
 
     fn text_start(&mut self, id: String) {
-        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
         let mut part = Map::new();
@@ -1968,7 +1611,7 @@ impl Sidenet {
         if !open {
             self.text_start(id.to_owned());
         }
-        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
         if let Some((_, index)) = &b.text_part {
@@ -1983,7 +1626,7 @@ impl Sidenet {
     }
 
     fn tool_upsert(&mut self, call_id: &str, name: &str, input: Option<Value>, state: &str) {
-        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
         let inputs = match &input {
@@ -2022,7 +1665,7 @@ impl Sidenet {
     }
 
     fn tool_pending(&mut self, card: &GatedTool) {
-        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
         let tool = match v.tools.iter().position(|t| t.call_id == card.call_id) {
@@ -2070,7 +1713,7 @@ impl Sidenet {
             .iter()
             .find(|(id, _)| id == call_id)
             .map(|(_, r)| r.clone());
-        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
         if !v.tools.iter().any(|t| t.call_id == call_id) {
@@ -2129,7 +1772,7 @@ impl Sidenet {
     /// Moves the streaming message into `messages` (once per stream).
     fn commit_building(&mut self) {
         let building = self.building.take();
-        let view = self.snapshot.streaming.take();
+        let view = self.c.snapshot.streaming.take();
         self.stream_dirty = true;
         let (Some(b), Some(mut view)) = (building, view) else {
             return;
@@ -2164,7 +1807,7 @@ impl Sidenet {
         }
         self.audit.touch(1);
         Arc::make_mut(&mut self.messages).push(view);
-        self.messages_version += 1;
+        self.c.messages_version += 1;
     }
 
     fn set_history(&mut self, history: Vec<Map>) {
@@ -2175,7 +1818,7 @@ impl Sidenet {
             .collect();
         self.audit.touch(views.len() as u64);
         self.messages = Arc::new(views);
-        self.messages_version += 1;
+        self.c.messages_version += 1;
     }
 
     // ------------------------------------------------------------------------------------------
@@ -2186,7 +1829,7 @@ impl Sidenet {
     /// records it, and dropped (listed in `droppedDrafts`) otherwise.
     fn adopt_pause(&mut self, new: Option<Pause>) {
         let old = self.pause.take();
-        let old_decisions = self.decisions.take();
+        let old_decisions = self.c.decisions.take();
         let mut new_decisions = new
             .as_ref()
             .and_then(|p| Decisions::new(&p.suspension()).ok());
@@ -2219,10 +1862,10 @@ impl Sidenet {
             }
         }
         if new_decisions.is_none() {
-            self.last_submission = None;
+            self.c.last_submission = None;
         }
         self.pause = if new_decisions.is_some() { new } else { None };
-        self.decisions = new_decisions;
+        self.c.decisions = new_decisions;
         if self.pause.is_some() {
             self.expired = false;
         }
@@ -2230,9 +1873,7 @@ impl Sidenet {
 
     fn drop_draft(&mut self, call_id: &str) {
         self.audit.settle(call_id, Fate::Dropped);
-        if !self.dropped.iter().any(|d| d == call_id) {
-            self.dropped.push(call_id.to_owned());
-        }
+        self.c.drop_draft(call_id);
     }
 
     fn is_acked(&self, run_id: &str, call_id: &str) -> bool {
@@ -2255,7 +1896,7 @@ impl Sidenet {
         if run_id != stored_run {
             return;
         }
-        let Some(decisions) = self.decisions.as_mut() else {
+        let Some(decisions) = self.c.decisions.as_mut() else {
             return;
         };
         let mut restored = Vec::new();
@@ -2276,47 +1917,12 @@ impl Sidenet {
     }
 
     fn drafts(&self) -> DraftMap {
-        DraftMap::of(self.decisions.as_ref())
-    }
-
-    fn phase(&self) -> Phase {
-        if let State::Busy(flight) = &self.state {
-            if flight.job.is_chat() && matches!(flight.rx, Some(Rx::Stream(_))) {
-                return Phase::Streaming;
-            }
-            return match &flight.job {
-                Job::Load {
-                    why: Why::User | Why::Recover(_),
-                    ..
-                } => Phase::Loading,
-                Job::Load {
-                    why: Why::VerifySend { .. },
-                    ..
-                }
-                | Job::Send { .. } => Phase::Sending,
-                Job::Load {
-                    why: Why::SendConflict { .. } | Why::Reconcile { .. },
-                    ..
-                } => Phase::Conflict,
-                Job::Submit(_) => Phase::Submitting,
-            };
-        }
-        if self.failed {
-            Phase::Error
-        } else if self.pause.is_some() {
-            Phase::AwaitingApproval
-        } else if self.expired {
-            Phase::Expired
-        } else if self.run_completed {
-            Phase::Completed
-        } else {
-            Phase::Idle
-        }
+        self.c.drafts()
     }
 
     fn suspension_view(&self) -> Option<SuspensionView> {
         let pause = self.pause.as_ref()?;
-        let decisions = self.decisions.as_ref()?;
+        let decisions = self.c.decisions.as_ref()?;
         let cards: Vec<&GatedTool> = pause.cards.iter().collect();
         Some(suspension_view(
             decisions,
@@ -2329,60 +1935,40 @@ impl Sidenet {
 
     /// Every field but `streaming` (which lives in the snapshot and is edited in place).
     fn build_head(&self) -> Snapshot {
-        let busy = matches!(self.state, State::Busy(_));
         let paused = self.pause.is_some();
-        let can_submit = !busy
-            && self.pause.as_ref().is_some_and(|p| {
-                self.decisions
-                    .as_ref()
-                    .is_some_and(|d| d.local().any(|(id, _)| !self.is_acked(&p.run_id, id)))
-            });
-        Snapshot {
-            version: self.snapshot.version,
-            phase: self.phase(),
-            dialect: self.config.dialect,
-            thread_id: self.config.thread_id.clone(),
-            loaded: self.loaded,
-            busy,
-            syncing: false,
-            messages_version: self.messages_version,
-            messages: Messages(Arc::clone(&self.messages)),
-            streaming: None,
-            suspension: self.suspension_view(),
-            decisions: self.drafts(),
-            can_send: !busy && !paused,
+        let can_submit = self.pause.as_ref().is_some_and(|p| {
+            self.c
+                .decisions
+                .as_ref()
+                .is_some_and(|d| d.local().any(|(id, _)| !self.is_acked(&p.run_id, id)))
+        });
+        self.c.head(
+            self.c.phase(paused, self.expired),
+            Messages(Arc::clone(&self.messages)),
+            self.suspension_view(),
             can_submit,
-            error: self.error.as_ref().map(ErrorView::from),
-            unsent_text: self.unsent_text.clone(),
-            last_submission: self.last_submission.clone(),
-            dropped_drafts: self.dropped.clone(),
-        }
+            paused,
+        )
     }
 
     /// The end of every step: persist the drafts if they changed, and emit one `Changed` if the
     /// snapshot did. The streaming message is not cloned: it moves from the old snapshot to the new.
     fn settle(&mut self) {
-        if self.config.persist && self.held_restore.is_none() {
+        if self.c.persisting() {
             let desired = self.stored_drafts();
-            if !same_stored(desired.as_deref(), self.persisted.as_deref()) {
-                self.persisted = desired.clone();
-                self.outputs.push_back(Output::Persist {
-                    key: self.config.persist_key(),
-                    value: desired,
-                });
-            }
+            self.c.persist(desired);
         }
         let mut next = self.build_head();
-        let streaming = self.snapshot.streaming.take();
-        let changed = self.stream_dirty || next != self.snapshot;
+        let streaming = self.c.snapshot.streaming.take();
+        let changed = self.stream_dirty || next != self.c.snapshot;
         next.streaming = streaming;
         self.stream_dirty = false;
         if changed {
-            next.version = self.snapshot.version.saturating_add(1);
-            self.snapshot = next;
-            self.outputs.push_back(Output::Changed);
+            next.version = self.c.snapshot.version.saturating_add(1);
+            self.c.snapshot = next;
+            self.c.outputs.push_back(Output::Changed);
         } else {
-            self.snapshot.streaming = next.streaming;
+            self.c.snapshot.streaming = next.streaming;
         }
     }
 
