@@ -766,26 +766,21 @@ impl Client {
         if let Job::Submit(sub) = &job {
             self.check_sent(sub);
         }
+        if self.suspension.suspended && matches!(job, Job::Send { .. }) {
+            self.audit
+                .violation(|| "a message was sent while the tail is paused".to_owned());
+        }
         let config = &self.c.config;
-        let (method, url, body) = match &job {
-            Job::Load { .. } => (Method::Get, config.url(&config.routes.thread), None),
-            Job::Send { text, .. } => {
-                if self.suspension.suspended {
-                    self.audit
-                        .violation(|| "a message was sent while the tail is paused".to_owned());
-                }
-                (
-                    Method::Post,
-                    config.url(&config.routes.chat),
-                    Some(neuron::message_body(text)),
-                )
-            }
-            Job::Submit(sub) => (
+        let (method, route, body) = match &job {
+            Job::Load { .. } => (Method::Get, &config.routes.thread, None),
+            Job::Send { text, .. } => (
                 Method::Post,
-                config.url(&config.routes.chat),
-                Some(sub.body.clone()),
+                &config.routes.chat,
+                Some(neuron::message_body(text)),
             ),
+            Job::Submit(sub) => (Method::Post, &config.routes.chat, Some(sub.body.clone())),
         };
+        let url = config.url(route);
         let id = self.c.http(job, attempt, method, url, body, false);
         self.audit.issued(id);
     }

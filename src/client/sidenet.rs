@@ -618,48 +618,41 @@ impl Sidenet {
     }
 
     fn issue(&mut self, job: Job, attempt: u32) {
-        let collect = self.c.config.transport == Transport::Collect;
-        let chat_url = if collect {
-            self.c.config.url(&self.c.config.routes.run)
-        } else {
-            self.c.config.url(&self.c.config.routes.chat)
-        };
-        let (method, url, body, streaming) = match &job {
+        let config = &self.c.config;
+        let routes = &config.routes;
+        let collect = config.transport == Transport::Collect;
+        let chat = if collect { &routes.run } else { &routes.chat };
+        let (method, route, body, streaming) = match &job {
             Job::Load {
                 stage: Stage::History,
                 ..
-            } => (
-                Method::Get,
-                self.c.config.url(&self.c.config.routes.thread),
-                None,
-                false,
-            ),
+            } => (Method::Get, &routes.thread, None, false),
             Job::Load {
                 stage: Stage::Replay,
                 ..
-            } => (
-                Method::Get,
-                self.c.config.url(&self.c.config.routes.stream),
-                None,
-                true,
-            ),
+            } => (Method::Get, &routes.stream, None, true),
             Job::Send { text, .. } => {
+                let body = chat_body(
+                    Some(text),
+                    &config.thread_id,
+                    config.agent_version_id.as_deref(),
+                    None,
+                );
+                (Method::Post, chat, Some(body), !collect)
+            }
+            Job::Submit(_) => (Method::Post, chat, None, !collect),
+        };
+        let url = config.url(route);
+        let body = match &job {
+            Job::Send { .. } => {
                 if self.pause.is_some() {
                     self.audit
                         .violation(|| "a message was sent while the run is paused".to_owned());
                 }
-                let body = chat_body(
-                    Some(text),
-                    &self.c.config.thread_id,
-                    self.c.config.agent_version_id.as_deref(),
-                    None,
-                );
-                (Method::Post, chat_url, Some(body), !collect)
+                body
             }
-            Job::Submit(sub) => {
-                let body = self.continuation_body(sub);
-                (Method::Post, chat_url, body, !collect)
-            }
+            Job::Submit(sub) => self.continuation_body(sub),
+            Job::Load { .. } => None,
         };
         let id = self.c.http(job, attempt, method, url, body, streaming);
         self.audit.issued(id);
@@ -1633,8 +1626,9 @@ impl Sidenet {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(v) => v.clone(),
         };
-        match v.tools.iter_mut().find(|t| t.call_id == call_id) {
-            Some(tool) => {
+        let found = v.tools.iter().any(|t| t.call_id == call_id);
+        if let Some(tool) = tool_view(&mut v.tools, call_id, name, &inputs) {
+            if found {
                 if input.is_some() {
                     tool.inputs = inputs;
                 }
@@ -1642,24 +1636,14 @@ impl Sidenet {
                     tool.name = name.to_owned();
                 }
             }
-            None => v.tools.push(ToolView {
-                call_id: call_id.to_owned(),
-                name: name.to_owned(),
-                inputs,
-                result: None,
-                approval: None,
-                approval_reason: None,
-                reject_reason: None,
-                status: ToolStatus::Called,
-            }),
         }
         v.kind = MessageKindView::ToolCall;
-        with_tool_part(&mut b.parts, call_id, name, |part| {
+        if let Some(part) = tool_part(&mut b.parts, call_id, name) {
             part.insert("state".to_owned(), Value::from(state));
             if let Some(input) = input {
                 part.insert("input".to_owned(), input);
             }
-        });
+        }
         b.text_part = None;
         self.stream_dirty = true;
     }
@@ -1668,23 +1652,7 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        let tool = match v.tools.iter().position(|t| t.call_id == card.call_id) {
-            Some(i) => v.tools.get_mut(i),
-            None => {
-                v.tools.push(ToolView {
-                    call_id: card.call_id.clone(),
-                    name: card.name.clone(),
-                    inputs: card.inputs.clone(),
-                    result: None,
-                    approval: None,
-                    approval_reason: None,
-                    reject_reason: None,
-                    status: ToolStatus::Called,
-                });
-                v.tools.last_mut()
-            }
-        };
-        if let Some(tool) = tool {
+        if let Some(tool) = tool_view(&mut v.tools, &card.call_id, &card.name, &card.inputs) {
             tool.status = ToolStatus::Pending;
             tool.approval = Some(Approval::Pending);
             if card.approval_reason.is_some() {
@@ -1692,7 +1660,7 @@ impl Sidenet {
             }
         }
         v.kind = MessageKindView::ToolCall;
-        with_tool_part(&mut b.parts, &card.call_id, &card.name, |part| {
+        if let Some(part) = tool_part(&mut b.parts, &card.call_id, &card.name) {
             part.insert("state".to_owned(), Value::from("approval-requested"));
             if !part.contains_key("input") {
                 part.insert("input".to_owned(), card.inputs.clone());
@@ -1703,7 +1671,7 @@ impl Sidenet {
                 approval.insert("reason".to_owned(), Value::from(reason.as_str()));
             }
             part.insert("approval".to_owned(), Value::Object(approval));
-        });
+        }
         self.stream_dirty = true;
     }
 
@@ -1716,20 +1684,9 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        if !v.tools.iter().any(|t| t.call_id == call_id) {
-            v.tools.push(ToolView {
-                call_id: call_id.to_owned(),
-                name: String::new(),
-                inputs: Value::Object(Map::new()),
-                result: None,
-                approval: None,
-                approval_reason: None,
-                reject_reason: None,
-                status: ToolStatus::Called,
-            });
-        }
         let mut name = String::new();
-        if let Some(tool) = v.tools.iter_mut().find(|t| t.call_id == call_id) {
+        let empty = Value::Object(Map::new());
+        if let Some(tool) = tool_view(&mut v.tools, call_id, "", &empty) {
             name = tool.name.clone();
             tool.status = status;
             tool.result = result.clone();
@@ -1745,26 +1702,23 @@ impl Sidenet {
             }
         }
         v.kind = MessageKindView::ToolCall;
-        with_tool_part(&mut b.parts, call_id, &name, |part| {
+        if let Some(part) = tool_part(&mut b.parts, call_id, &name) {
             let had_approval = part.contains_key("approval");
-            match status {
-                ToolStatus::Done => {
-                    part.insert("state".to_owned(), Value::from("output-available"));
-                    part.insert("output".to_owned(), result.unwrap_or(Value::Null));
-                    if had_approval {
-                        set_approved(part, call_id, true);
-                    }
-                }
-                ToolStatus::Error => {
-                    part.insert("state".to_owned(), Value::from("output-error"));
-                    part.insert("errorText".to_owned(), result.unwrap_or(Value::Null));
-                }
-                _ => {
-                    part.insert("state".to_owned(), Value::from("output-denied"));
-                    set_approved(part, call_id, false);
-                }
+            let (state, key) = match status {
+                ToolStatus::Done => ("output-available", "output"),
+                ToolStatus::Error => ("output-error", "errorText"),
+                _ => ("output-denied", ""),
+            };
+            part.insert("state".to_owned(), Value::from(state));
+            if !key.is_empty() {
+                part.insert(key.to_owned(), result.unwrap_or(Value::Null));
             }
-        });
+            match status {
+                ToolStatus::Done if had_approval => set_approved(part, call_id, true),
+                ToolStatus::Done | ToolStatus::Error => {}
+                _ => set_approved(part, call_id, false),
+            }
+        }
         b.text_part = None;
         self.stream_dirty = true;
     }
@@ -2007,28 +1961,55 @@ fn remember_input(feed: &mut Feed, call_id: String, name: String, input: Option<
     }
 }
 
-/// Edits the raw tool part for a call in `parts`, created (`tool-<name>`) if missing.
-fn with_tool_part(parts: &mut Vec<Value>, call_id: &str, name: &str, edit: impl FnOnce(&mut Map)) {
-    let found = parts.iter_mut().find_map(|p| match p {
-        Value::Object(map)
-            if is_tool_part(map)
-                && map.get("toolCallId").and_then(Value::as_str) == Some(call_id) =>
-        {
-            Some(map)
+/// The view of the tool for a call in `tools`, appended (`called`) if missing.
+fn tool_view<'a>(
+    tools: &'a mut Vec<ToolView>,
+    call_id: &str,
+    name: &str,
+    inputs: &Value,
+) -> Option<&'a mut ToolView> {
+    let i = match tools.iter().position(|t| t.call_id == call_id) {
+        Some(i) => i,
+        None => {
+            tools.push(ToolView {
+                call_id: call_id.to_owned(),
+                name: name.to_owned(),
+                inputs: inputs.clone(),
+                result: None,
+                approval: None,
+                approval_reason: None,
+                reject_reason: None,
+                status: ToolStatus::Called,
+            });
+            tools.len().saturating_sub(1)
         }
-        _ => None,
+    };
+    tools.get_mut(i)
+}
+
+/// The raw tool part for a call in `parts`, created (`tool-<name>`) if missing.
+fn tool_part<'a>(parts: &'a mut Vec<Value>, call_id: &str, name: &str) -> Option<&'a mut Map> {
+    let found = parts.iter().position(|p| match p {
+        Value::Object(map) => {
+            is_tool_part(map) && map.get("toolCallId").and_then(Value::as_str) == Some(call_id)
+        }
+        _ => false,
     });
-    match found {
-        Some(map) => edit(map),
+    let i = match found {
+        Some(i) => i,
         None => {
             let mut part = Map::new();
             let mut ty = "tool-".to_owned();
             ty.push_str(name);
             part.insert("type".to_owned(), Value::from(ty));
             part.insert("toolCallId".to_owned(), Value::from(call_id));
-            edit(&mut part);
             parts.push(Value::Object(part));
+            parts.len().saturating_sub(1)
         }
+    };
+    match parts.get_mut(i) {
+        Some(Value::Object(map)) => Some(map),
+        _ => None,
     }
 }
 
