@@ -220,6 +220,22 @@ impl Core {
         self.refuse(Some(op), error);
     }
 
+    /// The op (if any) fails with `error`, shown; `text` waits in `unsentText`; phase `error` if
+    /// `failed`.
+    pub(super) fn give_up(
+        &mut self,
+        op: Option<OpId>,
+        text: Option<String>,
+        error: Error,
+        failed: bool,
+    ) {
+        if failed {
+            self.failed = true;
+        }
+        self.unsend(text);
+        self.refuse(op, error);
+    }
+
     pub(super) fn unsend(&mut self, text: Option<String>) {
         if text.is_some() {
             self.unsent_text = text;

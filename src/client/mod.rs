@@ -264,6 +264,27 @@ fn read_stored(text: &str) -> Option<StoredIn> {
     })
 }
 
+/// Sets the stored `drafts` that `keep` accepts and no draft overrides; returns them.
+fn restore_into(
+    decisions: &mut Decisions,
+    drafts: &Map,
+    keep: &dyn Fn(&str, &Decision) -> bool,
+) -> Vec<(String, Decision)> {
+    let mut restored = Vec::new();
+    for (id, wire) in drafts {
+        let Ok(decision) = Decision::from_wire(wire) else {
+            continue;
+        };
+        if decisions.local().any(|(l, _)| l == id) || !keep(id, &decision) {
+            continue;
+        }
+        if decisions.set(id, decision.clone()).is_ok() {
+            restored.push((id.clone(), decision));
+        }
+    }
+    restored
+}
+
 /// `{"v":1,"<pause key>":"<pause>","callIds":[...],"drafts":{...}}`.
 fn write_stored(
     pause_key: &str,
@@ -892,21 +913,10 @@ impl Client {
                         self.c.done(op, Ok(()));
                     }
                 } else {
-                    self.c.failed = true;
-                    self.c.unsent_text = Some(text);
-                    self.c.error = Some(error.clone());
-                    if let Some(op) = op {
-                        self.c.done(op, Err(error));
-                    }
+                    self.c.give_up(op, Some(text), error, true);
                 }
             }
-            Why::SendConflict { text, error } => {
-                self.c.unsent_text = Some(text);
-                self.c.error = Some(error.clone());
-                if let Some(op) = op {
-                    self.c.done(op, Err(error));
-                }
-            }
+            Why::SendConflict { text, error } => self.c.give_up(op, Some(text), error, false),
             Why::Reconcile { sub, error } => self.reconciled(sub, error),
         }
     }
@@ -929,12 +939,7 @@ impl Client {
             if applied {
                 self.after_acknowledged(sub);
             } else {
-                self.c.failed = true;
-                self.c.error = Some(error.clone());
-                if let Some(text) = sub.then_send {
-                    self.c.unsent_text = Some(text);
-                }
-                self.c.done(sub.op, Err(error));
+                self.c.give_up(Some(sub.op), sub.then_send, error, true);
             }
             return;
         }
@@ -946,11 +951,7 @@ impl Client {
                 ErrorCode::Conflict,
                 "the paused tools were decided elsewhere; your drafts were not applied",
             );
-            self.c.error = Some(error.clone());
-            if let Some(text) = sub.then_send {
-                self.c.unsent_text = Some(text);
-            }
-            self.c.done(sub.op, Err(error));
+            self.c.give_up(Some(sub.op), sub.then_send, error, false);
         } else {
             self.after_acknowledged(sub);
         }
@@ -1230,22 +1231,10 @@ impl Client {
         if pause != key {
             return;
         }
-        let mut restored = Vec::new();
-        for (id, wire) in &stored.drafts {
-            let Ok(decision) = Decision::from_wire(wire) else {
-                continue;
-            };
-            if decisions.local().any(|(l, _)| l == id) {
-                continue;
-            }
-            let tail = self.suspension.tool(id).and_then(Decision::from_tail);
-            if tail.as_ref() == Some(&decision) {
-                continue;
-            }
-            if decisions.set(id, decision.clone()).is_ok() {
-                restored.push((id.clone(), decision));
-            }
-        }
+        let suspension = &self.suspension;
+        let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
+            suspension.tool(id).and_then(Decision::from_tail).as_ref() != Some(decision)
+        });
         for (id, decision) in restored {
             self.audit.hold(&pause, &id, &decision);
         }

@@ -56,8 +56,9 @@ use super::snapshot::{
     ToolView,
 };
 use super::{
-    not_suspended, read_stored, retryable_status, status_error, submission_view, suspension_view,
-    transport_error, write_stored, HttpResponse, Method, OpId, Output, RequestId, TransportError,
+    not_suspended, read_stored, restore_into, retryable_status, status_error, submission_view,
+    suspension_view, transport_error, write_stored, HttpResponse, Method, OpId, Output, RequestId,
+    TransportError,
 };
 
 /// The most bytes buffered of a non-2xx answer (the rest is dropped).
@@ -1124,21 +1125,10 @@ impl Sidenet {
                         self.c.done(op, Ok(()));
                     }
                 } else {
-                    self.c.failed = true;
-                    self.c.unsent_text = Some(text);
-                    self.c.error = Some(error.clone());
-                    if let Some(op) = op {
-                        self.c.done(op, Err(error));
-                    }
+                    self.c.give_up(op, Some(text), error, true);
                 }
             }
-            Why::SendConflict { text, error } => {
-                self.c.unsent_text = Some(text);
-                self.c.error = Some(error.clone());
-                if let Some(op) = op {
-                    self.c.done(op, Err(error));
-                }
-            }
+            Why::SendConflict { text, error } => self.c.give_up(op, Some(text), error, false),
             Why::Reconcile { sub, error } => self.reconciled(sub, error),
         }
     }
@@ -1151,12 +1141,7 @@ impl Sidenet {
         };
         if self.pause.as_ref().is_some_and(|p| p.has(&id)) {
             // Still pending: the decision was not applied. The draft stays.
-            self.c.failed = true;
-            self.c.error = Some(error.clone());
-            if let Some(text) = sub.then_send {
-                self.c.unsent_text = Some(text);
-            }
-            self.c.done(sub.op, Err(error));
+            self.c.give_up(Some(sub.op), sub.then_send, error, true);
             return;
         }
         if self.records(&id, &decision) {
@@ -1177,11 +1162,7 @@ impl Sidenet {
                 "the paused tool was decided elsewhere; your decision was not applied",
             )
         };
-        self.c.error = Some(error.clone());
-        if let Some(text) = sub.then_send {
-            self.c.unsent_text = Some(text);
-        }
-        self.c.done(sub.op, Err(error));
+        self.c.give_up(Some(sub.op), sub.then_send, error, false);
     }
 
     /// Did a pause the client knew of end without an answer (abandoned by the server)?
@@ -1853,18 +1834,10 @@ impl Sidenet {
         let Some(decisions) = self.c.decisions.as_mut() else {
             return;
         };
-        let mut restored = Vec::new();
-        for (id, wire) in &stored.drafts {
-            let Ok(decision) = Decision::from_wire(wire) else {
-                continue;
-            };
-            if !stored.call_ids.contains(id) || decisions.local().any(|(l, _)| l == id) {
-                continue;
-            }
-            if decisions.set(id, decision.clone()).is_ok() {
-                restored.push((id.clone(), decision));
-            }
-        }
+        let call_ids = &stored.call_ids;
+        let restored = restore_into(decisions, &stored.drafts, &|id, _| {
+            call_ids.iter().any(|c| c == id)
+        });
         for (id, decision) in restored {
             self.audit.hold(&run_id, &id, &decision);
         }
