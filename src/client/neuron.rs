@@ -47,11 +47,9 @@ pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
     let text = json::utf8(body)?;
     let value = Value::parse(text)?;
     let Value::Object(mut map) = value else {
-        return Err(Error::parse(format!(
-            "a chat reply must be an object, got {}",
-            json::describe(&value)
-        ))
-        .with_path("$"));
+        let mut m = "a chat reply must be an object, got ".to_owned();
+        m.push_str(json::describe(&value));
+        return Err(Error::parse(m).with_path("$"));
     };
     let status = match map.get("status") {
         Some(Value::String(s)) if s == "awaiting_approval" => ChatStatus::AwaitingApproval,

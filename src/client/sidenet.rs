@@ -791,9 +791,7 @@ impl Sidenet {
                     return;
                 }
                 let mut feed = std::mem::take(&mut boxed.1);
-                for item in out {
-                    self.apply(&mut feed, item, chat);
-                }
+                self.apply_all(&mut feed, out, chat);
                 if let State::Busy(Flight {
                     rx: Some(Rx::Stream(boxed)),
                     ..
@@ -819,9 +817,7 @@ impl Sidenet {
                 let mut out = Vec::new();
                 decoder.finish(&mut out);
                 let chat = flight.job.is_chat();
-                for item in out {
-                    self.apply(&mut feed, item, chat);
-                }
+                self.apply_all(&mut feed, out, chat);
                 self.stream_ended(now, flight, feed);
             }
             None => {
@@ -877,9 +873,7 @@ impl Sidenet {
                 decoder.feed(body, &mut out);
                 decoder.finish(&mut out);
                 let mut feed = Feed::default();
-                for item in out {
-                    self.apply(&mut feed, item, false);
-                }
+                self.apply_all(&mut feed, out, false);
                 return self.after_load(op, why, feed);
             }
             Job::Send {
@@ -944,10 +938,14 @@ impl Sidenet {
     /// Applies collected chunks (as a chat stream) and returns what they told.
     fn collected_feed(&mut self, items: Vec<Result<Chunk>>) -> Feed {
         let mut feed = Feed::default();
-        for item in items {
-            self.apply(&mut feed, item, true);
-        }
+        self.apply_all(&mut feed, items, true);
         feed
+    }
+
+    fn apply_all(&mut self, feed: &mut Feed, items: Vec<Result<Chunk>>, chat: bool) {
+        for item in items {
+            self.apply(feed, item, chat);
+        }
     }
 
     /// A 2xx stream ended.
@@ -1442,13 +1440,10 @@ impl Sidenet {
         for mut card in approvals {
             if card.run_id.is_none() {
                 if self.c.error.is_none() {
-                    self.c.error = Some(Error::new(
-                        ErrorCode::StreamError,
-                        format!(
-                            "an approval request for {} came without a run id",
-                            json::quote(&card.call_id)
-                        ),
-                    ));
+                    let mut m = "an approval request for ".to_owned();
+                    json::write_str(&mut m, &card.call_id);
+                    m.push_str(" came without a run id");
+                    self.c.error = Some(Error::new(ErrorCode::StreamError, m));
                 }
                 continue;
             }
@@ -2033,19 +2028,15 @@ fn parse_history(body: &[u8]) -> Result<Vec<Map>> {
             Some(Value::Array(items)) => items,
             None | Some(Value::Null) => Vec::new(),
             Some(other) => {
-                return Err(Error::parse(format!(
-                    "messages must be an array, got {}",
-                    json::describe(&other)
-                ))
-                .with_path("$.messages"))
+                let mut m = "messages must be an array, got ".to_owned();
+                m.push_str(json::describe(&other));
+                return Err(Error::parse(m).with_path("$.messages"));
             }
         },
         other => {
-            return Err(Error::parse(format!(
-                "a thread must be an object with a \"messages\" array, got {}",
-                json::describe(&other)
-            ))
-            .with_path("$"))
+            let mut m = "a thread must be an object with a \"messages\" array, got ".to_owned();
+            m.push_str(json::describe(&other));
+            return Err(Error::parse(m).with_path("$"));
         }
     };
     Ok(items
