@@ -13,8 +13,8 @@ use super::snapshot::{
     DraftMap, ErrorView, Messages, Phase, Snapshot, SubmissionView, SuspensionView,
 };
 use super::{
-    not_suspended, request_headers, same_stored, HttpRequest, Method, OpId, Output, PauseKey,
-    RequestId,
+    not_suspended, request_headers, same_stored, write_stored, HttpRequest, Method, OpId, Output,
+    PauseKey, RequestId,
 };
 
 /// A decision submission. Neuron sends `body` (for `pause`) at once; Sidenet sends `queue` one
@@ -300,7 +300,6 @@ impl Core {
     pub(super) fn clear_draft(&mut self, call_id: &str) -> Result<bool> {
         self.check_not_busy()?;
         let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        decisions.get(call_id)?;
         let had = decisions.local().any(|(id, _)| id == call_id);
         decisions.clear(call_id)?;
         Ok(had)
@@ -589,6 +588,37 @@ impl Core {
     /// Should the drafts be persisted now?
     pub(super) fn persisting(&self) -> bool {
         self.config.persist && self.held_restore.is_none()
+    }
+
+    /// The stored form of the drafts (`None` when there are none), for the pause written under
+    /// `pause_key`.
+    pub(super) fn stored(
+        &self,
+        pause_key: &str,
+        pause: Option<&str>,
+        call_ids: &[String],
+    ) -> Option<String> {
+        let drafts = self.drafts();
+        if drafts.is_empty() {
+            return None;
+        }
+        Some(write_stored(pause_key, pause, call_ids, &drafts))
+    }
+
+    /// Takes `next` (built from the current state, without `streaming`) as the snapshot if it
+    /// differs, or if the streaming message changed in place (`dirty`): one `Changed`. The streaming
+    /// message moves from the old snapshot to the new, never cloned.
+    pub(super) fn commit(&mut self, mut next: Snapshot, dirty: bool) {
+        let streaming = self.snapshot.streaming.take();
+        let changed = dirty || next != self.snapshot;
+        next.streaming = streaming;
+        if changed {
+            next.version = self.snapshot.version.saturating_add(1);
+            self.snapshot = next;
+            self.outputs.push_back(Output::Changed);
+        } else {
+            self.snapshot.streaming = next.streaming;
+        }
     }
 }
 

@@ -338,7 +338,7 @@ impl Client {
             sidenet,
             stream_rx: None,
         };
-        client.c.snapshot = client.build_snapshot(0);
+        client.c.snapshot = client.build_snapshot();
         Ok(client)
     }
 
@@ -1254,7 +1254,7 @@ impl Client {
         ))
     }
 
-    fn build_snapshot(&self, version: u64) -> Snapshot {
+    fn build_snapshot(&self) -> Snapshot {
         let paused = self.suspension.suspended;
         let can_submit = paused
             && self
@@ -1262,44 +1262,27 @@ impl Client {
                 .decisions
                 .as_ref()
                 .is_some_and(|d| d.payload().is_ok());
-        let mut snapshot = self.c.head(
+        self.c.head(
             self.c.phase(paused, false),
             self.view.clone(),
             self.suspension_view(),
             can_submit,
             paused,
-        );
-        snapshot.version = version;
-        snapshot
+        )
     }
 
     /// The end of every step: persist the drafts if they changed, and emit one `Changed` if the
     /// snapshot did.
     fn settle(&mut self) {
         if self.c.persisting() {
-            let desired = self.stored_drafts();
+            let desired = self.pause.as_ref().and_then(|p| {
+                self.c
+                    .stored("messageId", p.message_id.as_deref(), &p.call_ids)
+            });
             self.c.persist(desired);
         }
-        let next = self.build_snapshot(self.c.snapshot.version);
-        if next != self.c.snapshot {
-            self.c.snapshot = next;
-            self.c.snapshot.version += 1;
-            self.c.outputs.push_back(Output::Changed);
-        }
-    }
-
-    fn stored_drafts(&self) -> Option<String> {
-        let pause = self.pause.as_ref()?;
-        let drafts = self.c.drafts();
-        if drafts.is_empty() {
-            return None;
-        }
-        Some(write_stored(
-            "messageId",
-            pause.message_id.as_deref(),
-            &pause.call_ids,
-            &drafts,
-        ))
+        let next = self.build_snapshot();
+        self.c.commit(next, false);
     }
 }
 

@@ -52,12 +52,11 @@ use super::audit::{Audit, Fate};
 use super::config::{Config, Transport};
 use super::engine::{check_text, Core, Flight, Job, Stage, State, Submission, Wait, Why};
 use super::snapshot::{
-    DraftMap, MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus,
-    ToolView,
+    MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus, ToolView,
 };
 use super::{
     not_suspended, read_stored, restore_into, retryable_status, status_error, submission_view,
-    suspension_view, transport_error, write_stored, HttpResponse, Method, OpId, Output, RequestId,
+    suspension_view, transport_error, HttpResponse, Method, OpId, Output, RequestId,
     TransportError,
 };
 
@@ -463,7 +462,7 @@ impl Sidenet {
         if self.c.loaded && self.c.held_restore.is_some() {
             return Err("restored drafts held after the thread was loaded".to_owned());
         }
-        let drafts = self.drafts();
+        let drafts = self.c.drafts();
         if let Some(pause) = &self.pause {
             if pause.cards.is_empty() {
                 return Err("a pause without cards".to_owned());
@@ -1838,10 +1837,6 @@ impl Sidenet {
         }
     }
 
-    fn drafts(&self) -> DraftMap {
-        self.c.drafts()
-    }
-
     fn suspension_view(&self) -> Option<SuspensionView> {
         let pause = self.pause.as_ref()?;
         let decisions = self.c.decisions.as_ref()?;
@@ -1877,35 +1872,15 @@ impl Sidenet {
     /// snapshot did. The streaming message is not cloned: it moves from the old snapshot to the new.
     fn settle(&mut self) {
         if self.c.persisting() {
-            let desired = self.stored_drafts();
+            let desired = self
+                .pause
+                .as_ref()
+                .and_then(|p| self.c.stored("runId", Some(&p.run_id), &p.call_ids()));
             self.c.persist(desired);
         }
-        let mut next = self.build_head();
-        let streaming = self.c.snapshot.streaming.take();
-        let changed = self.stream_dirty || next != self.c.snapshot;
-        next.streaming = streaming;
+        let next = self.build_head();
+        self.c.commit(next, self.stream_dirty);
         self.stream_dirty = false;
-        if changed {
-            next.version = self.c.snapshot.version.saturating_add(1);
-            self.c.snapshot = next;
-            self.c.outputs.push_back(Output::Changed);
-        } else {
-            self.c.snapshot.streaming = next.streaming;
-        }
-    }
-
-    fn stored_drafts(&self) -> Option<String> {
-        let pause = self.pause.as_ref()?;
-        let drafts = self.drafts();
-        if drafts.is_empty() {
-            return None;
-        }
-        Some(write_stored(
-            "runId",
-            Some(&pause.run_id),
-            &pause.call_ids(),
-            &drafts,
-        ))
     }
 }
 
