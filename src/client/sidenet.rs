@@ -183,11 +183,11 @@ fn chat_body(
 /// `{"role":"user","parts":[{"type":"text","text":<text>}]}`.
 fn user_message(text: &str) -> Map {
     let mut part = Map::new();
-    part.insert("type".to_owned(), Value::from("text"));
-    part.insert("text".to_owned(), Value::from(text));
+    put(&mut part, "type", Value::from("text"));
+    put(&mut part, "text", Value::from(text));
     let mut raw = Map::new();
-    raw.insert("role".to_owned(), Value::from("user"));
-    raw.insert("parts".to_owned(), Value::Array(vec![Value::Object(part)]));
+    put(&mut raw, "role", Value::from("user"));
+    put(&mut raw, "parts", Value::Array(vec![Value::Object(part)]));
     raw
 }
 
@@ -1481,7 +1481,7 @@ impl Sidenet {
         self.building = Some(Building {
             base: {
                 let mut base = Map::new();
-                base.insert("role".to_owned(), Value::from("assistant"));
+                put(&mut base, "role", Value::from("assistant"));
                 base
             },
             parts: Vec::new(),
@@ -1546,7 +1546,7 @@ impl Sidenet {
             self.stream_epoch = self.stream_epoch.wrapping_add(1);
             self.c.snapshot.streaming = Some(view);
         } else if let Some(id) = message_id {
-            b.base.insert("id".to_owned(), Value::from(id));
+            put(&mut b.base, "id", Value::from(id));
             if let Some(v) = &mut self.c.snapshot.streaming {
                 v.id = Some(id.to_owned());
                 v.raw = raw_message(b.base.clone());
@@ -1560,8 +1560,8 @@ impl Sidenet {
             return;
         };
         let mut part = Map::new();
-        part.insert("type".to_owned(), Value::from("text"));
-        part.insert("text".to_owned(), Value::from(""));
+        put(&mut part, "type", Value::from("text"));
+        put(&mut part, "text", Value::from(""));
         b.parts.push(Value::Object(part));
         b.text_part = Some((id, b.parts.len().saturating_sub(1)));
         if !v.text.is_empty() {
@@ -1614,9 +1614,9 @@ impl Sidenet {
         }
         v.kind = MessageKindView::ToolCall;
         if let Some(part) = tool_part(&mut b.parts, call_id, name) {
-            part.insert("state".to_owned(), Value::from(state));
+            put(part, "state", Value::from(state));
             if let Some(input) = input {
-                part.insert("input".to_owned(), input);
+                put(part, "input", input);
             }
         }
         b.text_part = None;
@@ -1636,16 +1636,16 @@ impl Sidenet {
         }
         v.kind = MessageKindView::ToolCall;
         if let Some(part) = tool_part(&mut b.parts, &card.call_id, &card.name) {
-            part.insert("state".to_owned(), Value::from("approval-requested"));
+            put(part, "state", Value::from("approval-requested"));
             if !part.contains_key("input") {
-                part.insert("input".to_owned(), card.inputs.clone());
+                put(part, "input", card.inputs.clone());
             }
             let mut approval = Map::new();
-            approval.insert("id".to_owned(), Value::from(card.call_id.as_str()));
+            put(&mut approval, "id", Value::from(card.call_id.as_str()));
             if let Some(reason) = &card.approval_reason {
-                approval.insert("reason".to_owned(), Value::from(reason.as_str()));
+                put(&mut approval, "reason", Value::from(reason.as_str()));
             }
-            part.insert("approval".to_owned(), Value::Object(approval));
+            put(part, "approval", Value::Object(approval));
         }
         self.stream_dirty = true;
     }
@@ -1684,7 +1684,7 @@ impl Sidenet {
                 ToolStatus::Error => ("output-error", "errorText"),
                 _ => ("output-denied", ""),
             };
-            part.insert("state".to_owned(), Value::from(state));
+            put(part, "state", Value::from(state));
             if !key.is_empty() {
                 part.insert(key.to_owned(), result.unwrap_or(Value::Null));
             }
@@ -1710,7 +1710,7 @@ impl Sidenet {
             return;
         }
         let mut raw = b.base;
-        raw.insert("parts".to_owned(), Value::Array(b.parts));
+        put(&mut raw, "parts", Value::Array(b.parts));
         view.raw = raw_message(raw);
         view.index = self.messages.len();
         self.push_message(view);
@@ -1944,8 +1944,8 @@ fn tool_part<'a>(parts: &'a mut Vec<Value>, call_id: &str, name: &str) -> Option
             let mut part = Map::new();
             let mut ty = "tool-".to_owned();
             ty.push_str(name);
-            part.insert("type".to_owned(), Value::from(ty));
-            part.insert("toolCallId".to_owned(), Value::from(call_id));
+            put(&mut part, "type", Value::from(ty));
+            put(&mut part, "toolCallId", Value::from(call_id));
             parts.push(Value::Object(part));
             parts.len().saturating_sub(1)
         }
@@ -1962,10 +1962,10 @@ fn set_approved(part: &mut Map, call_id: &str, approved: bool) {
         _ => Map::new(),
     };
     if !approval.contains_key("id") {
-        approval.insert("id".to_owned(), Value::from(call_id));
+        put(&mut approval, "id", Value::from(call_id));
     }
-    approval.insert("approved".to_owned(), Value::Bool(approved));
-    part.insert("approval".to_owned(), Value::Object(approval));
+    put(&mut approval, "approved", Value::Bool(approved));
+    put(part, "approval", Value::Object(approval));
 }
 
 fn is_tool_part(part: &Map) -> bool {
@@ -2142,4 +2142,10 @@ fn part_tool(part: &Map, reasons: &[(String, String)]) -> Option<ToolView> {
         reject_reason,
         status,
     })
+}
+
+/// `map[key] = value` (one copy of the key's allocation for every call site).
+#[inline(never)]
+fn put(map: &mut Map, key: &str, value: Value) {
+    map.insert(key.to_owned(), value);
 }
