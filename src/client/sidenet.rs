@@ -367,24 +367,12 @@ impl Sidenet {
 
     pub(crate) fn handle_failure(&mut self, now: u64, id: RequestId, error: TransportError) {
         self.c.tick(now);
-        let Some(mut flight) = self.take_flight(id) else {
+        let Some(flight) = self.take_flight(id) else {
             return;
         };
-        let Some(error) = transport_error(error, self.c.config.timeout_ms) else {
-            self.aborted(flight);
-            self.settle();
-            return;
-        };
-        match flight.rx.take() {
-            Some(Rx::Buffer { status, body }) => {
-                // The status is known: handle what arrived of the body.
-                self.on_response(now, flight, HttpResponse { status, body });
-            }
-            Some(Rx::Stream(boxed)) => {
-                let (_, feed) = *boxed;
-                self.stream_dropped(now, flight.job, flight.attempt, feed, error);
-            }
-            None => self.no_answer(now, flight, error),
+        match transport_error(error, self.c.config.timeout_ms) {
+            None => self.aborted(flight),
+            error => self.end_rx(now, flight, error),
         }
         self.settle();
     }
@@ -804,15 +792,23 @@ impl Sidenet {
     }
 
     fn close(&mut self, now: u64, id: RequestId) {
-        let Some(mut flight) = self.take_flight(id) else {
-            return;
-        };
+        if let Some(flight) = self.take_flight(id) {
+            self.end_rx(now, flight, None);
+        }
+    }
+
+    /// The answer to the flight's request ended, or broke off with `failure`.
+    fn end_rx(&mut self, now: u64, mut flight: Flight, failure: Option<Error>) {
         match flight.rx.take() {
             Some(Rx::Buffer { status, body }) => {
+                // The status is known: handle what arrived of the body.
                 self.on_response(now, flight, HttpResponse { status, body })
             }
             Some(Rx::Stream(boxed)) => {
                 let (mut decoder, mut feed) = *boxed;
+                if let Some(error) = failure {
+                    return self.stream_dropped(now, flight.job, flight.attempt, feed, error);
+                }
                 let mut out = Vec::new();
                 decoder.finish(&mut out);
                 let chat = flight.job.is_chat();
@@ -820,7 +816,9 @@ impl Sidenet {
                 self.stream_ended(now, flight, feed);
             }
             None => {
-                let error = Error::new(ErrorCode::Network, "the answer ended before it began");
+                let error = failure.unwrap_or_else(|| {
+                    Error::new(ErrorCode::Network, "the answer ended before it began")
+                });
                 self.no_answer(now, flight, error);
             }
         }
