@@ -432,69 +432,24 @@ impl Core {
 
     /// The job failed for good: phase `error` (a quiet reload only shows the error), drafts kept.
     pub(super) fn fail(&mut self, job: Job, error: Error) {
-        let (op, shown) = match job {
-            Job::Load { op, why, .. } => {
-                let shown = match why {
-                    Why::User | Why::Recover(None) => error,
-                    Why::Sync => {
-                        self.error = Some(error);
-                        return;
-                    }
-                    Why::Recover(Some(sub)) => {
-                        self.unsend(sub.then_send);
-                        error
-                    }
-                    Why::VerifySend {
-                        text,
-                        error: original,
-                        ..
-                    }
-                    | Why::SendConflict {
-                        text,
-                        error: original,
-                    } => {
-                        self.unsent_text = Some(text);
-                        original
-                    }
-                    Why::Reconcile {
-                        sub,
-                        error: original,
-                    } => {
-                        self.unsend(sub.then_send);
-                        original
-                    }
-                };
-                (op, shown)
-            }
-            Job::Send { op, text, .. } => {
-                self.unsent_text = Some(text);
-                (Some(op), error)
-            }
-            Job::Submit(sub) => {
-                self.unsend(sub.then_send);
-                (Some(sub.op), error)
-            }
-        };
-        self.failed = true;
-        self.refuse(op, shown);
+        if job.is_sync() {
+            self.error = Some(error);
+            return;
+        }
+        let (op, text, original) = leftovers(job);
+        self.give_up(op, text, original.unwrap_or(error), true);
     }
 
     /// The job was aborted: its op resolves with `aborted`, the text it carried goes to `unsentText`
     /// (a message's only if `keep_text`).
     pub(super) fn aborted(&mut self, job: Job, keep_text: bool) {
-        let error = Error::new(ErrorCode::Aborted, "the request was aborted");
-        let (op, text) = match job {
-            Job::Load { op, why, .. } => match why {
-                Why::VerifySend { text, .. } | Why::SendConflict { text, .. } => (op, Some(text)),
-                Why::Reconcile { sub, .. } | Why::Recover(Some(sub)) => (op, sub.then_send),
-                Why::User | Why::Sync | Why::Recover(None) => (op, None),
-            },
-            Job::Send { op, text, .. } => (Some(op), keep_text.then_some(text)),
-            Job::Submit(sub) => (Some(sub.op), sub.then_send),
-        };
-        self.unsend(text);
+        let keep_text = keep_text || !matches!(job, Job::Send { .. });
+        let (op, text, _) = leftovers(job);
+        if keep_text {
+            self.unsend(text);
+        }
         if let Some(op) = op {
-            self.done(op, Err(error));
+            self.done(op, Err(err_aborted()));
         }
     }
 
@@ -619,6 +574,27 @@ impl Core {
         } else {
             self.snapshot.streaming = next.streaming;
         }
+    }
+}
+
+fn err_aborted() -> Error {
+    Error::new(ErrorCode::Aborted, "the request was aborted")
+}
+
+/// What an unfinished job leaves: its op, the text to keep unsent, and the error it was about (a
+/// load after a failed message or submission).
+fn leftovers(job: Job) -> (Option<OpId>, Option<String>, Option<Error>) {
+    match job {
+        Job::Load { op, why, .. } => match why {
+            Why::User | Why::Sync | Why::Recover(None) => (op, None, None),
+            Why::Recover(Some(sub)) => (op, sub.then_send, None),
+            Why::VerifySend { text, error, .. } | Why::SendConflict { text, error } => {
+                (op, Some(text), Some(error))
+            }
+            Why::Reconcile { sub, error } => (op, sub.then_send, Some(error)),
+        },
+        Job::Send { op, text, .. } => (Some(op), Some(text), None),
+        Job::Submit(sub) => (Some(sub.op), sub.then_send, None),
     }
 }
 
