@@ -1047,14 +1047,11 @@ impl Sidenet {
     /// Adopts what a finished chat stream told: a pause, or the end of the run. Returns the error of
     /// an `error` chunk (phase `error`).
     fn adopt_feed(&mut self, feed: Feed) -> Option<Error> {
-        let message_id = feed.start_id.clone();
-        let cards = self.finish_cards(feed.approvals);
+        let paused = self.adopt_cards(feed.approvals, feed.start_id);
         if let Some(malformed) = feed.malformed {
             self.c.error = Some(malformed);
         }
-        if cards.is_empty() {
-            self.adopt_pause(None);
-            self.expect = None;
+        if !paused {
             if let Some(text) = feed.error {
                 let error = Error::new(ErrorCode::StreamError, text);
                 self.c.failed = true;
@@ -1063,28 +1060,31 @@ impl Sidenet {
             }
             self.c.run_completed = true;
         } else {
-            let pause = self.make_pause(cards, message_id);
-            self.expect = Some(Expect::Calls(pause.call_ids()));
-            self.adopt_pause(Some(pause));
             self.c.run_completed = false;
         }
         None
     }
 
-    /// The end of a load (history and replay).
-    fn after_load(&mut self, op: Option<OpId>, why: Why, feed: Feed) {
-        let start_id = feed.start_id.clone();
-        let cards = self.finish_cards(feed.approvals);
-        let was_paused = self.pause.is_some();
-        let expected = self.expect.take();
-        let expired = cards.is_empty() && expected.as_ref().is_some_and(|e| self.abandoned(e));
+    /// Adopts the cards a stream (or replay) announced: a pause, or none. `true` when paused.
+    fn adopt_cards(&mut self, approvals: Vec<GatedTool>, start_id: Option<String>) -> bool {
+        let cards = self.finish_cards(approvals);
         if cards.is_empty() {
             self.adopt_pause(None);
-        } else {
-            let pause = self.make_pause(cards, start_id);
-            self.expect = Some(Expect::Calls(pause.call_ids()));
-            self.adopt_pause(Some(pause));
+            self.expect = None;
+            return false;
         }
+        let pause = self.make_pause(cards, start_id);
+        self.expect = Some(Expect::Calls(pause.call_ids()));
+        self.adopt_pause(Some(pause));
+        true
+    }
+
+    /// The end of a load (history and replay).
+    fn after_load(&mut self, op: Option<OpId>, why: Why, feed: Feed) {
+        let was_paused = self.pause.is_some();
+        let expected = self.expect.take();
+        let paused = self.adopt_cards(feed.approvals, feed.start_id);
+        let expired = !paused && expected.as_ref().is_some_and(|e| self.abandoned(e));
         self.c.loaded = true;
         if let Some(held) = self.c.held_restore.take() {
             self.apply_restore(&held);
