@@ -970,13 +970,16 @@ impl Client {
     }
 
     fn landed(&self, text: &str, users_before: Option<usize>) -> bool {
-        let users: Vec<&Message> = self
-            .messages
-            .iter()
-            .filter(|m| neuron::is_user_text(m))
-            .collect();
-        let grew = users_before.map_or(true, |before| users.len() > before);
-        grew && users.last().is_some_and(|m| neuron::text_of(m) == text)
+        let mut count = 0;
+        let mut last = None;
+        for m in &self.messages {
+            if neuron::is_user_text(m) {
+                count += 1;
+                last = Some(m);
+            }
+        }
+        let grew = users_before.map_or(true, |before| count > before);
+        grew && last.is_some_and(|m| neuron::text_of(m) == text)
     }
 
     fn verify_send(&mut self, op: OpId, text: String, users_before: Option<usize>, error: Error) {
@@ -1131,11 +1134,10 @@ impl Client {
     // Internals: thread state and drafts
 
     fn set_messages(&mut self, messages: Vec<Message>) {
-        let view: Vec<MessageView> = messages
-            .iter()
-            .enumerate()
-            .map(|(i, m)| neuron::message_view(i, m))
-            .collect();
+        let mut view = Vec::new();
+        for m in &messages {
+            view.push(neuron::message_view(view.len(), m));
+        }
         self.messages = messages;
         self.view = Messages(Arc::new(view));
         self.c.messages_version += 1;
@@ -1156,10 +1158,7 @@ impl Client {
         let old_pause = self.pause.take();
         let old_decisions = self.c.decisions.take();
         if let (Some(old), Some(old_key)) = (old_decisions, old_pause) {
-            let drafts: Vec<(String, Decision)> = old
-                .local()
-                .map(|(id, d)| (id.to_owned(), d.clone()))
-                .collect();
+            let drafts = DraftMap::of(Some(&old)).0;
             let same = new_key.as_ref() == Some(&old_key);
             let record = if same {
                 None

@@ -52,7 +52,8 @@ use super::audit::{Audit, Fate};
 use super::config::{Config, Transport};
 use super::engine::{check_text, Core, Flight, Job, Stage, State, Submission, Wait, Why};
 use super::snapshot::{
-    MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus, ToolView,
+    DraftMap, MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus,
+    ToolView,
 };
 use super::{
     not_suspended, read_stored, restore_into, retryable_status, status_error, submission_view,
@@ -83,7 +84,7 @@ impl Pause {
     }
 
     fn call_ids(&self) -> Vec<String> {
-        self.cards.iter().map(|c| c.call_id.clone()).collect()
+        ids_of(&self.cards)
     }
 
     fn suspension(&self) -> Suspension {
@@ -506,11 +507,12 @@ impl Sidenet {
     fn submit_now(&mut self, then_send: Option<String>) -> Result<OpId> {
         let pause = self.pause.as_ref().ok_or_else(not_suspended)?;
         let decisions = self.c.decisions.as_ref().ok_or_else(not_suspended)?;
-        let queue: Vec<(String, Decision)> = decisions
-            .local()
-            .filter(|(id, _)| !self.is_acked(&pause.run_id, id))
-            .map(|(id, d)| (id.to_owned(), d.clone()))
-            .collect();
+        let mut queue = Vec::new();
+        for (id, d) in decisions.local() {
+            if !self.is_acked(&pause.run_id, id) {
+                queue.push((id.to_owned(), d.clone()));
+            }
+        }
         if queue.is_empty() {
             return Err(Error::new(
                 ErrorCode::EmptyDecisions,
@@ -976,7 +978,7 @@ impl Sidenet {
                 self.expect = Some(if feed.approvals.is_empty() {
                     Expect::Unknown
                 } else {
-                    Expect::Calls(feed.approvals.iter().map(|c| c.call_id.clone()).collect())
+                    Expect::Calls(ids_of(&feed.approvals))
                 });
                 self.start_load(Some(op), Why::Recover(None));
             }
@@ -1738,11 +1740,10 @@ impl Sidenet {
     }
 
     fn set_history(&mut self, history: Vec<Map>) {
-        let views: Vec<MessageView> = history
-            .into_iter()
-            .enumerate()
-            .map(|(i, m)| ui_message_view(i, m, &self.reasons))
-            .collect();
+        let mut views = Vec::new();
+        for m in history {
+            views.push(ui_message_view(views.len(), m, &self.reasons));
+        }
         self.audit.touch(views.len() as u64);
         self.messages = Arc::new(views);
         self.c.messages_version += 1;
@@ -1761,11 +1762,7 @@ impl Sidenet {
             .as_ref()
             .and_then(|p| Decisions::new(&p.suspension()).ok());
         if let (Some(old), Some(od)) = (old, old_decisions) {
-            let drafts: Vec<(String, Decision)> = od
-                .local()
-                .map(|(id, d)| (id.to_owned(), d.clone()))
-                .collect();
-            for (id, draft) in drafts {
+            for (id, draft) in DraftMap::of(Some(&od)).0 {
                 let run_id = old
                     .card(&id)
                     .and_then(|c| c.run_id.clone())
@@ -1880,6 +1877,15 @@ impl Sidenet {
         self.c.commit(next, self.stream_dirty);
         self.stream_dirty = false;
     }
+}
+
+/// The callIds of `cards`, in order.
+fn ids_of(cards: &[GatedTool]) -> Vec<String> {
+    let mut ids = Vec::new();
+    for card in cards {
+        ids.push(card.call_id.clone());
+    }
+    ids
 }
 
 /// A 2xx with a body: 204 (no content) is handled as a whole answer.
@@ -2012,13 +2018,13 @@ fn parse_history(body: &[u8]) -> Result<Vec<Map>> {
             return Err(Error::parse(m).with_path("$"));
         }
     };
-    Ok(items
-        .into_iter()
-        .filter_map(|m| match m {
-            Value::Object(map) => Some(map),
-            _ => None,
-        })
-        .collect())
+    let mut maps = Vec::new();
+    for item in items {
+        if let Value::Object(map) = item {
+            maps.push(map);
+        }
+    }
+    Ok(maps)
 }
 
 /// The collected output of `POST /v1/agents/{id}/run`: `{chunks: [...], finishReason}`.
@@ -2028,10 +2034,13 @@ fn parse_collected(body: &[u8]) -> Result<Vec<Result<Chunk>>> {
     let Some(Value::Array(chunks)) = value.get("chunks") else {
         return Err(Error::parse("collected output needs a \"chunks\" array").with_path("$.chunks"));
     };
-    Ok(chunks
-        .iter()
-        .filter_map(|c| parse_chunk_value(c).transpose())
-        .collect())
+    let mut items = Vec::new();
+    for c in chunks {
+        if let Some(item) = parse_chunk_value(c).transpose() {
+            items.push(item);
+        }
+    }
+    Ok(items)
 }
 
 /// The dialect-neutral view of one AI SDK UI message.
