@@ -13,8 +13,8 @@ use super::snapshot::{
     DraftMap, ErrorView, Messages, Phase, Snapshot, SubmissionView, SuspensionView,
 };
 use super::{
-    not_suspended, request_headers, same_stored, write_stored, HttpRequest, Method, OpId, Output,
-    PauseKey, RequestId,
+    not_suspended, owned, request_headers, same_stored, write_stored, HttpRequest, Method, OpId,
+    Output, PauseKey, RequestId,
 };
 
 /// A decision submission. Neuron sends `body` (for `pause`) at once; Sidenet sends `queue` one
@@ -308,11 +308,7 @@ impl Core {
     /// Rejects every undecided tool with `reason`; returns their callIds.
     pub(super) fn reject_undecided(&mut self, reason: Option<&str>) -> Result<Vec<String>> {
         let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        let undecided: Vec<String> = decisions
-            .undecided()
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
+        let undecided = owned(decisions.undecided());
         for id in &undecided {
             decisions.set(id, Decision::reject(reason))?;
         }

@@ -757,12 +757,7 @@ impl Client {
     }
 
     fn start_send(&mut self, op: OpId, text: String) {
-        let users_before = self.c.loaded.then(|| {
-            self.messages
-                .iter()
-                .filter(|m| neuron::is_user_text(m))
-                .count()
-        });
+        let users_before = self.c.loaded.then(|| self.users().0);
         self.start(Job::Send {
             op,
             text,
@@ -970,6 +965,13 @@ impl Client {
     }
 
     fn landed(&self, text: &str, users_before: Option<usize>) -> bool {
+        let (count, last) = self.users();
+        let grew = users_before.map_or(true, |before| count > before);
+        grew && last.is_some_and(|m| neuron::text_of(m) == text)
+    }
+
+    /// How many user messages, and the last.
+    fn users(&self) -> (usize, Option<&Message>) {
         let mut count = 0;
         let mut last = None;
         for m in &self.messages {
@@ -978,8 +980,7 @@ impl Client {
                 last = Some(m);
             }
         }
-        let grew = users_before.map_or(true, |before| count > before);
-        grew && last.is_some_and(|m| neuron::text_of(m) == text)
+        (count, last)
     }
 
     fn verify_send(&mut self, op: OpId, text: String, users_before: Option<usize>, error: Error) {
@@ -1413,16 +1414,20 @@ fn suspension_view(
         message_id: message_id.cloned(),
         run_id: run_id.cloned(),
         agent_version_id: agent_version_id.cloned(),
-        undecided: decisions
-            .undecided()
-            .into_iter()
-            .map(str::to_owned)
-            .collect(),
+        undecided: owned(decisions.undecided()),
         complete: decisions.is_complete(),
         tools,
         pending,
         decided,
     }
+}
+
+fn owned(ids: Vec<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    for id in ids {
+        out.push(id.to_owned());
+    }
+    out
 }
 
 /// What a submission did: what was sent, and what the pause left pending (`pending`, empty when the

@@ -139,31 +139,28 @@ pub(crate) fn message_view(index: usize, message: &Message) -> MessageView {
         MessageKind::Unknown(_) => MessageKindView::Other,
     };
     let is_result = kind == MessageKindView::ToolResult;
-    let tools = message
-        .tools()
-        .iter()
-        .map(|tool| {
-            let approval = tool.approval();
-            let result = tool.result().cloned();
-            let status = match approval {
-                Some(crate::approval::Approval::Pending) => ToolStatus::Pending,
-                Some(crate::approval::Approval::Rejected) => ToolStatus::Rejected,
-                Some(crate::approval::Approval::Approved) if !is_result => ToolStatus::Approved,
-                _ if is_result || result.is_some() => ToolStatus::Done,
-                _ => ToolStatus::Called,
-            };
-            ToolView {
-                call_id: tool.call_id().to_owned(),
-                name: tool.name().unwrap_or_default().to_owned(),
-                inputs: Value::Object(tool.inputs().into_owned()),
-                result,
-                approval,
-                approval_reason: tool.approval_reason().map(str::to_owned),
-                reject_reason: tool.reject_reason().map(str::to_owned),
-                status,
-            }
-        })
-        .collect();
+    let mut tools = Vec::new();
+    for tool in message.tools().iter() {
+        let approval = tool.approval();
+        let result = tool.result().cloned();
+        let status = match approval {
+            Some(crate::approval::Approval::Pending) => ToolStatus::Pending,
+            Some(crate::approval::Approval::Rejected) => ToolStatus::Rejected,
+            Some(crate::approval::Approval::Approved) if !is_result => ToolStatus::Approved,
+            _ if is_result || result.is_some() => ToolStatus::Done,
+            _ => ToolStatus::Called,
+        };
+        tools.push(ToolView {
+            call_id: tool.call_id().to_owned(),
+            name: tool.name().unwrap_or_default().to_owned(),
+            inputs: Value::Object(tool.inputs().into_owned()),
+            result,
+            approval,
+            approval_reason: tool.approval_reason().map(str::to_owned),
+            reject_reason: tool.reject_reason().map(str::to_owned),
+            status,
+        });
+    }
     MessageView {
         id: message.id(),
         index,

@@ -533,7 +533,7 @@ impl Sidenet {
     fn start_send(&mut self, op: OpId, text: String) {
         self.expired = false;
         self.c.run_completed = false;
-        let users_before = self.c.loaded.then(|| self.users().count());
+        let users_before = self.c.loaded.then(|| self.users().0);
         self.issue(
             Job::Send {
                 op,
@@ -985,14 +985,14 @@ impl Sidenet {
             Job::Submit(mut sub) => {
                 self.commit_building();
                 self.ack_current(&mut sub);
-                let mut calls: Vec<String> = self
-                    .pause
-                    .as_ref()
-                    .map(Pause::call_ids)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|id| !sub.sent.iter().any(|(s, _)| s == id))
-                    .collect();
+                let mut calls = Vec::new();
+                if let Some(pause) = &self.pause {
+                    for card in &pause.cards {
+                        if !sub.sent.iter().any(|(s, _)| *s == card.call_id) {
+                            calls.push(card.call_id.clone());
+                        }
+                    }
+                }
                 for card in &feed.approvals {
                     if !calls.contains(&card.call_id) {
                         calls.push(card.call_id.clone());
@@ -1195,23 +1195,34 @@ impl Sidenet {
     }
 
     fn landed(&self, text: &str, users_before: Option<usize>) -> bool {
-        let users: Vec<&MessageView> = self.users().collect();
-        let grew = users_before.map_or(true, |before| users.len() > before);
-        grew && users.last().is_some_and(|m| m.text == text)
+        let (count, last) = self.users();
+        let grew = users_before.map_or(true, |before| count > before);
+        grew && last.is_some_and(|m| m.text == text)
     }
 
-    fn users(&self) -> impl Iterator<Item = &MessageView> {
-        self.messages
-            .iter()
-            .filter(|m| m.role.as_deref() == Some("user"))
+    /// How many user messages, and the last.
+    fn users(&self) -> (usize, Option<&MessageView>) {
+        let mut count = 0;
+        let mut last = None;
+        for m in self.messages.iter() {
+            if m.role.as_deref() == Some("user") {
+                count += 1;
+                last = Some(m);
+            }
+        }
+        (count, last)
     }
 
     /// The last tool with this callId in the settled messages.
     fn find_tool(&self, call_id: &str) -> Option<&ToolView> {
-        self.messages
-            .iter()
-            .rev()
-            .find_map(|m| m.tools.iter().find(|t| t.call_id == call_id))
+        for m in self.messages.iter().rev() {
+            for t in &m.tools {
+                if t.call_id == call_id {
+                    return Some(t);
+                }
+            }
+        }
+        None
     }
 
     /// Does the thread record `decision` for `call_id`?
@@ -2055,7 +2066,10 @@ fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> Mess
     let mut tools = Vec::new();
     match raw.get("parts") {
         Some(Value::Array(parts)) => {
-            for part in parts.iter().filter_map(Value::as_object) {
+            for part in parts {
+                let Some(part) = part.as_object() else {
+                    continue;
+                };
                 if part.get("type").and_then(Value::as_str) == Some("text") {
                     if let Some(t) = part.get("text").and_then(Value::as_str) {
                         if !text.is_empty() {
