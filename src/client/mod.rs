@@ -1164,11 +1164,7 @@ impl Client {
             let record = if same {
                 None
             } else {
-                self.messages
-                    .iter()
-                    .rev()
-                    .find(|m| old_key.is_message(m))
-                    .cloned()
+                self.messages.iter().rev().find(|m| old_key.is_message(m))
             };
             for (id, draft) in drafts {
                 if same {
@@ -1179,12 +1175,13 @@ impl Client {
                     }
                     let kept = new_decisions
                         .as_mut()
-                        .is_some_and(|nd| nd.set(&id, draft.clone()).is_ok());
+                        .is_some_and(|nd| nd.set(&id, draft).is_ok());
                     if !kept {
-                        self.drop_draft(&id);
+                        self.audit.settle(&id, Fate::Dropped);
+                        self.c.drop_draft(&id);
                     }
                 } else {
-                    let recorded = record.as_ref().map(|m| records(m, &id, &draft));
+                    let recorded = record.map(|m| records(m, &id, &draft));
                     let acknowledged = match (ack, recorded) {
                         (Ack::Accepted, _) | (_, Some(true)) | (Ack::IfMissing, None) => true,
                         (Ack::Verify, None) | (_, Some(false)) => false,
@@ -1192,7 +1189,8 @@ impl Client {
                     if acknowledged {
                         self.audit.settle(&id, Fate::Acknowledged);
                     } else {
-                        self.drop_draft(&id);
+                        self.audit.settle(&id, Fate::Dropped);
+                        self.c.drop_draft(&id);
                     }
                 }
             }
@@ -1207,11 +1205,6 @@ impl Client {
             self.c.last_submission = None;
         }
         self.suspension = suspension;
-    }
-
-    fn drop_draft(&mut self, call_id: &str) {
-        self.audit.settle(call_id, Fate::Dropped);
-        self.c.drop_draft(call_id);
     }
 
     fn apply_restore(&mut self, persisted: &str) {
