@@ -1776,8 +1776,8 @@ impl Sidenet {
             for (id, draft) in DraftMap::of(Some(&od)).0 {
                 let run_id = old
                     .card(&id)
-                    .and_then(|c| c.run_id.clone())
-                    .unwrap_or_else(|| old.run_id.clone());
+                    .and_then(|c| c.run_id.as_ref())
+                    .unwrap_or(&old.run_id);
                 let still = new
                     .as_ref()
                     .is_some_and(|n| n.has(&id) && n.run_id == old.run_id);
@@ -1789,7 +1789,7 @@ impl Sidenet {
                         continue;
                     }
                 }
-                if self.is_acked(&run_id, &id) || self.records(&id, &draft) {
+                if self.is_acked(run_id, &id) || self.records(&id, &draft) {
                     self.audit.settle(&id, Fate::Acknowledged);
                 } else {
                     self.drop_draft(&id);
