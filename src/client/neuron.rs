@@ -7,7 +7,7 @@
 //!   carry `{"error": "..."}` when the server says why.
 
 use crate::error::{Error, Result};
-use crate::json::{self, Map, ToJson, Value};
+use crate::json::{self, Map, Obj, ToJson, Value};
 use crate::thread::{self, Content, Message, MessageKind, Thread};
 
 use super::snapshot::{MessageKindView, MessageView, ToolStatus, ToolView};
@@ -32,9 +32,11 @@ pub(crate) enum ChatReply {
 
 /// The body of a new turn.
 pub(crate) fn message_body(text: &str) -> String {
-    let mut body = Map::new();
-    body.insert("message".to_owned(), Value::from(text));
-    Value::Object(body).to_json_string()
+    let mut out = String::new();
+    let mut o = Obj::new(&mut out);
+    o.field("message", &text);
+    o.end();
+    out
 }
 
 /// Parses the thread document of a `GET`.
