@@ -1397,23 +1397,26 @@ impl Sidenet {
             card.agent_version_id = feed.run.as_ref().and_then(|(_, v)| v.clone());
         }
         if card.name.is_empty() || card.inputs.is_null() {
-            let known = feed
-                .inputs
-                .iter()
-                .find(|(id, _, _)| *id == card.call_id)
-                .map(|(_, name, input)| (name.clone(), input.clone()))
-                .or_else(|| {
-                    let view = self.c.snapshot.streaming.as_ref();
-                    view.and_then(|v| v.tools.iter().find(|t| t.call_id == card.call_id))
-                        .or_else(|| self.find_tool(&card.call_id))
-                        .map(|t| (t.name.clone(), t.inputs.clone()))
-                });
+            let mut known: Option<(&String, &Value)> = None;
+            for (id, name, input) in &feed.inputs {
+                if *id == card.call_id {
+                    known = Some((name, input));
+                    break;
+                }
+            }
+            if known.is_none() {
+                let view = self.c.snapshot.streaming.as_ref();
+                let tool = view
+                    .and_then(|v| v.tools.iter().find(|t| t.call_id == card.call_id))
+                    .or_else(|| self.find_tool(&card.call_id));
+                known = tool.map(|t| (&t.name, &t.inputs));
+            }
             if let Some((name, input)) = known {
                 if card.name.is_empty() {
-                    card.name = name;
+                    card.name = name.clone();
                 }
                 if card.inputs.is_null() {
-                    card.inputs = input;
+                    card.inputs = input.clone();
                 }
             }
         }
