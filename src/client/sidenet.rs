@@ -669,8 +669,8 @@ impl Sidenet {
             });
             return None;
         };
-        let run_id = card.run_id.clone().unwrap_or_else(|| pause.run_id.clone());
-        if self.is_acked(&run_id, call_id) {
+        let run_id = card.run_id.as_ref().unwrap_or(&pause.run_id);
+        if self.is_acked(run_id, call_id) {
             self.audit.violation(|| {
                 format!(
                     "the continuation for {} was sent again after the server accepted it",
@@ -680,14 +680,14 @@ impl Sidenet {
         }
         let agent_version_id = card
             .agent_version_id
-            .clone()
-            .or_else(|| pause.agent_version_id.clone())
-            .or_else(|| self.c.config.agent_version_id.clone());
+            .as_deref()
+            .or(pause.agent_version_id.as_deref())
+            .or(self.c.config.agent_version_id.as_deref());
         let text = Some(chat_body(
             None,
             &self.c.config.thread_id,
-            agent_version_id.as_deref(),
-            Some((&run_id, call_id, *decision == Decision::Approve)),
+            agent_version_id,
+            Some((run_id, call_id, *decision == Decision::Approve)),
         ));
         if let Some(reason) = decision.reason() {
             let reason = reason.to_owned();
@@ -1030,17 +1030,16 @@ impl Sidenet {
             return;
         }
         let (id, decision) = sub.queue.remove(0);
-        let run_id = self
-            .pause
-            .as_ref()
-            .and_then(|p| {
-                p.card(&id)
-                    .and_then(|c| c.run_id.clone())
-                    .or(Some(p.run_id.clone()))
-            })
-            .unwrap_or_default();
+        let run_id = match &self.pause {
+            Some(p) => p
+                .card(&id)
+                .and_then(|c| c.run_id.as_ref())
+                .unwrap_or(&p.run_id),
+            None => "",
+        };
         // The draft stays (held) until the call leaves the pause; it is never sent again.
-        if !self.is_acked(&run_id, &id) {
+        if !self.is_acked(run_id, &id) {
+            let run_id = run_id.to_owned();
             self.acked.push((run_id, id.clone()));
         }
         sub.sent.push((id, decision));
