@@ -293,12 +293,13 @@ impl Sidenet {
         self.c.tick(now);
         check_text(text)?;
         self.c.check_not_busy()?;
-        let Some(run_id) = self.pause.as_ref().map(|p| p.run_id.clone()) else {
+        let Some(pause) = &self.pause else {
             return self.send(now, text);
         };
         let undecided = self.c.reject_undecided(reason)?;
         for id in &undecided {
-            self.audit.hold(&run_id, id, &Decision::reject(reason));
+            self.audit
+                .hold(&pause.run_id, id, &Decision::reject(reason));
         }
         let op = self.submit_now(Some(text.to_owned()))?;
         self.c.unsent_text = None;
@@ -1827,10 +1828,11 @@ impl Sidenet {
         let Some(stored_run) = stored.run_id else {
             return;
         };
-        let Some(run_id) = self.pause.as_ref().map(|p| p.run_id.clone()) else {
+        let Some(pause) = &self.pause else {
             return;
         };
-        if run_id != stored_run {
+        let run_id = &pause.run_id;
+        if *run_id != stored_run {
             return;
         }
         let Some(decisions) = self.c.decisions.as_mut() else {
@@ -1841,7 +1843,7 @@ impl Sidenet {
             call_ids.iter().any(|c| c == id)
         });
         for (id, decision) in restored {
-            self.audit.hold(&run_id, &id, &decision);
+            self.audit.hold(run_id, &id, &decision);
         }
     }
 
