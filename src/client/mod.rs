@@ -440,10 +440,10 @@ impl Client {
         if !self.suspension.suspended {
             return self.send(now, text);
         }
-        let pause = self.pause.clone().ok_or_else(not_suspended)?;
+        let pause = self.pause.as_ref().ok_or_else(not_suspended)?;
         let undecided = self.c.reject_undecided(reason)?;
         for id in &undecided {
-            self.audit.hold(&pause, id, &Decision::reject(reason));
+            self.audit.hold(pause, id, &Decision::reject(reason));
         }
         let op = self.submit_now(Some(text.to_owned()))?;
         self.c.unsent_text = None;
@@ -1214,14 +1214,10 @@ impl Client {
         if stored.v != 1 {
             return;
         }
-        let key = PauseKey {
-            message_id: stored.message_id,
-            call_ids: stored.call_ids,
-        };
-        let (Some(pause), Some(decisions)) = (self.pause.clone(), self.c.decisions.as_mut()) else {
+        let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
             return;
         };
-        if pause != key {
+        if pause.message_id != stored.message_id || pause.call_ids != stored.call_ids {
             return;
         }
         let suspension = &self.suspension;
@@ -1229,7 +1225,7 @@ impl Client {
             suspension.tool(id).and_then(Decision::from_tail).as_ref() != Some(decision)
         });
         for (id, decision) in restored {
-            self.audit.hold(&pause, &id, &decision);
+            self.audit.hold(pause, &id, &decision);
         }
     }
 
