@@ -1390,7 +1390,7 @@ fn suspension_view(
             server_approval: tool.approval,
             server_reject_reason: tool.reject_reason.clone(),
             run_id: tool.run_id.clone(),
-            agent_version_id: tool.agent_version_id.clone().or(agent_version_id.cloned()),
+            agent_version_id: tool.agent_version_id.as_ref().or(agent_version_id).cloned(),
         };
         if approval == Approval::Pending {
             pending.push(view.clone());
