@@ -1390,11 +1390,12 @@ impl Sidenet {
             card.run_id = feed
                 .run
                 .as_ref()
-                .map(|(r, _)| r.clone())
-                .or_else(|| self.pause.as_ref().map(|p| p.run_id.clone()));
+                .map(|(r, _)| r)
+                .or(self.pause.as_ref().map(|p| &p.run_id))
+                .cloned();
         }
         if card.agent_version_id.is_none() {
-            card.agent_version_id = feed.run.as_ref().and_then(|(_, v)| v.clone());
+            card.agent_version_id = feed.run.as_ref().and_then(|(_, v)| v.as_ref()).cloned();
         }
         if card.name.is_empty() || card.inputs.is_null() {
             let mut known: Option<(&String, &Value)> = None;
@@ -1470,8 +1471,9 @@ impl Sidenet {
         let first = cards.first();
         let run_id = first.and_then(|c| c.run_id.clone()).unwrap_or_default();
         let agent_version_id = first
-            .and_then(|c| c.agent_version_id.clone())
-            .or_else(|| self.c.config.agent_version_id.clone());
+            .and_then(|c| c.agent_version_id.as_ref())
+            .or(self.c.config.agent_version_id.as_ref())
+            .cloned();
         let message_id = message_id.or_else(|| {
             let id = first.map(|c| c.call_id.as_str())?;
             self.messages
