@@ -65,19 +65,22 @@
 
 mod audit;
 mod config;
+mod engine;
 mod neuron;
 mod sidenet;
 mod snapshot;
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::approval::{Approval, Suspension};
+use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::{self, Map, Obj, Value};
 use crate::thread::{Message, Thread};
 use audit::{Audit, Fate};
+#[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+use engine::Wait;
+use engine::{check_text, Core, Flight, Job, Stage, State, Submission, Why};
 
 pub use config::{Config, Dialect, Retry, Routes, Transport};
 pub use snapshot::{
@@ -170,7 +173,7 @@ pub enum Output {
 }
 
 /// A pause: the tail's message id and its gated callIds, in tail order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct PauseKey {
     message_id: Option<String>,
     call_ids: Vec<String>,
@@ -207,82 +210,6 @@ fn gated_ids(suspension: &Suspension) -> Vec<String> {
         }
     }
     ids
-}
-
-/// A decision submission: what was sent, for which pause.
-#[derive(Debug, Clone)]
-struct Submission {
-    op: OpId,
-    body: String,
-    pause: PauseKey,
-    sent: Vec<(String, Decision)>,
-    /// `rejectAllAndSend`: the message to send once the run has completed.
-    then_send: Option<String>,
-}
-
-/// Why a thread is being loaded.
-#[derive(Debug, Clone)]
-enum Why {
-    /// `load()`.
-    User,
-    /// The quiet reload after a POST.
-    Sync,
-    /// A message POST failed without a clear answer: did the text land?
-    VerifySend {
-        text: String,
-        users_before: Option<usize>,
-        error: Error,
-    },
-    /// A message POST got 409: show the state that refused it.
-    SendConflict { text: String, error: Error },
-    /// A decision POST got 409 / 400 / a bad body: reconcile the drafts with the server.
-    Reconcile { sub: Submission, error: Error },
-}
-
-#[derive(Debug, Clone)]
-enum Job {
-    Load {
-        op: Option<OpId>,
-        why: Why,
-    },
-    Send {
-        op: OpId,
-        text: String,
-        users_before: Option<usize>,
-    },
-    Submit(Submission),
-}
-
-impl Job {
-    fn is_sync(&self) -> bool {
-        matches!(self, Job::Load { why: Why::Sync, .. })
-    }
-
-    fn retryable(&self) -> bool {
-        !matches!(self, Job::Send { .. })
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wait {
-    Out(RequestId),
-    Backoff(u64),
-}
-
-#[derive(Debug, Clone)]
-struct Flight {
-    job: Job,
-    /// 1-based try number.
-    attempt: u32,
-    wait: Wait,
-}
-
-// One per client: boxing the flight would buy nothing.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone)]
-enum State {
-    Ready,
-    Busy(Flight),
 }
 
 /// How to judge drafts whose pause went away (see [`Client::adopt_tail`]).
@@ -337,6 +264,27 @@ fn read_stored(text: &str) -> Option<StoredIn> {
     })
 }
 
+/// Sets the stored `drafts` that `keep` accepts and no draft overrides; returns them.
+fn restore_into(
+    decisions: &mut Decisions,
+    drafts: &Map,
+    keep: &dyn Fn(&str, &Decision) -> bool,
+) -> Vec<(String, Decision)> {
+    let mut restored = Vec::new();
+    for (id, wire) in drafts {
+        let Ok(decision) = Decision::from_wire(wire) else {
+            continue;
+        };
+        if decisions.local().any(|(l, _)| l == id) || !keep(id, &decision) {
+            continue;
+        }
+        if decisions.set(id, decision.clone()).is_ok() {
+            restored.push((id.clone(), decision));
+        }
+    }
+    restored
+}
+
 /// `{"v":1,"<pause key>":"<pause>","callIds":[...],"drafts":{...}}`.
 fn write_stored(
     pause_key: &str,
@@ -357,31 +305,13 @@ fn write_stored(
 /// The approval client for one thread. See the module docs.
 #[derive(Debug)]
 pub struct Client {
-    config: Config,
-    state: State,
-    next_op: u64,
-    next_request: u64,
-    clock: u64,
-    loaded: bool,
+    /// The state both engines keep alike.
+    c: Core,
     messages: Vec<Message>,
     view: Messages,
-    messages_version: u64,
     suspension: Suspension,
-    /// Some iff the tail is paused; holds the drafts.
-    decisions: Option<Decisions>,
     /// The key of `decisions`' pause.
     pause: Option<PauseKey>,
-    run_completed: bool,
-    failed: bool,
-    error: Option<Error>,
-    unsent_text: Option<String>,
-    last_submission: Option<SubmissionView>,
-    dropped: Vec<String>,
-    held_restore: Option<String>,
-    /// What storage holds for our key, as far as we know.
-    persisted: Option<String>,
-    outputs: VecDeque<Output>,
-    snapshot: Snapshot,
     /// The bookkeeping of [`check_invariants`](Self::check_invariants) (empty in release).
     audit: Audit<PauseKey>,
     /// The Sidenet engine, which answers every call when the dialect is Sidenet.
@@ -394,65 +324,27 @@ impl Client {
     /// A client for one thread; `invalid_argument` when the config is invalid.
     pub fn new(config: Config) -> Result<Client> {
         config.validate()?;
+        let sidenet = match config.dialect {
+            Dialect::Sidenet => Some(Box::new(sidenet::Sidenet::new(config.clone()))),
+            Dialect::Neuron => None,
+        };
         let mut client = Client {
-            snapshot: Snapshot {
-                version: 0,
-                phase: Phase::Idle,
-                dialect: config.dialect,
-                thread_id: config.thread_id.clone(),
-                loaded: false,
-                busy: false,
-                syncing: false,
-                messages_version: 0,
-                messages: Messages::default(),
-                streaming: None,
-                suspension: None,
-                decisions: DraftMap::default(),
-                can_send: true,
-                can_submit: false,
-                error: None,
-                unsent_text: None,
-                last_submission: None,
-                dropped_drafts: Vec::new(),
-            },
-            config,
-            state: State::Ready,
-            next_op: 0,
-            next_request: 0,
-            clock: 0,
-            loaded: false,
+            c: Core::new(config),
             messages: Vec::new(),
             view: Messages::default(),
-            messages_version: 0,
             suspension: Suspension::default(),
-            decisions: None,
             pause: None,
-            run_completed: false,
-            failed: false,
-            error: None,
-            unsent_text: None,
-            last_submission: None,
-            dropped: Vec::new(),
-            held_restore: None,
-            persisted: None,
-            outputs: VecDeque::new(),
             audit: Audit::new(),
-            sidenet: None,
+            sidenet,
             stream_rx: None,
         };
-        client.snapshot = client.build_snapshot(0);
-        if client.config.dialect == Dialect::Sidenet {
-            client.sidenet = Some(Box::new(sidenet::Sidenet::new(
-                client.config.clone(),
-                client.snapshot.clone(),
-            )));
-        }
+        client.c.snapshot = client.build_snapshot();
         Ok(client)
     }
 
     /// The configuration.
     pub fn config(&self) -> &Config {
-        &self.config
+        &self.c.config
     }
 
     // ------------------------------------------------------------------------------------------
@@ -463,15 +355,12 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.load(now);
         }
-        self.tick(now);
-        self.check_not_busy()?;
+        self.c.tick(now);
+        self.c.check_not_busy()?;
         self.cancel_sync();
-        self.clear_notices();
-        let op = self.new_op();
-        self.start(Job::Load {
-            op: Some(op),
-            why: Why::User,
-        });
+        self.c.clear_notices();
+        let op = self.c.new_op();
+        self.start_load(Some(op), Why::User);
         self.settle();
         Ok(op)
     }
@@ -482,20 +371,8 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.send(now, text);
         }
-        self.tick(now);
-        if text.trim().is_empty() {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "the message is empty",
-            ));
-        }
-        self.check_not_busy()?;
-        self.check_unlocked()?;
+        let op = self.c.begin_send(now, text, self.suspension.suspended)?;
         self.cancel_sync();
-        self.clear_notices();
-        self.unsent_text = None;
-        self.last_submission = None;
-        let op = self.new_op();
         self.start_send(op, text.to_owned());
         self.settle();
         Ok(op)
@@ -523,12 +400,7 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.clear(call_id);
         }
-        self.check_not_busy()?;
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        decisions.get(call_id)?;
-        let had = decisions.local().any(|(id, _)| id == call_id);
-        decisions.clear(call_id)?;
-        if had {
+        if self.c.clear_draft(call_id)? {
             self.audit.settle(call_id, Fate::Cleared);
         }
         self.settle();
@@ -541,14 +413,11 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.submit(now);
         }
-        self.tick(now);
-        self.check_not_busy()?;
-        let sub = self.prepare_submission(None)?;
-        self.cancel_sync();
-        self.clear_notices();
-        self.start(Job::Submit(sub.clone()));
+        self.c.tick(now);
+        self.c.check_not_busy()?;
+        let op = self.submit_now(None)?;
         self.settle();
-        Ok(sub.op)
+        Ok(op)
     }
 
     /// The way out of a locked composer. Not paused: the same as [`send`](Self::send). Paused: rejects
@@ -565,38 +434,21 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.reject_all_and_send(now, text, reason);
         }
-        self.tick(now);
-        if text.trim().is_empty() {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "the message is empty",
-            ));
-        }
-        self.check_not_busy()?;
+        self.c.tick(now);
+        check_text(text)?;
+        self.c.check_not_busy()?;
         if !self.suspension.suspended {
             return self.send(now, text);
         }
-        let pause = self.pause.clone().ok_or_else(not_suspended)?;
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        let undecided: Vec<String> = decisions
-            .undecided()
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        let decision = Decision::reject(reason);
+        let pause = self.pause.as_ref().ok_or_else(not_suspended)?;
+        let undecided = self.c.reject_undecided(reason)?;
         for id in &undecided {
-            decisions.set(id, decision.clone())?;
+            self.audit.hold(pause, id, &Decision::reject(reason));
         }
-        for id in &undecided {
-            self.audit.hold(&pause, id, &decision);
-        }
-        let sub = self.prepare_submission(Some(text.to_owned()))?;
-        self.cancel_sync();
-        self.clear_notices();
-        self.unsent_text = None;
-        self.start(Job::Submit(sub.clone()));
+        let op = self.submit_now(Some(text.to_owned()))?;
+        self.c.unsent_text = None;
         self.settle();
-        Ok(sub.op)
+        Ok(op)
     }
 
     /// Cancels the flight, if any: [`Output::Cancel`] for a request on the wire, its op resolves with
@@ -605,12 +457,11 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.abort();
         }
-        if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
-            if let Wait::Out(id) = flight.wait {
+        if let Some((flight, out)) = self.c.cancel() {
+            if let Some(id) = out {
                 self.audit.ended(id);
-                self.outputs.push_back(Output::Cancel(id));
             }
-            self.aborted(flight.job);
+            self.c.aborted(flight.job, true);
         }
         self.settle();
     }
@@ -622,11 +473,8 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.restore_drafts(persisted);
         }
-        self.persisted = Some(persisted.to_owned());
-        if self.loaded {
+        if let Some(persisted) = self.c.restore(persisted) {
             self.apply_restore(persisted);
-        } else {
-            self.held_restore = Some(persisted.to_owned());
         }
         self.settle();
     }
@@ -639,18 +487,19 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.handle_response(now, id, response);
         }
-        self.tick(now);
+        self.c.tick(now);
         let Some(flight) = self.take_flight(id) else {
             return;
         };
-        match flight.job.clone() {
-            Job::Load { op, why } => self.on_load_response(now, flight, op, why, response),
+        let attempt = flight.attempt;
+        match flight.job {
+            Job::Load { op, why, .. } => self.on_load_response(now, attempt, op, why, response),
             Job::Send {
                 op,
                 text,
                 users_before,
             } => self.on_send_response(op, text, users_before, response),
-            Job::Submit(sub) => self.on_submit_response(now, flight, sub, response),
+            Job::Submit(sub) => self.on_submit_response(now, attempt, sub, response),
         }
         self.settle();
     }
@@ -699,36 +548,20 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.handle_failure(now, id, error);
         }
-        self.tick(now);
+        self.c.tick(now);
         let Some(flight) = self.take_flight(id) else {
             return;
         };
-        let error = match error {
-            TransportError::Aborted => {
-                self.aborted(flight.job);
-                self.settle();
-                return;
-            }
-            TransportError::Network(message) => Error::new(
-                ErrorCode::Network,
-                if message.is_empty() {
-                    "the request failed".to_owned()
-                } else {
-                    message
-                },
-            ),
-            TransportError::Timeout => Error::new(
-                ErrorCode::Timeout,
-                format!("no answer within {} ms", self.config.timeout_ms),
-            ),
-        };
-        match flight.job.clone() {
-            Job::Send {
-                op,
-                text,
-                users_before,
-            } => self.verify_send(op, text, users_before, error),
-            _ => self.retry_or_fail(now, flight, error),
+        match transport_error(error, self.c.config.timeout_ms) {
+            None => self.c.aborted(flight.job, true),
+            Some(error) => match flight.job {
+                Job::Send {
+                    op,
+                    text,
+                    users_before,
+                } => self.verify_send(op, text, users_before, error),
+                job => self.c.retry_or_fail(now, job, flight.attempt, error),
+            },
         }
         self.settle();
     }
@@ -738,17 +571,9 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.handle_timeout(now);
         }
-        self.tick(now);
-        if let State::Busy(Flight {
-            wait: Wait::Backoff(deadline),
-            ..
-        }) = &self.state
-        {
-            if now >= *deadline {
-                if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
-                    self.issue(flight.job, flight.attempt.saturating_add(1));
-                }
-            }
+        self.c.tick(now);
+        if let Some(flight) = self.c.due(now) {
+            self.issue(flight.job, flight.attempt.saturating_add(1));
         }
         self.settle();
     }
@@ -761,7 +586,7 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.poll_output();
         }
-        self.outputs.pop_front()
+        self.c.outputs.pop_front()
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) is next due (same clock as `now`).
@@ -769,13 +594,7 @@ impl Client {
         if let Some(engine) = self.sidenet.as_ref() {
             return engine.poll_timeout();
         }
-        match &self.state {
-            State::Busy(Flight {
-                wait: Wait::Backoff(deadline),
-                ..
-            }) => Some(*deadline),
-            _ => None,
-        }
+        self.c.poll_timeout()
     }
 
     /// What the UI renders.
@@ -783,7 +602,7 @@ impl Client {
         if let Some(engine) = self.sidenet.as_ref() {
             return engine.snapshot();
         }
-        &self.snapshot
+        &self.c.snapshot
     }
 
     /// Changes iff the snapshot changed.
@@ -811,7 +630,7 @@ impl Client {
         if let Some(engine) = self.sidenet.as_ref() {
             return engine.decisions();
         }
-        self.decisions.as_ref()
+        self.c.decisions.as_ref()
     }
 
     /// Checks the machine's invariants (for tests and fuzzers):
@@ -827,7 +646,7 @@ impl Client {
             return engine.check_invariants();
         }
         self.audit.first_error()?;
-        match (&self.state, self.audit.outstanding.first()) {
+        match (&self.c.state, self.audit.outstanding.first()) {
             (
                 State::Busy(Flight {
                     wait: Wait::Out(id),
@@ -845,16 +664,17 @@ impl Client {
             (_, Some(o)) => return Err(format!("request {} tracked but not awaited", o.0)),
             _ => {}
         }
-        if self.decisions.is_some() != self.suspension.suspended {
+        if self.c.decisions.is_some() != self.suspension.suspended {
             return Err("a decision set exists iff the tail is paused".to_owned());
         }
         if self.pause != PauseKey::of(&self.suspension) {
             return Err("the drafts' pause is not the tail's pause".to_owned());
         }
-        if self.loaded && self.held_restore.is_some() {
+        if self.c.loaded && self.c.held_restore.is_some() {
             return Err("restored drafts held after the thread was loaded".to_owned());
         }
         let drafts: Vec<(String, Decision)> = self
+            .c
             .decisions
             .as_ref()
             .map(|d| d.local().map(|(i, d)| (i.to_owned(), d.clone())).collect())
@@ -891,104 +711,65 @@ impl Client {
     // ------------------------------------------------------------------------------------------
     // Internals: commands
 
-    fn tick(&mut self, now: u64) {
-        self.clock = self.clock.max(now);
-    }
-
-    fn new_op(&mut self) -> OpId {
-        self.next_op += 1;
-        self.next_op
-    }
-
-    /// `busy` unless nothing is outstanding or only a quiet reload (which commands preempt).
-    fn check_not_busy(&self) -> Result<()> {
-        match &self.state {
-            State::Ready => Ok(()),
-            State::Busy(f) if f.job.is_sync() => Ok(()),
-            State::Busy(_) => Err(Error::new(
-                ErrorCode::Busy,
-                "a request is already in flight for this thread",
-            )),
-        }
-    }
-
-    fn check_unlocked(&self) -> Result<()> {
-        if self.suspension.suspended {
-            return Err(Error::new(
-                ErrorCode::InputLocked,
-                "the conversation awaits approval: decide every pending tool (or reject all and send) first",
-            ));
-        }
-        Ok(())
-    }
-
     /// Cancels a quiet reload in flight.
     fn cancel_sync(&mut self) {
-        if matches!(&self.state, State::Busy(f) if f.job.is_sync()) {
-            if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
-                if let Wait::Out(id) = flight.wait {
-                    self.audit.ended(id);
-                    self.outputs.push_back(Output::Cancel(id));
-                }
+        if matches!(&self.c.state, State::Busy(f) if f.job.is_sync()) {
+            if let Some((_, Some(id))) = self.c.cancel() {
+                self.audit.ended(id);
             }
         }
-    }
-
-    fn clear_notices(&mut self) {
-        self.failed = false;
-        self.error = None;
-        self.dropped.clear();
     }
 
     fn decide(&mut self, call_id: &str, decision: Decision) -> Result<Option<OpId>> {
-        self.check_not_busy()?;
-        let pause = self.pause.clone().ok_or_else(not_suspended)?;
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        decisions.set(call_id, decision.clone())?;
-        self.audit.hold(&pause, call_id, &decision);
+        self.c.set_draft(call_id, decision.clone())?;
+        if let Some(pause) = &self.pause {
+            self.audit.hold(pause, call_id, &decision);
+        }
         let mut op = None;
-        if self.config.auto_submit && self.decisions.as_ref().is_some_and(Decisions::is_complete) {
-            if let Ok(sub) = self.prepare_submission(None) {
-                self.cancel_sync();
-                self.clear_notices();
-                op = Some(sub.op);
-                self.start(Job::Submit(sub));
-            }
+        if self.c.auto_submit_due() {
+            op = self.submit_now(None).ok();
         }
         self.settle();
         Ok(op)
     }
 
-    fn prepare_submission(&mut self, then_send: Option<String>) -> Result<Submission> {
-        let decisions = self.decisions.as_ref().ok_or_else(not_suspended)?;
+    /// Starts the submission of the decisions (the op is new).
+    fn submit_now(&mut self, then_send: Option<String>) -> Result<OpId> {
+        let decisions = self.c.decisions.as_ref().ok_or_else(not_suspended)?;
         let pause = self.pause.clone().ok_or_else(not_suspended)?;
         let body = decisions.to_json_string()?;
-        let sent: Vec<(String, Decision)> = decisions
-            .payload()?
-            .iter()
-            .map(|(id, d)| (id.to_owned(), d.clone()))
-            .collect();
-        let op = self.new_op();
-        Ok(Submission {
+        let mut sent = Vec::new();
+        for (id, d) in decisions.payload()?.iter() {
+            sent.push((id.to_owned(), d.clone()));
+        }
+        let op = self.c.new_op();
+        self.cancel_sync();
+        self.c.clear_notices();
+        self.start(Job::Submit(Submission {
             op,
             body,
             pause,
             sent,
             then_send,
-        })
+            ..Submission::default()
+        }));
+        Ok(op)
     }
 
     fn start_send(&mut self, op: OpId, text: String) {
-        let users_before = self.loaded.then(|| {
-            self.messages
-                .iter()
-                .filter(|m| neuron::is_user_text(m))
-                .count()
-        });
+        let users_before = self.c.loaded.then(|| self.users().0);
         self.start(Job::Send {
             op,
             text,
             users_before,
+        });
+    }
+
+    fn start_load(&mut self, op: Option<OpId>, why: Why) {
+        self.start(Job::Load {
+            op,
+            why,
+            stage: Stage::History,
         });
     }
 
@@ -997,51 +778,27 @@ impl Client {
     }
 
     fn issue(&mut self, job: Job, attempt: u32) {
-        self.next_request += 1;
-        let id = RequestId(self.next_request);
-        let (method, url, body) = match &job {
-            Job::Load { .. } => (
-                Method::Get,
-                self.config.url(&self.config.routes.thread),
-                None,
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+        if let Job::Submit(sub) = &job {
+            self.check_sent(sub);
+        }
+        if self.suspension.suspended && matches!(job, Job::Send { .. }) {
+            self.audit
+                .violation(|| "a message was sent while the tail is paused".to_owned());
+        }
+        let config = &self.c.config;
+        let (method, route, body) = match &job {
+            Job::Load { .. } => (Method::Get, &config.routes.thread, None),
+            Job::Send { text, .. } => (
+                Method::Post,
+                &config.routes.chat,
+                Some(neuron::message_body(text)),
             ),
-            Job::Send { text, .. } => {
-                if self.suspension.suspended {
-                    self.audit
-                        .violation(|| "a message was sent while the tail is paused".to_owned());
-                }
-                (
-                    Method::Post,
-                    self.config.url(&self.config.routes.chat),
-                    Some(neuron::message_body(text)),
-                )
-            }
-            Job::Submit(sub) => {
-                #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
-                self.check_sent(sub);
-                (
-                    Method::Post,
-                    self.config.url(&self.config.routes.chat),
-                    Some(sub.body.clone()),
-                )
-            }
+            Job::Submit(sub) => (Method::Post, &config.routes.chat, Some(sub.body.clone())),
         };
-        let headers = request_headers(&self.config, method, false);
+        let url = config.url(route);
+        let id = self.c.http(job, attempt, method, url, body, false);
         self.audit.issued(id);
-        self.outputs.push_back(Output::Http(HttpRequest {
-            id,
-            method,
-            url,
-            headers,
-            body,
-            timeout_ms: self.config.timeout_ms,
-            streaming: false,
-        }));
-        self.state = State::Busy(Flight {
-            job,
-            attempt,
-            wait: Wait::Out(id),
-        });
     }
 
     /// Records a violation if a submission is empty or names a callId not gated on the tail.
@@ -1082,125 +839,9 @@ impl Client {
     }
 
     fn take_flight(&mut self, id: RequestId) -> Option<Flight> {
-        match &self.state {
-            State::Busy(Flight {
-                wait: Wait::Out(current),
-                ..
-            }) if *current == id => {}
-            _ => return None,
-        }
+        let flight = self.c.take_flight(id)?;
         self.audit.ended(id);
-        match std::mem::replace(&mut self.state, State::Ready) {
-            State::Busy(flight) => Some(flight),
-            State::Ready => None,
-        }
-    }
-
-    fn done(&mut self, op: OpId, result: Result<()>) {
-        self.outputs.push_back(Output::Done { op, result });
-    }
-
-    fn aborted(&mut self, job: Job) {
-        let error = Error::new(ErrorCode::Aborted, "the request was aborted");
-        match job {
-            Job::Load { op, why } => {
-                match why {
-                    Why::VerifySend { text, .. } | Why::SendConflict { text, .. } => {
-                        self.unsent_text = Some(text)
-                    }
-                    Why::Reconcile { sub, .. } => {
-                        if let Some(text) = sub.then_send {
-                            self.unsent_text = Some(text);
-                        }
-                    }
-                    Why::User | Why::Sync => {}
-                }
-                if let Some(op) = op {
-                    self.done(op, Err(error));
-                }
-            }
-            Job::Send { op, text, .. } => {
-                self.unsent_text = Some(text);
-                self.done(op, Err(error));
-            }
-            Job::Submit(sub) => {
-                if let Some(text) = sub.then_send {
-                    self.unsent_text = Some(text);
-                }
-                self.done(sub.op, Err(error));
-            }
-        }
-    }
-
-    fn retry_or_fail(&mut self, now: u64, flight: Flight, error: Error) {
-        if flight.job.retryable() && flight.attempt < self.config.retry.attempts {
-            let deadline = now.saturating_add(self.config.retry.delay(flight.attempt));
-            self.state = State::Busy(Flight {
-                job: flight.job,
-                attempt: flight.attempt,
-                wait: Wait::Backoff(deadline),
-            });
-        } else {
-            self.fail(flight.job, error);
-        }
-    }
-
-    /// The job failed for good: phase `error` (a quiet reload only shows the error), drafts kept.
-    fn fail(&mut self, job: Job, error: Error) {
-        match job {
-            Job::Load { op, why } => {
-                let shown = match why {
-                    Why::User => error,
-                    Why::Sync => {
-                        self.error = Some(error);
-                        return;
-                    }
-                    Why::VerifySend {
-                        text,
-                        error: original,
-                        ..
-                    } => {
-                        self.unsent_text = Some(text);
-                        original
-                    }
-                    Why::SendConflict {
-                        text,
-                        error: original,
-                    } => {
-                        self.unsent_text = Some(text);
-                        original
-                    }
-                    Why::Reconcile {
-                        sub,
-                        error: original,
-                    } => {
-                        if let Some(text) = sub.then_send {
-                            self.unsent_text = Some(text);
-                        }
-                        original
-                    }
-                };
-                self.failed = true;
-                self.error = Some(shown.clone());
-                if let Some(op) = op {
-                    self.done(op, Err(shown));
-                }
-            }
-            Job::Send { op, text, .. } => {
-                self.unsent_text = Some(text);
-                self.failed = true;
-                self.error = Some(error.clone());
-                self.done(op, Err(error));
-            }
-            Job::Submit(sub) => {
-                if let Some(text) = sub.then_send {
-                    self.unsent_text = Some(text);
-                }
-                self.failed = true;
-                self.error = Some(error.clone());
-                self.done(sub.op, Err(error));
-            }
-        }
+        Some(flight)
     }
 
     // ------------------------------------------------------------------------------------------
@@ -1209,24 +850,27 @@ impl Client {
     fn on_load_response(
         &mut self,
         now: u64,
-        flight: Flight,
+        attempt: u32,
         op: Option<OpId>,
         why: Why,
         response: HttpResponse,
     ) {
-        match response.status {
+        let error = match response.status {
             200..=299 => match neuron::parse_thread(&response.body) {
-                Ok(thread) => self.on_thread(op, why, thread),
-                Err(error) => self.fail(flight.job, error),
+                Ok(thread) => return self.on_thread(op, why, thread),
+                Err(error) => error,
             },
-            status if retryable_status(status) => {
-                let error = status_error(status, &response.body);
-                self.retry_or_fail(now, flight, error);
-            }
-            status => {
-                let error = status_error(status, &response.body);
-                self.fail(flight.job, error);
-            }
+            status => status_error(status, &response.body),
+        };
+        let job = Job::Load {
+            op,
+            why,
+            stage: Stage::History,
+        };
+        if retryable_status(response.status) {
+            self.c.retry_or_fail(now, job, attempt, error);
+        } else {
+            self.c.fail(job, error);
         }
     }
 
@@ -1239,18 +883,18 @@ impl Client {
         };
         self.set_messages(thread.messages);
         self.adopt_tail(ack);
-        self.loaded = true;
-        if let Some(held) = self.held_restore.take() {
+        self.c.loaded = true;
+        if let Some(held) = self.c.held_restore.take() {
             self.apply_restore(&held);
         }
         let paused = self.suspension.suspended;
         match why {
-            Why::User | Why::Sync => {
+            Why::User | Why::Sync | Why::Recover(_) => {
                 if was_paused && !paused {
-                    self.run_completed = true;
+                    self.c.run_completed = true;
                 }
                 if let Some(op) = op {
-                    self.done(op, Ok(()));
+                    self.c.done(op, Ok(()));
                 }
             }
             Why::VerifySend {
@@ -1259,26 +903,15 @@ impl Client {
                 error,
             } => {
                 if self.landed(&text, users_before) {
-                    self.run_completed = !paused;
+                    self.c.run_completed = !paused;
                     if let Some(op) = op {
-                        self.done(op, Ok(()));
+                        self.c.done(op, Ok(()));
                     }
                 } else {
-                    self.failed = true;
-                    self.unsent_text = Some(text);
-                    self.error = Some(error.clone());
-                    if let Some(op) = op {
-                        self.done(op, Err(error));
-                    }
+                    self.c.give_up(op, Some(text), error, true);
                 }
             }
-            Why::SendConflict { text, error } => {
-                self.unsent_text = Some(text);
-                self.error = Some(error.clone());
-                if let Some(op) = op {
-                    self.done(op, Err(error));
-                }
-            }
+            Why::SendConflict { text, error } => self.c.give_up(op, Some(text), error, false),
             Why::Reconcile { sub, error } => self.reconciled(sub, error),
         }
     }
@@ -1286,12 +919,12 @@ impl Client {
     /// After the reload that follows a refused / unclear decision submission.
     fn reconciled(&mut self, sub: Submission, error: Error) {
         if !self.suspension.suspended {
-            self.run_completed = true;
+            self.c.run_completed = true;
         }
         let same_pause = self.pause.as_ref() == Some(&sub.pause);
         if same_pause {
             // The pause the user decided on is still there: were the decisions applied?
-            let decisions = self.decisions.as_ref();
+            let decisions = self.c.decisions.as_ref();
             let applied = sub.sent.iter().all(|(id, d)| {
                 decisions.is_some_and(|ds| {
                     ds.local().all(|(lid, _)| lid != id)
@@ -1301,28 +934,19 @@ impl Client {
             if applied {
                 self.after_acknowledged(sub);
             } else {
-                self.failed = true;
-                self.error = Some(error.clone());
-                if let Some(text) = sub.then_send {
-                    self.unsent_text = Some(text);
-                }
-                self.done(sub.op, Err(error));
+                self.c.give_up(Some(sub.op), sub.then_send, error, true);
             }
             return;
         }
         // The pause went away. `adopt_tail` acknowledged the drafts if the record shows them (or the
         // pause message is gone), and dropped them otherwise.
-        let conflicted = sub.sent.iter().any(|(id, _)| self.dropped.contains(id));
+        let conflicted = sub.sent.iter().any(|(id, _)| self.c.dropped.contains(id));
         if conflicted {
             let error = Error::new(
                 ErrorCode::Conflict,
                 "the paused tools were decided elsewhere; your drafts were not applied",
             );
-            self.error = Some(error.clone());
-            if let Some(text) = sub.then_send {
-                self.unsent_text = Some(text);
-            }
-            self.done(sub.op, Err(error));
+            self.c.give_up(Some(sub.op), sub.then_send, error, false);
         } else {
             self.after_acknowledged(sub);
         }
@@ -1331,44 +955,43 @@ impl Client {
     /// The submission took effect: resolve its op, or go on to the message of `rejectAllAndSend`.
     fn after_acknowledged(&mut self, sub: Submission) {
         if !self.suspension.suspended {
-            self.run_completed = true;
+            self.c.run_completed = true;
         }
         match sub.then_send {
             Some(text) if !self.suspension.suspended => self.start_send(sub.op, text),
-            Some(text) => self.paused_again(sub.op, text),
-            None => self.done(sub.op, Ok(())),
+            Some(text) => self.c.paused_again(sub.op, text),
+            None => self.c.done(sub.op, Ok(())),
         }
     }
 
-    fn paused_again(&mut self, op: OpId, text: String) {
-        self.unsent_text = Some(text);
-        let error = Error::new(
-            ErrorCode::InputLocked,
-            "the run paused again: decide the new tools, then send the message",
-        );
-        self.error = Some(error.clone());
-        self.done(op, Err(error));
+    fn landed(&self, text: &str, users_before: Option<usize>) -> bool {
+        let (count, last) = self.users();
+        let grew = users_before.map_or(true, |before| count > before);
+        grew && last.is_some_and(|m| neuron::text_of(m) == text)
     }
 
-    fn landed(&self, text: &str, users_before: Option<usize>) -> bool {
-        let users: Vec<&Message> = self
-            .messages
-            .iter()
-            .filter(|m| neuron::is_user_text(m))
-            .collect();
-        let grew = users_before.map_or(true, |before| users.len() > before);
-        grew && users.last().is_some_and(|m| neuron::text_of(m) == text)
+    /// How many user messages, and the last.
+    fn users(&self) -> (usize, Option<&Message>) {
+        let mut count = 0;
+        let mut last = None;
+        for m in &self.messages {
+            if neuron::is_user_text(m) {
+                count += 1;
+                last = Some(m);
+            }
+        }
+        (count, last)
     }
 
     fn verify_send(&mut self, op: OpId, text: String, users_before: Option<usize>, error: Error) {
-        self.start(Job::Load {
-            op: Some(op),
-            why: Why::VerifySend {
+        self.start_load(
+            Some(op),
+            Why::VerifySend {
                 text,
                 users_before,
                 error,
             },
-        });
+        );
     }
 
     fn on_send_response(
@@ -1381,7 +1004,7 @@ impl Client {
         match response.status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
                 Ok(neuron::ChatReply::Ok { status, message }) => {
-                    let was_loaded = self.loaded;
+                    let was_loaded = self.c.loaded;
                     let mut messages = std::mem::take(&mut self.messages);
                     if let Some(user) = neuron::user_message(&text) {
                         messages.push(user);
@@ -1391,9 +1014,9 @@ impl Client {
                     self.adopt_tail(Ack::Verify);
                     let consistent = (status == neuron::ChatStatus::AwaitingApproval)
                         == self.suspension.suspended;
-                    self.run_completed = !self.suspension.suspended;
-                    self.done(op, Ok(()));
-                    if self.config.reload_after_post || !consistent || !was_loaded {
+                    self.c.run_completed = !self.suspension.suspended;
+                    self.c.done(op, Ok(()));
+                    if self.c.config.reload_after_post || !consistent || !was_loaded {
                         self.start_sync();
                     }
                 }
@@ -1412,7 +1035,7 @@ impl Client {
             }
             status => {
                 let error = status_error(status, &response.body);
-                self.fail(
+                self.c.fail(
                     Job::Send {
                         op,
                         text,
@@ -1429,64 +1052,45 @@ impl Client {
             ErrorCode::Conflict,
             reason.unwrap_or_else(|| "the server refused the message (409)".to_owned()),
         );
-        self.start(Job::Load {
-            op: Some(op),
-            why: Why::SendConflict { text, error },
-        });
+        self.start_load(Some(op), Why::SendConflict { text, error });
     }
 
     fn start_sync(&mut self) {
-        self.start(Job::Load {
-            op: None,
-            why: Why::Sync,
-        });
+        self.start_load(None, Why::Sync);
     }
 
     fn on_submit_response(
         &mut self,
         now: u64,
-        flight: Flight,
+        attempt: u32,
         sub: Submission,
         response: HttpResponse,
     ) {
-        match response.status {
+        let status = response.status;
+        let error = match status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
                 Ok(neuron::ChatReply::Ok { status, message }) => {
-                    self.apply_submit_reply(sub, status, message)
+                    return self.apply_submit_reply(sub, status, message)
                 }
-                Ok(neuron::ChatReply::Conflict(reason)) => {
-                    let error = Error::new(
-                        ErrorCode::Conflict,
-                        reason.unwrap_or_else(|| "the server refused the decisions".to_owned()),
-                    );
-                    self.reconcile(sub, error);
-                }
-                Err(error) => self.reconcile(sub, error),
+                Ok(neuron::ChatReply::Conflict(reason)) => Error::new(
+                    ErrorCode::Conflict,
+                    reason.unwrap_or_else(|| "the server refused the decisions".to_owned()),
+                ),
+                Err(error) => error,
             },
-            409 => {
-                let error = status_error(409, &response.body);
-                self.reconcile(sub, error);
-            }
-            400 => {
-                let error = status_error(400, &response.body);
-                self.reconcile(sub, error);
-            }
-            status if retryable_status(status) => {
-                let error = status_error(status, &response.body);
-                self.retry_or_fail(now, flight, error);
-            }
-            status => {
-                let error = status_error(status, &response.body);
-                self.fail(Job::Submit(sub), error);
-            }
+            _ => status_error(status, &response.body),
+        };
+        if matches!(status, 200..=299 | 409 | 400) {
+            self.reconcile(sub, error);
+        } else if retryable_status(status) {
+            self.c.retry_or_fail(now, Job::Submit(sub), attempt, error);
+        } else {
+            self.c.fail(Job::Submit(sub), error);
         }
     }
 
     fn reconcile(&mut self, sub: Submission, error: Error) {
-        self.start(Job::Load {
-            op: Some(sub.op),
-            why: Why::Reconcile { sub, error },
-        });
+        self.start_load(Some(sub.op), Why::Reconcile { sub, error });
     }
 
     fn apply_submit_reply(
@@ -1507,40 +1111,22 @@ impl Client {
         self.adopt_tail(Ack::Accepted);
         let paused = self.suspension.suspended;
         let consistent = (status == neuron::ChatStatus::AwaitingApproval) == paused;
-        self.run_completed = !paused;
-        let mut still_pending = Vec::new();
-        let mut not_applied = Vec::new();
-        if paused {
-            for tool in &self.suspension.pending {
-                still_pending.push(PendingNote {
-                    call_id: tool.call_id.clone(),
-                    name: tool.name.clone(),
-                    approval_reason: tool.approval_reason.clone(),
-                });
-                if sub.sent.iter().any(|(id, _)| *id == tool.call_id) {
-                    not_applied.push(tool.call_id.clone());
-                }
-            }
-        }
-        self.last_submission = Some(SubmissionView {
-            call_ids: sub.sent.iter().map(|(id, _)| id.clone()).collect(),
-            status: if paused {
-                Phase::AwaitingApproval
-            } else {
-                Phase::Completed
-            },
-            still_pending,
-            not_applied,
-        });
+        self.c.run_completed = !paused;
+        let pending: &[GatedTool] = if paused {
+            &self.suspension.pending
+        } else {
+            &[]
+        };
+        self.c.last_submission = Some(submission_view(pending, &sub.sent, paused));
         match sub.then_send {
             Some(text) if !paused => {
                 self.start_send(sub.op, text);
                 return;
             }
-            Some(text) => self.paused_again(sub.op, text),
-            None => self.done(sub.op, Ok(())),
+            Some(text) => self.c.paused_again(sub.op, text),
+            None => self.c.done(sub.op, Ok(())),
         }
-        if self.config.reload_after_post || !consistent {
+        if self.c.config.reload_after_post || !consistent {
             self.start_sync();
         }
     }
@@ -1549,14 +1135,13 @@ impl Client {
     // Internals: thread state and drafts
 
     fn set_messages(&mut self, messages: Vec<Message>) {
-        let view: Vec<MessageView> = messages
-            .iter()
-            .enumerate()
-            .map(|(i, m)| neuron::message_view(i, m))
-            .collect();
+        let mut view = Vec::new();
+        for m in &messages {
+            view.push(neuron::message_view(view.len(), m));
+        }
         self.messages = messages;
         self.view = Messages(Arc::new(view));
-        self.messages_version += 1;
+        self.c.messages_version += 1;
     }
 
     /// Re-reads the tail and reconciles the drafts with it (the stale-target guard): drafts survive
@@ -1572,21 +1157,14 @@ impl Client {
         let new_key = PauseKey::of(&suspension);
         let mut new_decisions = Decisions::new(&suspension).ok();
         let old_pause = self.pause.take();
-        let old_decisions = self.decisions.take();
+        let old_decisions = self.c.decisions.take();
         if let (Some(old), Some(old_key)) = (old_decisions, old_pause) {
-            let drafts: Vec<(String, Decision)> = old
-                .local()
-                .map(|(id, d)| (id.to_owned(), d.clone()))
-                .collect();
+            let drafts = DraftMap::of(Some(&old)).0;
             let same = new_key.as_ref() == Some(&old_key);
             let record = if same {
                 None
             } else {
-                self.messages
-                    .iter()
-                    .rev()
-                    .find(|m| old_key.is_message(m))
-                    .cloned()
+                self.messages.iter().rev().find(|m| old_key.is_message(m))
             };
             for (id, draft) in drafts {
                 if same {
@@ -1597,12 +1175,13 @@ impl Client {
                     }
                     let kept = new_decisions
                         .as_mut()
-                        .is_some_and(|nd| nd.set(&id, draft.clone()).is_ok());
+                        .is_some_and(|nd| nd.set(&id, draft).is_ok());
                     if !kept {
-                        self.drop_draft(&id);
+                        self.audit.settle(&id, Fate::Dropped);
+                        self.c.drop_draft(&id);
                     }
                 } else {
-                    let recorded = record.as_ref().map(|m| records(m, &id, &draft));
+                    let recorded = record.map(|m| records(m, &id, &draft));
                     let acknowledged = match (ack, recorded) {
                         (Ack::Accepted, _) | (_, Some(true)) | (Ack::IfMissing, None) => true,
                         (Ack::Verify, None) | (_, Some(false)) => false,
@@ -1610,7 +1189,8 @@ impl Client {
                     if acknowledged {
                         self.audit.settle(&id, Fate::Acknowledged);
                     } else {
-                        self.drop_draft(&id);
+                        self.audit.settle(&id, Fate::Dropped);
+                        self.c.drop_draft(&id);
                     }
                 }
             }
@@ -1620,18 +1200,11 @@ impl Client {
         } else {
             None
         };
-        self.decisions = new_decisions;
+        self.c.decisions = new_decisions;
         if self.pause.is_none() {
-            self.last_submission = None;
+            self.c.last_submission = None;
         }
         self.suspension = suspension;
-    }
-
-    fn drop_draft(&mut self, call_id: &str) {
-        self.audit.settle(call_id, Fate::Dropped);
-        if !self.dropped.iter().any(|d| d == call_id) {
-            self.dropped.push(call_id.to_owned());
-        }
     }
 
     fn apply_restore(&mut self, persisted: &str) {
@@ -1641,187 +1214,64 @@ impl Client {
         if stored.v != 1 {
             return;
         }
-        let key = PauseKey {
-            message_id: stored.message_id,
-            call_ids: stored.call_ids,
-        };
-        let (Some(pause), Some(decisions)) = (self.pause.clone(), self.decisions.as_mut()) else {
+        let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
             return;
         };
-        if pause != key {
+        if pause.message_id != stored.message_id || pause.call_ids != stored.call_ids {
             return;
         }
-        let mut restored = Vec::new();
-        for (id, wire) in &stored.drafts {
-            let Ok(decision) = Decision::from_wire(wire) else {
-                continue;
-            };
-            if decisions.local().any(|(l, _)| l == id) {
-                continue;
-            }
-            let tail = self.suspension.tool(id).and_then(Decision::from_tail);
-            if tail.as_ref() == Some(&decision) {
-                continue;
-            }
-            if decisions.set(id, decision.clone()).is_ok() {
-                restored.push((id.clone(), decision));
-            }
-        }
+        let suspension = &self.suspension;
+        let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
+            suspension.tool(id).and_then(Decision::from_tail).as_ref() != Some(decision)
+        });
         for (id, decision) in restored {
-            self.audit.hold(&pause, &id, &decision);
-        }
-    }
-
-    fn drafts(&self) -> DraftMap {
-        DraftMap::of(self.decisions.as_ref())
-    }
-
-    fn phase(&self) -> Phase {
-        if let State::Busy(flight) = &self.state {
-            match &flight.job {
-                Job::Load { why: Why::User, .. } => return Phase::Loading,
-                Job::Load { why: Why::Sync, .. } => {}
-                Job::Load {
-                    why: Why::VerifySend { .. },
-                    ..
-                } => return Phase::Sending,
-                Job::Load {
-                    why: Why::SendConflict { .. } | Why::Reconcile { .. },
-                    ..
-                } => return Phase::Conflict,
-                Job::Send { .. } => return Phase::Sending,
-                Job::Submit(_) => return Phase::Submitting,
-            }
-        }
-        if self.failed {
-            Phase::Error
-        } else if self.suspension.suspended {
-            Phase::AwaitingApproval
-        } else if self.run_completed {
-            Phase::Completed
-        } else {
-            Phase::Idle
+            self.audit.hold(pause, &id, &decision);
         }
     }
 
     fn suspension_view(&self) -> Option<SuspensionView> {
-        let decisions = self.decisions.as_ref()?;
+        let decisions = self.c.decisions.as_ref()?;
         if !self.suspension.suspended {
             return None;
         }
-        let mut tools = Vec::new();
-        for tool in self.suspension.gated() {
-            let draft = decisions
-                .local()
-                .find(|(id, _)| *id == tool.call_id)
-                .map(|(_, d)| d.clone());
-            let effective = decisions.get(&tool.call_id).ok().flatten();
-            let approval = match effective {
-                Some(Decision::Approve) => Approval::Approved,
-                Some(Decision::Reject(_)) => Approval::Rejected,
-                None => Approval::Pending,
-            };
-            let reject_reason = match &draft {
-                Some(d @ Decision::Reject(_)) => d.reason().map(str::to_owned),
-                Some(Decision::Approve) => None,
-                None => tool.reject_reason.clone(),
-            };
-            tools.push(GatedView {
-                call_id: tool.call_id.clone(),
-                name: tool.name.clone(),
-                description: tool.description.clone(),
-                inputs: tool.inputs.clone(),
-                approval,
-                approval_reason: tool.approval_reason.clone(),
-                reject_reason,
-                draft: draft.is_some(),
-                server_approval: tool.approval,
-                server_reject_reason: tool.reject_reason.clone(),
-                run_id: None,
-                agent_version_id: None,
-            });
-        }
-        let (pending, decided): (Vec<GatedView>, Vec<GatedView>) = tools
-            .iter()
-            .cloned()
-            .partition(|t| t.approval == Approval::Pending);
-        Some(SuspensionView {
-            message_id: self.suspension.message_id.clone(),
-            run_id: None,
-            agent_version_id: None,
-            undecided: decisions
-                .undecided()
-                .into_iter()
-                .map(str::to_owned)
-                .collect(),
-            complete: decisions.is_complete(),
-            tools,
-            pending,
-            decided,
-        })
+        Some(suspension_view(
+            decisions,
+            &self.suspension.gated(),
+            self.suspension.message_id.as_ref(),
+            None,
+            None,
+        ))
     }
 
-    fn build_snapshot(&self, version: u64) -> Snapshot {
-        let busy = matches!(&self.state, State::Busy(f) if !f.job.is_sync());
-        let syncing = matches!(&self.state, State::Busy(f) if f.job.is_sync());
+    fn build_snapshot(&self) -> Snapshot {
         let paused = self.suspension.suspended;
-        let can_submit =
-            !busy && paused && self.decisions.as_ref().is_some_and(|d| d.payload().is_ok());
-        Snapshot {
-            version,
-            phase: self.phase(),
-            dialect: self.config.dialect,
-            thread_id: self.config.thread_id.clone(),
-            loaded: self.loaded,
-            busy,
-            syncing,
-            messages_version: self.messages_version,
-            messages: self.view.clone(),
-            streaming: None,
-            suspension: self.suspension_view(),
-            decisions: self.drafts(),
-            can_send: !busy && !paused,
+        let can_submit = paused
+            && self
+                .c
+                .decisions
+                .as_ref()
+                .is_some_and(|d| d.payload().is_ok());
+        self.c.head(
+            self.c.phase(paused, false),
+            self.view.clone(),
+            self.suspension_view(),
             can_submit,
-            error: self.error.as_ref().map(ErrorView::from),
-            unsent_text: self.unsent_text.clone(),
-            last_submission: self.last_submission.clone(),
-            dropped_drafts: self.dropped.clone(),
-        }
+            paused,
+        )
     }
 
     /// The end of every step: persist the drafts if they changed, and emit one `Changed` if the
     /// snapshot did.
     fn settle(&mut self) {
-        if self.config.persist && self.held_restore.is_none() {
-            let desired = self.stored_drafts();
-            if !same_stored(desired.as_deref(), self.persisted.as_deref()) {
-                self.persisted = desired.clone();
-                self.outputs.push_back(Output::Persist {
-                    key: self.config.persist_key(),
-                    value: desired,
-                });
-            }
+        if self.c.persisting() {
+            let desired = self.pause.as_ref().and_then(|p| {
+                self.c
+                    .stored("messageId", p.message_id.as_deref(), &p.call_ids)
+            });
+            self.c.persist(desired);
         }
-        let next = self.build_snapshot(self.snapshot.version);
-        if next != self.snapshot {
-            self.snapshot = next;
-            self.snapshot.version += 1;
-            self.outputs.push_back(Output::Changed);
-        }
-    }
-
-    fn stored_drafts(&self) -> Option<String> {
-        let pause = self.pause.as_ref()?;
-        let drafts = self.drafts();
-        if drafts.is_empty() {
-            return None;
-        }
-        Some(write_stored(
-            "messageId",
-            pause.message_id.as_deref(),
-            &pause.call_ids,
-            &drafts,
-        ))
+        let next = self.build_snapshot();
+        self.c.commit(next, false);
     }
 }
 
@@ -1877,6 +1327,130 @@ fn same_stored(a: Option<&str>, b: Option<&str>) -> bool {
                 )
         }
         _ => false,
+    }
+}
+
+/// The error for a transport failure; `None` for [`TransportError::Aborted`].
+fn transport_error(error: TransportError, timeout_ms: u64) -> Option<Error> {
+    Some(match error {
+        TransportError::Aborted => return None,
+        TransportError::Network(message) => Error::new(
+            ErrorCode::Network,
+            if message.is_empty() {
+                "the request failed".to_owned()
+            } else {
+                message
+            },
+        ),
+        TransportError::Timeout => {
+            let mut m = "no answer within ".to_owned();
+            m.push_str(&json::u64_string(timeout_ms));
+            m.push_str(" ms");
+            Error::new(ErrorCode::Timeout, m)
+        }
+    })
+}
+
+/// The view of a pause: its gated tools in order with their drafts (`agent_version_id` is the
+/// pause's, the fallback of each tool's; Sidenet only, as is `run_id`).
+fn suspension_view(
+    decisions: &Decisions,
+    gated: &[&GatedTool],
+    message_id: Option<&String>,
+    run_id: Option<&String>,
+    agent_version_id: Option<&String>,
+) -> SuspensionView {
+    let mut tools = Vec::new();
+    let mut pending = Vec::new();
+    let mut decided = Vec::new();
+    for tool in gated {
+        let draft = decisions
+            .local()
+            .find(|(id, _)| *id == tool.call_id)
+            .map(|(_, d)| d);
+        let effective = decisions.get(&tool.call_id).ok().flatten();
+        let approval = match effective {
+            Some(Decision::Approve) => Approval::Approved,
+            Some(Decision::Reject(_)) => Approval::Rejected,
+            None => Approval::Pending,
+        };
+        let reject_reason = match draft {
+            Some(d) => d.reason().map(str::to_owned),
+            None => tool.reject_reason.clone(),
+        };
+        let view = GatedView {
+            call_id: tool.call_id.clone(),
+            name: tool.name.clone(),
+            description: tool.description.clone(),
+            inputs: tool.inputs.clone(),
+            approval,
+            approval_reason: tool.approval_reason.clone(),
+            reject_reason,
+            draft: draft.is_some(),
+            server_approval: tool.approval,
+            server_reject_reason: tool.reject_reason.clone(),
+            run_id: tool.run_id.clone(),
+            agent_version_id: tool.agent_version_id.as_ref().or(agent_version_id).cloned(),
+        };
+        if approval == Approval::Pending {
+            pending.push(view.clone());
+        } else {
+            decided.push(view.clone());
+        }
+        tools.push(view);
+    }
+    SuspensionView {
+        message_id: message_id.cloned(),
+        run_id: run_id.cloned(),
+        agent_version_id: agent_version_id.cloned(),
+        undecided: owned(decisions.undecided()),
+        complete: decisions.is_complete(),
+        tools,
+        pending,
+        decided,
+    }
+}
+
+fn owned(ids: Vec<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    for id in ids {
+        out.push(id.to_owned());
+    }
+    out
+}
+
+/// What a submission did: what was sent, and what the pause left pending (`pending`, empty when the
+/// run is not paused) shows of it.
+fn submission_view(
+    pending: &[GatedTool],
+    sent: &[(String, Decision)],
+    paused: bool,
+) -> SubmissionView {
+    let mut still_pending = Vec::new();
+    let mut not_applied = Vec::new();
+    for tool in pending {
+        still_pending.push(PendingNote {
+            call_id: tool.call_id.clone(),
+            name: tool.name.clone(),
+            approval_reason: tool.approval_reason.clone(),
+        });
+        if sent.iter().any(|(id, _)| *id == tool.call_id) {
+            not_applied.push(tool.call_id.clone());
+        }
+    }
+    let mut call_ids = Vec::new();
+    for (id, _) in sent {
+        call_ids.push(id.clone());
+    }
+    SubmissionView {
+        call_ids,
+        status: if paused {
+            Phase::AwaitingApproval
+        } else {
+            Phase::Completed
+        },
+        still_pending,
+        not_applied,
     }
 }
 

@@ -7,7 +7,7 @@
 //!   carry `{"error": "..."}` when the server says why.
 
 use crate::error::{Error, Result};
-use crate::json::{self, Map, ToJson, Value};
+use crate::json::{self, Map, Obj, ToJson, Value};
 use crate::thread::{self, Content, Message, MessageKind, Thread};
 
 use super::snapshot::{MessageKindView, MessageView, ToolStatus, ToolView};
@@ -32,9 +32,11 @@ pub(crate) enum ChatReply {
 
 /// The body of a new turn.
 pub(crate) fn message_body(text: &str) -> String {
-    let mut body = Map::new();
-    body.insert("message".to_owned(), Value::from(text));
-    Value::Object(body).to_json_string()
+    let mut out = String::new();
+    let mut o = Obj::new(&mut out);
+    o.field("message", &text);
+    o.end();
+    out
 }
 
 /// Parses the thread document of a `GET`.
@@ -47,11 +49,9 @@ pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
     let text = json::utf8(body)?;
     let value = Value::parse(text)?;
     let Value::Object(mut map) = value else {
-        return Err(Error::parse(format!(
-            "a chat reply must be an object, got {}",
-            json::describe(&value)
-        ))
-        .with_path("$"));
+        let mut m = "a chat reply must be an object, got ".to_owned();
+        m.push_str(json::describe(&value));
+        return Err(Error::parse(m).with_path("$"));
     };
     let status = match map.get("status") {
         Some(Value::String(s)) if s == "awaiting_approval" => ChatStatus::AwaitingApproval,
@@ -141,31 +141,28 @@ pub(crate) fn message_view(index: usize, message: &Message) -> MessageView {
         MessageKind::Unknown(_) => MessageKindView::Other,
     };
     let is_result = kind == MessageKindView::ToolResult;
-    let tools = message
-        .tools()
-        .iter()
-        .map(|tool| {
-            let approval = tool.approval();
-            let result = tool.result().cloned();
-            let status = match approval {
-                Some(crate::approval::Approval::Pending) => ToolStatus::Pending,
-                Some(crate::approval::Approval::Rejected) => ToolStatus::Rejected,
-                Some(crate::approval::Approval::Approved) if !is_result => ToolStatus::Approved,
-                _ if is_result || result.is_some() => ToolStatus::Done,
-                _ => ToolStatus::Called,
-            };
-            ToolView {
-                call_id: tool.call_id().to_owned(),
-                name: tool.name().unwrap_or_default().to_owned(),
-                inputs: Value::Object(tool.inputs().into_owned()),
-                result,
-                approval,
-                approval_reason: tool.approval_reason().map(str::to_owned),
-                reject_reason: tool.reject_reason().map(str::to_owned),
-                status,
-            }
-        })
-        .collect();
+    let mut tools = Vec::new();
+    for tool in message.tools().iter() {
+        let approval = tool.approval();
+        let result = tool.result().cloned();
+        let status = match approval {
+            Some(crate::approval::Approval::Pending) => ToolStatus::Pending,
+            Some(crate::approval::Approval::Rejected) => ToolStatus::Rejected,
+            Some(crate::approval::Approval::Approved) if !is_result => ToolStatus::Approved,
+            _ if is_result || result.is_some() => ToolStatus::Done,
+            _ => ToolStatus::Called,
+        };
+        tools.push(ToolView {
+            call_id: tool.call_id().to_owned(),
+            name: tool.name().unwrap_or_default().to_owned(),
+            inputs: Value::Object(tool.inputs().into_owned()),
+            result,
+            approval,
+            approval_reason: tool.approval_reason().map(str::to_owned),
+            reject_reason: tool.reject_reason().map(str::to_owned),
+            status,
+        });
+    }
     MessageView {
         id: message.id(),
         index,

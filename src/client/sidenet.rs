@@ -50,13 +50,15 @@ use crate::thread::Message;
 
 use super::audit::{Audit, Fate};
 use super::config::{Config, Transport};
+use super::engine::{check_text, Core, Flight, Job, Stage, State, Submission, Wait, Why};
 use super::snapshot::{
-    DraftMap, ErrorView, GatedView, MessageKindView, MessageView, Messages, PendingNote, Phase,
-    Snapshot, SubmissionView, SuspensionView, ToolStatus, ToolView,
+    DraftMap, MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus,
+    ToolView,
 };
 use super::{
-    not_suspended, read_stored, request_headers, retryable_status, same_stored, status_error,
-    write_stored, HttpRequest, HttpResponse, Method, OpId, Output, RequestId, TransportError,
+    not_suspended, read_stored, restore_into, retryable_status, status_error, submission_view,
+    suspension_view, transport_error, HttpResponse, Method, OpId, Output, RequestId,
+    TransportError,
 };
 
 /// The most bytes buffered of a non-2xx answer (the rest is dropped).
@@ -82,7 +84,7 @@ impl Pause {
     }
 
     fn call_ids(&self) -> Vec<String> {
-        self.cards.iter().map(|c| c.call_id.clone()).collect()
+        ids_of(&self.cards)
     }
 
     fn suspension(&self) -> Suspension {
@@ -96,79 +98,9 @@ impl Pause {
     }
 }
 
-/// A submission: the decided calls, answered one continuation at a time.
-#[derive(Debug, Clone)]
-struct Submission {
-    op: OpId,
-    /// Still to send, in card order; the first is the one on the wire (or next).
-    queue: Vec<(String, Decision)>,
-    /// Acknowledged by the server, in order.
-    sent: Vec<(String, Decision)>,
-    /// Dropped: their call was no longer pending when their turn came.
-    skipped: Vec<String>,
-    /// `rejectAllAndSend`: the message to send once the run has completed.
-    then_send: Option<String>,
-}
-
-#[derive(Debug, Clone)]
-enum Why {
-    /// `load()`.
-    User,
-    /// A stream dropped after the server accepted the request: find out where the run stands, then
-    /// go on with the submission, if any.
-    Recover(Option<Submission>),
-    /// A message POST failed without a clear answer: did the text land?
-    VerifySend {
-        text: String,
-        users_before: Option<usize>,
-        error: Error,
-    },
-    /// A message POST got 409: show the state that refused it.
-    SendConflict { text: String, error: Error },
-    /// A continuation got 409 / 400 / a bad body: was the decision applied?
-    Reconcile { sub: Submission, error: Error },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stage {
-    History,
-    Replay,
-}
-
-#[derive(Debug, Clone)]
-enum Job {
-    Load {
-        op: Option<OpId>,
-        why: Why,
-        stage: Stage,
-    },
-    Send {
-        op: OpId,
-        text: String,
-        users_before: Option<usize>,
-    },
-    Submit(Submission),
-}
-
-impl Job {
-    fn retryable(&self) -> bool {
-        !matches!(self, Job::Send { .. })
-    }
-
-    fn is_chat(&self) -> bool {
-        !matches!(self, Job::Load { .. })
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wait {
-    Out(RequestId),
-    Backoff(u64),
-}
-
 /// What a stream told so far.
 #[derive(Debug, Default)]
-struct Feed {
+pub(super) struct Feed {
     /// The cards announced, de-duplicated by toolCallId, in arrival order.
     approvals: Vec<GatedTool>,
     /// From `data-run`: the run id and agent version.
@@ -192,30 +124,11 @@ impl Feed {
 }
 
 #[derive(Debug)]
-enum Rx {
+pub(super) enum Rx {
     /// A 2xx event stream being decoded.
     Stream(Box<(ChunkDecoder, Feed)>),
     /// Any other answer, buffered to its end.
     Buffer { status: u16, body: Vec<u8> },
-}
-
-#[derive(Debug)]
-struct Flight {
-    job: Job,
-    attempt: u32,
-    wait: Wait,
-    /// The request out is an event stream.
-    streaming: bool,
-    /// The answer being received.
-    rx: Option<Rx>,
-}
-
-// One per client: boxing the flight would buy nothing.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-enum State {
-    Ready,
-    Busy(Flight),
 }
 
 /// The message being streamed: its raw form (the view is `snapshot.streaming`).
@@ -271,25 +184,20 @@ fn chat_body(
 /// `{"role":"user","parts":[{"type":"text","text":<text>}]}`.
 fn user_message(text: &str) -> Map {
     let mut part = Map::new();
-    part.insert("type".to_owned(), Value::from("text"));
-    part.insert("text".to_owned(), Value::from(text));
+    put(&mut part, "type", Value::from("text"));
+    put(&mut part, "text", Value::from(text));
     let mut raw = Map::new();
-    raw.insert("role".to_owned(), Value::from("user"));
-    raw.insert("parts".to_owned(), Value::Array(vec![Value::Object(part)]));
+    put(&mut raw, "role", Value::from("user"));
+    put(&mut raw, "parts", Value::Array(vec![Value::Object(part)]));
     raw
 }
 
 /// The Sidenet engine behind [`super::Client`].
 #[derive(Debug)]
 pub(crate) struct Sidenet {
-    config: Config,
-    state: State,
-    next_op: u64,
-    next_request: u64,
-    clock: u64,
-    loaded: bool,
+    /// The state both engines keep alike.
+    c: Core,
     messages: Arc<Vec<MessageView>>,
-    messages_version: u64,
     building: Option<Building>,
     /// `snapshot.streaming` changed in place since the last step.
     stream_dirty: bool,
@@ -297,62 +205,32 @@ pub(crate) struct Sidenet {
     /// grows at the end.
     stream_epoch: u64,
     pause: Option<Pause>,
-    decisions: Option<Decisions>,
-    run_completed: bool,
     expired: bool,
     expect: Option<Expect>,
-    failed: bool,
-    error: Option<Error>,
-    unsent_text: Option<String>,
-    last_submission: Option<SubmissionView>,
-    dropped: Vec<String>,
-    held_restore: Option<String>,
-    persisted: Option<String>,
     /// Reasons the user gave to rejections (the protocol carries none): callId → reason.
     reasons: Vec<(String, String)>,
     /// Continuations the server accepted: (runId, callId). Never sent again.
     acked: Vec<(String, String)>,
-    outputs: std::collections::VecDeque<Output>,
-    snapshot: Snapshot,
     /// The bookkeeping of `check_invariants` (empty in release); the pause is the run id.
     audit: Audit<String>,
 }
 
 impl Sidenet {
-    pub(crate) fn new(config: Config, snapshot: Snapshot) -> Sidenet {
+    pub(crate) fn new(config: Config) -> Sidenet {
         let mut s = Sidenet {
-            config,
-            state: State::Ready,
-            next_op: 0,
-            next_request: 0,
-            clock: 0,
-            loaded: false,
+            c: Core::new(config),
             messages: Arc::new(Vec::new()),
-            messages_version: 0,
             building: None,
             stream_dirty: false,
             stream_epoch: 0,
             pause: None,
-            decisions: None,
-            run_completed: false,
             expired: false,
             expect: None,
-            failed: false,
-            error: None,
-            unsent_text: None,
-            last_submission: None,
-            dropped: Vec::new(),
-            held_restore: None,
-            persisted: None,
             reasons: Vec::new(),
             acked: Vec::new(),
-            outputs: std::collections::VecDeque::new(),
-            snapshot,
             audit: Audit::new(),
         };
-        let mut first = s.build_head();
-        first.version = 0;
-        s.snapshot = first;
+        s.c.snapshot = s.build_head();
         s
     }
 
@@ -360,64 +238,38 @@ impl Sidenet {
     // Commands
 
     pub(crate) fn load(&mut self, now: u64) -> Result<OpId> {
-        self.tick(now);
-        self.check_not_busy()?;
-        self.clear_notices();
+        self.c.tick(now);
+        self.c.check_not_busy()?;
+        self.c.clear_notices();
         self.expired = false;
-        let op = self.new_op();
+        let op = self.c.new_op();
         self.start_load(Some(op), Why::User);
         self.settle();
         Ok(op)
     }
 
     pub(crate) fn send(&mut self, now: u64, text: &str) -> Result<OpId> {
-        self.tick(now);
-        if text.trim().is_empty() {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "the message is empty",
-            ));
-        }
-        self.check_not_busy()?;
-        self.check_unlocked()?;
-        self.clear_notices();
-        self.unsent_text = None;
-        self.last_submission = None;
-        let op = self.new_op();
+        let op = self.c.begin_send(now, text, self.pause.is_some())?;
         self.start_send(op, text.to_owned());
         self.settle();
         Ok(op)
     }
 
     pub(crate) fn decide(&mut self, call_id: &str, decision: Decision) -> Result<Option<OpId>> {
-        self.check_not_busy()?;
-        let run_id = self
-            .pause
-            .as_ref()
-            .map(|p| p.run_id.clone())
-            .ok_or_else(not_suspended)?;
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        decisions.set(call_id, decision.clone())?;
-        self.audit.hold(&run_id, call_id, &decision);
+        self.c.set_draft(call_id, decision.clone())?;
+        if let Some(pause) = &self.pause {
+            self.audit.hold(&pause.run_id, call_id, &decision);
+        }
         let mut op = None;
-        if self.config.auto_submit && self.decisions.as_ref().is_some_and(Decisions::is_complete) {
-            if let Ok(sub) = self.prepare_submission(None) {
-                self.clear_notices();
-                op = Some(sub.op);
-                self.continue_submission(sub);
-            }
+        if self.c.auto_submit_due() {
+            op = self.submit_now(None).ok();
         }
         self.settle();
         Ok(op)
     }
 
     pub(crate) fn clear(&mut self, call_id: &str) -> Result<()> {
-        self.check_not_busy()?;
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        decisions.get(call_id)?;
-        let had = decisions.local().any(|(id, _)| id == call_id);
-        decisions.clear(call_id)?;
-        if had {
+        if self.c.clear_draft(call_id)? {
             self.audit.settle(call_id, Fate::Cleared);
         }
         self.settle();
@@ -425,12 +277,9 @@ impl Sidenet {
     }
 
     pub(crate) fn submit(&mut self, now: u64) -> Result<OpId> {
-        self.tick(now);
-        self.check_not_busy()?;
-        let sub = self.prepare_submission(None)?;
-        self.clear_notices();
-        let op = sub.op;
-        self.continue_submission(sub);
+        self.c.tick(now);
+        self.c.check_not_busy()?;
+        let op = self.submit_now(None)?;
         self.settle();
         Ok(op)
     }
@@ -441,44 +290,27 @@ impl Sidenet {
         text: &str,
         reason: Option<&str>,
     ) -> Result<OpId> {
-        self.tick(now);
-        if text.trim().is_empty() {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "the message is empty",
-            ));
-        }
-        self.check_not_busy()?;
-        let Some(run_id) = self.pause.as_ref().map(|p| p.run_id.clone()) else {
+        self.c.tick(now);
+        check_text(text)?;
+        self.c.check_not_busy()?;
+        let Some(pause) = &self.pause else {
             return self.send(now, text);
         };
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        let undecided: Vec<String> = decisions
-            .undecided()
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        let decision = Decision::reject(reason);
+        let undecided = self.c.reject_undecided(reason)?;
         for id in &undecided {
-            decisions.set(id, decision.clone())?;
+            self.audit
+                .hold(&pause.run_id, id, &Decision::reject(reason));
         }
-        for id in &undecided {
-            self.audit.hold(&run_id, id, &decision);
-        }
-        let sub = self.prepare_submission(Some(text.to_owned()))?;
-        self.clear_notices();
-        self.unsent_text = None;
-        let op = sub.op;
-        self.continue_submission(sub);
+        let op = self.submit_now(Some(text.to_owned()))?;
+        self.c.unsent_text = None;
         self.settle();
         Ok(op)
     }
 
     pub(crate) fn abort(&mut self) {
-        if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
-            if let Wait::Out(id) = flight.wait {
+        if let Some((flight, out)) = self.c.cancel() {
+            if let Some(id) = out {
                 self.audit.ended(id);
-                self.outputs.push_back(Output::Cancel(id));
             }
             self.aborted(flight);
         }
@@ -486,16 +318,12 @@ impl Sidenet {
     }
 
     pub(crate) fn restore_drafts(&mut self, persisted: &str) {
-        self.persisted = Some(persisted.to_owned());
-        if self.loaded {
+        if let Some(persisted) = self.c.restore(persisted) {
             self.apply_restore(persisted);
-        } else {
-            if let Some(stored) = read_stored(persisted).filter(|s| s.run_id.is_some()) {
-                if stored.v == 1 && self.expect.is_none() {
-                    self.expect = Some(Expect::Calls(stored.call_ids));
-                }
+        } else if let Some(stored) = read_stored(persisted).filter(|s| s.run_id.is_some()) {
+            if stored.v == 1 && self.expect.is_none() {
+                self.expect = Some(Expect::Calls(stored.call_ids));
             }
-            self.held_restore = Some(persisted.to_owned());
         }
         self.settle();
     }
@@ -504,8 +332,8 @@ impl Sidenet {
     // Inputs
 
     pub(crate) fn handle_response(&mut self, now: u64, id: RequestId, response: HttpResponse) {
-        self.tick(now);
-        let streamed = match &self.state {
+        self.c.tick(now);
+        let streamed = match &self.c.state {
             State::Busy(f) if f.wait == Wait::Out(id) && f.rx.is_none() => {
                 f.streaming && is_stream_status(response.status)
             }
@@ -522,78 +350,39 @@ impl Sidenet {
     }
 
     pub(crate) fn handle_stream_start(&mut self, now: u64, id: RequestId, status: u16) {
-        self.tick(now);
+        self.c.tick(now);
         self.open(id, status);
         self.settle();
     }
 
     pub(crate) fn handle_stream_chunk(&mut self, now: u64, id: RequestId, bytes: &[u8]) {
-        self.tick(now);
+        self.c.tick(now);
         self.bytes(id, bytes);
         self.settle();
     }
 
     pub(crate) fn handle_stream_end(&mut self, now: u64, id: RequestId) {
-        self.tick(now);
+        self.c.tick(now);
         self.close(now, id);
         self.settle();
     }
 
     pub(crate) fn handle_failure(&mut self, now: u64, id: RequestId, error: TransportError) {
-        self.tick(now);
-        let Some(mut flight) = self.take_flight(id) else {
+        self.c.tick(now);
+        let Some(flight) = self.take_flight(id) else {
             return;
         };
-        let error = match error {
-            TransportError::Aborted => {
-                self.aborted(flight);
-                self.settle();
-                return;
-            }
-            TransportError::Network(message) => Error::new(
-                ErrorCode::Network,
-                if message.is_empty() {
-                    "the request failed".to_owned()
-                } else {
-                    message
-                },
-            ),
-            TransportError::Timeout => Error::new(
-                ErrorCode::Timeout,
-                format!("no answer within {} ms", self.config.timeout_ms),
-            ),
-        };
-        match flight.rx.take() {
-            Some(Rx::Buffer { status, body }) => {
-                // The status is known: handle what arrived of the body.
-                self.on_response(now, flight, HttpResponse { status, body });
-            }
-            Some(Rx::Stream(boxed)) => {
-                let (_, feed) = *boxed;
-                self.stream_dropped(now, flight, feed, error);
-            }
-            None => match flight.job.clone() {
-                Job::Send {
-                    op,
-                    text,
-                    users_before,
-                } => self.verify_send(op, text, users_before, error),
-                _ => self.retry_or_fail(now, flight, error),
-            },
+        match transport_error(error, self.c.config.timeout_ms) {
+            None => self.aborted(flight),
+            error => self.end_rx(now, flight, error),
         }
         self.settle();
     }
 
     pub(crate) fn handle_timeout(&mut self, now: u64) {
-        self.tick(now);
-        let due = matches!(
-            &self.state,
-            State::Busy(Flight { wait: Wait::Backoff(deadline), .. }) if now >= *deadline
-        );
-        if due {
-            if let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) {
-                self.issue(flight.job, flight.attempt.saturating_add(1));
-            }
+        self.c.tick(now);
+        if let Some(flight) = self.c.due(now) {
+            self.issue(flight.job, flight.attempt.saturating_add(1));
         }
         self.settle();
     }
@@ -602,25 +391,19 @@ impl Sidenet {
     // Outputs
 
     pub(crate) fn poll_output(&mut self) -> Option<Output> {
-        self.outputs.pop_front()
+        self.c.outputs.pop_front()
     }
 
     pub(crate) fn poll_timeout(&self) -> Option<u64> {
-        match &self.state {
-            State::Busy(Flight {
-                wait: Wait::Backoff(deadline),
-                ..
-            }) => Some(*deadline),
-            _ => None,
-        }
+        self.c.poll_timeout()
     }
 
     pub(crate) fn snapshot(&self) -> &Snapshot {
-        &self.snapshot
+        &self.c.snapshot
     }
 
     pub(crate) fn decisions(&self) -> Option<&Decisions> {
-        self.decisions.as_ref()
+        self.c.decisions.as_ref()
     }
 
     pub(crate) fn stream_epoch(&self) -> u64 {
@@ -635,7 +418,7 @@ impl Sidenet {
     #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
     pub(crate) fn check_invariants(&self) -> std::result::Result<(), String> {
         self.audit.first_error()?;
-        match (&self.state, self.audit.outstanding.first()) {
+        match (&self.c.state, self.audit.outstanding.first()) {
             (
                 State::Busy(Flight {
                     wait: Wait::Out(id),
@@ -654,22 +437,22 @@ impl Sidenet {
             _ => {}
         }
         let chat_stream = matches!(
-            &self.state,
+            &self.c.state,
             State::Busy(Flight { job, rx: Some(Rx::Stream(_)), .. }) if job.is_chat()
         );
         if self.building.is_some() != chat_stream {
             return Err("a streaming message exists iff a chat stream is open".to_owned());
         }
-        if self.snapshot.streaming.is_some() != self.building.is_some() {
+        if self.c.snapshot.streaming.is_some() != self.building.is_some() {
             return Err("the snapshot's streaming message is out of step".to_owned());
         }
-        if self.decisions.is_some() != self.pause.is_some() {
+        if self.c.decisions.is_some() != self.pause.is_some() {
             return Err("a decision set exists iff the run is paused".to_owned());
         }
-        if self.loaded && self.held_restore.is_some() {
+        if self.c.loaded && self.c.held_restore.is_some() {
             return Err("restored drafts held after the thread was loaded".to_owned());
         }
-        let drafts = self.drafts();
+        let drafts = self.c.drafts();
         if let Some(pause) = &self.pause {
             if pause.cards.is_empty() {
                 return Err("a pause without cards".to_owned());
@@ -721,69 +504,37 @@ impl Sidenet {
     // ------------------------------------------------------------------------------------------
     // Internals: commands
 
-    fn tick(&mut self, now: u64) {
-        self.clock = self.clock.max(now);
-    }
-
-    fn new_op(&mut self) -> OpId {
-        self.next_op += 1;
-        self.next_op
-    }
-
-    fn check_not_busy(&self) -> Result<()> {
-        match &self.state {
-            State::Ready => Ok(()),
-            State::Busy(_) => Err(Error::new(
-                ErrorCode::Busy,
-                "a request is already in flight for this thread",
-            )),
-        }
-    }
-
-    fn check_unlocked(&self) -> Result<()> {
-        if self.pause.is_some() {
-            return Err(Error::new(
-                ErrorCode::InputLocked,
-                "the conversation awaits approval: decide every pending tool (or reject all and send) first",
-            ));
-        }
-        Ok(())
-    }
-
-    fn clear_notices(&mut self) {
-        self.failed = false;
-        self.error = None;
-        self.dropped.clear();
-    }
-
-    fn prepare_submission(&mut self, then_send: Option<String>) -> Result<Submission> {
+    /// Starts the submission of the drafts not yet acknowledged (the op is new).
+    fn submit_now(&mut self, then_send: Option<String>) -> Result<OpId> {
         let pause = self.pause.as_ref().ok_or_else(not_suspended)?;
-        let decisions = self.decisions.as_ref().ok_or_else(not_suspended)?;
-        let queue: Vec<(String, Decision)> = decisions
-            .local()
-            .filter(|(id, _)| !self.is_acked(&pause.run_id, id))
-            .map(|(id, d)| (id.to_owned(), d.clone()))
-            .collect();
+        let decisions = self.c.decisions.as_ref().ok_or_else(not_suspended)?;
+        let mut queue = Vec::new();
+        for (id, d) in decisions.local() {
+            if !self.is_acked(&pause.run_id, id) {
+                queue.push((id.to_owned(), d.clone()));
+            }
+        }
         if queue.is_empty() {
             return Err(Error::new(
                 ErrorCode::EmptyDecisions,
                 "no decision to send: approve or reject at least one tool",
             ));
         }
-        let op = self.new_op();
-        Ok(Submission {
+        let op = self.c.new_op();
+        self.c.clear_notices();
+        self.continue_submission(Submission {
             op,
             queue,
-            sent: Vec::new(),
-            skipped: Vec::new(),
             then_send,
-        })
+            ..Submission::default()
+        });
+        Ok(op)
     }
 
     fn start_send(&mut self, op: OpId, text: String) {
         self.expired = false;
-        self.run_completed = false;
-        let users_before = self.loaded.then(|| self.users().count());
+        self.c.run_completed = false;
+        let users_before = self.c.loaded.then(|| self.users().0);
         self.issue(
             Job::Send {
                 op,
@@ -824,53 +575,22 @@ impl Sidenet {
 
     fn finish_submission(&mut self, sub: Submission) {
         let paused = self.pause.is_some();
-        let mut still_pending = Vec::new();
-        let mut not_applied = Vec::new();
-        if let Some(pause) = &self.pause {
-            for card in &pause.cards {
-                still_pending.push(PendingNote {
-                    call_id: card.call_id.clone(),
-                    name: card.name.clone(),
-                    approval_reason: card.approval_reason.clone(),
-                });
-                if sub.sent.iter().any(|(id, _)| *id == card.call_id) {
-                    not_applied.push(card.call_id.clone());
-                }
-            }
-        }
-        self.last_submission = Some(SubmissionView {
-            call_ids: sub.sent.iter().map(|(id, _)| id.clone()).collect(),
-            status: if paused {
-                Phase::AwaitingApproval
-            } else {
-                Phase::Completed
-            },
-            still_pending,
-            not_applied,
-        });
-        if self.failed {
+        let cards = self.pause.as_ref().map_or(&[][..], |p| &p.cards);
+        self.c.last_submission = Some(submission_view(cards, &sub.sent, paused));
+        if self.c.failed {
             let error = self
+                .c
                 .error
                 .clone()
                 .unwrap_or_else(|| Error::new(ErrorCode::StreamError, "the run failed"));
-            if let Some(text) = sub.then_send {
-                self.unsent_text = Some(text);
-            }
-            self.done(sub.op, Err(error));
+            self.c.unsend(sub.then_send);
+            self.c.done(sub.op, Err(error));
             return;
         }
         match sub.then_send {
             Some(text) if !paused => self.start_send(sub.op, text),
-            Some(text) => {
-                self.unsent_text = Some(text);
-                let error = Error::new(
-                    ErrorCode::InputLocked,
-                    "the run paused again: decide the new tools, then send the message",
-                );
-                self.error = Some(error.clone());
-                self.done(sub.op, Err(error));
-            }
-            None if sub.skipped.is_empty() => self.done(sub.op, Ok(())),
+            Some(text) => self.c.paused_again(sub.op, text),
+            None if sub.skipped.is_empty() => self.c.done(sub.op, Ok(())),
             None => {
                 let error = if self.expired {
                     Error::new(
@@ -883,76 +603,50 @@ impl Sidenet {
                         "some tools were no longer awaiting approval; those decisions were not sent",
                     )
                 };
-                self.error = Some(error.clone());
-                self.done(sub.op, Err(error));
+                self.c.refuse(Some(sub.op), error);
             }
         }
     }
 
     fn issue(&mut self, job: Job, attempt: u32) {
-        self.next_request += 1;
-        let id = RequestId(self.next_request);
-        let collect = self.config.transport == Transport::Collect;
-        let chat_url = if collect {
-            self.config.url(&self.config.routes.run)
-        } else {
-            self.config.url(&self.config.routes.chat)
-        };
-        let (method, url, body, streaming) = match &job {
+        let config = &self.c.config;
+        let routes = &config.routes;
+        let collect = config.transport == Transport::Collect;
+        let chat = if collect { &routes.run } else { &routes.chat };
+        let (method, route, body, streaming) = match &job {
             Job::Load {
                 stage: Stage::History,
                 ..
-            } => (
-                Method::Get,
-                self.config.url(&self.config.routes.thread),
-                None,
-                false,
-            ),
+            } => (Method::Get, &routes.thread, None, false),
             Job::Load {
                 stage: Stage::Replay,
                 ..
-            } => (
-                Method::Get,
-                self.config.url(&self.config.routes.stream),
-                None,
-                true,
-            ),
+            } => (Method::Get, &routes.stream, None, true),
             Job::Send { text, .. } => {
+                let body = chat_body(
+                    Some(text),
+                    &config.thread_id,
+                    config.agent_version_id.as_deref(),
+                    None,
+                );
+                (Method::Post, chat, Some(body), !collect)
+            }
+            Job::Submit(_) => (Method::Post, chat, None, !collect),
+        };
+        let url = config.url(route);
+        let body = match &job {
+            Job::Send { .. } => {
                 if self.pause.is_some() {
                     self.audit
                         .violation(|| "a message was sent while the run is paused".to_owned());
                 }
-                let body = chat_body(
-                    Some(text),
-                    &self.config.thread_id,
-                    self.config.agent_version_id.as_deref(),
-                    None,
-                );
-                (Method::Post, chat_url, Some(body), !collect)
+                body
             }
-            Job::Submit(sub) => {
-                let body = self.continuation_body(sub);
-                (Method::Post, chat_url, body, !collect)
-            }
+            Job::Submit(sub) => self.continuation_body(sub),
+            Job::Load { .. } => None,
         };
-        let headers = request_headers(&self.config, method, streaming);
+        let id = self.c.http(job, attempt, method, url, body, streaming);
         self.audit.issued(id);
-        self.outputs.push_back(Output::Http(HttpRequest {
-            id,
-            method,
-            url,
-            headers,
-            body,
-            timeout_ms: self.config.timeout_ms,
-            streaming,
-        }));
-        self.state = State::Busy(Flight {
-            job,
-            attempt,
-            wait: Wait::Out(id),
-            streaming,
-            rx: None,
-        });
     }
 
     /// The body of the continuation for the first queued call, checking it is one to send.
@@ -976,8 +670,8 @@ impl Sidenet {
             });
             return None;
         };
-        let run_id = card.run_id.clone().unwrap_or_else(|| pause.run_id.clone());
-        if self.is_acked(&run_id, call_id) {
+        let run_id = card.run_id.as_ref().unwrap_or(&pause.run_id);
+        if self.is_acked(run_id, call_id) {
             self.audit.violation(|| {
                 format!(
                     "the continuation for {} was sent again after the server accepted it",
@@ -987,14 +681,14 @@ impl Sidenet {
         }
         let agent_version_id = card
             .agent_version_id
-            .clone()
-            .or_else(|| pause.agent_version_id.clone())
-            .or_else(|| self.config.agent_version_id.clone());
+            .as_deref()
+            .or(pause.agent_version_id.as_deref())
+            .or(self.c.config.agent_version_id.as_deref());
         let text = Some(chat_body(
             None,
-            &self.config.thread_id,
-            agent_version_id.as_deref(),
-            Some((&run_id, call_id, *decision == Decision::Approve)),
+            &self.c.config.thread_id,
+            agent_version_id,
+            Some((run_id, call_id, *decision == Decision::Approve)),
         ));
         if let Some(reason) = decision.reason() {
             let reason = reason.to_owned();
@@ -1006,133 +700,24 @@ impl Sidenet {
     }
 
     fn take_flight(&mut self, id: RequestId) -> Option<Flight> {
-        match &self.state {
-            State::Busy(Flight {
-                wait: Wait::Out(current),
-                ..
-            }) if *current == id => {}
-            _ => return None,
-        }
+        let flight = self.c.take_flight(id)?;
         self.audit.ended(id);
-        match std::mem::replace(&mut self.state, State::Ready) {
-            State::Busy(flight) => Some(flight),
-            State::Ready => None,
-        }
-    }
-
-    fn done(&mut self, op: OpId, result: Result<()>) {
-        self.outputs.push_back(Output::Done { op, result });
+        Some(flight)
     }
 
     fn aborted(&mut self, mut flight: Flight) {
-        let error = Error::new(ErrorCode::Aborted, "the request was aborted");
         let streamed = matches!(flight.rx.take(), Some(Rx::Stream(_)));
         if streamed && flight.job.is_chat() {
             // What was shown stays; where the run stands is known again at the next load.
             self.commit_building();
             self.expect = Some(Expect::Unknown);
         }
-        match flight.job {
-            Job::Load { op, why, .. } => {
-                match why {
-                    Why::VerifySend { text, .. } | Why::SendConflict { text, .. } => {
-                        self.unsent_text = Some(text)
-                    }
-                    Why::Reconcile { sub, .. } | Why::Recover(Some(sub)) => {
-                        if let Some(text) = sub.then_send {
-                            self.unsent_text = Some(text);
-                        }
-                    }
-                    Why::User | Why::Recover(None) => {}
-                }
-                if let Some(op) = op {
-                    self.done(op, Err(error));
-                }
-            }
-            Job::Send { op, text, .. } => {
-                if !streamed {
-                    self.unsent_text = Some(text);
-                }
-                self.done(op, Err(error));
-            }
-            Job::Submit(mut sub) => {
-                if streamed {
-                    self.ack_current(&mut sub);
-                }
-                if let Some(text) = sub.then_send {
-                    self.unsent_text = Some(text);
-                }
-                self.done(sub.op, Err(error));
+        if streamed {
+            if let Job::Submit(sub) = &mut flight.job {
+                self.ack_current(sub);
             }
         }
-    }
-
-    fn retry_or_fail(&mut self, now: u64, flight: Flight, error: Error) {
-        if flight.job.retryable() && flight.attempt < self.config.retry.attempts {
-            let deadline = now.saturating_add(self.config.retry.delay(flight.attempt));
-            self.state = State::Busy(Flight {
-                job: flight.job,
-                attempt: flight.attempt,
-                wait: Wait::Backoff(deadline),
-                streaming: flight.streaming,
-                rx: None,
-            });
-        } else {
-            self.fail(flight.job, error);
-        }
-    }
-
-    fn fail(&mut self, job: Job, error: Error) {
-        let (op, shown) = match job {
-            Job::Load { op, why, .. } => {
-                let shown = match why {
-                    Why::User | Why::Recover(None) => error,
-                    Why::Recover(Some(sub)) => {
-                        if let Some(text) = sub.then_send {
-                            self.unsent_text = Some(text);
-                        }
-                        error
-                    }
-                    Why::VerifySend {
-                        text,
-                        error: original,
-                        ..
-                    }
-                    | Why::SendConflict {
-                        text,
-                        error: original,
-                    } => {
-                        self.unsent_text = Some(text);
-                        original
-                    }
-                    Why::Reconcile {
-                        sub,
-                        error: original,
-                    } => {
-                        if let Some(text) = sub.then_send {
-                            self.unsent_text = Some(text);
-                        }
-                        original
-                    }
-                };
-                (op, shown)
-            }
-            Job::Send { op, text, .. } => {
-                self.unsent_text = Some(text);
-                (Some(op), error)
-            }
-            Job::Submit(sub) => {
-                if let Some(text) = sub.then_send {
-                    self.unsent_text = Some(text);
-                }
-                (Some(sub.op), error)
-            }
-        };
-        self.failed = true;
-        self.error = Some(shown.clone());
-        if let Some(op) = op {
-            self.done(op, Err(shown));
-        }
+        self.c.aborted(flight.job, !streamed);
     }
 
     fn verify_send(&mut self, op: OpId, text: String, users_before: Option<usize>, error: Error) {
@@ -1150,7 +735,7 @@ impl Sidenet {
     // Internals: answers
 
     fn open(&mut self, id: RequestId, status: u16) {
-        let State::Busy(flight) = &mut self.state else {
+        let State::Busy(flight) = &mut self.c.state else {
             return;
         };
         if flight.wait != Wait::Out(id) || flight.rx.is_some() {
@@ -1177,7 +762,7 @@ impl Sidenet {
     }
 
     fn bytes(&mut self, id: RequestId, bytes: &[u8]) {
-        let State::Busy(flight) = &mut self.state else {
+        let State::Busy(flight) = &mut self.c.state else {
             return;
         };
         if flight.wait != Wait::Out(id) {
@@ -1196,13 +781,11 @@ impl Sidenet {
                     return;
                 }
                 let mut feed = std::mem::take(&mut boxed.1);
-                for item in out {
-                    self.apply(&mut feed, item, chat);
-                }
+                self.apply_all(&mut feed, out, chat);
                 if let State::Busy(Flight {
                     rx: Some(Rx::Stream(boxed)),
                     ..
-                }) = &mut self.state
+                }) = &mut self.c.state
                 {
                     boxed.1 = feed;
                 }
@@ -1212,208 +795,205 @@ impl Sidenet {
     }
 
     fn close(&mut self, now: u64, id: RequestId) {
-        let Some(mut flight) = self.take_flight(id) else {
-            return;
-        };
+        if let Some(flight) = self.take_flight(id) {
+            self.end_rx(now, flight, None);
+        }
+    }
+
+    /// The answer to the flight's request ended, or broke off with `failure`.
+    fn end_rx(&mut self, now: u64, mut flight: Flight, failure: Option<Error>) {
         match flight.rx.take() {
             Some(Rx::Buffer { status, body }) => {
+                // The status is known: handle what arrived of the body.
                 self.on_response(now, flight, HttpResponse { status, body })
             }
             Some(Rx::Stream(boxed)) => {
                 let (mut decoder, mut feed) = *boxed;
+                if let Some(error) = failure {
+                    return self.stream_dropped(now, flight.job, flight.attempt, feed, error);
+                }
                 let mut out = Vec::new();
                 decoder.finish(&mut out);
                 let chat = flight.job.is_chat();
-                for item in out {
-                    self.apply(&mut feed, item, chat);
-                }
+                self.apply_all(&mut feed, out, chat);
                 self.stream_ended(now, flight, feed);
             }
             None => {
-                let error = Error::new(ErrorCode::Network, "the answer ended before it began");
-                match flight.job.clone() {
-                    Job::Send {
-                        op,
-                        text,
-                        users_before,
-                    } => self.verify_send(op, text, users_before, error),
-                    _ => self.retry_or_fail(now, flight, error),
-                }
+                let error = failure.unwrap_or_else(|| {
+                    Error::new(ErrorCode::Network, "the answer ended before it began")
+                });
+                self.no_answer(now, flight, error);
             }
+        }
+    }
+
+    /// The request got no answer: a message may have landed (verify), anything else is retried.
+    fn no_answer(&mut self, now: u64, flight: Flight, error: Error) {
+        match flight.job {
+            Job::Send {
+                op,
+                text,
+                users_before,
+            } => self.verify_send(op, text, users_before, error),
+            job => self.c.retry_or_fail(now, job, flight.attempt, error),
         }
     }
 
     /// A whole (non-stream) answer.
     fn on_response(&mut self, now: u64, flight: Flight, response: HttpResponse) {
         let status = response.status;
-        match flight.job.clone() {
+        let ok = (200..=299).contains(&status);
+        let body = &response.body;
+        let job = match flight.job {
             Job::Load {
                 op,
                 why,
                 stage: Stage::History,
-            } => match status {
-                200..=299 | 404 => {
-                    let parsed = if status == 404 {
-                        Ok(Vec::new())
-                    } else {
-                        parse_history(&response.body)
-                    };
-                    match parsed {
-                        Ok(history) => {
-                            self.set_history(history);
-                            self.issue(
-                                Job::Load {
-                                    op,
-                                    why,
-                                    stage: Stage::Replay,
-                                },
-                                1,
-                            );
-                        }
-                        Err(error) => self.fail(flight.job, error),
-                    }
-                }
-                s if retryable_status(s) => {
-                    self.retry_or_fail(now, flight, status_error(s, &response.body))
-                }
-                s => self.fail(flight.job, status_error(s, &response.body)),
-            },
-            Job::Load {
-                op,
-                why,
-                stage: Stage::Replay,
-            } => match status {
-                200..=299 => {
-                    let mut decoder = ChunkDecoder::new();
-                    let mut out = Vec::new();
-                    decoder.feed(&response.body, &mut out);
-                    decoder.finish(&mut out);
-                    let mut feed = Feed::default();
-                    for item in out {
-                        self.apply(&mut feed, item, false);
-                    }
-                    self.after_load(op, why, feed);
-                }
-                s if retryable_status(s) => {
-                    self.retry_or_fail(now, flight, status_error(s, &response.body))
-                }
-                s => self.fail(flight.job, status_error(s, &response.body)),
-            },
-            Job::Send {
-                op,
-                text,
-                users_before,
-            } => match status {
-                200..=299 => match parse_collected(&response.body) {
-                    Ok(items) => {
-                        self.append_user(&text);
-                        self.begin_building();
-                        let mut feed = self.collected_feed(items);
-                        feed.done = true;
-                        self.end_send(now, op, text, users_before, feed);
-                    }
-                    Err(error) => self.verify_send(op, text, users_before, error),
-                },
-                409 => {
-                    let error = status_error(409, &response.body);
-                    self.start_load(Some(op), Why::SendConflict { text, error });
-                }
-                s if retryable_status(s) => {
-                    let error = status_error(s, &response.body);
-                    self.verify_send(op, text, users_before, error);
-                }
-                s => self.fail(flight.job, status_error(s, &response.body)),
-            },
-            Job::Submit(sub) => match status {
-                200..=299 => match parse_collected(&response.body) {
-                    Ok(items) => {
-                        self.begin_building();
-                        let mut feed = self.collected_feed(items);
-                        feed.done = true;
-                        self.end_submit(now, sub, feed);
-                    }
-                    Err(error) => self.start_load(Some(sub.op), Why::Reconcile { sub, error }),
-                },
-                409 | 400 => {
-                    let error = status_error(status, &response.body);
-                    self.start_load(Some(sub.op), Why::Reconcile { sub, error });
-                }
-                s if retryable_status(s) => {
-                    self.retry_or_fail(now, flight, status_error(s, &response.body))
-                }
-                s => self.fail(flight.job, status_error(s, &response.body)),
-            },
-        }
-    }
-
-    /// Applies collected chunks (as a chat stream) and returns what they told.
-    fn collected_feed(&mut self, items: Vec<Result<Chunk>>) -> Feed {
-        let mut feed = Feed::default();
-        for item in items {
-            self.apply(&mut feed, item, true);
-        }
-        feed
-    }
-
-    /// A 2xx stream ended.
-    fn stream_ended(&mut self, now: u64, flight: Flight, feed: Feed) {
-        match flight.job.clone() {
-            Job::Load { op, why, stage } => {
-                if stage == Stage::Replay && feed.terminal() {
-                    self.after_load(op, why, feed);
+            } if ok || status == 404 => {
+                let parsed = if status == 404 {
+                    Ok(Vec::new())
                 } else {
-                    let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
-                    self.retry_or_fail(now, flight, error);
-                }
+                    parse_history(body)
+                };
+                return match parsed {
+                    Ok(history) => {
+                        self.set_history(history);
+                        let stage = Stage::Replay;
+                        self.issue(Job::Load { op, why, stage }, 1);
+                    }
+                    Err(error) => {
+                        let stage = Stage::History;
+                        self.c.fail(Job::Load { op, why, stage }, error);
+                    }
+                };
+            }
+            Job::Load { op, why, .. } if ok => {
+                let mut decoder = ChunkDecoder::new();
+                let mut out = Vec::new();
+                decoder.feed(body, &mut out);
+                decoder.finish(&mut out);
+                let mut feed = Feed::default();
+                self.apply_all(&mut feed, out, false);
+                return self.after_load(op, why, feed);
             }
             Job::Send {
                 op,
                 text,
                 users_before,
             } => {
-                if feed.terminal() {
-                    self.end_send(now, op, text, users_before, feed);
+                let error = if ok {
+                    match parse_collected(body) {
+                        Ok(items) => {
+                            self.append_user(&text);
+                            self.begin_building();
+                            let mut feed = self.collected_feed(items);
+                            feed.done = true;
+                            return self.end_send(op, feed);
+                        }
+                        Err(error) => error,
+                    }
                 } else {
-                    let error = Error::new(ErrorCode::Network, "the stream was cut short");
-                    self.stream_dropped(now, flight, feed, error);
-                }
+                    status_error(status, body)
+                };
+                return if status == 409 {
+                    self.start_load(Some(op), Why::SendConflict { text, error });
+                } else if ok || retryable_status(status) {
+                    self.verify_send(op, text, users_before, error);
+                } else {
+                    let job = Job::Send {
+                        op,
+                        text,
+                        users_before,
+                    };
+                    self.c.fail(job, error);
+                };
             }
-            Job::Submit(sub) => {
-                if feed.terminal() {
-                    self.end_submit(now, sub, feed);
+            Job::Submit(sub) if ok || status == 409 || status == 400 => {
+                let error = if ok {
+                    match parse_collected(body) {
+                        Ok(items) => {
+                            self.begin_building();
+                            let mut feed = self.collected_feed(items);
+                            feed.done = true;
+                            return self.end_submit(sub, feed);
+                        }
+                        Err(error) => error,
+                    }
                 } else {
-                    let error = Error::new(ErrorCode::Network, "the stream was cut short");
-                    self.stream_dropped(now, flight, feed, error);
-                }
+                    status_error(status, body)
+                };
+                let op = Some(sub.op);
+                return self.start_load(op, Why::Reconcile { sub, error });
+            }
+            job => job,
+        };
+        let error = status_error(status, body);
+        if retryable_status(status) {
+            self.c.retry_or_fail(now, job, flight.attempt, error);
+        } else {
+            self.c.fail(job, error);
+        }
+    }
+
+    /// Applies collected chunks (as a chat stream) and returns what they told.
+    fn collected_feed(&mut self, items: Vec<Result<Chunk>>) -> Feed {
+        let mut feed = Feed::default();
+        self.apply_all(&mut feed, items, true);
+        feed
+    }
+
+    fn apply_all(&mut self, feed: &mut Feed, items: Vec<Result<Chunk>>, chat: bool) {
+        for item in items {
+            self.apply(feed, item, chat);
+        }
+    }
+
+    /// A 2xx stream ended.
+    fn stream_ended(&mut self, now: u64, flight: Flight, feed: Feed) {
+        let terminal = feed.terminal();
+        match flight.job {
+            Job::Load { op, why, stage } if stage == Stage::Replay && terminal => {
+                self.after_load(op, why, feed)
+            }
+            Job::Load { op, why, stage } => {
+                let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
+                self.c
+                    .retry_or_fail(now, Job::Load { op, why, stage }, flight.attempt, error);
+            }
+            Job::Send { op, .. } if terminal => self.end_send(op, feed),
+            Job::Submit(sub) if terminal => self.end_submit(sub, feed),
+            job => {
+                let error = Error::new(ErrorCode::Network, "the stream was cut short");
+                self.stream_dropped(now, job, flight.attempt, feed, error);
             }
         }
     }
 
     /// A 2xx stream broke off: the server accepted the request, so never re-send it; find out where
     /// the run stands (history + replay) and go on from there.
-    fn stream_dropped(&mut self, now: u64, flight: Flight, feed: Feed, error: Error) {
-        match flight.job {
-            Job::Load { .. } => self.retry_or_fail(now, flight, error),
+    fn stream_dropped(&mut self, now: u64, job: Job, attempt: u32, feed: Feed, error: Error) {
+        match job {
+            Job::Load { .. } => self.c.retry_or_fail(now, job, attempt, error),
             Job::Send { op, .. } => {
                 self.commit_building();
                 self.expect = Some(if feed.approvals.is_empty() {
                     Expect::Unknown
                 } else {
-                    Expect::Calls(feed.approvals.iter().map(|c| c.call_id.clone()).collect())
+                    Expect::Calls(ids_of(&feed.approvals))
                 });
                 self.start_load(Some(op), Why::Recover(None));
             }
             Job::Submit(mut sub) => {
                 self.commit_building();
                 self.ack_current(&mut sub);
-                let mut calls: Vec<String> = self
-                    .pause
-                    .as_ref()
-                    .map(Pause::call_ids)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|id| !sub.sent.iter().any(|(s, _)| s == id))
-                    .collect();
+                let mut calls = Vec::new();
+                if let Some(pause) = &self.pause {
+                    for card in &pause.cards {
+                        if !sub.sent.iter().any(|(s, _)| *s == card.call_id) {
+                            calls.push(card.call_id.clone());
+                        }
+                    }
+                }
                 for card in &feed.approvals {
                     if !calls.contains(&card.call_id) {
                         calls.push(card.call_id.clone());
@@ -1426,23 +1006,16 @@ impl Sidenet {
         }
     }
 
-    fn end_send(
-        &mut self,
-        _now: u64,
-        op: OpId,
-        _text: String,
-        _users_before: Option<usize>,
-        feed: Feed,
-    ) {
+    fn end_send(&mut self, op: OpId, feed: Feed) {
         self.commit_building();
         let error = self.adopt_feed(feed);
         match error {
-            Some(error) => self.done(op, Err(error)),
-            None => self.done(op, Ok(())),
+            Some(error) => self.c.done(op, Err(error)),
+            None => self.c.done(op, Ok(())),
         }
     }
 
-    fn end_submit(&mut self, _now: u64, mut sub: Submission, feed: Feed) {
+    fn end_submit(&mut self, mut sub: Submission, feed: Feed) {
         self.commit_building();
         self.ack_current(&mut sub);
         if self.adopt_feed(feed).is_some() {
@@ -1458,17 +1031,16 @@ impl Sidenet {
             return;
         }
         let (id, decision) = sub.queue.remove(0);
-        let run_id = self
-            .pause
-            .as_ref()
-            .and_then(|p| {
-                p.card(&id)
-                    .and_then(|c| c.run_id.clone())
-                    .or(Some(p.run_id.clone()))
-            })
-            .unwrap_or_default();
+        let run_id = match &self.pause {
+            Some(p) => p
+                .card(&id)
+                .and_then(|c| c.run_id.as_ref())
+                .unwrap_or(&p.run_id),
+            None => "",
+        };
         // The draft stays (held) until the call leaves the pause; it is never sent again.
-        if !self.is_acked(&run_id, &id) {
+        if !self.is_acked(run_id, &id) {
+            let run_id = run_id.to_owned();
             self.acked.push((run_id, id.clone()));
         }
         sub.sent.push((id, decision));
@@ -1477,63 +1049,63 @@ impl Sidenet {
     /// Adopts what a finished chat stream told: a pause, or the end of the run. Returns the error of
     /// an `error` chunk (phase `error`).
     fn adopt_feed(&mut self, feed: Feed) -> Option<Error> {
-        let message_id = feed.start_id.clone();
-        let cards = self.finish_cards(feed.approvals);
+        let paused = self.adopt_cards(feed.approvals, feed.start_id);
         if let Some(malformed) = feed.malformed {
-            self.error = Some(malformed);
+            self.c.error = Some(malformed);
         }
-        if cards.is_empty() {
-            self.adopt_pause(None);
-            self.expect = None;
+        if !paused {
             if let Some(text) = feed.error {
                 let error = Error::new(ErrorCode::StreamError, text);
-                self.failed = true;
-                self.error = Some(error.clone());
+                self.c.failed = true;
+                self.c.error = Some(error.clone());
                 return Some(error);
             }
-            self.run_completed = true;
+            self.c.run_completed = true;
         } else {
-            let pause = self.make_pause(cards, message_id);
-            self.expect = Some(Expect::Calls(pause.call_ids()));
-            self.adopt_pause(Some(pause));
-            self.run_completed = false;
+            self.c.run_completed = false;
         }
         None
     }
 
-    /// The end of a load (history and replay).
-    fn after_load(&mut self, op: Option<OpId>, why: Why, feed: Feed) {
-        let start_id = feed.start_id.clone();
-        let cards = self.finish_cards(feed.approvals);
-        let was_paused = self.pause.is_some();
-        let expected = self.expect.take();
-        let expired = cards.is_empty() && expected.as_ref().is_some_and(|e| self.abandoned(e));
+    /// Adopts the cards a stream (or replay) announced: a pause, or none. `true` when paused.
+    fn adopt_cards(&mut self, approvals: Vec<GatedTool>, start_id: Option<String>) -> bool {
+        let cards = self.finish_cards(approvals);
         if cards.is_empty() {
             self.adopt_pause(None);
-        } else {
-            let pause = self.make_pause(cards, start_id);
-            self.expect = Some(Expect::Calls(pause.call_ids()));
-            self.adopt_pause(Some(pause));
+            self.expect = None;
+            return false;
         }
-        self.loaded = true;
-        if let Some(held) = self.held_restore.take() {
+        let pause = self.make_pause(cards, start_id);
+        self.expect = Some(Expect::Calls(pause.call_ids()));
+        self.adopt_pause(Some(pause));
+        true
+    }
+
+    /// The end of a load (history and replay).
+    fn after_load(&mut self, op: Option<OpId>, why: Why, feed: Feed) {
+        let was_paused = self.pause.is_some();
+        let expected = self.expect.take();
+        let paused = self.adopt_cards(feed.approvals, feed.start_id);
+        let expired = !paused && expected.as_ref().is_some_and(|e| self.abandoned(e));
+        self.c.loaded = true;
+        if let Some(held) = self.c.held_restore.take() {
             self.apply_restore(&held);
         }
         let paused = self.pause.is_some();
         self.expired = expired;
         if expired {
-            self.run_completed = false;
-            self.error = Some(Error::new(
+            self.c.run_completed = false;
+            self.c.error = Some(Error::new(
                 ErrorCode::Expired,
                 "the paused run was abandoned: no decision arrived within its grace window; ask again",
             ));
         } else if !paused && (was_paused || expected.is_some()) {
-            self.run_completed = true;
+            self.c.run_completed = true;
         }
         match why {
-            Why::User | Why::Recover(None) => {
+            Why::User | Why::Sync | Why::Recover(None) => {
                 if let Some(op) = op {
-                    self.done(op, Ok(()));
+                    self.c.done(op, Ok(()));
                 }
             }
             Why::Recover(Some(sub)) => self.continue_submission(sub),
@@ -1544,27 +1116,16 @@ impl Sidenet {
             } => {
                 if self.landed(&text, users_before) {
                     if !paused && !expired {
-                        self.run_completed = true;
+                        self.c.run_completed = true;
                     }
                     if let Some(op) = op {
-                        self.done(op, Ok(()));
+                        self.c.done(op, Ok(()));
                     }
                 } else {
-                    self.failed = true;
-                    self.unsent_text = Some(text);
-                    self.error = Some(error.clone());
-                    if let Some(op) = op {
-                        self.done(op, Err(error));
-                    }
+                    self.c.give_up(op, Some(text), error, true);
                 }
             }
-            Why::SendConflict { text, error } => {
-                self.unsent_text = Some(text);
-                self.error = Some(error.clone());
-                if let Some(op) = op {
-                    self.done(op, Err(error));
-                }
-            }
+            Why::SendConflict { text, error } => self.c.give_up(op, Some(text), error, false),
             Why::Reconcile { sub, error } => self.reconciled(sub, error),
         }
     }
@@ -1577,12 +1138,7 @@ impl Sidenet {
         };
         if self.pause.as_ref().is_some_and(|p| p.has(&id)) {
             // Still pending: the decision was not applied. The draft stays.
-            self.failed = true;
-            self.error = Some(error.clone());
-            if let Some(text) = sub.then_send {
-                self.unsent_text = Some(text);
-            }
-            self.done(sub.op, Err(error));
+            self.c.give_up(Some(sub.op), sub.then_send, error, true);
             return;
         }
         if self.records(&id, &decision) {
@@ -1603,11 +1159,7 @@ impl Sidenet {
                 "the paused tool was decided elsewhere; your decision was not applied",
             )
         };
-        self.error = Some(error.clone());
-        if let Some(text) = sub.then_send {
-            self.unsent_text = Some(text);
-        }
-        self.done(sub.op, Err(error));
+        self.c.give_up(Some(sub.op), sub.then_send, error, false);
     }
 
     /// Did a pause the client knew of end without an answer (abandoned by the server)?
@@ -1643,23 +1195,34 @@ impl Sidenet {
     }
 
     fn landed(&self, text: &str, users_before: Option<usize>) -> bool {
-        let users: Vec<&MessageView> = self.users().collect();
-        let grew = users_before.map_or(true, |before| users.len() > before);
-        grew && users.last().is_some_and(|m| m.text == text)
+        let (count, last) = self.users();
+        let grew = users_before.map_or(true, |before| count > before);
+        grew && last.is_some_and(|m| m.text == text)
     }
 
-    fn users(&self) -> impl Iterator<Item = &MessageView> {
-        self.messages
-            .iter()
-            .filter(|m| m.role.as_deref() == Some("user"))
+    /// How many user messages, and the last.
+    fn users(&self) -> (usize, Option<&MessageView>) {
+        let mut count = 0;
+        let mut last = None;
+        for m in self.messages.iter() {
+            if m.role.as_deref() == Some("user") {
+                count += 1;
+                last = Some(m);
+            }
+        }
+        (count, last)
     }
 
     /// The last tool with this callId in the settled messages.
     fn find_tool(&self, call_id: &str) -> Option<&ToolView> {
-        self.messages
-            .iter()
-            .rev()
-            .find_map(|m| m.tools.iter().find(|t| t.call_id == call_id))
+        for m in self.messages.iter().rev() {
+            for t in &m.tools {
+                if t.call_id == call_id {
+                    return Some(t);
+                }
+            }
+        }
+        None
     }
 
     /// Does the thread record `decision` for `call_id`?
@@ -1827,30 +1390,34 @@ impl Sidenet {
             card.run_id = feed
                 .run
                 .as_ref()
-                .map(|(r, _)| r.clone())
-                .or_else(|| self.pause.as_ref().map(|p| p.run_id.clone()));
+                .map(|(r, _)| r)
+                .or(self.pause.as_ref().map(|p| &p.run_id))
+                .cloned();
         }
         if card.agent_version_id.is_none() {
-            card.agent_version_id = feed.run.as_ref().and_then(|(_, v)| v.clone());
+            card.agent_version_id = feed.run.as_ref().and_then(|(_, v)| v.as_ref()).cloned();
         }
         if card.name.is_empty() || card.inputs.is_null() {
-            let known = feed
-                .inputs
-                .iter()
-                .find(|(id, _, _)| *id == card.call_id)
-                .map(|(_, name, input)| (name.clone(), input.clone()))
-                .or_else(|| {
-                    let view = self.snapshot.streaming.as_ref();
-                    view.and_then(|v| v.tools.iter().find(|t| t.call_id == card.call_id))
-                        .or_else(|| self.find_tool(&card.call_id))
-                        .map(|t| (t.name.clone(), t.inputs.clone()))
-                });
+            let mut known: Option<(&String, &Value)> = None;
+            for (id, name, input) in &feed.inputs {
+                if *id == card.call_id {
+                    known = Some((name, input));
+                    break;
+                }
+            }
+            if known.is_none() {
+                let view = self.c.snapshot.streaming.as_ref();
+                let tool = view
+                    .and_then(|v| v.tools.iter().find(|t| t.call_id == card.call_id))
+                    .or_else(|| self.find_tool(&card.call_id));
+                known = tool.map(|t| (&t.name, &t.inputs));
+            }
             if let Some((name, input)) = known {
                 if card.name.is_empty() {
-                    card.name = name;
+                    card.name = name.clone();
                 }
                 if card.inputs.is_null() {
-                    card.inputs = input;
+                    card.inputs = input.clone();
                 }
             }
         }
@@ -1886,14 +1453,11 @@ impl Sidenet {
         let mut cards = Vec::new();
         for mut card in approvals {
             if card.run_id.is_none() {
-                if self.error.is_none() {
-                    self.error = Some(Error::new(
-                        ErrorCode::StreamError,
-                        format!(
-                            "an approval request for {} came without a run id",
-                            json::quote(&card.call_id)
-                        ),
-                    ));
+                if self.c.error.is_none() {
+                    let mut m = "an approval request for ".to_owned();
+                    json::write_str(&mut m, &card.call_id);
+                    m.push_str(" came without a run id");
+                    self.c.error = Some(Error::new(ErrorCode::StreamError, m));
                 }
                 continue;
             }
@@ -1907,8 +1471,9 @@ impl Sidenet {
         let first = cards.first();
         let run_id = first.and_then(|c| c.run_id.clone()).unwrap_or_default();
         let agent_version_id = first
-            .and_then(|c| c.agent_version_id.clone())
-            .or_else(|| self.config.agent_version_id.clone());
+            .and_then(|c| c.agent_version_id.as_ref())
+            .or(self.c.config.agent_version_id.as_ref())
+            .cloned();
         let message_id = message_id.or_else(|| {
             let id = first.map(|c| c.call_id.as_str())?;
             self.messages
@@ -1932,7 +1497,7 @@ impl Sidenet {
         self.building = Some(Building {
             base: {
                 let mut base = Map::new();
-                base.insert("role".to_owned(), Value::from("assistant"));
+                put(&mut base, "role", Value::from("assistant"));
                 base
             },
             parts: Vec::new(),
@@ -1940,7 +1505,7 @@ impl Sidenet {
             fresh: true,
         });
         self.stream_epoch = self.stream_epoch.wrapping_add(1);
-        self.snapshot.streaming = Some(MessageView {
+        self.c.snapshot.streaming = Some(MessageView {
             id: None,
             index: self.messages.len(),
             role: Some("assistant".to_owned()),
@@ -1982,7 +1547,7 @@ impl Sidenet {
             let Some(view) = Arc::make_mut(&mut self.messages).pop() else {
                 return;
             };
-            self.messages_version += 1;
+            self.c.messages_version += 1;
             let mut base = view.raw.as_object().clone();
             let parts = match base.remove("parts") {
                 Some(Value::Array(parts)) => parts,
@@ -1995,10 +1560,10 @@ impl Sidenet {
             let mut view = view;
             view.raw = raw_message(base);
             self.stream_epoch = self.stream_epoch.wrapping_add(1);
-            self.snapshot.streaming = Some(view);
+            self.c.snapshot.streaming = Some(view);
         } else if let Some(id) = message_id {
-            b.base.insert("id".to_owned(), Value::from(id));
-            if let Some(v) = &mut self.snapshot.streaming {
+            put(&mut b.base, "id", Value::from(id));
+            if let Some(v) = &mut self.c.snapshot.streaming {
                 v.id = Some(id.to_owned());
                 v.raw = raw_message(b.base.clone());
             }
@@ -2007,12 +1572,12 @@ impl Sidenet {
     }
 
     fn text_start(&mut self, id: String) {
-        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
         let mut part = Map::new();
-        part.insert("type".to_owned(), Value::from("text"));
-        part.insert("text".to_owned(), Value::from(""));
+        put(&mut part, "type", Value::from("text"));
+        put(&mut part, "text", Value::from(""));
         b.parts.push(Value::Object(part));
         b.text_part = Some((id, b.parts.len().saturating_sub(1)));
         if !v.text.is_empty() {
@@ -2030,7 +1595,7 @@ impl Sidenet {
         if !open {
             self.text_start(id.to_owned());
         }
-        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
         if let Some((_, index)) = &b.text_part {
@@ -2045,15 +1610,16 @@ impl Sidenet {
     }
 
     fn tool_upsert(&mut self, call_id: &str, name: &str, input: Option<Value>, state: &str) {
-        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
         let inputs = match &input {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(v) => v.clone(),
         };
-        match v.tools.iter_mut().find(|t| t.call_id == call_id) {
-            Some(tool) => {
+        let found = v.tools.iter().any(|t| t.call_id == call_id);
+        if let Some(tool) = tool_view(&mut v.tools, call_id, name, &inputs) {
+            if found {
                 if input.is_some() {
                     tool.inputs = inputs;
                 }
@@ -2061,49 +1627,23 @@ impl Sidenet {
                     tool.name = name.to_owned();
                 }
             }
-            None => v.tools.push(ToolView {
-                call_id: call_id.to_owned(),
-                name: name.to_owned(),
-                inputs,
-                result: None,
-                approval: None,
-                approval_reason: None,
-                reject_reason: None,
-                status: ToolStatus::Called,
-            }),
         }
         v.kind = MessageKindView::ToolCall;
-        with_tool_part(&mut b.parts, call_id, name, |part| {
-            part.insert("state".to_owned(), Value::from(state));
+        if let Some(part) = tool_part(&mut b.parts, call_id, name) {
+            put(part, "state", Value::from(state));
             if let Some(input) = input {
-                part.insert("input".to_owned(), input);
+                put(part, "input", input);
             }
-        });
+        }
         b.text_part = None;
         self.stream_dirty = true;
     }
 
     fn tool_pending(&mut self, card: &GatedTool) {
-        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        let tool = match v.tools.iter().position(|t| t.call_id == card.call_id) {
-            Some(i) => v.tools.get_mut(i),
-            None => {
-                v.tools.push(ToolView {
-                    call_id: card.call_id.clone(),
-                    name: card.name.clone(),
-                    inputs: card.inputs.clone(),
-                    result: None,
-                    approval: None,
-                    approval_reason: None,
-                    reject_reason: None,
-                    status: ToolStatus::Called,
-                });
-                v.tools.last_mut()
-            }
-        };
-        if let Some(tool) = tool {
+        if let Some(tool) = tool_view(&mut v.tools, &card.call_id, &card.name, &card.inputs) {
             tool.status = ToolStatus::Pending;
             tool.approval = Some(Approval::Pending);
             if card.approval_reason.is_some() {
@@ -2111,18 +1651,18 @@ impl Sidenet {
             }
         }
         v.kind = MessageKindView::ToolCall;
-        with_tool_part(&mut b.parts, &card.call_id, &card.name, |part| {
-            part.insert("state".to_owned(), Value::from("approval-requested"));
+        if let Some(part) = tool_part(&mut b.parts, &card.call_id, &card.name) {
+            put(part, "state", Value::from("approval-requested"));
             if !part.contains_key("input") {
-                part.insert("input".to_owned(), card.inputs.clone());
+                put(part, "input", card.inputs.clone());
             }
             let mut approval = Map::new();
-            approval.insert("id".to_owned(), Value::from(card.call_id.as_str()));
+            put(&mut approval, "id", Value::from(card.call_id.as_str()));
             if let Some(reason) = &card.approval_reason {
-                approval.insert("reason".to_owned(), Value::from(reason.as_str()));
+                put(&mut approval, "reason", Value::from(reason.as_str()));
             }
-            part.insert("approval".to_owned(), Value::Object(approval));
-        });
+            put(part, "approval", Value::Object(approval));
+        }
         self.stream_dirty = true;
     }
 
@@ -2132,23 +1672,12 @@ impl Sidenet {
             .iter()
             .find(|(id, _)| id == call_id)
             .map(|(_, r)| r.clone());
-        let (Some(b), Some(v)) = (&mut self.building, &mut self.snapshot.streaming) else {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        if !v.tools.iter().any(|t| t.call_id == call_id) {
-            v.tools.push(ToolView {
-                call_id: call_id.to_owned(),
-                name: String::new(),
-                inputs: Value::Object(Map::new()),
-                result: None,
-                approval: None,
-                approval_reason: None,
-                reject_reason: None,
-                status: ToolStatus::Called,
-            });
-        }
         let mut name = String::new();
-        if let Some(tool) = v.tools.iter_mut().find(|t| t.call_id == call_id) {
+        let empty = Value::Object(Map::new());
+        if let Some(tool) = tool_view(&mut v.tools, call_id, "", &empty) {
             name = tool.name.clone();
             tool.status = status;
             tool.result = result.clone();
@@ -2164,26 +1693,23 @@ impl Sidenet {
             }
         }
         v.kind = MessageKindView::ToolCall;
-        with_tool_part(&mut b.parts, call_id, &name, |part| {
+        if let Some(part) = tool_part(&mut b.parts, call_id, &name) {
             let had_approval = part.contains_key("approval");
-            match status {
-                ToolStatus::Done => {
-                    part.insert("state".to_owned(), Value::from("output-available"));
-                    part.insert("output".to_owned(), result.unwrap_or(Value::Null));
-                    if had_approval {
-                        set_approved(part, call_id, true);
-                    }
-                }
-                ToolStatus::Error => {
-                    part.insert("state".to_owned(), Value::from("output-error"));
-                    part.insert("errorText".to_owned(), result.unwrap_or(Value::Null));
-                }
-                _ => {
-                    part.insert("state".to_owned(), Value::from("output-denied"));
-                    set_approved(part, call_id, false);
-                }
+            let (state, key) = match status {
+                ToolStatus::Done => ("output-available", "output"),
+                ToolStatus::Error => ("output-error", "errorText"),
+                _ => ("output-denied", ""),
+            };
+            put(part, "state", Value::from(state));
+            if !key.is_empty() {
+                part.insert(key.to_owned(), result.unwrap_or(Value::Null));
             }
-        });
+            match status {
+                ToolStatus::Done if had_approval => set_approved(part, call_id, true),
+                ToolStatus::Done | ToolStatus::Error => {}
+                _ => set_approved(part, call_id, false),
+            }
+        }
         b.text_part = None;
         self.stream_dirty = true;
     }
@@ -2191,7 +1717,7 @@ impl Sidenet {
     /// Moves the streaming message into `messages` (once per stream).
     fn commit_building(&mut self) {
         let building = self.building.take();
-        let view = self.snapshot.streaming.take();
+        let view = self.c.snapshot.streaming.take();
         self.stream_dirty = true;
         let (Some(b), Some(mut view)) = (building, view) else {
             return;
@@ -2200,7 +1726,7 @@ impl Sidenet {
             return;
         }
         let mut raw = b.base;
-        raw.insert("parts".to_owned(), Value::Array(b.parts));
+        put(&mut raw, "parts", Value::Array(b.parts));
         view.raw = raw_message(raw);
         view.index = self.messages.len();
         self.push_message(view);
@@ -2226,18 +1752,17 @@ impl Sidenet {
         }
         self.audit.touch(1);
         Arc::make_mut(&mut self.messages).push(view);
-        self.messages_version += 1;
+        self.c.messages_version += 1;
     }
 
     fn set_history(&mut self, history: Vec<Map>) {
-        let views: Vec<MessageView> = history
-            .into_iter()
-            .enumerate()
-            .map(|(i, m)| ui_message_view(i, m, &self.reasons))
-            .collect();
+        let mut views = Vec::new();
+        for m in history {
+            views.push(ui_message_view(views.len(), m, &self.reasons));
+        }
         self.audit.touch(views.len() as u64);
         self.messages = Arc::new(views);
-        self.messages_version += 1;
+        self.c.messages_version += 1;
     }
 
     // ------------------------------------------------------------------------------------------
@@ -2248,20 +1773,16 @@ impl Sidenet {
     /// records it, and dropped (listed in `droppedDrafts`) otherwise.
     fn adopt_pause(&mut self, new: Option<Pause>) {
         let old = self.pause.take();
-        let old_decisions = self.decisions.take();
+        let old_decisions = self.c.decisions.take();
         let mut new_decisions = new
             .as_ref()
             .and_then(|p| Decisions::new(&p.suspension()).ok());
         if let (Some(old), Some(od)) = (old, old_decisions) {
-            let drafts: Vec<(String, Decision)> = od
-                .local()
-                .map(|(id, d)| (id.to_owned(), d.clone()))
-                .collect();
-            for (id, draft) in drafts {
+            for (id, draft) in DraftMap::of(Some(&od)).0 {
                 let run_id = old
                     .card(&id)
-                    .and_then(|c| c.run_id.clone())
-                    .unwrap_or_else(|| old.run_id.clone());
+                    .and_then(|c| c.run_id.as_ref())
+                    .unwrap_or(&old.run_id);
                 let still = new
                     .as_ref()
                     .is_some_and(|n| n.has(&id) && n.run_id == old.run_id);
@@ -2273,7 +1794,7 @@ impl Sidenet {
                         continue;
                     }
                 }
-                if self.is_acked(&run_id, &id) || self.records(&id, &draft) {
+                if self.is_acked(run_id, &id) || self.records(&id, &draft) {
                     self.audit.settle(&id, Fate::Acknowledged);
                 } else {
                     self.drop_draft(&id);
@@ -2281,10 +1802,10 @@ impl Sidenet {
             }
         }
         if new_decisions.is_none() {
-            self.last_submission = None;
+            self.c.last_submission = None;
         }
         self.pause = if new_decisions.is_some() { new } else { None };
-        self.decisions = new_decisions;
+        self.c.decisions = new_decisions;
         if self.pause.is_some() {
             self.expired = false;
         }
@@ -2292,9 +1813,7 @@ impl Sidenet {
 
     fn drop_draft(&mut self, call_id: &str) {
         self.audit.settle(call_id, Fate::Dropped);
-        if !self.dropped.iter().any(|d| d == call_id) {
-            self.dropped.push(call_id.to_owned());
-        }
+        self.c.drop_draft(call_id);
     }
 
     fn is_acked(&self, run_id: &str, call_id: &str) -> bool {
@@ -2311,195 +1830,79 @@ impl Sidenet {
         let Some(stored_run) = stored.run_id else {
             return;
         };
-        let Some(run_id) = self.pause.as_ref().map(|p| p.run_id.clone()) else {
+        let Some(pause) = &self.pause else {
             return;
         };
-        if run_id != stored_run {
+        let run_id = &pause.run_id;
+        if *run_id != stored_run {
             return;
         }
-        let Some(decisions) = self.decisions.as_mut() else {
+        let Some(decisions) = self.c.decisions.as_mut() else {
             return;
         };
-        let mut restored = Vec::new();
-        for (id, wire) in &stored.drafts {
-            let Ok(decision) = Decision::from_wire(wire) else {
-                continue;
-            };
-            if !stored.call_ids.contains(id) || decisions.local().any(|(l, _)| l == id) {
-                continue;
-            }
-            if decisions.set(id, decision.clone()).is_ok() {
-                restored.push((id.clone(), decision));
-            }
-        }
+        let call_ids = &stored.call_ids;
+        let restored = restore_into(decisions, &stored.drafts, &|id, _| {
+            call_ids.iter().any(|c| c == id)
+        });
         for (id, decision) in restored {
-            self.audit.hold(&run_id, &id, &decision);
-        }
-    }
-
-    fn drafts(&self) -> DraftMap {
-        DraftMap::of(self.decisions.as_ref())
-    }
-
-    fn phase(&self) -> Phase {
-        if let State::Busy(flight) = &self.state {
-            if flight.job.is_chat() && matches!(flight.rx, Some(Rx::Stream(_))) {
-                return Phase::Streaming;
-            }
-            return match &flight.job {
-                Job::Load {
-                    why: Why::User | Why::Recover(_),
-                    ..
-                } => Phase::Loading,
-                Job::Load {
-                    why: Why::VerifySend { .. },
-                    ..
-                }
-                | Job::Send { .. } => Phase::Sending,
-                Job::Load {
-                    why: Why::SendConflict { .. } | Why::Reconcile { .. },
-                    ..
-                } => Phase::Conflict,
-                Job::Submit(_) => Phase::Submitting,
-            };
-        }
-        if self.failed {
-            Phase::Error
-        } else if self.pause.is_some() {
-            Phase::AwaitingApproval
-        } else if self.expired {
-            Phase::Expired
-        } else if self.run_completed {
-            Phase::Completed
-        } else {
-            Phase::Idle
+            self.audit.hold(run_id, &id, &decision);
         }
     }
 
     fn suspension_view(&self) -> Option<SuspensionView> {
         let pause = self.pause.as_ref()?;
-        let decisions = self.decisions.as_ref()?;
-        let mut tools = Vec::new();
-        for card in &pause.cards {
-            let draft = decisions
-                .local()
-                .find(|(id, _)| *id == card.call_id)
-                .map(|(_, d)| d.clone());
-            let approval = match &draft {
-                Some(Decision::Approve) => Approval::Approved,
-                Some(Decision::Reject(_)) => Approval::Rejected,
-                None => Approval::Pending,
-            };
-            tools.push(GatedView {
-                call_id: card.call_id.clone(),
-                name: card.name.clone(),
-                description: card.description.clone(),
-                inputs: card.inputs.clone(),
-                approval,
-                approval_reason: card.approval_reason.clone(),
-                reject_reason: draft.as_ref().and_then(Decision::reason).map(str::to_owned),
-                draft: draft.is_some(),
-                server_approval: Approval::Pending,
-                server_reject_reason: None,
-                run_id: card.run_id.clone(),
-                agent_version_id: card
-                    .agent_version_id
-                    .clone()
-                    .or_else(|| pause.agent_version_id.clone()),
-            });
-        }
-        let (pending, decided): (Vec<GatedView>, Vec<GatedView>) = tools
-            .iter()
-            .cloned()
-            .partition(|t| t.approval == Approval::Pending);
-        Some(SuspensionView {
-            message_id: pause.message_id.clone(),
-            run_id: Some(pause.run_id.clone()),
-            agent_version_id: pause.agent_version_id.clone(),
-            undecided: decisions
-                .undecided()
-                .into_iter()
-                .map(str::to_owned)
-                .collect(),
-            complete: decisions.is_complete(),
-            tools,
-            pending,
-            decided,
-        })
+        let decisions = self.c.decisions.as_ref()?;
+        let cards: Vec<&GatedTool> = pause.cards.iter().collect();
+        Some(suspension_view(
+            decisions,
+            &cards,
+            pause.message_id.as_ref(),
+            Some(&pause.run_id),
+            pause.agent_version_id.as_ref(),
+        ))
     }
 
     /// Every field but `streaming` (which lives in the snapshot and is edited in place).
     fn build_head(&self) -> Snapshot {
-        let busy = matches!(self.state, State::Busy(_));
         let paused = self.pause.is_some();
-        let can_submit = !busy
-            && self.pause.as_ref().is_some_and(|p| {
-                self.decisions
-                    .as_ref()
-                    .is_some_and(|d| d.local().any(|(id, _)| !self.is_acked(&p.run_id, id)))
-            });
-        Snapshot {
-            version: self.snapshot.version,
-            phase: self.phase(),
-            dialect: self.config.dialect,
-            thread_id: self.config.thread_id.clone(),
-            loaded: self.loaded,
-            busy,
-            syncing: false,
-            messages_version: self.messages_version,
-            messages: Messages(Arc::clone(&self.messages)),
-            streaming: None,
-            suspension: self.suspension_view(),
-            decisions: self.drafts(),
-            can_send: !busy && !paused,
+        let can_submit = self.pause.as_ref().is_some_and(|p| {
+            self.c
+                .decisions
+                .as_ref()
+                .is_some_and(|d| d.local().any(|(id, _)| !self.is_acked(&p.run_id, id)))
+        });
+        self.c.head(
+            self.c.phase(paused, self.expired),
+            Messages(Arc::clone(&self.messages)),
+            self.suspension_view(),
             can_submit,
-            error: self.error.as_ref().map(ErrorView::from),
-            unsent_text: self.unsent_text.clone(),
-            last_submission: self.last_submission.clone(),
-            dropped_drafts: self.dropped.clone(),
-        }
+            paused,
+        )
     }
 
     /// The end of every step: persist the drafts if they changed, and emit one `Changed` if the
     /// snapshot did. The streaming message is not cloned: it moves from the old snapshot to the new.
     fn settle(&mut self) {
-        if self.config.persist && self.held_restore.is_none() {
-            let desired = self.stored_drafts();
-            if !same_stored(desired.as_deref(), self.persisted.as_deref()) {
-                self.persisted = desired.clone();
-                self.outputs.push_back(Output::Persist {
-                    key: self.config.persist_key(),
-                    value: desired,
-                });
-            }
+        if self.c.persisting() {
+            let desired = self
+                .pause
+                .as_ref()
+                .and_then(|p| self.c.stored("runId", Some(&p.run_id), &p.call_ids()));
+            self.c.persist(desired);
         }
-        let mut next = self.build_head();
-        let streaming = self.snapshot.streaming.take();
-        let changed = self.stream_dirty || next != self.snapshot;
-        next.streaming = streaming;
+        let next = self.build_head();
+        self.c.commit(next, self.stream_dirty);
         self.stream_dirty = false;
-        if changed {
-            next.version = self.snapshot.version.saturating_add(1);
-            self.snapshot = next;
-            self.outputs.push_back(Output::Changed);
-        } else {
-            self.snapshot.streaming = next.streaming;
-        }
     }
+}
 
-    fn stored_drafts(&self) -> Option<String> {
-        let pause = self.pause.as_ref()?;
-        let drafts = self.drafts();
-        if drafts.is_empty() {
-            return None;
-        }
-        Some(write_stored(
-            "runId",
-            Some(&pause.run_id),
-            &pause.call_ids(),
-            &drafts,
-        ))
+/// The callIds of `cards`, in order.
+fn ids_of(cards: &[GatedTool]) -> Vec<String> {
+    let mut ids = Vec::new();
+    for card in cards {
+        ids.push(card.call_id.clone());
     }
+    ids
 }
 
 /// A 2xx with a body: 204 (no content) is handled as a whole answer.
@@ -2522,28 +1925,55 @@ fn remember_input(feed: &mut Feed, call_id: String, name: String, input: Option<
     }
 }
 
-/// Edits the raw tool part for a call in `parts`, created (`tool-<name>`) if missing.
-fn with_tool_part(parts: &mut Vec<Value>, call_id: &str, name: &str, edit: impl FnOnce(&mut Map)) {
-    let found = parts.iter_mut().find_map(|p| match p {
-        Value::Object(map)
-            if is_tool_part(map)
-                && map.get("toolCallId").and_then(Value::as_str) == Some(call_id) =>
-        {
-            Some(map)
+/// The view of the tool for a call in `tools`, appended (`called`) if missing.
+fn tool_view<'a>(
+    tools: &'a mut Vec<ToolView>,
+    call_id: &str,
+    name: &str,
+    inputs: &Value,
+) -> Option<&'a mut ToolView> {
+    let i = match tools.iter().position(|t| t.call_id == call_id) {
+        Some(i) => i,
+        None => {
+            tools.push(ToolView {
+                call_id: call_id.to_owned(),
+                name: name.to_owned(),
+                inputs: inputs.clone(),
+                result: None,
+                approval: None,
+                approval_reason: None,
+                reject_reason: None,
+                status: ToolStatus::Called,
+            });
+            tools.len().saturating_sub(1)
         }
-        _ => None,
+    };
+    tools.get_mut(i)
+}
+
+/// The raw tool part for a call in `parts`, created (`tool-<name>`) if missing.
+fn tool_part<'a>(parts: &'a mut Vec<Value>, call_id: &str, name: &str) -> Option<&'a mut Map> {
+    let found = parts.iter().position(|p| match p {
+        Value::Object(map) => {
+            is_tool_part(map) && map.get("toolCallId").and_then(Value::as_str) == Some(call_id)
+        }
+        _ => false,
     });
-    match found {
-        Some(map) => edit(map),
+    let i = match found {
+        Some(i) => i,
         None => {
             let mut part = Map::new();
             let mut ty = "tool-".to_owned();
             ty.push_str(name);
-            part.insert("type".to_owned(), Value::from(ty));
-            part.insert("toolCallId".to_owned(), Value::from(call_id));
-            edit(&mut part);
+            put(&mut part, "type", Value::from(ty));
+            put(&mut part, "toolCallId", Value::from(call_id));
             parts.push(Value::Object(part));
+            parts.len().saturating_sub(1)
         }
+    };
+    match parts.get_mut(i) {
+        Some(Value::Object(map)) => Some(map),
+        _ => None,
     }
 }
 
@@ -2553,10 +1983,10 @@ fn set_approved(part: &mut Map, call_id: &str, approved: bool) {
         _ => Map::new(),
     };
     if !approval.contains_key("id") {
-        approval.insert("id".to_owned(), Value::from(call_id));
+        put(&mut approval, "id", Value::from(call_id));
     }
-    approval.insert("approved".to_owned(), Value::Bool(approved));
-    part.insert("approval".to_owned(), Value::Object(approval));
+    put(&mut approval, "approved", Value::Bool(approved));
+    put(part, "approval", Value::Object(approval));
 }
 
 fn is_tool_part(part: &Map) -> bool {
@@ -2594,28 +2024,24 @@ fn parse_history(body: &[u8]) -> Result<Vec<Map>> {
             Some(Value::Array(items)) => items,
             None | Some(Value::Null) => Vec::new(),
             Some(other) => {
-                return Err(Error::parse(format!(
-                    "messages must be an array, got {}",
-                    json::describe(&other)
-                ))
-                .with_path("$.messages"))
+                let mut m = "messages must be an array, got ".to_owned();
+                m.push_str(json::describe(&other));
+                return Err(Error::parse(m).with_path("$.messages"));
             }
         },
         other => {
-            return Err(Error::parse(format!(
-                "a thread must be an object with a \"messages\" array, got {}",
-                json::describe(&other)
-            ))
-            .with_path("$"))
+            let mut m = "a thread must be an object with a \"messages\" array, got ".to_owned();
+            m.push_str(json::describe(&other));
+            return Err(Error::parse(m).with_path("$"));
         }
     };
-    Ok(items
-        .into_iter()
-        .filter_map(|m| match m {
-            Value::Object(map) => Some(map),
-            _ => None,
-        })
-        .collect())
+    let mut maps = Vec::new();
+    for item in items {
+        if let Value::Object(map) = item {
+            maps.push(map);
+        }
+    }
+    Ok(maps)
 }
 
 /// The collected output of `POST /v1/agents/{id}/run`: `{chunks: [...], finishReason}`.
@@ -2625,10 +2051,13 @@ fn parse_collected(body: &[u8]) -> Result<Vec<Result<Chunk>>> {
     let Some(Value::Array(chunks)) = value.get("chunks") else {
         return Err(Error::parse("collected output needs a \"chunks\" array").with_path("$.chunks"));
     };
-    Ok(chunks
-        .iter()
-        .filter_map(|c| parse_chunk_value(c).transpose())
-        .collect())
+    let mut items = Vec::new();
+    for c in chunks {
+        if let Some(item) = parse_chunk_value(c).transpose() {
+            items.push(item);
+        }
+    }
+    Ok(items)
 }
 
 /// The dialect-neutral view of one AI SDK UI message.
@@ -2643,7 +2072,10 @@ fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> Mess
     let mut tools = Vec::new();
     match raw.get("parts") {
         Some(Value::Array(parts)) => {
-            for part in parts.iter().filter_map(Value::as_object) {
+            for part in parts {
+                let Some(part) = part.as_object() else {
+                    continue;
+                };
                 if part.get("type").and_then(Value::as_str) == Some("text") {
                     if let Some(t) = part.get("text").and_then(Value::as_str) {
                         if !text.is_empty() {
@@ -2737,4 +2169,10 @@ fn part_tool(part: &Map, reasons: &[(String, String)]) -> Option<ToolView> {
         reject_reason,
         status,
     })
+}
+
+/// `map[key] = value` (one copy of the key's allocation for every call site).
+#[inline(never)]
+fn put(map: &mut Map, key: &str, value: Value) {
+    map.insert(key.to_owned(), value);
 }

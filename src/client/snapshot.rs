@@ -401,11 +401,13 @@ pub struct DraftMap(pub Vec<(String, Decision)>);
 impl DraftMap {
     /// The local drafts of a decision set (none when there is no pause).
     pub fn of(decisions: Option<&Decisions>) -> DraftMap {
-        DraftMap(
-            decisions
-                .map(|d| d.local().map(|(i, d)| (i.to_owned(), d.clone())).collect())
-                .unwrap_or_default(),
-        )
+        let mut drafts = Vec::new();
+        if let Some(decisions) = decisions {
+            for (id, d) in decisions.local() {
+                drafts.push((id.to_owned(), d.clone()));
+            }
+        }
+        DraftMap(drafts)
     }
 
     pub fn get(&self, call_id: &str) -> Option<&Decision> {

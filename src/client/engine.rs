@@ -1,0 +1,606 @@
+//! What both engines share: the flight (jobs, retries, the request on the wire), the notices the
+//! UI shows (error, unsent text, dropped drafts, last submission), persistence and the snapshot
+//! head. One copy of this code serves both dialects.
+
+use std::collections::VecDeque;
+
+use crate::decisions::{Decision, Decisions};
+use crate::error::{Error, ErrorCode, Result};
+
+use super::config::Config;
+use super::sidenet::Rx;
+use super::snapshot::{
+    DraftMap, ErrorView, Messages, Phase, Snapshot, SubmissionView, SuspensionView,
+};
+use super::{
+    not_suspended, owned, request_headers, same_stored, write_stored, HttpRequest, Method, OpId,
+    Output, PauseKey, RequestId,
+};
+
+/// A decision submission. Neuron sends `body` (for `pause`) at once; Sidenet sends `queue` one
+/// continuation at a time.
+#[derive(Debug, Default)]
+pub(super) struct Submission {
+    pub(super) op: OpId,
+    /// Neuron: the cumulative body.
+    pub(super) body: String,
+    /// Neuron: the pause the drafts were made on.
+    pub(super) pause: PauseKey,
+    /// Sidenet: still to send, in card order; the first is the one on the wire (or next).
+    pub(super) queue: Vec<(String, Decision)>,
+    /// What was sent (Neuron) / acknowledged by the server, in order (Sidenet).
+    pub(super) sent: Vec<(String, Decision)>,
+    /// Sidenet: dropped, their call was no longer pending when their turn came.
+    pub(super) skipped: Vec<String>,
+    /// `rejectAllAndSend`: the message to send once the run has completed.
+    pub(super) then_send: Option<String>,
+}
+
+/// Why a thread is being loaded.
+#[derive(Debug)]
+pub(super) enum Why {
+    /// `load()`.
+    User,
+    /// Neuron: the quiet reload after a POST.
+    Sync,
+    /// Sidenet: a stream dropped after the server accepted the request: find out where the run
+    /// stands, then go on with the submission, if any.
+    Recover(Option<Submission>),
+    /// A message POST failed without a clear answer: did the text land?
+    VerifySend {
+        text: String,
+        users_before: Option<usize>,
+        error: Error,
+    },
+    /// A message POST got 409: show the state that refused it.
+    SendConflict { text: String, error: Error },
+    /// A decision POST got 409 / 400 / a bad body: reconcile the drafts with the server.
+    Reconcile { sub: Submission, error: Error },
+}
+
+/// The request of a load: the history, then (Sidenet) the replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stage {
+    History,
+    Replay,
+}
+
+#[derive(Debug)]
+pub(super) enum Job {
+    Load {
+        op: Option<OpId>,
+        why: Why,
+        stage: Stage,
+    },
+    Send {
+        op: OpId,
+        text: String,
+        users_before: Option<usize>,
+    },
+    Submit(Submission),
+}
+
+impl Job {
+    pub(super) fn is_sync(&self) -> bool {
+        matches!(self, Job::Load { why: Why::Sync, .. })
+    }
+
+    pub(super) fn retryable(&self) -> bool {
+        !matches!(self, Job::Send { .. })
+    }
+
+    pub(super) fn is_chat(&self) -> bool {
+        !matches!(self, Job::Load { .. })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wait {
+    Out(RequestId),
+    Backoff(u64),
+}
+
+#[derive(Debug)]
+pub(super) struct Flight {
+    pub(super) job: Job,
+    /// 1-based try number.
+    pub(super) attempt: u32,
+    pub(super) wait: Wait,
+    /// The request out is an event stream (Sidenet).
+    pub(super) streaming: bool,
+    /// The answer being received (Sidenet).
+    pub(super) rx: Option<Rx>,
+}
+
+// One per client: boxing the flight would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub(super) enum State {
+    Ready,
+    Busy(Flight),
+}
+
+/// The state both engines keep alike.
+#[derive(Debug)]
+pub(super) struct Core {
+    pub(super) config: Config,
+    pub(super) state: State,
+    pub(super) next_op: u64,
+    pub(super) next_request: u64,
+    pub(super) clock: u64,
+    pub(super) loaded: bool,
+    pub(super) messages_version: u64,
+    /// Some iff paused; holds the drafts.
+    pub(super) decisions: Option<Decisions>,
+    pub(super) run_completed: bool,
+    pub(super) failed: bool,
+    pub(super) error: Option<Error>,
+    pub(super) unsent_text: Option<String>,
+    pub(super) last_submission: Option<SubmissionView>,
+    pub(super) dropped: Vec<String>,
+    pub(super) held_restore: Option<String>,
+    /// What storage holds for our key, as far as we know.
+    pub(super) persisted: Option<String>,
+    pub(super) outputs: VecDeque<Output>,
+    pub(super) snapshot: Snapshot,
+}
+
+impl Core {
+    pub(super) fn new(config: Config) -> Core {
+        let snapshot = Snapshot {
+            version: 0,
+            phase: Phase::Idle,
+            dialect: config.dialect,
+            thread_id: String::new(),
+            loaded: false,
+            busy: false,
+            syncing: false,
+            messages_version: 0,
+            messages: Messages::default(),
+            streaming: None,
+            suspension: None,
+            decisions: DraftMap::default(),
+            can_send: true,
+            can_submit: false,
+            error: None,
+            unsent_text: None,
+            last_submission: None,
+            dropped_drafts: Vec::new(),
+        };
+        Core {
+            config,
+            state: State::Ready,
+            next_op: 0,
+            next_request: 0,
+            clock: 0,
+            loaded: false,
+            messages_version: 0,
+            decisions: None,
+            run_completed: false,
+            failed: false,
+            error: None,
+            unsent_text: None,
+            last_submission: None,
+            dropped: Vec::new(),
+            held_restore: None,
+            persisted: None,
+            outputs: VecDeque::new(),
+            snapshot,
+        }
+    }
+
+    pub(super) fn tick(&mut self, now: u64) {
+        self.clock = self.clock.max(now);
+    }
+
+    pub(super) fn new_op(&mut self) -> OpId {
+        self.next_op += 1;
+        self.next_op
+    }
+
+    pub(super) fn done(&mut self, op: OpId, result: Result<()>) {
+        self.outputs.push_back(Output::Done { op, result });
+    }
+
+    /// Resolves `op` (if any) with `error`, shown as the current error.
+    pub(super) fn refuse(&mut self, op: Option<OpId>, error: Error) {
+        self.error = Some(error.clone());
+        if let Some(op) = op {
+            self.done(op, Err(error));
+        }
+    }
+
+    /// `rejectAllAndSend` found the run paused again: the text waits, the op fails.
+    pub(super) fn paused_again(&mut self, op: OpId, text: String) {
+        self.unsent_text = Some(text);
+        let error = Error::new(
+            ErrorCode::InputLocked,
+            "the run paused again: decide the new tools, then send the message",
+        );
+        self.refuse(Some(op), error);
+    }
+
+    /// The op (if any) fails with `error`, shown; `text` waits in `unsentText`; phase `error` if
+    /// `failed`.
+    pub(super) fn give_up(
+        &mut self,
+        op: Option<OpId>,
+        text: Option<String>,
+        error: Error,
+        failed: bool,
+    ) {
+        if failed {
+            self.failed = true;
+        }
+        self.unsend(text);
+        self.refuse(op, error);
+    }
+
+    pub(super) fn unsend(&mut self, text: Option<String>) {
+        if text.is_some() {
+            self.unsent_text = text;
+        }
+    }
+
+    pub(super) fn clear_notices(&mut self) {
+        self.failed = false;
+        self.error = None;
+        self.dropped.clear();
+    }
+
+    pub(super) fn drop_draft(&mut self, call_id: &str) {
+        if !self.dropped.iter().any(|d| d == call_id) {
+            self.dropped.push(call_id.to_owned());
+        }
+    }
+
+    /// `busy` unless nothing is outstanding or only a quiet reload (which commands preempt).
+    pub(super) fn check_not_busy(&self) -> Result<()> {
+        match &self.state {
+            State::Busy(f) if !f.job.is_sync() => Err(Error::new(
+                ErrorCode::Busy,
+                "a request is already in flight for this thread",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The checks and notices common to every `send`: the new op.
+    pub(super) fn begin_send(&mut self, now: u64, text: &str, paused: bool) -> Result<OpId> {
+        self.tick(now);
+        check_text(text)?;
+        self.check_not_busy()?;
+        if paused {
+            return Err(Error::new(
+                ErrorCode::InputLocked,
+                "the conversation awaits approval: decide every pending tool (or reject all and send) first",
+            ));
+        }
+        self.clear_notices();
+        self.unsent_text = None;
+        self.last_submission = None;
+        Ok(self.new_op())
+    }
+
+    /// Sets a draft; `busy`, `not_suspended`, `unknown_call_id`.
+    pub(super) fn set_draft(&mut self, call_id: &str, decision: Decision) -> Result<()> {
+        self.check_not_busy()?;
+        self.decisions
+            .as_mut()
+            .ok_or_else(not_suspended)?
+            .set(call_id, decision)
+    }
+
+    /// Is a submission due after a decision (autoSubmit, every tool decided)?
+    pub(super) fn auto_submit_due(&self) -> bool {
+        self.config.auto_submit && self.decisions.as_ref().is_some_and(Decisions::is_complete)
+    }
+
+    /// Drops a draft; `true` if there was one.
+    pub(super) fn clear_draft(&mut self, call_id: &str) -> Result<bool> {
+        self.check_not_busy()?;
+        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
+        let had = decisions.local().any(|(id, _)| id == call_id);
+        decisions.clear(call_id)?;
+        Ok(had)
+    }
+
+    /// Rejects every undecided tool with `reason`; returns their callIds.
+    pub(super) fn reject_undecided(&mut self, reason: Option<&str>) -> Result<Vec<String>> {
+        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
+        let undecided = owned(decisions.undecided());
+        for id in &undecided {
+            decisions.set(id, Decision::reject(reason))?;
+        }
+        Ok(undecided)
+    }
+
+    /// Keeps stored drafts for the first load, or hands them back to apply now.
+    pub(super) fn restore<'a>(&mut self, persisted: &'a str) -> Option<&'a str> {
+        self.persisted = Some(persisted.to_owned());
+        if self.loaded {
+            return Some(persisted);
+        }
+        self.held_restore = Some(persisted.to_owned());
+        None
+    }
+
+    /// Puts a request on the wire (the job is the flight's).
+    pub(super) fn http(
+        &mut self,
+        job: Job,
+        attempt: u32,
+        method: Method,
+        url: String,
+        body: Option<String>,
+        streaming: bool,
+    ) -> RequestId {
+        self.next_request += 1;
+        let id = RequestId(self.next_request);
+        let headers = request_headers(&self.config, method, streaming);
+        self.outputs.push_back(Output::Http(HttpRequest {
+            id,
+            method,
+            url,
+            headers,
+            body,
+            timeout_ms: self.config.timeout_ms,
+            streaming,
+        }));
+        self.state = State::Busy(Flight {
+            job,
+            attempt,
+            wait: Wait::Out(id),
+            streaming,
+            rx: None,
+        });
+        id
+    }
+
+    /// The flight awaiting request `id`, taken off the wire.
+    pub(super) fn take_flight(&mut self, id: RequestId) -> Option<Flight> {
+        match &self.state {
+            State::Busy(Flight {
+                wait: Wait::Out(current),
+                ..
+            }) if *current == id => {}
+            _ => return None,
+        }
+        match std::mem::replace(&mut self.state, State::Ready) {
+            State::Busy(flight) => Some(flight),
+            State::Ready => None,
+        }
+    }
+
+    /// Ends the flight (a `Cancel` for a request on the wire, whose id is returned).
+    pub(super) fn cancel(&mut self) -> Option<(Flight, Option<RequestId>)> {
+        let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) else {
+            return None;
+        };
+        let mut out = None;
+        if let Wait::Out(id) = flight.wait {
+            self.outputs.push_back(Output::Cancel(id));
+            out = Some(id);
+        }
+        Some((flight, out))
+    }
+
+    /// The flight whose retry is due at `now`.
+    pub(super) fn due(&mut self, now: u64) -> Option<Flight> {
+        match &self.state {
+            State::Busy(Flight {
+                wait: Wait::Backoff(deadline),
+                ..
+            }) if now >= *deadline => {}
+            _ => return None,
+        }
+        match std::mem::replace(&mut self.state, State::Ready) {
+            State::Busy(flight) => Some(flight),
+            State::Ready => None,
+        }
+    }
+
+    pub(super) fn poll_timeout(&self) -> Option<u64> {
+        match &self.state {
+            State::Busy(Flight {
+                wait: Wait::Backoff(deadline),
+                ..
+            }) => Some(*deadline),
+            _ => None,
+        }
+    }
+
+    pub(super) fn retry_or_fail(&mut self, now: u64, job: Job, attempt: u32, error: Error) {
+        if job.retryable() && attempt < self.config.retry.attempts {
+            let deadline = now.saturating_add(self.config.retry.delay(attempt));
+            // `streaming` is set again when the retry is issued.
+            self.state = State::Busy(Flight {
+                job,
+                attempt,
+                wait: Wait::Backoff(deadline),
+                streaming: false,
+                rx: None,
+            });
+        } else {
+            self.fail(job, error);
+        }
+    }
+
+    /// The job failed for good: phase `error` (a quiet reload only shows the error), drafts kept.
+    pub(super) fn fail(&mut self, job: Job, error: Error) {
+        if job.is_sync() {
+            self.error = Some(error);
+            return;
+        }
+        let (op, text, original) = leftovers(job);
+        self.give_up(op, text, original.unwrap_or(error), true);
+    }
+
+    /// The job was aborted: its op resolves with `aborted`, the text it carried goes to `unsentText`
+    /// (a message's only if `keep_text`).
+    pub(super) fn aborted(&mut self, job: Job, keep_text: bool) {
+        let keep_text = keep_text || !matches!(job, Job::Send { .. });
+        let (op, text, _) = leftovers(job);
+        if keep_text {
+            self.unsend(text);
+        }
+        if let Some(op) = op {
+            self.done(op, Err(err_aborted()));
+        }
+    }
+
+    /// The phase the UI sees: the flight's, else the tail's.
+    pub(super) fn phase(&self, paused: bool, expired: bool) -> Phase {
+        if let State::Busy(flight) = &self.state {
+            if flight.job.is_chat() && matches!(flight.rx, Some(Rx::Stream(_))) {
+                return Phase::Streaming;
+            }
+            match &flight.job {
+                Job::Load {
+                    why: Why::User | Why::Recover(_),
+                    ..
+                } => return Phase::Loading,
+                Job::Load { why: Why::Sync, .. } => {}
+                Job::Load {
+                    why: Why::VerifySend { .. },
+                    ..
+                }
+                | Job::Send { .. } => return Phase::Sending,
+                Job::Load {
+                    why: Why::SendConflict { .. } | Why::Reconcile { .. },
+                    ..
+                } => return Phase::Conflict,
+                Job::Submit(_) => return Phase::Submitting,
+            }
+        }
+        if self.failed {
+            Phase::Error
+        } else if paused {
+            Phase::AwaitingApproval
+        } else if expired {
+            Phase::Expired
+        } else if self.run_completed {
+            Phase::Completed
+        } else {
+            Phase::Idle
+        }
+    }
+
+    /// The snapshot but `version` and `streaming`.
+    pub(super) fn head(
+        &self,
+        phase: Phase,
+        messages: Messages,
+        suspension: Option<SuspensionView>,
+        can_submit: bool,
+        paused: bool,
+    ) -> Snapshot {
+        let (busy, syncing) = match &self.state {
+            State::Busy(f) => (!f.job.is_sync(), f.job.is_sync()),
+            State::Ready => (false, false),
+        };
+        Snapshot {
+            version: self.snapshot.version,
+            phase,
+            dialect: self.config.dialect,
+            thread_id: self.config.thread_id.clone(),
+            loaded: self.loaded,
+            busy,
+            syncing,
+            messages_version: self.messages_version,
+            messages,
+            streaming: None,
+            suspension,
+            decisions: self.drafts(),
+            can_send: !busy && !paused,
+            can_submit: !busy && can_submit,
+            error: self.error.as_ref().map(ErrorView::from),
+            unsent_text: self.unsent_text.clone(),
+            last_submission: self.last_submission.clone(),
+            dropped_drafts: self.dropped.clone(),
+        }
+    }
+
+    pub(super) fn drafts(&self) -> DraftMap {
+        DraftMap::of(self.decisions.as_ref())
+    }
+
+    /// Persists the drafts (`desired`) if they changed.
+    pub(super) fn persist(&mut self, desired: Option<String>) {
+        if !same_stored(desired.as_deref(), self.persisted.as_deref()) {
+            self.persisted = desired.clone();
+            self.outputs.push_back(Output::Persist {
+                key: self.config.persist_key(),
+                value: desired,
+            });
+        }
+    }
+
+    /// Should the drafts be persisted now?
+    pub(super) fn persisting(&self) -> bool {
+        self.config.persist && self.held_restore.is_none()
+    }
+
+    /// The stored form of the drafts (`None` when there are none), for the pause written under
+    /// `pause_key`.
+    pub(super) fn stored(
+        &self,
+        pause_key: &str,
+        pause: Option<&str>,
+        call_ids: &[String],
+    ) -> Option<String> {
+        let drafts = self.drafts();
+        if drafts.is_empty() {
+            return None;
+        }
+        Some(write_stored(pause_key, pause, call_ids, &drafts))
+    }
+
+    /// Takes `next` (built from the current state, without `streaming`) as the snapshot if it
+    /// differs, or if the streaming message changed in place (`dirty`): one `Changed`. The streaming
+    /// message moves from the old snapshot to the new, never cloned.
+    pub(super) fn commit(&mut self, mut next: Snapshot, dirty: bool) {
+        let streaming = self.snapshot.streaming.take();
+        let changed = dirty || next != self.snapshot;
+        next.streaming = streaming;
+        if changed {
+            next.version = self.snapshot.version.saturating_add(1);
+            self.snapshot = next;
+            self.outputs.push_back(Output::Changed);
+        } else {
+            self.snapshot.streaming = next.streaming;
+        }
+    }
+}
+
+fn err_aborted() -> Error {
+    Error::new(ErrorCode::Aborted, "the request was aborted")
+}
+
+/// What an unfinished job leaves: its op, the text to keep unsent, and the error it was about (a
+/// load after a failed message or submission).
+fn leftovers(job: Job) -> (Option<OpId>, Option<String>, Option<Error>) {
+    match job {
+        Job::Load { op, why, .. } => match why {
+            Why::User | Why::Sync | Why::Recover(None) => (op, None, None),
+            Why::Recover(Some(sub)) => (op, sub.then_send, None),
+            Why::VerifySend { text, error, .. } | Why::SendConflict { text, error } => {
+                (op, Some(text), Some(error))
+            }
+            Why::Reconcile { sub, error } => (op, sub.then_send, Some(error)),
+        },
+        Job::Send { op, text, .. } => (Some(op), Some(text), None),
+        Job::Submit(sub) => (Some(sub.op), sub.then_send, None),
+    }
+}
+
+/// `invalid_argument` for a blank message.
+pub(super) fn check_text(text: &str) -> Result<()> {
+    if text.trim().is_empty() {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            "the message is empty",
+        ));
+    }
+    Ok(())
+}
