@@ -2,7 +2,7 @@
 # npm test: set up what is missing, then run every check and test:
 #   format and lints (native and wasm32), native cargo tests, the release build and its size
 #   budget, the TypeScript declarations, the reference endpoint's tests, browser tests of the
-#   wasm package in headless Chromium, and end-to-end tests of the demo.
+#   wasm package in headless Chromium, the fault soak, and end-to-end tests of the demo.
 # Every step runs even when an earlier one failed; the exit code is non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +40,10 @@ step "size budget" node scripts/size.mjs --max-gzip 76800
 step "TypeScript declarations (tsc --strict)" node_modules/.bin/tsc -p tests/ts/tsconfig.json
 step "reference endpoint (node --test)" node --test www/server/test/
 step "browser tests (wasm-bindgen-test, headless Chromium)" bash scripts/test-browser.sh
+# The fault soak: 200 conversations of both dialects through ApprovalClient against an endpoint that
+# drops, fails and delays requests and is killed and restarted midway; no decision may be lost,
+# duplicated or invented (about 15 s).
+step "fault soak (ApprovalClient, faults + restart)" node scripts/soak.mjs
 if [ -d tests/e2e ]; then
   step "demo end-to-end (Playwright, headless Chromium)" node --test tests/e2e/
 fi
