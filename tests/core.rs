@@ -29,7 +29,22 @@ use toolgate::thread::{
     parse_thread_bytes, parse_thread_str, parse_thread_value, Content, Message, MessageKind, Thread,
 };
 
-const FIXTURES: &[&str] = &[
+/// The fixtures, compiled in (the same tests run in wasm, where there is no file system): their
+/// names in `FIXTURES` and their text by `fixture(name)`.
+macro_rules! fixtures {
+    ($($file:literal),* $(,)?) => {
+        const FIXTURES: &[&str] = &[$($file),*];
+
+        fn fixture(name: &str) -> String {
+            match name {
+                $($file => include_str!(concat!("fixtures/neuron/", $file)).to_owned(),)*
+                _ => panic!("no fixture {name}"),
+            }
+        }
+    };
+}
+
+fixtures!(
     "seed.json",
     "conversation.json",
     "bare-array.json",
@@ -42,34 +57,7 @@ const FIXTURES: &[&str] = &[
     "empty.json",
     "tail-decided.json",
     "interleaved.json",
-];
-
-/// A fixture's text, compiled in (the same tests run in wasm, where there is no file system).
-fn fixture(name: &str) -> String {
-    macro_rules! fixtures {
-        ($($file:literal),*) => {
-            match name {
-                $($file => include_str!(concat!("fixtures/neuron/", $file)),)*
-                _ => panic!("no fixture {name}"),
-            }
-        };
-    }
-    fixtures!(
-        "seed.json",
-        "conversation.json",
-        "bare-array.json",
-        "approval-null-absent.json",
-        "optional-fields.json",
-        "unknown-fields.json",
-        "stale-pending.json",
-        "escaped-unicode.json",
-        "numeric-id.json",
-        "empty.json",
-        "tail-decided.json",
-        "interleaved.json"
-    )
-    .to_owned()
-}
+);
 
 fn thread(name: &str) -> Thread {
     parse_thread_str(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"))

@@ -19,7 +19,22 @@ use toolgate::stream::{
     parse_chunk_str, parse_chunk_value, Chunk, ChunkDecoder, SseDecoder, ToolCallApproval,
 };
 
-const FIXTURES: [&str; 7] = [
+/// The recorded streams, compiled in (the same tests run in wasm, where there is no file system):
+/// their names in `FIXTURES` and their bytes by `fixture(name)`.
+macro_rules! fixtures {
+    ($($file:literal),* $(,)?) => {
+        const FIXTURES: &[&str] = &[$($file),*];
+
+        fn fixture(name: &str) -> Vec<u8> {
+            match name {
+                $($file => include_bytes!(concat!("fixtures/streams/", $file)).to_vec(),)*
+                _ => panic!("no fixture {name}"),
+            }
+        }
+    };
+}
+
+fixtures!(
     "text-reply.sse",
     "approval-pause.sse",
     "approval-ai-sdk-crlf.sse",
@@ -27,29 +42,7 @@ const FIXTURES: [&str; 7] = [
     "unknown-types.sse",
     "malformed-middle.sse",
     "continuation-no-final-blank.sse",
-];
-
-/// A fixture's bytes, compiled in (the same tests run in wasm, where there is no file system).
-fn fixture(name: &str) -> Vec<u8> {
-    macro_rules! fixtures {
-        ($($file:literal),*) => {
-            match name {
-                $($file => &include_bytes!(concat!("fixtures/streams/", $file))[..],)*
-                _ => panic!("no fixture {name}"),
-            }
-        };
-    }
-    fixtures!(
-        "text-reply.sse",
-        "approval-pause.sse",
-        "approval-ai-sdk-crlf.sse",
-        "keepalive-multiline.sse",
-        "unknown-types.sse",
-        "malformed-middle.sse",
-        "continuation-no-final-blank.sse"
-    )
-    .to_vec()
-}
+);
 
 type Out = Vec<Result<Chunk, Error>>;
 
