@@ -40,6 +40,12 @@ export function fastThread(input) {
   return { id, messages };
 }
 
+// `parseThread`'s result from text the crate's parser has checked (the slow path).
+export function threadOf(text, id, bare) {
+  const doc = JSON.parse(text);
+  return { id, messages: bare ? doc : doc.messages };
+}
+
 // The fast path of `pendingApprovals` for a string or an already-parsed value: `JSON.parse` checks
 // the syntax (for a string), this checks the thread's frame (a `messages` array, or a bare array,
 // of objects; an id that is a string, a number or null) and returns the last message as JSON text

@@ -43,6 +43,11 @@ extern "C" {
     #[wasm_bindgen(js_name = fastTail)]
     pub(crate) fn fast_tail(input: &JsValue) -> JsValue;
 
+    /// `parseThread`'s result from JSON text the crate has checked: `{ id, messages }`, the
+    /// messages being the document (`bare`) or its `messages`.
+    #[wasm_bindgen(js_name = threadOf, catch)]
+    pub(crate) fn thread_of(text: &JsValue, id: &JsValue, bare: bool) -> Result<JsValue, JsValue>;
+
     /// `TextEncoder.encodeInto` into a view of wasm memory: the bytes written.
     #[wasm_bindgen(js_name = encodeInto)]
     fn encode_into(s: &JsValue, dest: &mut [u8]) -> u32;

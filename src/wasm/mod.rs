@@ -10,7 +10,6 @@ mod error;
 mod input;
 mod types;
 
-use js_sys::{Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use crate::approval::{self, Suspension};
@@ -61,17 +60,8 @@ pub fn parse_thread(
         }
         Input::Value(_) => return Err(Error::parse("not a JSON value").with_path("$").into()),
     };
-    let document = input::parse(&text)?;
-    let messages = if bare {
-        document
-    } else {
-        Reflect::get(&document, &"messages".into())?
-    };
-    let thread = Object::new();
     let id = id.map_or(JsValue::NULL, |id| JsValue::from_str(&id));
-    Reflect::set(&thread, &"id".into(), &id)?;
-    Reflect::set(&thread, &"messages".into(), &messages)?;
-    Ok(thread.into())
+    input::thread_of(&text, &id, bare).map_err(|_| Error::parse("invalid JSON").into())
 }
 
 // `pendingApprovals(input)`: where the thread stands, by its last message alone.
