@@ -36,7 +36,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{AbortController, AbortSignal, ReadableStreamDefaultReader, Response};
 
 use super::error::to_js as error_to_js;
-use super::input::parse;
+use super::input::{args, parse, CALL_ID};
 use super::to_js;
 use crate::client::{
     Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
@@ -591,28 +591,6 @@ pub struct ApprovalClient {
     shared: Shared,
 }
 
-/// A method's arguments: a string (`what` says which, in the error) and an optional reason
-/// (`undefined` and `null` are none).
-fn args(
-    value: &JsValue,
-    what: &str,
-    reason: Option<JsValue>,
-) -> Result<(String, Option<String>), Error> {
-    let text = string(value, what)?;
-    let reason = match reason {
-        Some(v) if !v.is_undefined() && !v.is_null() => {
-            Some(string(&v, "a reason must be a string")?)
-        }
-        _ => None,
-    };
-    Ok((text, reason))
-}
-
-#[inline(never)]
-fn string(value: &JsValue, what: &str) -> Result<String, Error> {
-    value.as_string().ok_or_else(|| invalid(what))
-}
-
 /// A command: its op, or why it did not start.
 type Command<'a> = dyn Fn(&mut Client, u64) -> Result<OpId, Error> + 'a;
 /// A command with a message and an optional reason (`send`, `rejectAllAndSend`).
@@ -620,7 +598,6 @@ type TextCommand = dyn Fn(&mut Client, u64, &str, Option<&str>) -> Result<OpId, 
 /// A decision on a callId, with an optional reason (`approve`, `reject`, `clear`).
 type Decision = dyn Fn(&mut Client, &str, Option<&str>) -> Result<(), Error>;
 
-const CALL_ID: &str = "a callId must be a string";
 const MESSAGE: &str = "the message must be a string";
 
 fn parse_options(options: &JsValue) -> Result<Config, Error> {

@@ -2,7 +2,7 @@
 //! `ArrayBuffer`) of UTF-8 JSON, or an already-parsed JS value. Values cross the boundary as JSON
 //! text (`JSON.stringify` / `JSON.parse`), never converted field by field.
 
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::json::Value;
 use js_sys::{ArrayBuffer, Uint8Array, JSON};
 use wasm_bindgen::prelude::*;
@@ -110,4 +110,30 @@ extern "C" {
 /// `JSON.parse` of text (a JS string) the core has already validated.
 pub(crate) fn parse(text: &JsValue) -> Result<JsValue, Error> {
     json_parse(text).map_err(|_| Error::parse("invalid JSON"))
+}
+
+pub(crate) const CALL_ID: &str = "a callId must be a string";
+
+/// A method's arguments: a string (`what` says which, in the error) and an optional reason
+/// (`undefined` and `null` are none).
+pub(crate) fn args(
+    value: &JsValue,
+    what: &str,
+    reason: Option<JsValue>,
+) -> Result<(String, Option<String>), Error> {
+    let text = string(value, what)?;
+    let reason = match reason {
+        Some(v) if !v.is_undefined() && !v.is_null() => {
+            Some(string(&v, "a reason must be a string")?)
+        }
+        _ => None,
+    };
+    Ok((text, reason))
+}
+
+#[inline(never)]
+pub(crate) fn string(value: &JsValue, what: &str) -> Result<String, Error> {
+    value
+        .as_string()
+        .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, what))
 }

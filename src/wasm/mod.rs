@@ -121,34 +121,41 @@ impl JsDecisions {
     #[wasm_bindgen(skip_jsdoc)]
     pub fn approve(
         &mut self,
-        #[wasm_bindgen(js_name = callId)] call_id: &str,
+        #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.inner.approve(call_id)?)
+        let (call_id, _) = input::args(&call_id, input::CALL_ID, None)?;
+        Ok(self.inner.approve(&call_id)?)
     }
 
     // Reject a gated tool, with an optional reason for the model (blank means none).
     #[wasm_bindgen(skip_jsdoc)]
     pub fn reject(
         &mut self,
-        #[wasm_bindgen(js_name = callId)] call_id: &str,
-        reason: Option<String>,
+        #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
     ) -> Result<(), JsValue> {
-        Ok(self.inner.reject(call_id, reason.as_deref())?)
+        let (call_id, reason) = input::args(&call_id, input::CALL_ID, reason)?;
+        Ok(self.inner.reject(&call_id, reason.as_deref())?)
     }
 
     // Drop the local decision for a tool (its decision on the tail, if any, still counts).
     #[wasm_bindgen(skip_jsdoc)]
     pub fn clear(
         &mut self,
-        #[wasm_bindgen(js_name = callId)] call_id: &str,
+        #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.inner.clear(call_id)?)
+        let (call_id, _) = input::args(&call_id, input::CALL_ID, None)?;
+        Ok(self.inner.clear(&call_id)?)
     }
 
     // The effective decision in wire form: `"approve"`, `"reject"`, `["reject", reason]`, or `null`.
     #[wasm_bindgen(unchecked_return_type = "DecisionValue | null", skip_jsdoc)]
-    pub fn get(&self, #[wasm_bindgen(js_name = callId)] call_id: &str) -> Result<JsValue, JsValue> {
-        match self.inner.get(call_id)? {
+    pub fn get(
+        &self,
+        #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let (call_id, _) = input::args(&call_id, input::CALL_ID, None)?;
+        match self.inner.get(&call_id)? {
             Some(decision) => to_js(&decision),
             None => Ok(JsValue::NULL),
         }
