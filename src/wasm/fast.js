@@ -81,3 +81,12 @@ const encoder = new TextEncoder();
 export function encodeInto(s, dest) {
   return encoder.encodeInto(s, dest).written;
 }
+
+// A core error as JS sees it: an `Error` whose message is the error's `Display` form
+// (`code: detail at path (line L, column C)`), with `name === "ToolgateError"` and the fields.
+export function toolgateError(code, detail, path, line, column) {
+  let text = code + ': ' + detail;
+  if (path !== null) text += ' at ' + path;
+  if (line !== null && column !== null) text += ' (line ' + line + ', column ' + column + ')';
+  return Object.assign(new Error(text), { name: 'ToolgateError', code, detail, path, line, column });
+}
