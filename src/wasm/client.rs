@@ -36,7 +36,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{AbortController, AbortSignal, ReadableStreamDefaultReader, Response};
 
 use super::error::to_js as error_to_js;
-use super::input::{args, parse, CALL_ID};
+use super::input::{args, parse, string_of, CALL_ID};
 use super::to_js;
 use crate::client::{
     Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
@@ -58,6 +58,16 @@ extern "C" {
     type Global;
     #[wasm_bindgen(static_method_of = Global, js_class = "globalThis", getter = localStorage, catch)]
     fn local_storage() -> Result<JsValue, JsValue>;
+    /// `storage.getItem(key)`: a string or `null` (read with `string_of`, not as an
+    /// `Option<String>`: no wasm-bindgen string passing in the glue).
+    #[wasm_bindgen(js_name = Storage)]
+    type Store;
+    #[wasm_bindgen(method, js_name = getItem, catch)]
+    fn get_item(this: &Store, key: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, js_name = setItem, catch)]
+    fn set_item(this: &Store, key: &str, value: &str) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, js_name = removeItem, catch)]
+    fn remove_item(this: &Store, key: &str) -> Result<(), JsValue>;
     /// A promise, for `then` with a plain function (one made by `Closure::once_into_js`).
     type Thenable;
     #[wasm_bindgen(method)]
@@ -523,15 +533,15 @@ fn grow_text(cache: &mut Option<(u64, usize, JsString)>, epoch: u64, text: &str)
 /// The message of a thrown value: `err.message`, a thrown string, or a generic text.
 fn error_message(e: &JsValue) -> String {
     e.dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| e.as_string())
+        .and_then(|e| string_of(&e.message()))
+        .or_else(|| string_of(e))
         .unwrap_or_else(|| "the request failed".to_owned())
 }
 
 /// `globalThis.localStorage`: none in a worker, or where reading it throws (a sandboxed frame,
 /// storage disabled). (Read from `globalThis`, not through `web_sys::window()`, which links
 /// four global-object lookups and a `Window` check.)
-fn storage() -> Option<web_sys::Storage> {
+fn storage() -> Option<Store> {
     let storage = Global::local_storage().ok()?;
     storage.is_object().then(|| storage.unchecked_into())
 }
@@ -606,7 +616,7 @@ fn parse_options(options: &JsValue) -> Result<Config, Error> {
     }
     let json = js_sys::JSON::stringify(options)
         .ok()
-        .and_then(|s| s.as_string())
+        .and_then(|s| string_of(&s))
         .ok_or_else(|| invalid("the options must be JSON-serializable"))?;
     Config::from_json(&json)
 }
@@ -634,7 +644,7 @@ impl ApprovalClient {
             timer: None,
             on_timer: None,
         }));
-        if let Some(saved) = key.and_then(|k| storage()?.get_item(&k).ok().flatten()) {
+        if let Some(saved) = key.and_then(|k| string_of(&storage()?.get_item(&k).ok()?)) {
             step(&shared, &mut |inner, _| inner.core.restore_drafts(&saved))?;
         }
         Ok(ApprovalClient { shared })

@@ -63,6 +63,19 @@ fn utf8_of(s: &JsValue) -> String {
     String::from_utf8(buf).unwrap_or_default()
 }
 
+/// A JS string as a Rust string, `None` for any other value. (Not `JsValue::as_string`: its
+/// copy goes through wasm-bindgen's string passing, glue that `utf8_of` makes unnecessary.)
+pub(crate) fn string_of(value: &JsValue) -> Option<String> {
+    value.is_string().then(|| utf8_of(value))
+}
+
+/// `err.message` of a thrown `Error`, `""` for any other value.
+pub(crate) fn message_of(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .and_then(|e| string_of(&e.message()))
+        .unwrap_or_default()
+}
+
 pub(crate) fn read(input: &JsValue) -> Input {
     if input.is_string() {
         return Input::Text(utf8_of(input));
@@ -80,16 +93,10 @@ pub(crate) fn read(input: &JsValue) -> Input {
 /// `undefined`, bigints, cycles) are a `parse_error` at `path`.
 pub(crate) fn stringify(value: &JsValue, path: &str) -> Result<String, Error> {
     match JSON::stringify(value) {
-        Ok(s) => s
-            .as_string()
-            .ok_or_else(|| Error::parse("not a JSON value").with_path(path)),
+        Ok(s) => string_of(&s).ok_or_else(|| Error::parse("not a JSON value").with_path(path)),
         Err(e) => {
             let mut m = "not a JSON value: ".to_owned();
-            m.push_str(
-                &e.dyn_ref::<js_sys::Error>()
-                    .map(|e| String::from(e.message()))
-                    .unwrap_or_default(),
-            );
+            m.push_str(&message_of(&e));
             Err(Error::parse(m).with_path(path))
         }
     }
@@ -133,7 +140,5 @@ pub(crate) fn args(
 
 #[inline(never)]
 pub(crate) fn string(value: &JsValue, what: &str) -> Result<String, Error> {
-    value
-        .as_string()
-        .ok_or_else(|| Error::new(ErrorCode::InvalidArgument, what))
+    string_of(value).ok_or_else(|| Error::new(ErrorCode::InvalidArgument, what))
 }

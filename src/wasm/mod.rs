@@ -77,7 +77,7 @@ fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
     // nothing of the copy outlives the call), then only its tail crosses; a parsed value likewise.
     // Bytes are scanned in place by the crate, which builds only the tail.
     if let input::Kind::Text | input::Kind::Value = input::kind(input) {
-        if let Some(tail) = input::fast_tail(input).as_string() {
+        if let Some(tail) = input::string_of(&input::fast_tail(input)) {
             if tail.is_empty() {
                 return Ok(Suspension::default());
             }
