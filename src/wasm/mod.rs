@@ -94,6 +94,42 @@ fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
     }
 }
 
+/// What a `Decisions` method does with its callId.
+#[derive(Clone, Copy)]
+enum Op {
+    Approve,
+    Reject,
+    Clear,
+    Get,
+}
+
+impl JsDecisions {
+    /// The callId methods, in one body: read the arguments, apply `op`, return the decision
+    /// (`get`) or `undefined`.
+    #[inline(never)]
+    fn on(
+        &mut self,
+        op: Op,
+        call_id: &JsValue,
+        reason: Option<JsValue>,
+    ) -> Result<JsValue, JsValue> {
+        let (call_id, reason) = input::args(call_id, input::CALL_ID, reason)?;
+        let d = &mut self.inner;
+        match op {
+            Op::Approve => d.approve(&call_id)?,
+            Op::Reject => d.reject(&call_id, reason.as_deref())?,
+            Op::Clear => d.clear(&call_id)?,
+            Op::Get => {
+                return match d.get(&call_id)? {
+                    Some(decision) => to_js(&decision),
+                    None => Ok(JsValue::NULL),
+                }
+            }
+        }
+        Ok(JsValue::UNDEFINED)
+    }
+}
+
 // The decision set for one suspension: `new Decisions(suspensionOrThread)`.
 #[wasm_bindgen(js_name = Decisions, skip_typescript)]
 pub struct JsDecisions {
@@ -123,8 +159,7 @@ impl JsDecisions {
         &mut self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        let (call_id, _) = input::args(&call_id, input::CALL_ID, None)?;
-        Ok(self.inner.approve(&call_id)?)
+        self.on(Op::Approve, &call_id, None).map(drop)
     }
 
     // Reject a gated tool, with an optional reason for the model (blank means none).
@@ -134,8 +169,7 @@ impl JsDecisions {
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
     ) -> Result<(), JsValue> {
-        let (call_id, reason) = input::args(&call_id, input::CALL_ID, reason)?;
-        Ok(self.inner.reject(&call_id, reason.as_deref())?)
+        self.on(Op::Reject, &call_id, reason).map(drop)
     }
 
     // Drop the local decision for a tool (its decision on the tail, if any, still counts).
@@ -144,21 +178,16 @@ impl JsDecisions {
         &mut self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        let (call_id, _) = input::args(&call_id, input::CALL_ID, None)?;
-        Ok(self.inner.clear(&call_id)?)
+        self.on(Op::Clear, &call_id, None).map(drop)
     }
 
     // The effective decision in wire form: `"approve"`, `"reject"`, `["reject", reason]`, or `null`.
     #[wasm_bindgen(unchecked_return_type = "DecisionValue | null", skip_jsdoc)]
     pub fn get(
-        &self,
+        &mut self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let (call_id, _) = input::args(&call_id, input::CALL_ID, None)?;
-        match self.inner.get(&call_id)? {
-            Some(decision) => to_js(&decision),
-            None => Ok(JsValue::NULL),
-        }
+        self.on(Op::Get, &call_id, None)
     }
 
     // Whether every gated tool of the tail has a decision.
