@@ -128,30 +128,30 @@ fn decisions_build_the_exact_wire_payload() {
         strings(&d.undecided().unwrap()),
         vec!["toolu_01A2B3C4D5E6F7".to_string()]
     );
-    d.approve("toolu_01A2B3C4D5E6F7").unwrap();
+    d.approve("toolu_01A2B3C4D5E6F7".into()).unwrap();
     assert!(d.is_complete());
     assert_eq!(
         stringify(&d.to_json().unwrap()),
         r#"{"decisions":{"toolu_01A2B3C4D5E6F7":"approve","toolu_08G9H0I1J2K3L4":["reject","Do not email the whole team"]}}"#
     );
     assert_eq!(
-        d.get("toolu_01A2B3C4D5E6F7")
+        d.get("toolu_01A2B3C4D5E6F7".into())
             .unwrap()
             .as_string()
             .as_deref(),
         Some("approve")
     );
-    d.reject("toolu_08G9H0I1J2K3L4", Some("   ".into()))
+    d.reject("toolu_08G9H0I1J2K3L4".into(), Some("   ".into()))
         .unwrap();
     assert_eq!(
-        d.get("toolu_08G9H0I1J2K3L4")
+        d.get("toolu_08G9H0I1J2K3L4".into())
             .unwrap()
             .as_string()
             .as_deref(),
         Some("reject")
     );
-    d.clear("toolu_01A2B3C4D5E6F7").unwrap();
-    assert!(d.get("toolu_01A2B3C4D5E6F7").unwrap().is_null());
+    d.clear("toolu_01A2B3C4D5E6F7".into()).unwrap();
+    assert!(d.get("toolu_01A2B3C4D5E6F7".into()).unwrap().is_null());
 
     // Also from a thread input directly.
     let d2 = JsDecisions::new(JsValue::from_str(SEED)).unwrap();
@@ -162,7 +162,7 @@ fn decisions_build_the_exact_wire_payload() {
 fn errors_are_toolgate_errors_with_codes() {
     let s = pending_approvals(JsValue::from_str(SEED)).unwrap();
     let mut d = JsDecisions::new(s).unwrap();
-    let e = d.approve("toolu_nope").unwrap_err();
+    let e = d.approve("toolu_nope".into()).unwrap_err();
     assert!(e.is_instance_of::<js_sys::Error>());
     assert_eq!(
         get(&e, "name").as_string().as_deref(),
@@ -172,6 +172,13 @@ fn errors_are_toolgate_errors_with_codes() {
     assert!(is_toolgate_error(&e));
     assert!(!is_toolgate_error(&js_sys::Error::new("other").into()));
     assert!(!is_toolgate_error(&JsValue::from_str("x")));
+    // A callId or a reason that is not a string: invalid_argument, as on ApprovalClient.
+    let e = d.approve(JsValue::from(42)).unwrap_err();
+    assert_eq!(error_code(&e), "invalid_argument");
+    let e = d
+        .reject("toolu_01A2B3C4D5E6F7".into(), Some(JsValue::from(1)))
+        .unwrap_err();
+    assert_eq!(error_code(&e), "invalid_argument");
 
     let e = d.to_json().map(|_| ()).and_then(|_| {
         let empty = JsDecisions::new(JsValue::from_str(SEED)).unwrap();

@@ -601,12 +601,46 @@ pub struct ApprovalClient {
     shared: Shared,
 }
 
-/// A command: its op, or why it did not start.
-type Command<'a> = dyn Fn(&mut Client, u64) -> Result<OpId, Error> + 'a;
-/// A command with a message and an optional reason (`send`, `rejectAllAndSend`).
-type TextCommand = dyn Fn(&mut Client, u64, &str, Option<&str>) -> Result<OpId, Error>;
-/// A decision on a callId, with an optional reason (`approve`, `reject`, `clear`).
-type Decision = dyn Fn(&mut Client, &str, Option<&str>) -> Result<(), Error>;
+/// What a method asks of the core.
+#[derive(Clone, Copy)]
+enum Cmd {
+    Load,
+    Send,
+    Submit,
+    RejectAllAndSend,
+    Approve,
+    Reject,
+    Clear,
+}
+
+/// Runs `cmd` on the core: an async command's op, `None` for a synchronous one. (One match, not
+/// a closure per method: each closure costs a vtable and a shim.)
+fn run(
+    core: &mut Client,
+    now: u64,
+    cmd: Cmd,
+    text: &str,
+    reason: Option<&str>,
+) -> Result<Option<OpId>, Error> {
+    Ok(Some(match cmd {
+        Cmd::Load => core.load(now)?,
+        Cmd::Send => core.send(now, text)?,
+        Cmd::Submit => core.submit(now)?,
+        Cmd::RejectAllAndSend => core.reject_all_and_send(now, text, reason)?,
+        Cmd::Approve => {
+            core.approve(text)?;
+            return Ok(None);
+        }
+        Cmd::Reject => {
+            core.reject(text, reason)?;
+            return Ok(None);
+        }
+        Cmd::Clear => {
+            core.clear(text)?;
+            return Ok(None);
+        }
+    }))
+}
 
 const MESSAGE: &str = "the message must be a string";
 
@@ -722,14 +756,14 @@ impl ApprovalClient {
     // request is in flight.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn load(&self) -> Promise {
-        self.command(Ok(&|core, now| core.load(now)))
+        self.command(Cmd::Load, &JsValue::UNDEFINED, None)
     }
 
     // Sends a new user message. Rejects with `invalid_argument` (blank), `busy`, `input_locked`
     // (the conversation awaits approval), `conflict` (the server refused it: 409), ...
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn send(&self, #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Promise {
-        self.command_with(&text, None, &|core, now, text, _| core.send(now, text))
+        self.command(Cmd::Send, &text, None)
     }
 
     // Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
@@ -739,7 +773,7 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        self.decision(&call_id, None, &|core, id, _| core.approve(id).map(drop))
+        Ok(self.exec(Cmd::Approve, &call_id, None, None)?)
     }
 
     // Rejects a gated tool, with an optional reason the model reads verbatim.
@@ -749,9 +783,7 @@ impl ApprovalClient {
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
     ) -> Result<(), JsValue> {
-        self.decision(&call_id, reason, &|core, id, reason| {
-            core.reject(id, reason).map(drop)
-        })
+        Ok(self.exec(Cmd::Reject, &call_id, reason, None)?)
     }
 
     // Drops the draft for a tool.
@@ -760,14 +792,14 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        self.decision(&call_id, None, &|core, id, _| core.clear(id))
+        Ok(self.exec(Cmd::Clear, &call_id, None, None)?)
     }
 
     // POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
     // `not_suspended`, `empty_decisions`, ...
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn submit(&self) -> Promise {
-        self.command(Ok(&|core, now| core.submit(now)))
+        self.command(Cmd::Submit, &JsValue::UNDEFINED, None)
     }
 
     // The way out of a locked composer: rejects every undecided tool with `reason`, submits, then
@@ -778,9 +810,7 @@ impl ApprovalClient {
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
     ) -> Promise {
-        self.command_with(&text, reason, &|core, now, text, reason| {
-            core.reject_all_and_send(now, text, reason)
-        })
+        self.command(Cmd::RejectAllAndSend, &text, reason)
     }
 
     // Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
@@ -791,9 +821,9 @@ impl ApprovalClient {
 }
 
 impl ApprovalClient {
-    /// Runs an async command: its promise settles on the core's `Done` for the returned op.
-    /// (`&dyn`: compiled once, not once per command.)
-    fn command(&self, f: Result<&Command<'_>, Error>) -> Promise {
+    /// Runs an async command: its promise settles on the core's `Done` for the returned op, or
+    /// rejects at once when the command does not start.
+    fn command(&self, cmd: Cmd, text: &JsValue, reason: Option<JsValue>) -> Promise {
         // The executor is `Array.prototype.push`, bound to an array: it keeps `resolve` and
         // `reject` there (no closure, nor its glue, for it).
         let slots = Array::of1(&JsValue::UNDEFINED);
@@ -807,55 +837,45 @@ impl ApprovalClient {
         // `Promise` constructor's contract.
         let resolve: Function = slots.get(2).unchecked_into();
         let reject: Function = slots.get(3).unchecked_into();
-        let failed = match f {
-            Ok(f) => {
-                let mut resolve = Some(resolve);
-                let mut failed = None;
-                let stepped = step(
-                    &self.shared,
-                    &mut |inner, now| match f(&mut inner.core, now) {
-                        Ok(op) => {
-                            if let Some(resolve) = resolve.take() {
-                                inner.ops.push((op, resolve, reject.clone()));
-                            }
-                        }
-                        Err(e) => failed = Some(e),
-                    },
-                );
-                stepped.err().or(failed)
-            }
-            Err(e) => Some(e),
-        };
-        if let Some(e) = failed {
+        if let Err(e) = self.exec(cmd, text, reason, Some((resolve, reject.clone()))) {
             let _ = reject.call1(&JsValue::UNDEFINED, &error_to_js(&e));
         }
         promise
     }
 
-    /// [`command`](Self::command) with a message and an optional reason (a rejected promise when
-    /// they are not strings).
-    fn command_with(&self, text: &JsValue, reason: Option<JsValue>, f: &TextCommand) -> Promise {
-        match args(text, MESSAGE, reason) {
-            Ok((text, reason)) => {
-                self.command(Ok(&|core, now| f(core, now, &text, reason.as_deref())))
-            }
-            Err(e) => self.command(Err(e)),
-        }
-    }
-
-    /// Runs a synchronous command on a callId (and an optional reason); throws its error.
-    fn decision(
+    /// Reads a method's arguments (`text`: the message, or the callId) and runs `cmd` in a step;
+    /// an async command's op is kept with `settle` (its `resolve` and `reject`).
+    #[inline(never)]
+    fn exec(
         &self,
-        call_id: &JsValue,
+        cmd: Cmd,
+        text: &JsValue,
         reason: Option<JsValue>,
-        f: &Decision,
-    ) -> Result<(), JsValue> {
-        let (call_id, reason) = args(call_id, CALL_ID, reason)?;
+        settle: Option<(Function, Function)>,
+    ) -> Result<(), Error> {
+        let (text, reason) = match cmd {
+            Cmd::Load | Cmd::Submit => (String::new(), None),
+            Cmd::Send | Cmd::RejectAllAndSend => args(text, MESSAGE, reason)?,
+            Cmd::Approve | Cmd::Reject | Cmd::Clear => args(text, CALL_ID, reason)?,
+        };
+        let mut settle = settle;
         let mut result = Ok(());
-        step(&self.shared, &mut |inner, _| {
-            result = f(&mut inner.core, &call_id, reason.as_deref());
+        step(&self.shared, &mut |inner, now| match run(
+            &mut inner.core,
+            now,
+            cmd,
+            &text,
+            reason.as_deref(),
+        ) {
+            Ok(Some(op)) => {
+                if let Some((resolve, reject)) = settle.take() {
+                    inner.ops.push((op, resolve, reject));
+                }
+            }
+            Ok(None) => {}
+            Err(e) => result = Err(e),
         })?;
-        Ok(result?)
+        result
     }
 }
 
