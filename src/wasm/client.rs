@@ -128,9 +128,28 @@ fn invalid(message: &str) -> Error {
     Error::new(ErrorCode::InvalidArgument, message)
 }
 
-/// Runs one synchronous step on the core, then performs its effects. (`&mut dyn`: compiled once;
-/// a step that needs to move a value out of its closure takes it from an `Option`.)
-fn step(shared: &Shared, f: &mut dyn FnMut(&mut Inner, u64)) -> Result<(), Error> {
+/// What a step gives the core.
+enum Input<'a> {
+    /// A method: `text` is its message or callId; an async command's op is kept with `settle`
+    /// (its `resolve` and `reject`).
+    Cmd {
+        cmd: Cmd,
+        text: &'a str,
+        reason: Option<&'a str>,
+        settle: Option<(Function, Function)>,
+    },
+    /// The retry timer fired.
+    Timeout,
+    /// Drafts read from storage.
+    Restore(&'a str),
+    Abort,
+    /// What a request reports.
+    Report(RequestId, Event<'a>),
+}
+
+/// Runs one synchronous step on the core, then performs its effects; the error of a command that
+/// did not run. (One `Input` value, not a closure per caller: no vtables, one body.)
+fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
     let now = now();
     let after = {
         let Ok(mut inner) = shared.try_borrow_mut() else {
@@ -142,16 +161,17 @@ fn step(shared: &Shared, f: &mut dyn FnMut(&mut Inner, u64)) -> Result<(), Error
         if inner.freed {
             return Err(Error::new(ErrorCode::InvalidState, "the client was freed"));
         }
-        f(&mut inner, now);
-        inner.drain(&Rc::downgrade(shared), now)
+        let result = inner.apply(input, now);
+        (result, inner.drain(&Rc::downgrade(shared), now))
     };
+    let (result, after) = after;
     for (settle, value) in after.settle {
         let _ = settle.call1(&JsValue::UNDEFINED, &value);
     }
     if after.changed {
         notify(shared);
     }
-    Ok(())
+    result
 }
 
 /// Calls every listener of the client, none while a borrow is held; a listener removed meanwhile
@@ -178,6 +198,54 @@ fn notify(shared: &Shared) {
 }
 
 impl Inner {
+    /// Gives `input` to the core.
+    fn apply(&mut self, input: Input<'_>, now: u64) -> Result<(), Error> {
+        match input {
+            Input::Cmd {
+                cmd,
+                text,
+                reason,
+                settle,
+            } => {
+                if let (Some(op), Some((resolve, reject))) =
+                    (run(&mut self.core, now, cmd, text, reason)?, settle)
+                {
+                    self.ops.push((op, resolve, reject));
+                }
+            }
+            Input::Timeout => {
+                self.timer = None;
+                self.core.handle_timeout(now);
+            }
+            Input::Restore(saved) => self.core.restore_drafts(saved),
+            Input::Abort => self.core.abort(),
+            Input::Report(id, event) => match event {
+                Event::Start(status) => {
+                    self.restart_timeout(id);
+                    self.core.handle_stream_start(now, id, status);
+                }
+                Event::Chunk(bytes) => {
+                    self.restart_timeout(id);
+                    self.core.handle_stream_chunk(now, id, bytes);
+                }
+                Event::Body(status, body) => {
+                    self.end_fetch(id, false);
+                    self.core
+                        .handle_response(now, id, HttpResponse::new(status, body));
+                }
+                Event::End => {
+                    self.end_fetch(id, false);
+                    self.core.handle_stream_end(now, id);
+                }
+                Event::Fail(error) => {
+                    self.end_fetch(id, false);
+                    self.core.handle_failure(now, id, error);
+                }
+            },
+        }
+        Ok(())
+    }
+
     /// Performs the step's effects that call no user code (fetch, abort, storage, timer) and
     /// collects the rest.
     fn drain(&mut self, weak: &Weak<RefCell<Inner>>, now: u64) -> After {
@@ -219,10 +287,7 @@ impl Inner {
             let weak = weak.clone();
             Closure::new(move |_: JsValue| {
                 if let Some(shared) = weak.upgrade() {
-                    let _ = step(&shared, &mut |inner, now| {
-                        inner.timer = None;
-                        inner.core.handle_timeout(now);
-                    });
+                    let _ = step(&shared, Input::Timeout);
                 }
             })
         });
@@ -349,38 +414,7 @@ impl Run {
         let Some(shared) = self.weak.upgrade() else {
             return false;
         };
-        let id = self.id;
-        let mut event = Some(event);
-        step(&shared, &mut |inner, now| {
-            let Some(event) = event.take() else {
-                return;
-            };
-            match event {
-                Event::Start(status) => {
-                    inner.restart_timeout(id);
-                    inner.core.handle_stream_start(now, id, status);
-                }
-                Event::Chunk(bytes) => {
-                    inner.restart_timeout(id);
-                    inner.core.handle_stream_chunk(now, id, bytes);
-                }
-                Event::Body(status, body) => {
-                    inner.end_fetch(id, false);
-                    inner
-                        .core
-                        .handle_response(now, id, HttpResponse::new(status, body));
-                }
-                Event::End => {
-                    inner.end_fetch(id, false);
-                    inner.core.handle_stream_end(now, id);
-                }
-                Event::Fail(error) => {
-                    inner.end_fetch(id, false);
-                    inner.core.handle_failure(now, id, error);
-                }
-            }
-        })
-        .is_ok()
+        step(&shared, Input::Report(self.id, event)).is_ok()
     }
 
     /// The request failed (`timeout` if its timer fired first).
@@ -679,7 +713,7 @@ impl ApprovalClient {
             on_timer: None,
         }));
         if let Some(saved) = key.and_then(|k| string_of(&storage()?.get_item(&k).ok()?)) {
-            step(&shared, &mut |inner, _| inner.core.restore_drafts(&saved))?;
+            step(&shared, Input::Restore(&saved))?;
         }
         Ok(ApprovalClient { shared })
     }
@@ -816,7 +850,7 @@ impl ApprovalClient {
     // Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
     #[wasm_bindgen(skip_jsdoc)]
     pub fn abort(&self) {
-        let _ = step(&self.shared, &mut |inner, _| inner.core.abort());
+        let _ = step(&self.shared, Input::Abort);
     }
 }
 
@@ -858,24 +892,15 @@ impl ApprovalClient {
             Cmd::Send | Cmd::RejectAllAndSend => args(text, MESSAGE, reason)?,
             Cmd::Approve | Cmd::Reject | Cmd::Clear => args(text, CALL_ID, reason)?,
         };
-        let mut settle = settle;
-        let mut result = Ok(());
-        step(&self.shared, &mut |inner, now| match run(
-            &mut inner.core,
-            now,
-            cmd,
-            &text,
-            reason.as_deref(),
-        ) {
-            Ok(Some(op)) => {
-                if let Some((resolve, reject)) = settle.take() {
-                    inner.ops.push((op, resolve, reject));
-                }
-            }
-            Ok(None) => {}
-            Err(e) => result = Err(e),
-        })?;
-        result
+        step(
+            &self.shared,
+            Input::Cmd {
+                cmd,
+                text: &text,
+                reason: reason.as_deref(),
+                settle,
+            },
+        )
     }
 }
 
