@@ -44,8 +44,28 @@ use crate::client::{
 use crate::error::{Error, ErrorCode};
 use crate::json::write_str;
 
+#[wasm_bindgen(module = "/src/wasm/fast.js")]
+extern "C" {
+    // Subscriptions (see `fast.js`): a client's listeners are a JS `Map` from each one's
+    // unsubscribe function (idempotent, harmless after `free()`) to the listener.
+    /// Adds a listener: its unsubscribe function.
+    #[wasm_bindgen(js_name = addListener)]
+    fn add_listener(listeners: &Listeners, listener: &Function) -> JsValue;
+    /// Calls the listeners (exceptions go to `console.error`), skipping any removed meanwhile.
+    #[wasm_bindgen(js_name = callListeners)]
+    fn call_listeners(listeners: &Listeners);
+}
+
 #[wasm_bindgen]
 extern "C" {
+    /// A client's listeners (a `Map`: see `addListener` in `fast.js`).
+    #[wasm_bindgen(js_name = Map)]
+    #[derive(Clone)]
+    type Listeners;
+    #[wasm_bindgen(constructor, js_class = "Map")]
+    fn new() -> Listeners;
+    #[wasm_bindgen(method, js_class = "Map")]
+    fn clear(this: &Listeners);
     /// The global `fetch` (window or worker).
     #[wasm_bindgen(js_name = fetch, catch)]
     fn js_fetch(url: &str, init: &JsValue) -> Result<Promise, JsValue>;
@@ -97,6 +117,7 @@ struct Fetch {
 struct Inner {
     core: Client,
     freed: bool,
+    listeners: Listeners,
     /// `(version, frozen snapshot object)`.
     snapshot: Option<(u64, JsValue)>,
     /// `(messagesVersion, frozen messages array)`.
@@ -162,39 +183,19 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
             return Err(Error::new(ErrorCode::InvalidState, "the client was freed"));
         }
         let result = inner.apply(input, now);
-        (result, inner.drain(&Rc::downgrade(shared), now))
+        let after = inner.drain(&Rc::downgrade(shared), now);
+        (result, after, inner.listeners.clone())
     };
-    let (result, after) = after;
+    let (result, after, listeners) = after;
     for (settle, value) in after.settle {
         let _ = settle.call1(&JsValue::UNDEFINED, &value);
     }
     if after.changed {
-        notify(shared);
+        // None while a borrow is held; one removed meanwhile is skipped, and so are all of them
+        // once the client is freed (`shutdown` clears them).
+        call_listeners(&listeners);
     }
     result
-}
-
-/// Calls every listener of the client, none while a borrow is held; a listener removed meanwhile
-/// is skipped (so are all of them once the client is freed: `shutdown` removes them).
-fn notify(shared: &Shared) {
-    let key = shared.as_ptr() as usize;
-    let mut mine = Vec::new();
-    with_listeners(&mut |all| {
-        for (token, k, f) in all.iter() {
-            if *k == key {
-                mine.push((token.clone(), f.clone()));
-            }
-        }
-    });
-    for (token, listener) in mine {
-        let mut live = false;
-        with_listeners(&mut |all| live = all.iter().any(|(t, _, _)| *t == token));
-        if live {
-            if let Err(e) = listener.call0(&JsValue::UNDEFINED) {
-                web_sys::console::error_1(&e);
-            }
-        }
-    }
 }
 
 impl Inner {
@@ -366,8 +367,7 @@ impl Inner {
         if let Some((handle, _)) = &self.timer {
             clear_timeout(handle);
         }
-        let key = self as *const Inner as usize;
-        remove_listeners(&|_, k| k == key);
+        self.listeners.clear();
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
         for (_, _, reject) in &self.ops {
             let _ = reject.call1(&JsValue::UNDEFINED, &error);
@@ -591,41 +591,6 @@ fn persist(key: &str, value: Option<&str>) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Subscriptions: the returned unsubscribe function is one shared JS function bound to a listener id,
-// so it is idempotent, costs no closure per subscription, and is harmless after `free()`. The
-// listeners of every client are in one list, each with its client's key (the address of its
-// `Inner`, whose entries `shutdown` removes before it can be reused).
-
-// (`try_with` and `try_borrow_mut` throughout: no panic path, nor its messages, in the wasm.)
-/// `(token, client key, listener)`: the token (a fresh object) is what the unsubscribe function is
-/// bound to.
-type Listeners = Vec<(JsValue, usize, Function)>;
-
-thread_local! {
-    static LISTENERS: RefCell<Listeners> = const { RefCell::new(Vec::new()) };
-    static UNSUBSCRIBE: Function = Closure::<dyn FnMut(JsValue)>::new(unsubscribe)
-        .into_js_value()
-        .unchecked_into();
-}
-
-/// Runs `f` on the listener list (not at all while it is borrowed: it never is across user code).
-fn with_listeners(f: &mut dyn FnMut(&mut Listeners)) {
-    let _ = LISTENERS.try_with(|all| {
-        if let Ok(mut all) = all.try_borrow_mut() {
-            f(&mut all);
-        }
-    });
-}
-
-/// Removes the listeners `gone(token, client key)` picks. (`&dyn`: one `retain`.)
-fn remove_listeners(gone: &dyn Fn(&JsValue, usize) -> bool) {
-    with_listeners(&mut |all| all.retain(|(t, k, _)| !gone(t, *k)));
-}
-
-fn unsubscribe(token: JsValue) {
-    remove_listeners(&|t, _| *t == token);
-}
-
 // ------------------------------------------------------------------------------------------------
 // The class
 
@@ -704,6 +669,7 @@ impl ApprovalClient {
         let shared = Rc::new(RefCell::new(Inner {
             core,
             freed: false,
+            listeners: Listeners::new(),
             snapshot: None,
             messages: None,
             stream_text: None,
@@ -773,17 +739,11 @@ impl ApprovalClient {
         let listener: Function = listener
             .dyn_into()
             .map_err(|_| invalid("a listener must be a function"))?;
-        let token: JsValue = Object::new().into();
-        let key = self.shared.as_ptr() as usize;
-        let mut listener = Some(listener);
-        with_listeners(&mut |all| {
-            if let Some(listener) = listener.take() {
-                all.push((token.clone(), key, listener));
-            }
-        });
-        UNSUBSCRIBE
-            .try_with(|f| f.bind1(&JsValue::NULL, &token).into())
-            .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is shutting down").into())
+        let inner = self
+            .shared
+            .try_borrow()
+            .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?;
+        Ok(add_listener(&inner.listeners, &listener))
     }
 
     // `GET` the thread and find any pending approvals. Rejects with `busy` while another command's

@@ -90,3 +90,26 @@ export function toolgateError(code, detail, path, line, column) {
   if (line !== null && column !== null) text += ' (line ' + line + ', column ' + column + ')';
   return Object.assign(new Error(text), { name: 'ToolgateError', code, detail, path, line, column });
 }
+
+// An `ApprovalClient`'s listeners: a `Map` from each one's unsubscribe function to the listener.
+// Unsubscribing is idempotent, and harmless after `free()` (which clears the map).
+export function addListener(listeners, listener) {
+  const off = () => {
+    listeners.delete(off);
+  };
+  listeners.set(off, listener);
+  return off;
+}
+
+// Calls the listeners present now (with no arguments, synchronously), skipping any removed by an
+// earlier one; an exception is reported with `console.error` and does not stop the others.
+export function callListeners(listeners) {
+  for (const [off, listener] of [...listeners]) {
+    if (!listeners.has(off)) continue;
+    try {
+      listener();
+    } catch (e) {
+      console.error(e);
+    }
+  }
+}
