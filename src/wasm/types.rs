@@ -5,7 +5,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::error::Error;
-use crate::json::{u64_string, Map, Value};
+use crate::json::{u64_string, Value};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
@@ -404,7 +404,9 @@ pub(crate) fn looks_like_suspension(value: &JsValue) -> bool {
         && js_sys::Reflect::has(value, &"pending".into()).unwrap_or(false)
 }
 
-/// Reads a `Suspension` given back from JS (as `pendingApprovals` made it).
+/// Reads a `Suspension` given back from JS (as `pendingApprovals` made it), for `new Decisions`:
+/// only what the decision set reads (whether it is suspended, `messageId`, and each gated tool's
+/// `callId`, `approval`, `rejectReason` and order); the other fields are left empty.
 pub(crate) fn suspension_from_js(value: &JsValue) -> Result<Suspension, Error> {
     let json = super::input::to_json(value, "$")?;
     suspension_from_json(&json)
@@ -420,7 +422,7 @@ fn suspension_from_json(json: &Value) -> Result<Suspension, Error> {
     Ok(Suspension {
         suspended: !pending.is_empty(),
         message_id: str_at(json, "messageId"),
-        resume_token: str_at(json, "resumeToken"),
+        resume_token: None,
         pending,
         decided,
     })
@@ -461,20 +463,16 @@ fn gated_tools(json: &Value, key: &str) -> Result<Vec<GatedTool>, Error> {
                 Error::parse("approval must be \"pending\", \"approved\" or \"rejected\"")
                     .with_path(at(".approval"))
             })?;
-        let inputs = match item.get("inputs") {
-            Some(Value::Object(map)) => Value::Object(map.clone()),
-            _ => Value::Object(Map::new()),
-        };
         out.push(GatedTool {
             call_id,
-            name: str_at(item, "name").unwrap_or_default(),
-            description: str_at(item, "description"),
-            inputs,
+            name: String::new(),
+            description: None,
+            inputs: Value::Null,
             approval,
-            approval_reason: str_at(item, "approvalReason"),
+            approval_reason: None,
             reject_reason: str_at(item, "rejectReason"),
-            run_id: str_at(item, "runId"),
-            agent_version_id: str_at(item, "agentVersionId"),
+            run_id: None,
+            agent_version_id: None,
             position: i,
         });
     }
