@@ -2,11 +2,14 @@
 //! place in the input (`path`, `line`, `column`, each `null` when unknown).
 
 use crate::error::Error;
-use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/wasm/fast.js")]
 extern "C" {
+    /// `isToolgateError`'s test: an `Error` whose `name` is `"ToolgateError"`.
+    #[wasm_bindgen(js_name = namedToolgateError)]
+    fn is_error_named_toolgate(value: &JsValue) -> bool;
+
     /// The `Error` object: `name`, `code`, `detail`, `path`, `line`, `column`, and the `Display`
     /// form of the error as its message.
     #[wasm_bindgen(js_name = toolgateError)]
@@ -42,6 +45,5 @@ impl From<Error> for JsValue {
 pub fn is_toolgate_error(
     #[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue,
 ) -> bool {
-    value.is_instance_of::<js_sys::Error>()
-        && Reflect::get(value, &"name".into()).is_ok_and(|n| n == "ToolgateError")
+    is_error_named_toolgate(value)
 }

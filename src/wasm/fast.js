@@ -82,6 +82,16 @@ export function encodeInto(s, dest) {
   return encoder.encodeInto(s, dest).written;
 }
 
+// `isToolgateError(e)`: whether `e` is an error thrown by toolgate.
+// (A value whose prototype or `name` cannot be read, such as some proxies, is not one.)
+export function namedToolgateError(e) {
+  try {
+    return e instanceof Error && e.name === 'ToolgateError';
+  } catch {
+    return false;
+  }
+}
+
 // A core error as JS sees it: an `Error` whose message is the error's `Display` form
 // (`code: detail at path (line L, column C)`), with `name === "ToolgateError"` and the fields.
 export function toolgateError(code, detail, path, line, column) {
