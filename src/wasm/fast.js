@@ -1,3 +1,8 @@
+// The skin's own JS, bundled into the package's glue by scripts/build.sh: the JSON.parse fast paths
+// of `parseThread` and `pendingApprovals`, string encoding into wasm memory, `ToolgateError`
+// objects, and `ApprovalClient`'s listener lists. Small pieces whose JS is smaller or faster than
+// what wasm-bindgen would generate for them; every decision about the protocol stays in the crate.
+
 // The fast path of `parseThread`: `JSON.parse` builds the objects (nothing is faster at that), then
 // the thread's shape is checked on what it built, with the rules of `src/thread.rs`. Anything off
 // returns `undefined`, and the crate's own parser then runs on the same input and reports the
