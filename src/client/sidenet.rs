@@ -1540,11 +1540,7 @@ impl Sidenet {
             }
         };
         if resume {
-            let shared = Arc::strong_count(&self.messages) > 1;
-            if shared {
-                self.audit.touch(self.messages.len() as u64);
-            }
-            let Some(view) = Arc::make_mut(&mut self.messages).pop() else {
+            let Some(view) = self.messages_mut().and_then(Vec::pop) else {
                 return;
             };
             self.c.messages_version += 1;
@@ -1747,12 +1743,22 @@ impl Sidenet {
     }
 
     fn push_message(&mut self, view: MessageView) {
-        if Arc::strong_count(&self.messages) > 1 {
-            self.audit.touch(self.messages.len() as u64);
-        }
+        let Some(messages) = self.messages_mut() else {
+            return;
+        };
+        messages.push(view);
         self.audit.touch(1);
-        Arc::make_mut(&mut self.messages).push(view);
         self.c.messages_version += 1;
+    }
+
+    /// The settled messages, to edit: copied first while a snapshot shares them (no
+    /// `Arc::make_mut`, whose weak-reference path is dead weight here). Always `Some`.
+    fn messages_mut(&mut self) -> Option<&mut Vec<MessageView>> {
+        if Arc::get_mut(&mut self.messages).is_none() {
+            self.audit.touch(self.messages.len() as u64);
+            self.messages = Arc::new(self.messages.to_vec());
+        }
+        Arc::get_mut(&mut self.messages)
     }
 
     fn set_history(&mut self, history: Vec<Map>) {
