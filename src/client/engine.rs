@@ -2,6 +2,7 @@
 //! UI shows (error, unsent text, dropped drafts, last submission), persistence and the snapshot
 //! head. One copy of this code serves both dialects.
 
+use crate::json::ToJson;
 use std::collections::VecDeque;
 
 use crate::decisions::{Decision, Decisions};
@@ -559,9 +560,16 @@ impl Core {
     /// Takes `next` (built from the current state, without `streaming`) as the snapshot if it
     /// differs, or if the streaming message changed in place (`dirty`): one `Changed`. The streaming
     /// message moves from the old snapshot to the new, never cloned.
+    ///
+    /// "Differs" is judged on what the UI receives: the same `messages` list and the same JSON
+    /// for every other field (`version` is the old one in both, `streaming` is out of both). The
+    /// derived `Snapshot` comparison it replaces cost over a kilobyte of wasm; the two texts are
+    /// short, as `messages` is not written.
     pub(super) fn commit(&mut self, mut next: Snapshot, dirty: bool) {
         let streaming = self.snapshot.streaming.take();
-        let changed = dirty || next != self.snapshot;
+        let changed = dirty
+            || next.messages != self.snapshot.messages
+            || next.head().to_json_string() != self.snapshot.head().to_json_string();
         next.streaming = streaming;
         if changed {
             next.version = self.snapshot.version.saturating_add(1);
