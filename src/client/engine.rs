@@ -14,8 +14,8 @@ use super::snapshot::{
     DraftMap, ErrorView, Messages, Phase, Snapshot, SubmissionView, SuspensionView,
 };
 use super::{
-    not_suspended, owned, request_headers, same_stored, write_stored, HttpRequest, Method, OpId,
-    Output, PauseKey, RequestId,
+    not_suspended, owned, request_headers, retryable_status, same_stored, write_stored,
+    HttpRequest, Method, OpId, Output, PauseKey, RequestId,
 };
 
 /// A decision submission. Neuron sends `body` (for `pause`) at once; Sidenet sends `queue` one
@@ -422,6 +422,23 @@ impl Core {
                 streaming: false,
                 rx: None,
             });
+        } else {
+            self.fail(job, error);
+        }
+    }
+
+    /// A non-2xx answer: retried (as [`retry_or_fail`](Self::retry_or_fail)) when its status is
+    /// worth retrying, else the job fails for good.
+    pub(super) fn status_failed(
+        &mut self,
+        now: u64,
+        job: Job,
+        attempt: u32,
+        status: u16,
+        error: Error,
+    ) {
+        if retryable_status(status) {
+            self.retry_or_fail(now, job, attempt, error);
         } else {
             self.fail(job, error);
         }

@@ -867,11 +867,8 @@ impl Client {
             why,
             stage: Stage::History,
         };
-        if retryable_status(response.status) {
-            self.c.retry_or_fail(now, job, attempt, error);
-        } else {
-            self.c.fail(job, error);
-        }
+        self.c
+            .status_failed(now, job, attempt, response.status, error);
     }
 
     fn on_thread(&mut self, op: Option<OpId>, why: Why, thread: Thread) {
@@ -1082,10 +1079,9 @@ impl Client {
         };
         if matches!(status, 200..=299 | 409 | 400) {
             self.reconcile(sub, error);
-        } else if retryable_status(status) {
-            self.c.retry_or_fail(now, Job::Submit(sub), attempt, error);
         } else {
-            self.c.fail(Job::Submit(sub), error);
+            self.c
+                .status_failed(now, Job::Submit(sub), attempt, status, error);
         }
     }
 
@@ -1461,7 +1457,7 @@ fn not_suspended() -> Error {
     )
 }
 
-fn retryable_status(status: u16) -> bool {
+pub(super) fn retryable_status(status: u16) -> bool {
     status >= 500 || status == 408 || status == 429
 }
 

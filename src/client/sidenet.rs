@@ -928,11 +928,8 @@ impl Sidenet {
             job => job,
         };
         let error = status_error(status, body);
-        if retryable_status(status) {
-            self.c.retry_or_fail(now, job, flight.attempt, error);
-        } else {
-            self.c.fail(job, error);
-        }
+        self.c
+            .status_failed(now, job, flight.attempt, status, error);
     }
 
     /// Applies collected chunks (as a chat stream) and returns what they told.
