@@ -1155,38 +1155,37 @@ impl Client {
         let old_pause = self.pause.take();
         let old_decisions = self.c.decisions.take();
         if let (Some(old), Some(old_key)) = (old_decisions, old_pause) {
-            let drafts = DraftMap::of(Some(&old)).0;
             let same = new_key.as_ref() == Some(&old_key);
             let record = if same {
                 None
             } else {
                 self.messages.iter().rev().find(|m| old_key.is_message(m))
             };
-            for (id, draft) in drafts {
+            for (id, draft) in old.local() {
                 if same {
-                    let tail = suspension.tool(&id).and_then(Decision::from_tail);
-                    if tail.as_ref() == Some(&draft) {
-                        self.audit.settle(&id, Fate::Acknowledged);
+                    let tail = suspension.tool(id).and_then(Decision::from_tail);
+                    if tail.as_ref() == Some(draft) {
+                        self.audit.settle(id, Fate::Acknowledged);
                         continue;
                     }
                     let kept = new_decisions
                         .as_mut()
-                        .is_some_and(|nd| nd.set(&id, draft).is_ok());
+                        .is_some_and(|nd| nd.set(id, draft.clone()).is_ok());
                     if !kept {
-                        self.audit.settle(&id, Fate::Dropped);
-                        self.c.drop_draft(&id);
+                        self.audit.settle(id, Fate::Dropped);
+                        self.c.drop_draft(id);
                     }
                 } else {
-                    let recorded = record.map(|m| records(m, &id, &draft));
+                    let recorded = record.map(|m| records(m, id, draft));
                     let acknowledged = match (ack, recorded) {
                         (Ack::Accepted, _) | (_, Some(true)) | (Ack::IfMissing, None) => true,
                         (Ack::Verify, None) | (_, Some(false)) => false,
                     };
                     if acknowledged {
-                        self.audit.settle(&id, Fate::Acknowledged);
+                        self.audit.settle(id, Fate::Acknowledged);
                     } else {
-                        self.audit.settle(&id, Fate::Dropped);
-                        self.c.drop_draft(&id);
+                        self.audit.settle(id, Fate::Dropped);
+                        self.c.drop_draft(id);
                     }
                 }
             }

@@ -52,8 +52,7 @@ use super::audit::{Audit, Fate};
 use super::config::{Config, Transport};
 use super::engine::{check_text, Core, Flight, Job, Stage, State, Submission, Wait, Why};
 use super::snapshot::{
-    DraftMap, MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus,
-    ToolView,
+    MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus, ToolView,
 };
 use super::{
     not_suspended, read_stored, restore_into, retryable_status, status_error, submission_view,
@@ -1781,26 +1780,26 @@ impl Sidenet {
             .as_ref()
             .and_then(|p| Decisions::new(&p.suspension()).ok());
         if let (Some(old), Some(od)) = (old, old_decisions) {
-            for (id, draft) in DraftMap::of(Some(&od)).0 {
+            for (id, draft) in od.local() {
                 let run_id = old
-                    .card(&id)
+                    .card(id)
                     .and_then(|c| c.run_id.as_ref())
                     .unwrap_or(&old.run_id);
                 let still = new
                     .as_ref()
-                    .is_some_and(|n| n.has(&id) && n.run_id == old.run_id);
+                    .is_some_and(|n| n.has(id) && n.run_id == old.run_id);
                 if still {
                     let kept = new_decisions
                         .as_mut()
-                        .is_some_and(|nd| nd.set(&id, draft.clone()).is_ok());
+                        .is_some_and(|nd| nd.set(id, draft.clone()).is_ok());
                     if kept {
                         continue;
                     }
                 }
-                if self.is_acked(run_id, &id) || self.records(&id, &draft) {
-                    self.audit.settle(&id, Fate::Acknowledged);
+                if self.is_acked(run_id, id) || self.records(id, draft) {
+                    self.audit.settle(id, Fate::Acknowledged);
                 } else {
-                    self.drop_draft(&id);
+                    self.drop_draft(id);
                 }
             }
         }
