@@ -1245,6 +1245,25 @@ impl Sidenet {
                 return;
             }
         };
+        // Every chunk of the answer's content (not `start`, which names the message, nor the
+        // bookkeeping chunks) first opens the streaming message.
+        if chat
+            && !matches!(
+                chunk,
+                Chunk::Done
+                    | Chunk::Finish { .. }
+                    | Chunk::Abort
+                    | Chunk::Error { .. }
+                    | Chunk::StartStep
+                    | Chunk::FinishStep
+                    | Chunk::Data { .. }
+                    | Chunk::Start { .. }
+                    | Chunk::TextEnd { .. }
+                    | Chunk::ToolInputDelta { .. }
+            )
+        {
+            self.first_chunk(None);
+        }
         match chunk {
             Chunk::Done => feed.done = true,
             Chunk::Finish { .. } => feed.finished = true,
@@ -1272,13 +1291,11 @@ impl Sidenet {
             }
             Chunk::TextStart { id } => {
                 if chat {
-                    self.first_chunk(None);
                     self.text_start(id);
                 }
             }
             Chunk::TextDelta { id, delta } => {
                 if chat {
-                    self.first_chunk(None);
                     self.text_delta(&id, &delta);
                 }
             }
@@ -1294,7 +1311,6 @@ impl Sidenet {
                 tool_name,
             } => {
                 if chat {
-                    self.first_chunk(None);
                     self.tool_upsert(&tool_call_id, &tool_name, None, "input-streaming");
                 } else {
                     remember_input(feed, tool_call_id, tool_name, None);
@@ -1307,7 +1323,6 @@ impl Sidenet {
                 input,
             } => {
                 if chat {
-                    self.first_chunk(None);
                     self.tool_upsert(&tool_call_id, &tool_name, Some(input), "input-available");
                 } else {
                     remember_input(feed, tool_call_id, tool_name, Some(input));
@@ -1318,7 +1333,6 @@ impl Sidenet {
                 output,
             } => {
                 if chat {
-                    self.first_chunk(None);
                     self.tool_settle(&tool_call_id, ToolStatus::Done, Some(output));
                 }
             }
@@ -1327,7 +1341,6 @@ impl Sidenet {
                 error_text,
             } => {
                 if chat {
-                    self.first_chunk(None);
                     self.tool_settle(
                         &tool_call_id,
                         ToolStatus::Error,
@@ -1337,7 +1350,6 @@ impl Sidenet {
             }
             Chunk::ToolOutputDenied { tool_call_id } => {
                 if chat {
-                    self.first_chunk(None);
                     self.tool_settle(&tool_call_id, ToolStatus::Denied, None);
                 }
             }
@@ -1379,9 +1391,6 @@ impl Sidenet {
     }
 
     fn on_approval(&mut self, feed: &mut Feed, mut card: GatedTool, chat: bool) {
-        if chat {
-            self.first_chunk(None);
-        }
         if card.run_id.is_none() {
             card.run_id = feed
                 .run
