@@ -86,14 +86,20 @@ impl Pause {
         ids_of(&self.cards)
     }
 
-    fn suspension(&self) -> Suspension {
-        Suspension {
+    /// The decisions for this pause: its cards are lent to a [`Suspension`] (moved there and
+    /// back, not cloned).
+    fn decisions(&mut self) -> Option<Decisions> {
+        let suspension = Suspension {
             suspended: !self.cards.is_empty(),
-            message_id: self.message_id.clone(),
+            message_id: self.message_id.take(),
             resume_token: None,
-            pending: self.cards.clone(),
+            pending: std::mem::take(&mut self.cards),
             decided: Vec::new(),
-        }
+        };
+        let decisions = Decisions::new(&suspension).ok();
+        self.message_id = suspension.message_id;
+        self.cards = suspension.pending;
+        decisions
     }
 }
 
@@ -1782,12 +1788,10 @@ impl Sidenet {
     /// Adopts a new pause (or none): drafts survive on calls of the same run still pending; a
     /// draft whose call left the pause is acknowledged if the server accepted it or the thread
     /// records it, and dropped (listed in `droppedDrafts`) otherwise.
-    fn adopt_pause(&mut self, new: Option<Pause>) {
+    fn adopt_pause(&mut self, mut new: Option<Pause>) {
         let old = self.pause.take();
         let old_decisions = self.c.decisions.take();
-        let mut new_decisions = new
-            .as_ref()
-            .and_then(|p| Decisions::new(&p.suspension()).ok());
+        let mut new_decisions = new.as_mut().and_then(Pause::decisions);
         if let (Some(old), Some(od)) = (old, old_decisions) {
             for (id, draft) in od.local() {
                 let run_id = old
