@@ -226,19 +226,20 @@ enum Ack {
 /// The stored drafts, as read back: `{v, messageId?, runId?, callIds, drafts}` (Neuron writes
 /// `messageId`, Sidenet `runId`).
 struct StoredIn {
-    v: u64,
     message_id: Option<String>,
     run_id: Option<String>,
     call_ids: Vec<String>,
     drafts: Map,
 }
 
-/// Reads stored drafts; `None` when the text is not a stored-drafts object.
+/// Reads stored drafts; `None` when the text is not a stored-drafts object of version 1.
 fn read_stored(text: &str) -> Option<StoredIn> {
     let Value::Object(mut o) = Value::parse(text).ok()? else {
         return None;
     };
-    let v = o.get("v")?.as_number()?.as_u64()?;
+    if o.get("v")?.as_number()?.as_u64()? != 1 {
+        return None;
+    }
     let message_id = match o.remove("messageId") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s),
@@ -256,7 +257,6 @@ fn read_stored(text: &str) -> Option<StoredIn> {
         return None;
     };
     Some(StoredIn {
-        v,
         message_id,
         run_id,
         call_ids,
@@ -1206,9 +1206,6 @@ impl Client {
         let Some(stored) = read_stored(persisted) else {
             return;
         };
-        if stored.v != 1 {
-            return;
-        }
         let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
             return;
         };

@@ -326,7 +326,7 @@ impl Sidenet {
         if let Some(persisted) = self.c.restore(persisted) {
             self.apply_restore(persisted);
         } else if let Some(stored) = read_stored(persisted).filter(|s| s.run_id.is_some()) {
-            if stored.v == 1 && self.expect.is_none() {
+            if self.expect.is_none() {
                 self.expect = Some(Expect::Calls(stored.call_ids));
             }
         }
@@ -1839,9 +1839,6 @@ impl Sidenet {
         let Some(stored) = read_stored(persisted) else {
             return;
         };
-        if stored.v != 1 {
-            return;
-        }
         let Some(stored_run) = stored.run_id else {
             return;
         };
