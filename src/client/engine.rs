@@ -113,6 +113,13 @@ pub(super) struct Flight {
     pub(super) rx: Option<Rx>,
 }
 
+impl Flight {
+    /// Is this flight out on the wire as request `id`?
+    pub(super) fn awaits(&self, id: RequestId) -> bool {
+        matches!(self.wait, Wait::Out(out) if out == id)
+    }
+}
+
 // One per client: boxing the flight would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]

@@ -50,7 +50,9 @@ use crate::thread::Message;
 
 use super::audit::{Audit, Fate};
 use super::config::{Config, Transport};
-use super::engine::{check_text, Core, Flight, Job, Stage, State, Submission, Wait, Why};
+#[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+use super::engine::Wait;
+use super::engine::{check_text, Core, Flight, Job, Stage, State, Submission, Why};
 use super::snapshot::{
     MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus, ToolView,
 };
@@ -339,7 +341,7 @@ impl Sidenet {
     pub(crate) fn handle_response(&mut self, now: u64, id: RequestId, response: HttpResponse) {
         self.c.tick(now);
         let streamed = match &self.c.state {
-            State::Busy(f) if f.wait == Wait::Out(id) && f.rx.is_none() => {
+            State::Busy(f) if f.awaits(id) && f.rx.is_none() => {
                 f.streaming && is_stream_status(response.status)
             }
             _ => return,
@@ -743,7 +745,7 @@ impl Sidenet {
         let State::Busy(flight) = &mut self.c.state else {
             return;
         };
-        if flight.wait != Wait::Out(id) || flight.rx.is_some() {
+        if !flight.awaits(id) || flight.rx.is_some() {
             return;
         }
         if !(flight.streaming && is_stream_status(status)) {
@@ -770,7 +772,7 @@ impl Sidenet {
         let State::Busy(flight) = &mut self.c.state else {
             return;
         };
-        if flight.wait != Wait::Out(id) {
+        if !flight.awaits(id) {
             return;
         }
         let chat = flight.job.is_chat();
