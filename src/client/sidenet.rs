@@ -698,10 +698,12 @@ impl Sidenet {
             Some((run_id, call_id, *decision == Decision::Approve)),
         ));
         if let Some(reason) = decision.reason() {
+            // One reason per callId (looked up by id, so where it sits does not matter).
             let reason = reason.to_owned();
-            let call_id = call_id.clone();
-            self.reasons.retain(|(id, _)| *id != call_id);
-            self.reasons.push((call_id, reason));
+            match self.reasons.iter_mut().find(|(id, _)| id == call_id) {
+                Some(known) => known.1 = reason,
+                None => self.reasons.push((call_id.clone(), reason)),
+            }
         }
         text
     }
