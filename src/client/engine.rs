@@ -3,7 +3,6 @@
 //! head. One copy of this code serves both dialects.
 
 use crate::json::ToJson;
-use std::collections::VecDeque;
 
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
@@ -149,7 +148,9 @@ pub(super) struct Core {
     pub(super) held_restore: Option<String>,
     /// What storage holds for our key, as far as we know.
     pub(super) persisted: Option<String>,
-    pub(super) outputs: VecDeque<Output>,
+    /// The effects not yet polled: `outputs[polled..]` (FIFO; emptied once all are polled).
+    pub(super) outputs: Vec<Output>,
+    pub(super) polled: usize,
     pub(super) snapshot: Snapshot,
 }
 
@@ -192,9 +193,23 @@ impl Core {
             dropped: Vec::new(),
             held_restore: None,
             persisted: None,
-            outputs: VecDeque::new(),
+            outputs: Vec::new(),
+            polled: 0,
             snapshot,
         }
+    }
+
+    /// The next effect, if any. A plain `Vec` and a cursor rather than a `VecDeque` (less code):
+    /// a polled slot holds a placeholder until the last output is polled and the list is cleared.
+    pub(super) fn poll_output(&mut self) -> Option<Output> {
+        let slot = self.outputs.get_mut(self.polled)?;
+        let output = std::mem::replace(slot, Output::Changed);
+        self.polled += 1;
+        if self.polled == self.outputs.len() {
+            self.outputs.clear();
+            self.polled = 0;
+        }
+        Some(output)
     }
 
     pub(super) fn tick(&mut self, now: u64) {
@@ -207,7 +222,7 @@ impl Core {
     }
 
     pub(super) fn done(&mut self, op: OpId, result: Result<()>) {
-        self.outputs.push_back(Output::Done { op, result });
+        self.outputs.push(Output::Done { op, result });
     }
 
     /// Resolves `op` (if any) with `error`, shown as the current error.
@@ -346,7 +361,7 @@ impl Core {
         self.next_request += 1;
         let id = RequestId(self.next_request);
         let headers = request_headers(&self.config, method, streaming);
-        self.outputs.push_back(Output::Http(HttpRequest {
+        self.outputs.push(Output::Http(HttpRequest {
             id,
             method,
             url,
@@ -387,7 +402,7 @@ impl Core {
         };
         let mut out = None;
         if let Wait::Out(id) = flight.wait {
-            self.outputs.push_back(Output::Cancel(id));
+            self.outputs.push(Output::Cancel(id));
             out = Some(id);
         }
         Some((flight, out))
@@ -554,7 +569,7 @@ impl Core {
     pub(super) fn persist(&mut self, desired: Option<String>) {
         if !same_stored(desired.as_deref(), self.persisted.as_deref()) {
             self.persisted = desired.clone();
-            self.outputs.push_back(Output::Persist {
+            self.outputs.push(Output::Persist {
                 key: self.config.persist_key(),
                 value: desired,
             });
@@ -598,7 +613,7 @@ impl Core {
         if changed {
             next.version = self.snapshot.version.saturating_add(1);
             self.snapshot = next;
-            self.outputs.push_back(Output::Changed);
+            self.outputs.push(Output::Changed);
         } else {
             self.snapshot.streaming = next.streaming;
         }

@@ -586,7 +586,7 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.poll_output();
         }
-        self.c.outputs.pop_front()
+        self.c.poll_output()
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) is next due (same clock as `now`).

@@ -398,7 +398,7 @@ impl Sidenet {
     // Outputs
 
     pub(crate) fn poll_output(&mut self) -> Option<Output> {
-        self.c.outputs.pop_front()
+        self.c.poll_output()
     }
 
     pub(crate) fn poll_timeout(&self) -> Option<u64> {
