@@ -493,13 +493,13 @@ impl Client {
         };
         let attempt = flight.attempt;
         match flight.job {
-            Job::Load { op, why, .. } => self.on_load_response(now, attempt, op, why, response),
+            Job::Load { op, why, .. } => self.on_load_response(now, attempt, op, why, &response),
             Job::Send {
                 op,
                 text,
                 users_before,
-            } => self.on_send_response(op, text, users_before, response),
-            Job::Submit(sub) => self.on_submit_response(now, attempt, sub, response),
+            } => self.on_send_response(op, text, users_before, &response),
+            Job::Submit(sub) => self.on_submit_response(now, attempt, sub, &response),
         }
         self.settle();
     }
@@ -853,7 +853,7 @@ impl Client {
         attempt: u32,
         op: Option<OpId>,
         why: Why,
-        response: HttpResponse,
+        response: &HttpResponse,
     ) {
         let error = match response.status {
             200..=299 => match neuron::parse_thread(&response.body) {
@@ -996,7 +996,7 @@ impl Client {
         op: OpId,
         text: String,
         users_before: Option<usize>,
-        response: HttpResponse,
+        response: &HttpResponse,
     ) {
         match response.status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
@@ -1061,7 +1061,7 @@ impl Client {
         now: u64,
         attempt: u32,
         sub: Submission,
-        response: HttpResponse,
+        response: &HttpResponse,
     ) {
         let status = response.status;
         let error = match status {
