@@ -26,14 +26,30 @@ pub(super) struct Submission {
     pub(super) body: String,
     /// Neuron: the pause the drafts were made on.
     pub(super) pause: PauseKey,
-    /// Sidenet: still to send, in card order; the first is the one on the wire (or next).
+    /// Sidenet: to send, in card order: `queue[queued..]` are still to go, the first of them on
+    /// the wire (or next); those before were taken (see [`take_queued`](Self::take_queued)).
     pub(super) queue: Vec<(String, Decision)>,
+    pub(super) queued: usize,
     /// What was sent (Neuron) / acknowledged by the server, in order (Sidenet).
     pub(super) sent: Vec<(String, Decision)>,
     /// Sidenet: dropped, their call was no longer pending when their turn came.
     pub(super) skipped: Vec<String>,
     /// `rejectAllAndSend`: the message to send once the run has completed.
     pub(super) then_send: Option<String>,
+}
+
+impl Submission {
+    /// Sidenet: the first call still queued.
+    pub(super) fn next_queued(&self) -> Option<&(String, Decision)> {
+        self.queue.get(self.queued)
+    }
+
+    /// Sidenet: takes the first call still queued (a cursor moves; no `Vec::remove`).
+    pub(super) fn take_queued(&mut self) -> Option<(String, Decision)> {
+        let slot = self.queue.get_mut(self.queued)?;
+        self.queued += 1;
+        Some(std::mem::replace(slot, (String::new(), Decision::Approve)))
+    }
 }
 
 /// Why a thread is being loaded.

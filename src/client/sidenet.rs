@@ -566,7 +566,7 @@ impl Sidenet {
     /// Sends the continuation of the first queued call still pending; finishes when none is left.
     fn continue_submission(&mut self, mut sub: Submission) {
         loop {
-            let Some((id, _)) = sub.queue.first() else {
+            let Some((id, _)) = sub.next_queued() else {
                 self.finish_submission(sub);
                 return;
             };
@@ -575,8 +575,9 @@ impl Sidenet {
                 self.issue(Job::Submit(sub), 1);
                 return;
             }
-            let (id, _) = sub.queue.remove(0);
-            sub.skipped.push(id);
+            if let Some((id, _)) = sub.take_queued() {
+                sub.skipped.push(id);
+            }
         }
     }
 
@@ -658,7 +659,7 @@ impl Sidenet {
 
     /// The body of the continuation for the first queued call, checking it is one to send.
     fn continuation_body(&mut self, sub: &Submission) -> Option<String> {
-        let Some((call_id, decision)) = sub.queue.first() else {
+        let Some((call_id, decision)) = sub.next_queued() else {
             self.audit
                 .violation(|| "an empty continuation was sent".to_owned());
             return None;
@@ -1033,10 +1034,9 @@ impl Sidenet {
 
     /// The first queued call was accepted by the server.
     fn ack_current(&mut self, sub: &mut Submission) {
-        if sub.queue.is_empty() {
+        let Some((id, decision)) = sub.take_queued() else {
             return;
-        }
-        let (id, decision) = sub.queue.remove(0);
+        };
         let run_id = match &self.pause {
             Some(p) => p
                 .card(&id)
@@ -1138,7 +1138,7 @@ impl Sidenet {
 
     /// After the reload that follows a refused continuation.
     fn reconciled(&mut self, mut sub: Submission, error: Error) {
-        let Some((id, decision)) = sub.queue.first().cloned() else {
+        let Some((id, decision)) = sub.take_queued() else {
             self.finish_submission(sub);
             return;
         };
@@ -1149,7 +1149,6 @@ impl Sidenet {
         }
         if self.records(&id, &decision) {
             // Applied (an answer lost on the way back): acknowledged, go on.
-            sub.queue.remove(0);
             sub.sent.push((id, decision));
             self.continue_submission(sub);
             return;
