@@ -1867,7 +1867,10 @@ impl Sidenet {
     fn suspension_view(&self) -> Option<SuspensionView> {
         let pause = self.pause.as_ref()?;
         let decisions = self.c.decisions.as_ref()?;
-        let cards: Vec<&GatedTool> = pause.cards.iter().collect();
+        let mut cards = Vec::new();
+        for card in &pause.cards {
+            cards.push(card);
+        }
         Some(suspension_view(
             decisions,
             &cards,
