@@ -347,7 +347,7 @@ impl Core {
     /// Rejects every undecided tool with `reason`; returns their callIds.
     pub(super) fn reject_undecided(&mut self, reason: Option<&str>) -> Result<Vec<String>> {
         let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        let undecided = owned(decisions.undecided());
+        let undecided = owned(&decisions.undecided());
         for id in &undecided {
             decisions.set(id, Decision::reject(reason))?;
         }

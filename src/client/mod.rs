@@ -1395,7 +1395,7 @@ fn suspension_view(
         message_id: message_id.cloned(),
         run_id: run_id.cloned(),
         agent_version_id: agent_version_id.cloned(),
-        undecided: owned(decisions.undecided()),
+        undecided: owned(&decisions.undecided()),
         complete: decisions.is_complete(),
         tools,
         pending,
@@ -1403,10 +1403,10 @@ fn suspension_view(
     }
 }
 
-fn owned(ids: Vec<&str>) -> Vec<String> {
+fn owned(ids: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     for id in ids {
-        out.push(id.to_owned());
+        out.push((*id).to_owned());
     }
     out
 }
