@@ -1677,11 +1677,6 @@ impl Sidenet {
     }
 
     fn tool_settle(&mut self, call_id: &str, status: ToolStatus, result: Option<Value>) {
-        let reason = self
-            .reasons
-            .iter()
-            .find(|(id, _)| id == call_id)
-            .map(|(_, r)| r.clone());
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
@@ -1694,7 +1689,13 @@ impl Sidenet {
             match status {
                 ToolStatus::Denied => {
                     tool.approval = Some(Approval::Rejected);
-                    tool.reject_reason = reason;
+                    tool.reject_reason = None;
+                    for (id, reason) in &self.reasons {
+                        if id == call_id {
+                            tool.reject_reason = Some(reason.clone());
+                            break;
+                        }
+                    }
                 }
                 ToolStatus::Done if tool.approval.is_some() => {
                     tool.approval = Some(Approval::Approved);
