@@ -2,7 +2,7 @@
 //! UI shows (error, unsent text, dropped drafts, last submission), persistence and the snapshot
 //! head. One copy of this code serves both dialects.
 
-use std::collections::VecDeque;
+use crate::json::ToJson;
 
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
@@ -13,8 +13,8 @@ use super::snapshot::{
     DraftMap, ErrorView, Messages, Phase, Snapshot, SubmissionView, SuspensionView,
 };
 use super::{
-    not_suspended, owned, request_headers, same_stored, write_stored, HttpRequest, Method, OpId,
-    Output, PauseKey, RequestId,
+    not_suspended, owned, request_headers, retryable_status, same_stored, write_stored,
+    HttpRequest, Method, OpId, Output, PauseKey, RequestId,
 };
 
 /// A decision submission. Neuron sends `body` (for `pause`) at once; Sidenet sends `queue` one
@@ -26,14 +26,30 @@ pub(super) struct Submission {
     pub(super) body: String,
     /// Neuron: the pause the drafts were made on.
     pub(super) pause: PauseKey,
-    /// Sidenet: still to send, in card order; the first is the one on the wire (or next).
+    /// Sidenet: to send, in card order: `queue[queued..]` are still to go, the first of them on
+    /// the wire (or next); those before were taken (see [`take_queued`](Self::take_queued)).
     pub(super) queue: Vec<(String, Decision)>,
+    pub(super) queued: usize,
     /// What was sent (Neuron) / acknowledged by the server, in order (Sidenet).
     pub(super) sent: Vec<(String, Decision)>,
     /// Sidenet: dropped, their call was no longer pending when their turn came.
     pub(super) skipped: Vec<String>,
     /// `rejectAllAndSend`: the message to send once the run has completed.
     pub(super) then_send: Option<String>,
+}
+
+impl Submission {
+    /// Sidenet: the first call still queued.
+    pub(super) fn next_queued(&self) -> Option<&(String, Decision)> {
+        self.queue.get(self.queued)
+    }
+
+    /// Sidenet: takes the first call still queued (a cursor moves; no `Vec::remove`).
+    pub(super) fn take_queued(&mut self) -> Option<(String, Decision)> {
+        let slot = self.queue.get_mut(self.queued)?;
+        self.queued += 1;
+        Some(std::mem::replace(slot, (String::new(), Decision::Approve)))
+    }
 }
 
 /// Why a thread is being loaded.
@@ -112,6 +128,13 @@ pub(super) struct Flight {
     pub(super) rx: Option<Rx>,
 }
 
+impl Flight {
+    /// Is this flight out on the wire as request `id`?
+    pub(super) fn awaits(&self, id: RequestId) -> bool {
+        matches!(self.wait, Wait::Out(out) if out == id)
+    }
+}
+
 // One per client: boxing the flight would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
@@ -141,7 +164,9 @@ pub(super) struct Core {
     pub(super) held_restore: Option<String>,
     /// What storage holds for our key, as far as we know.
     pub(super) persisted: Option<String>,
-    pub(super) outputs: VecDeque<Output>,
+    /// The effects not yet polled: `outputs[polled..]` (FIFO; emptied once all are polled).
+    pub(super) outputs: Vec<Output>,
+    pub(super) polled: usize,
     pub(super) snapshot: Snapshot,
 }
 
@@ -184,9 +209,23 @@ impl Core {
             dropped: Vec::new(),
             held_restore: None,
             persisted: None,
-            outputs: VecDeque::new(),
+            outputs: Vec::new(),
+            polled: 0,
             snapshot,
         }
+    }
+
+    /// The next effect, if any. A plain `Vec` and a cursor rather than a `VecDeque` (less code):
+    /// a polled slot holds a placeholder until the last output is polled and the list is cleared.
+    pub(super) fn poll_output(&mut self) -> Option<Output> {
+        let slot = self.outputs.get_mut(self.polled)?;
+        let output = std::mem::replace(slot, Output::Changed);
+        self.polled += 1;
+        if self.polled == self.outputs.len() {
+            self.outputs.clear();
+            self.polled = 0;
+        }
+        Some(output)
     }
 
     pub(super) fn tick(&mut self, now: u64) {
@@ -199,7 +238,7 @@ impl Core {
     }
 
     pub(super) fn done(&mut self, op: OpId, result: Result<()>) {
-        self.outputs.push_back(Output::Done { op, result });
+        self.outputs.push(Output::Done { op, result });
     }
 
     /// Resolves `op` (if any) with `error`, shown as the current error.
@@ -308,7 +347,7 @@ impl Core {
     /// Rejects every undecided tool with `reason`; returns their callIds.
     pub(super) fn reject_undecided(&mut self, reason: Option<&str>) -> Result<Vec<String>> {
         let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
-        let undecided = owned(decisions.undecided());
+        let undecided = owned(&decisions.undecided());
         for id in &undecided {
             decisions.set(id, Decision::reject(reason))?;
         }
@@ -338,7 +377,7 @@ impl Core {
         self.next_request += 1;
         let id = RequestId(self.next_request);
         let headers = request_headers(&self.config, method, streaming);
-        self.outputs.push_back(Output::Http(HttpRequest {
+        self.outputs.push(Output::Http(HttpRequest {
             id,
             method,
             url,
@@ -379,7 +418,7 @@ impl Core {
         };
         let mut out = None;
         if let Wait::Out(id) = flight.wait {
-            self.outputs.push_back(Output::Cancel(id));
+            self.outputs.push(Output::Cancel(id));
             out = Some(id);
         }
         Some((flight, out))
@@ -421,6 +460,23 @@ impl Core {
                 streaming: false,
                 rx: None,
             });
+        } else {
+            self.fail(job, error);
+        }
+    }
+
+    /// A non-2xx answer: retried (as [`retry_or_fail`](Self::retry_or_fail)) when its status is
+    /// worth retrying, else the job fails for good.
+    pub(super) fn status_failed(
+        &mut self,
+        now: u64,
+        job: Job,
+        attempt: u32,
+        status: u16,
+        error: Error,
+    ) {
+        if retryable_status(status) {
+            self.retry_or_fail(now, job, attempt, error);
         } else {
             self.fail(job, error);
         }
@@ -529,7 +585,7 @@ impl Core {
     pub(super) fn persist(&mut self, desired: Option<String>) {
         if !same_stored(desired.as_deref(), self.persisted.as_deref()) {
             self.persisted = desired.clone();
-            self.outputs.push_back(Output::Persist {
+            self.outputs.push(Output::Persist {
                 key: self.config.persist_key(),
                 value: desired,
             });
@@ -559,14 +615,21 @@ impl Core {
     /// Takes `next` (built from the current state, without `streaming`) as the snapshot if it
     /// differs, or if the streaming message changed in place (`dirty`): one `Changed`. The streaming
     /// message moves from the old snapshot to the new, never cloned.
+    ///
+    /// "Differs" is judged on what the UI receives: the same `messages` list and the same JSON
+    /// for every other field (`version` is the old one in both, `streaming` is out of both). The
+    /// derived `Snapshot` comparison it replaces cost over a kilobyte of wasm; the two texts are
+    /// short, as `messages` is not written.
     pub(super) fn commit(&mut self, mut next: Snapshot, dirty: bool) {
         let streaming = self.snapshot.streaming.take();
-        let changed = dirty || next != self.snapshot;
+        let changed = dirty
+            || next.messages != self.snapshot.messages
+            || next.head().to_json_string() != self.snapshot.head().to_json_string();
         next.streaming = streaming;
         if changed {
             next.version = self.snapshot.version.saturating_add(1);
             self.snapshot = next;
-            self.outputs.push_back(Output::Changed);
+            self.outputs.push(Output::Changed);
         } else {
             self.snapshot.streaming = next.streaming;
         }

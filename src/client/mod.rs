@@ -70,7 +70,7 @@ mod neuron;
 mod sidenet;
 mod snapshot;
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
@@ -226,19 +226,20 @@ enum Ack {
 /// The stored drafts, as read back: `{v, messageId?, runId?, callIds, drafts}` (Neuron writes
 /// `messageId`, Sidenet `runId`).
 struct StoredIn {
-    v: u64,
     message_id: Option<String>,
     run_id: Option<String>,
     call_ids: Vec<String>,
     drafts: Map,
 }
 
-/// Reads stored drafts; `None` when the text is not a stored-drafts object.
+/// Reads stored drafts; `None` when the text is not a stored-drafts object of version 1.
 fn read_stored(text: &str) -> Option<StoredIn> {
     let Value::Object(mut o) = Value::parse(text).ok()? else {
         return None;
     };
-    let v = o.get("v")?.as_number()?.as_u64()?;
+    if o.get("v")?.as_number()?.as_u64()? != 1 {
+        return None;
+    }
     let message_id = match o.remove("messageId") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s),
@@ -256,7 +257,6 @@ fn read_stored(text: &str) -> Option<StoredIn> {
         return None;
     };
     Some(StoredIn {
-        v,
         message_id,
         run_id,
         call_ids,
@@ -493,13 +493,13 @@ impl Client {
         };
         let attempt = flight.attempt;
         match flight.job {
-            Job::Load { op, why, .. } => self.on_load_response(now, attempt, op, why, response),
+            Job::Load { op, why, .. } => self.on_load_response(now, attempt, op, why, &response),
             Job::Send {
                 op,
                 text,
                 users_before,
-            } => self.on_send_response(op, text, users_before, response),
-            Job::Submit(sub) => self.on_submit_response(now, attempt, sub, response),
+            } => self.on_send_response(op, text, users_before, &response),
+            Job::Submit(sub) => self.on_submit_response(now, attempt, sub, &response),
         }
         self.settle();
     }
@@ -586,7 +586,7 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.poll_output();
         }
-        self.c.outputs.pop_front()
+        self.c.poll_output()
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) is next due (same clock as `now`).
@@ -853,7 +853,7 @@ impl Client {
         attempt: u32,
         op: Option<OpId>,
         why: Why,
-        response: HttpResponse,
+        response: &HttpResponse,
     ) {
         let error = match response.status {
             200..=299 => match neuron::parse_thread(&response.body) {
@@ -867,11 +867,8 @@ impl Client {
             why,
             stage: Stage::History,
         };
-        if retryable_status(response.status) {
-            self.c.retry_or_fail(now, job, attempt, error);
-        } else {
-            self.c.fail(job, error);
-        }
+        self.c
+            .status_failed(now, job, attempt, response.status, error);
     }
 
     fn on_thread(&mut self, op: Option<OpId>, why: Why, thread: Thread) {
@@ -999,7 +996,7 @@ impl Client {
         op: OpId,
         text: String,
         users_before: Option<usize>,
-        response: HttpResponse,
+        response: &HttpResponse,
     ) {
         match response.status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
@@ -1064,7 +1061,7 @@ impl Client {
         now: u64,
         attempt: u32,
         sub: Submission,
-        response: HttpResponse,
+        response: &HttpResponse,
     ) {
         let status = response.status;
         let error = match status {
@@ -1082,10 +1079,9 @@ impl Client {
         };
         if matches!(status, 200..=299 | 409 | 400) {
             self.reconcile(sub, error);
-        } else if retryable_status(status) {
-            self.c.retry_or_fail(now, Job::Submit(sub), attempt, error);
         } else {
-            self.c.fail(Job::Submit(sub), error);
+            self.c
+                .status_failed(now, Job::Submit(sub), attempt, status, error);
         }
     }
 
@@ -1140,7 +1136,7 @@ impl Client {
             view.push(neuron::message_view(view.len(), m));
         }
         self.messages = messages;
-        self.view = Messages(Arc::new(view));
+        self.view = Messages(Rc::new(view));
         self.c.messages_version += 1;
     }
 
@@ -1159,38 +1155,37 @@ impl Client {
         let old_pause = self.pause.take();
         let old_decisions = self.c.decisions.take();
         if let (Some(old), Some(old_key)) = (old_decisions, old_pause) {
-            let drafts = DraftMap::of(Some(&old)).0;
             let same = new_key.as_ref() == Some(&old_key);
             let record = if same {
                 None
             } else {
                 self.messages.iter().rev().find(|m| old_key.is_message(m))
             };
-            for (id, draft) in drafts {
+            for (id, draft) in old.local() {
                 if same {
-                    let tail = suspension.tool(&id).and_then(Decision::from_tail);
-                    if tail.as_ref() == Some(&draft) {
-                        self.audit.settle(&id, Fate::Acknowledged);
+                    let tail = suspension.tool(id).and_then(Decision::from_tail);
+                    if tail.as_ref() == Some(draft) {
+                        self.audit.settle(id, Fate::Acknowledged);
                         continue;
                     }
                     let kept = new_decisions
                         .as_mut()
-                        .is_some_and(|nd| nd.set(&id, draft).is_ok());
+                        .is_some_and(|nd| nd.set(id, draft.clone()).is_ok());
                     if !kept {
-                        self.audit.settle(&id, Fate::Dropped);
-                        self.c.drop_draft(&id);
+                        self.audit.settle(id, Fate::Dropped);
+                        self.c.drop_draft(id);
                     }
                 } else {
-                    let recorded = record.map(|m| records(m, &id, &draft));
+                    let recorded = record.map(|m| records(m, id, draft));
                     let acknowledged = match (ack, recorded) {
                         (Ack::Accepted, _) | (_, Some(true)) | (Ack::IfMissing, None) => true,
                         (Ack::Verify, None) | (_, Some(false)) => false,
                     };
                     if acknowledged {
-                        self.audit.settle(&id, Fate::Acknowledged);
+                        self.audit.settle(id, Fate::Acknowledged);
                     } else {
-                        self.audit.settle(&id, Fate::Dropped);
-                        self.c.drop_draft(&id);
+                        self.audit.settle(id, Fate::Dropped);
+                        self.c.drop_draft(id);
                     }
                 }
             }
@@ -1211,9 +1206,6 @@ impl Client {
         let Some(stored) = read_stored(persisted) else {
             return;
         };
-        if stored.v != 1 {
-            return;
-        }
         let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
             return;
         };
@@ -1403,7 +1395,7 @@ fn suspension_view(
         message_id: message_id.cloned(),
         run_id: run_id.cloned(),
         agent_version_id: agent_version_id.cloned(),
-        undecided: owned(decisions.undecided()),
+        undecided: owned(&decisions.undecided()),
         complete: decisions.is_complete(),
         tools,
         pending,
@@ -1411,10 +1403,10 @@ fn suspension_view(
     }
 }
 
-fn owned(ids: Vec<&str>) -> Vec<String> {
+fn owned(ids: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     for id in ids {
-        out.push(id.to_owned());
+        out.push((*id).to_owned());
     }
     out
 }
@@ -1461,7 +1453,7 @@ fn not_suspended() -> Error {
     )
 }
 
-fn retryable_status(status: u16) -> bool {
+pub(super) fn retryable_status(status: u16) -> bool {
     status >= 500 || status == 408 || status == 429
 }
 

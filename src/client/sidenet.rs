@@ -39,7 +39,7 @@
 //!        dropped mid-stream ─▶ acknowledged (the server answered 2xx) ─▶ loading ─▶ go on
 //! ```
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
@@ -50,10 +50,11 @@ use crate::thread::Message;
 
 use super::audit::{Audit, Fate};
 use super::config::{Config, Transport};
-use super::engine::{check_text, Core, Flight, Job, Stage, State, Submission, Wait, Why};
+#[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+use super::engine::Wait;
+use super::engine::{check_text, Core, Flight, Job, Stage, State, Submission, Why};
 use super::snapshot::{
-    DraftMap, MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus,
-    ToolView,
+    MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus, ToolView,
 };
 use super::{
     not_suspended, read_stored, restore_into, retryable_status, status_error, submission_view,
@@ -87,14 +88,20 @@ impl Pause {
         ids_of(&self.cards)
     }
 
-    fn suspension(&self) -> Suspension {
-        Suspension {
+    /// The decisions for this pause: its cards are lent to a [`Suspension`] (moved there and
+    /// back, not cloned).
+    fn decisions(&mut self) -> Option<Decisions> {
+        let suspension = Suspension {
             suspended: !self.cards.is_empty(),
-            message_id: self.message_id.clone(),
+            message_id: self.message_id.take(),
             resume_token: None,
-            pending: self.cards.clone(),
+            pending: std::mem::take(&mut self.cards),
             decided: Vec::new(),
-        }
+        };
+        let decisions = Decisions::new(&suspension).ok();
+        self.message_id = suspension.message_id;
+        self.cards = suspension.pending;
+        decisions
     }
 }
 
@@ -197,7 +204,7 @@ fn user_message(text: &str) -> Map {
 pub(crate) struct Sidenet {
     /// The state both engines keep alike.
     c: Core,
-    messages: Arc<Vec<MessageView>>,
+    messages: Rc<Vec<MessageView>>,
     building: Option<Building>,
     /// `snapshot.streaming` changed in place since the last step.
     stream_dirty: bool,
@@ -219,7 +226,7 @@ impl Sidenet {
     pub(crate) fn new(config: Config) -> Sidenet {
         let mut s = Sidenet {
             c: Core::new(config),
-            messages: Arc::new(Vec::new()),
+            messages: Rc::new(Vec::new()),
             building: None,
             stream_dirty: false,
             stream_epoch: 0,
@@ -321,7 +328,7 @@ impl Sidenet {
         if let Some(persisted) = self.c.restore(persisted) {
             self.apply_restore(persisted);
         } else if let Some(stored) = read_stored(persisted).filter(|s| s.run_id.is_some()) {
-            if stored.v == 1 && self.expect.is_none() {
+            if self.expect.is_none() {
                 self.expect = Some(Expect::Calls(stored.call_ids));
             }
         }
@@ -334,7 +341,7 @@ impl Sidenet {
     pub(crate) fn handle_response(&mut self, now: u64, id: RequestId, response: HttpResponse) {
         self.c.tick(now);
         let streamed = match &self.c.state {
-            State::Busy(f) if f.wait == Wait::Out(id) && f.rx.is_none() => {
+            State::Busy(f) if f.awaits(id) && f.rx.is_none() => {
                 f.streaming && is_stream_status(response.status)
             }
             _ => return,
@@ -391,7 +398,7 @@ impl Sidenet {
     // Outputs
 
     pub(crate) fn poll_output(&mut self) -> Option<Output> {
-        self.c.outputs.pop_front()
+        self.c.poll_output()
     }
 
     pub(crate) fn poll_timeout(&self) -> Option<u64> {
@@ -559,7 +566,7 @@ impl Sidenet {
     /// Sends the continuation of the first queued call still pending; finishes when none is left.
     fn continue_submission(&mut self, mut sub: Submission) {
         loop {
-            let Some((id, _)) = sub.queue.first() else {
+            let Some((id, _)) = sub.next_queued() else {
                 self.finish_submission(sub);
                 return;
             };
@@ -568,8 +575,9 @@ impl Sidenet {
                 self.issue(Job::Submit(sub), 1);
                 return;
             }
-            let (id, _) = sub.queue.remove(0);
-            sub.skipped.push(id);
+            if let Some((id, _)) = sub.take_queued() {
+                sub.skipped.push(id);
+            }
         }
     }
 
@@ -651,7 +659,7 @@ impl Sidenet {
 
     /// The body of the continuation for the first queued call, checking it is one to send.
     fn continuation_body(&mut self, sub: &Submission) -> Option<String> {
-        let Some((call_id, decision)) = sub.queue.first() else {
+        let Some((call_id, decision)) = sub.next_queued() else {
             self.audit
                 .violation(|| "an empty continuation was sent".to_owned());
             return None;
@@ -691,10 +699,12 @@ impl Sidenet {
             Some((run_id, call_id, *decision == Decision::Approve)),
         ));
         if let Some(reason) = decision.reason() {
+            // One reason per callId (looked up by id, so where it sits does not matter).
             let reason = reason.to_owned();
-            let call_id = call_id.clone();
-            self.reasons.retain(|(id, _)| *id != call_id);
-            self.reasons.push((call_id, reason));
+            match self.reasons.iter_mut().find(|(id, _)| id == call_id) {
+                Some(known) => known.1 = reason,
+                None => self.reasons.push((call_id.clone(), reason)),
+            }
         }
         text
     }
@@ -738,7 +748,7 @@ impl Sidenet {
         let State::Busy(flight) = &mut self.c.state else {
             return;
         };
-        if flight.wait != Wait::Out(id) || flight.rx.is_some() {
+        if !flight.awaits(id) || flight.rx.is_some() {
             return;
         }
         if !(flight.streaming && is_stream_status(status)) {
@@ -765,7 +775,7 @@ impl Sidenet {
         let State::Busy(flight) = &mut self.c.state else {
             return;
         };
-        if flight.wait != Wait::Out(id) {
+        if !flight.awaits(id) {
             return;
         }
         let chat = flight.job.is_chat();
@@ -928,11 +938,8 @@ impl Sidenet {
             job => job,
         };
         let error = status_error(status, body);
-        if retryable_status(status) {
-            self.c.retry_or_fail(now, job, flight.attempt, error);
-        } else {
-            self.c.fail(job, error);
-        }
+        self.c
+            .status_failed(now, job, flight.attempt, status, error);
     }
 
     /// Applies collected chunks (as a chat stream) and returns what they told.
@@ -1027,10 +1034,9 @@ impl Sidenet {
 
     /// The first queued call was accepted by the server.
     fn ack_current(&mut self, sub: &mut Submission) {
-        if sub.queue.is_empty() {
+        let Some((id, decision)) = sub.take_queued() else {
             return;
-        }
-        let (id, decision) = sub.queue.remove(0);
+        };
         let run_id = match &self.pause {
             Some(p) => p
                 .card(&id)
@@ -1132,7 +1138,7 @@ impl Sidenet {
 
     /// After the reload that follows a refused continuation.
     fn reconciled(&mut self, mut sub: Submission, error: Error) {
-        let Some((id, decision)) = sub.queue.first().cloned() else {
+        let Some((id, decision)) = sub.take_queued() else {
             self.finish_submission(sub);
             return;
         };
@@ -1143,7 +1149,6 @@ impl Sidenet {
         }
         if self.records(&id, &decision) {
             // Applied (an answer lost on the way back): acknowledged, go on.
-            sub.queue.remove(0);
             sub.sent.push((id, decision));
             self.continue_submission(sub);
             return;
@@ -1249,6 +1254,25 @@ impl Sidenet {
                 return;
             }
         };
+        // Every chunk of the answer's content (not `start`, which names the message, nor the
+        // bookkeeping chunks) first opens the streaming message.
+        if chat
+            && !matches!(
+                chunk,
+                Chunk::Done
+                    | Chunk::Finish { .. }
+                    | Chunk::Abort
+                    | Chunk::Error { .. }
+                    | Chunk::StartStep
+                    | Chunk::FinishStep
+                    | Chunk::Data { .. }
+                    | Chunk::Start { .. }
+                    | Chunk::TextEnd { .. }
+                    | Chunk::ToolInputDelta { .. }
+            )
+        {
+            self.first_chunk(None);
+        }
         match chunk {
             Chunk::Done => feed.done = true,
             Chunk::Finish { .. } => feed.finished = true,
@@ -1276,13 +1300,11 @@ impl Sidenet {
             }
             Chunk::TextStart { id } => {
                 if chat {
-                    self.first_chunk(None);
                     self.text_start(id);
                 }
             }
             Chunk::TextDelta { id, delta } => {
                 if chat {
-                    self.first_chunk(None);
                     self.text_delta(&id, &delta);
                 }
             }
@@ -1298,7 +1320,6 @@ impl Sidenet {
                 tool_name,
             } => {
                 if chat {
-                    self.first_chunk(None);
                     self.tool_upsert(&tool_call_id, &tool_name, None, "input-streaming");
                 } else {
                     remember_input(feed, tool_call_id, tool_name, None);
@@ -1311,7 +1332,6 @@ impl Sidenet {
                 input,
             } => {
                 if chat {
-                    self.first_chunk(None);
                     self.tool_upsert(&tool_call_id, &tool_name, Some(input), "input-available");
                 } else {
                     remember_input(feed, tool_call_id, tool_name, Some(input));
@@ -1322,7 +1342,6 @@ impl Sidenet {
                 output,
             } => {
                 if chat {
-                    self.first_chunk(None);
                     self.tool_settle(&tool_call_id, ToolStatus::Done, Some(output));
                 }
             }
@@ -1331,7 +1350,6 @@ impl Sidenet {
                 error_text,
             } => {
                 if chat {
-                    self.first_chunk(None);
                     self.tool_settle(
                         &tool_call_id,
                         ToolStatus::Error,
@@ -1341,7 +1359,6 @@ impl Sidenet {
             }
             Chunk::ToolOutputDenied { tool_call_id } => {
                 if chat {
-                    self.first_chunk(None);
                     self.tool_settle(&tool_call_id, ToolStatus::Denied, None);
                 }
             }
@@ -1383,9 +1400,6 @@ impl Sidenet {
     }
 
     fn on_approval(&mut self, feed: &mut Feed, mut card: GatedTool, chat: bool) {
-        if chat {
-            self.first_chunk(None);
-        }
         if card.run_id.is_none() {
             card.run_id = feed
                 .run
@@ -1540,11 +1554,7 @@ impl Sidenet {
             }
         };
         if resume {
-            let shared = Arc::strong_count(&self.messages) > 1;
-            if shared {
-                self.audit.touch(self.messages.len() as u64);
-            }
-            let Some(view) = Arc::make_mut(&mut self.messages).pop() else {
+            let Some(view) = self.messages_mut().and_then(Vec::pop) else {
                 return;
             };
             self.c.messages_version += 1;
@@ -1667,11 +1677,6 @@ impl Sidenet {
     }
 
     fn tool_settle(&mut self, call_id: &str, status: ToolStatus, result: Option<Value>) {
-        let reason = self
-            .reasons
-            .iter()
-            .find(|(id, _)| id == call_id)
-            .map(|(_, r)| r.clone());
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
@@ -1684,7 +1689,13 @@ impl Sidenet {
             match status {
                 ToolStatus::Denied => {
                     tool.approval = Some(Approval::Rejected);
-                    tool.reject_reason = reason;
+                    tool.reject_reason = None;
+                    for (id, reason) in &self.reasons {
+                        if id == call_id {
+                            tool.reject_reason = Some(reason.clone());
+                            break;
+                        }
+                    }
                 }
                 ToolStatus::Done if tool.approval.is_some() => {
                     tool.approval = Some(Approval::Approved);
@@ -1747,12 +1758,22 @@ impl Sidenet {
     }
 
     fn push_message(&mut self, view: MessageView) {
-        if Arc::strong_count(&self.messages) > 1 {
-            self.audit.touch(self.messages.len() as u64);
-        }
+        let Some(messages) = self.messages_mut() else {
+            return;
+        };
+        messages.push(view);
         self.audit.touch(1);
-        Arc::make_mut(&mut self.messages).push(view);
         self.c.messages_version += 1;
+    }
+
+    /// The settled messages, to edit: copied first while a snapshot shares them (no
+    /// `Rc::make_mut`, whose weak-reference path is dead weight here). Always `Some`.
+    fn messages_mut(&mut self) -> Option<&mut Vec<MessageView>> {
+        if Rc::get_mut(&mut self.messages).is_none() {
+            self.audit.touch(self.messages.len() as u64);
+            self.messages = Rc::new(self.messages.to_vec());
+        }
+        Rc::get_mut(&mut self.messages)
     }
 
     fn set_history(&mut self, history: Vec<Map>) {
@@ -1761,7 +1782,7 @@ impl Sidenet {
             views.push(ui_message_view(views.len(), m, &self.reasons));
         }
         self.audit.touch(views.len() as u64);
-        self.messages = Arc::new(views);
+        self.messages = Rc::new(views);
         self.c.messages_version += 1;
     }
 
@@ -1771,33 +1792,31 @@ impl Sidenet {
     /// Adopts a new pause (or none): drafts survive on calls of the same run still pending; a
     /// draft whose call left the pause is acknowledged if the server accepted it or the thread
     /// records it, and dropped (listed in `droppedDrafts`) otherwise.
-    fn adopt_pause(&mut self, new: Option<Pause>) {
+    fn adopt_pause(&mut self, mut new: Option<Pause>) {
         let old = self.pause.take();
         let old_decisions = self.c.decisions.take();
-        let mut new_decisions = new
-            .as_ref()
-            .and_then(|p| Decisions::new(&p.suspension()).ok());
+        let mut new_decisions = new.as_mut().and_then(Pause::decisions);
         if let (Some(old), Some(od)) = (old, old_decisions) {
-            for (id, draft) in DraftMap::of(Some(&od)).0 {
+            for (id, draft) in od.local() {
                 let run_id = old
-                    .card(&id)
+                    .card(id)
                     .and_then(|c| c.run_id.as_ref())
                     .unwrap_or(&old.run_id);
                 let still = new
                     .as_ref()
-                    .is_some_and(|n| n.has(&id) && n.run_id == old.run_id);
+                    .is_some_and(|n| n.has(id) && n.run_id == old.run_id);
                 if still {
                     let kept = new_decisions
                         .as_mut()
-                        .is_some_and(|nd| nd.set(&id, draft.clone()).is_ok());
+                        .is_some_and(|nd| nd.set(id, draft.clone()).is_ok());
                     if kept {
                         continue;
                     }
                 }
-                if self.is_acked(run_id, &id) || self.records(&id, &draft) {
-                    self.audit.settle(&id, Fate::Acknowledged);
+                if self.is_acked(run_id, id) || self.records(id, draft) {
+                    self.audit.settle(id, Fate::Acknowledged);
                 } else {
-                    self.drop_draft(&id);
+                    self.drop_draft(id);
                 }
             }
         }
@@ -1824,9 +1843,6 @@ impl Sidenet {
         let Some(stored) = read_stored(persisted) else {
             return;
         };
-        if stored.v != 1 {
-            return;
-        }
         let Some(stored_run) = stored.run_id else {
             return;
         };
@@ -1852,7 +1868,10 @@ impl Sidenet {
     fn suspension_view(&self) -> Option<SuspensionView> {
         let pause = self.pause.as_ref()?;
         let decisions = self.c.decisions.as_ref()?;
-        let cards: Vec<&GatedTool> = pause.cards.iter().collect();
+        let mut cards = Vec::new();
+        for card in &pause.cards {
+            cards.push(card);
+        }
         Some(suspension_view(
             decisions,
             &cards,
@@ -1873,7 +1892,7 @@ impl Sidenet {
         });
         self.c.head(
             self.c.phase(paused, self.expired),
-            Messages(Arc::clone(&self.messages)),
+            Messages(Rc::clone(&self.messages)),
             self.suspension_view(),
             can_submit,
             paused,
