@@ -1893,3 +1893,12 @@ fn random_walks_keep_the_invariants() {
         }
     }
 }
+
+/// The sans-IO core is plain data: a native user can move a client (and its snapshots) to another
+/// thread or task.
+#[test]
+fn client_and_snapshot_are_send() {
+    fn send<T: Send>() {}
+    send::<Client>();
+    send::<toolgate::client::Snapshot>();
+}

@@ -70,7 +70,7 @@ mod neuron;
 mod sidenet;
 mod snapshot;
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
@@ -1136,7 +1136,7 @@ impl Client {
             view.push(neuron::message_view(view.len(), m));
         }
         self.messages = messages;
-        self.view = Messages(Rc::new(view));
+        self.view = Messages(Arc::new(view));
         self.c.messages_version += 1;
     }
 

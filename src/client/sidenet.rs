@@ -39,7 +39,7 @@
 //!        dropped mid-stream ─▶ acknowledged (the server answered 2xx) ─▶ loading ─▶ go on
 //! ```
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
@@ -204,7 +204,7 @@ fn user_message(text: &str) -> Map {
 pub(crate) struct Sidenet {
     /// The state both engines keep alike.
     c: Core,
-    messages: Rc<Vec<MessageView>>,
+    messages: Arc<Vec<MessageView>>,
     building: Option<Building>,
     /// `snapshot.streaming` changed in place since the last step.
     stream_dirty: bool,
@@ -226,7 +226,7 @@ impl Sidenet {
     pub(crate) fn new(config: Config) -> Sidenet {
         let mut s = Sidenet {
             c: Core::new(config),
-            messages: Rc::new(Vec::new()),
+            messages: Arc::new(Vec::new()),
             building: None,
             stream_dirty: false,
             stream_epoch: 0,
@@ -1767,13 +1767,13 @@ impl Sidenet {
     }
 
     /// The settled messages, to edit: copied first while a snapshot shares them (no
-    /// `Rc::make_mut`, whose weak-reference path is dead weight here). Always `Some`.
+    /// `Arc::make_mut`, whose weak-reference path is dead weight here). Always `Some`.
     fn messages_mut(&mut self) -> Option<&mut Vec<MessageView>> {
-        if Rc::get_mut(&mut self.messages).is_none() {
+        if Arc::get_mut(&mut self.messages).is_none() {
             self.audit.touch(self.messages.len() as u64);
-            self.messages = Rc::new(self.messages.to_vec());
+            self.messages = Arc::new(self.messages.to_vec());
         }
-        Rc::get_mut(&mut self.messages)
+        Arc::get_mut(&mut self.messages)
     }
 
     fn set_history(&mut self, history: Vec<Map>) {
@@ -1782,7 +1782,7 @@ impl Sidenet {
             views.push(ui_message_view(views.len(), m, &self.reasons));
         }
         self.audit.touch(views.len() as u64);
-        self.messages = Rc::new(views);
+        self.messages = Arc::new(views);
         self.c.messages_version += 1;
     }
 
@@ -1892,7 +1892,7 @@ impl Sidenet {
         });
         self.c.head(
             self.c.phase(paused, self.expired),
-            Messages(Rc::clone(&self.messages)),
+            Messages(Arc::clone(&self.messages)),
             self.suspension_view(),
             can_submit,
             paused,

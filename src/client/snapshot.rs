@@ -45,7 +45,7 @@
 //!                    reply), notApplied: string[] (sent, yet still pending on the tail) }
 //! ```
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::approval::Approval;
 use crate::decisions::{write_decision_map, Decision, Decisions};
@@ -263,7 +263,7 @@ impl ToJson for MessageView {
 /// The settled messages, shared: cloning a snapshot does not copy them, and two snapshots compare
 /// equal on this field iff they hold the very same list.
 #[derive(Debug, Clone, Default)]
-pub struct Messages(pub(crate) Rc<Vec<MessageView>>);
+pub struct Messages(pub(crate) Arc<Vec<MessageView>>);
 
 impl Messages {
     pub fn as_slice(&self) -> &[MessageView] {
@@ -273,7 +273,7 @@ impl Messages {
 
 impl PartialEq for Messages {
     fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
