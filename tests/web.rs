@@ -451,3 +451,48 @@ fn nesting_limit_applies_where_the_crate_parses() {
     let e = pending_approvals(JsValue::from_str(&doc)).unwrap_err();
     assert_eq!(error_code(&e), "parse_error");
 }
+
+/// In wasm, UTF-8 is checked with SIMD ASCII skipping and std on each non-ASCII run: bytes given to
+/// `pendingApprovals` and the crate's `parse_thread_bytes` are accepted exactly when std accepts
+/// the text, whatever sits around the 16-byte blocks.
+#[wasm_bindgen_test]
+fn utf8_check_of_bytes_agrees_with_std_at_every_offset() {
+    let pieces: &[&[u8]] = &[
+        "é".as_bytes(),
+        "€".as_bytes(),
+        "😀".as_bytes(),
+        b"\xff",
+        b"\x80",
+        b"\xc3",
+        b"\xe2\x82",
+        b"\xf0\x9f\x98",
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+        b"\xf4\x90\x80\x80",
+    ];
+    for pad in 0..40 {
+        for piece in pieces {
+            for twice in [false, true] {
+                // ASCII after the piece too, so that it also sits inside full 16-byte blocks.
+                let mut content = vec![b'x'; pad];
+                content.extend_from_slice(piece);
+                if twice {
+                    content.extend_from_slice(b"0123456789abcdefg");
+                    content.extend_from_slice(piece);
+                }
+                content.extend_from_slice(&[b'y'; 40]);
+                let mut doc = br#"{"messages":[{"role":"user","content":""#.to_vec();
+                doc.extend_from_slice(&content);
+                doc.extend_from_slice(br#""}]}"#);
+                let valid = std::str::from_utf8(&doc).is_ok();
+                assert_eq!(
+                    toolgate::thread::parse_thread_bytes(&doc).is_ok(),
+                    valid,
+                    "{doc:?}"
+                );
+                let r = pending_approvals(Uint8Array::from(&doc[..]).into());
+                assert_eq!(r.is_ok(), valid, "{doc:?}");
+            }
+        }
+    }
+}

@@ -21,6 +21,10 @@ use crate::error::Error;
 /// The input as `&str` without copying; invalid UTF-8 is a `parse_error` pointing at the first bad byte
 /// (1-based line, 1-based byte column, like serde_json).
 pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
+    if is_utf8(bytes) {
+        // SAFETY: `is_utf8` returned true, so `bytes` is valid UTF-8 (see its proof).
+        return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
     match std::str::from_utf8(bytes) {
         Ok(s) => Ok(s),
         Err(err) => {
@@ -37,6 +41,66 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
             Err(Error::parse(message).at(line, column))
         }
     }
+}
+
+/// Whether `bytes` is valid UTF-8, as `std::str::from_utf8` decides, faster on mostly-ASCII text:
+/// ASCII is skipped a block at a time (16 bytes with wasm SIMD, 8 elsewhere) and std validates each
+/// run of non-ASCII bytes on its own.
+///
+/// Why that is the same answer: an ASCII byte (0x00-0x7F) is never part of a multi-byte sequence
+/// (lead bytes are 0xC2-0xF4, continuation bytes 0x80-0xBF), so every sequence lies inside one
+/// maximal run of bytes >= 0x80, and the whole is valid exactly when each such run is.
+pub(crate) fn is_utf8(bytes: &[u8]) -> bool {
+    let mut i = 0;
+    loop {
+        i = ascii_end(bytes, i);
+        let Some(rest) = bytes.get(i..) else {
+            return true;
+        };
+        // The run of non-ASCII bytes starting at `i` ends at the next ASCII byte (or the end).
+        let run = rest.iter().position(u8::is_ascii).unwrap_or(rest.len());
+        let Some(chunk) = rest.get(..run) else {
+            return false;
+        };
+        if chunk.is_empty() {
+            return true;
+        }
+        if std::str::from_utf8(chunk).is_err() {
+            return false;
+        }
+        i += run;
+    }
+}
+
+/// The index of the first non-ASCII byte at or after `i` (or the length).
+fn ascii_end(bytes: &[u8], mut i: usize) -> usize {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    while let Some(chunk) = bytes.get(i..i + 16) {
+        use core::arch::wasm32::{u8x16_bitmask, v128, v128_load};
+        // SAFETY: `chunk` is 16 readable bytes; `v128_load` allows any alignment.
+        let high = u8x16_bitmask(unsafe { v128_load(chunk.as_ptr().cast::<v128>()) });
+        if high != 0 {
+            return i + high.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let Ok(array) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let high = u64::from_le_bytes(array) & 0x8080_8080_8080_8080;
+        if high != 0 {
+            return i + (high.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(b) = bytes.get(i) {
+        if !b.is_ascii() {
+            break;
+        }
+        i += 1;
+    }
+    i
 }
 
 /// A string as a JSON string literal, for messages: `"id"`.

@@ -238,3 +238,62 @@ fn the_eight_byte_scan_finds_every_special_byte_at_every_offset() {
         }
     }
 }
+
+/// `is_utf8` (ASCII skipped by blocks, std on each non-ASCII run) decides exactly as std does, on
+/// text mixing ASCII, every width of valid sequence, and broken, cut, overlong and surrogate bytes
+/// at every offset around the blocks.
+#[test]
+fn is_utf8_agrees_with_std() {
+    let pieces: &[&[u8]] = &[
+        b"a",
+        b"abcdefghijklmnop",
+        "é".as_bytes(),
+        "€".as_bytes(),
+        "😀".as_bytes(),
+        b"\xff",
+        b"\x80",
+        b"\xc3",
+        b"\xe2\x82",
+        b"\xf0\x9f\x98",
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+        b"\xf4\x90\x80\x80",
+        b"\x7f",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..20_000 {
+        let mut bytes = Vec::new();
+        let parts = next() % 12;
+        for _ in 0..parts {
+            let piece = pieces[(next() % pieces.len() as u64) as usize];
+            let repeat = 1 + next() % 20;
+            for _ in 0..repeat {
+                bytes.extend_from_slice(piece);
+            }
+        }
+        assert_eq!(
+            is_utf8(&bytes),
+            std::str::from_utf8(&bytes).is_ok(),
+            "{bytes:?}"
+        );
+        assert_eq!(utf8(&bytes).is_ok(), std::str::from_utf8(&bytes).is_ok());
+    }
+    for pad in 0..40 {
+        for piece in pieces {
+            let mut bytes = vec![b'x'; pad];
+            bytes.extend_from_slice(piece);
+            bytes.extend_from_slice(b"tail");
+            assert_eq!(
+                is_utf8(&bytes),
+                std::str::from_utf8(&bytes).is_ok(),
+                "{bytes:?}"
+            );
+        }
+    }
+}
