@@ -1176,3 +1176,68 @@ fn error_codes_are_stable() {
         "parse_error: a message must be an object, got a number at $.messages[0]"
     );
 }
+
+/// Bytes are checked for UTF-8 by skipping ASCII a block at a time (16 bytes with SIMD in wasm, 8
+/// natively) and asking std about each run of non-ASCII bytes. A document is accepted exactly when
+/// std accepts its bytes: text mixing ASCII, every width of valid sequence, and cut, overlong,
+/// surrogate and stray bytes, generated, and each piece at every offset inside full blocks. (This
+/// file also runs compiled to wasm, where the SIMD path is the one taken.)
+#[test]
+fn bytes_are_accepted_exactly_when_they_are_utf8() {
+    let pieces: &[&[u8]] = &[
+        b"a",
+        b"abcdefghijklmnop",
+        "\u{e9}".as_bytes(),
+        "\u{20ac}".as_bytes(),
+        "\u{1f600}".as_bytes(),
+        b"\xff",
+        b"\x80",
+        b"\xc3",
+        b"\xe2\x82",
+        b"\xf0\x9f\x98",
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+        b"\xf4\x90\x80\x80",
+        b"\x7f",
+    ];
+    let check = |content: &[u8]| {
+        let mut doc = br#"{"messages":[{"role":"user","content":""#.to_vec();
+        doc.extend_from_slice(content);
+        doc.extend_from_slice(br#""}]}"#);
+        let valid = std::str::from_utf8(&doc).is_ok();
+        assert_eq!(parse_thread_bytes(&doc).is_ok(), valid, "{doc:?}");
+        assert_eq!(pending_approvals_bytes(&doc).is_ok(), valid, "{doc:?}");
+    };
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..5_000 {
+        let mut content = Vec::new();
+        for _ in 0..next() % 12 {
+            let piece = pieces[(next() % pieces.len() as u64) as usize];
+            for _ in 0..1 + next() % 20 {
+                content.extend_from_slice(piece);
+            }
+        }
+        check(&content);
+    }
+    for pad in 0..40 {
+        for piece in pieces {
+            for twice in [false, true] {
+                // ASCII after the piece too, so that it also sits inside full 16-byte blocks.
+                let mut content = vec![b'x'; pad];
+                content.extend_from_slice(piece);
+                if twice {
+                    content.extend_from_slice(b"0123456789abcdefg");
+                    content.extend_from_slice(piece);
+                }
+                content.extend_from_slice(&[b'y'; 40]);
+                check(&content);
+            }
+        }
+    }
+}
