@@ -10,24 +10,14 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
+#[path = "support/web.rs"]
+mod support;
+use support::*;
+
 wasm_bindgen_test_configure!(run_in_browser);
 
 const SEED: &str = include_str!("fixtures/neuron/seed.json");
 const CONVERSATION: &str = include_str!("fixtures/neuron/conversation.json");
-
-fn get(v: &JsValue, key: &str) -> JsValue {
-    Reflect::get(v, &key.into()).unwrap_or(JsValue::UNDEFINED)
-}
-
-fn path(v: &JsValue, keys: &[&str]) -> JsValue {
-    keys.iter()
-        .fold(v.clone(), |acc, k| match k.parse::<u32>() {
-            Ok(i) => acc
-                .dyn_ref::<Array>()
-                .map_or(JsValue::UNDEFINED, |a| a.get(i)),
-            Err(_) => get(&acc, k),
-        })
-}
 
 fn stringify(v: &JsValue) -> String {
     JSON::stringify(v).map(String::from).unwrap_or_default()

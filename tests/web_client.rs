@@ -8,49 +8,21 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
+use js_sys::{Function, Object, JSON};
 use toolgate::wasm::{is_toolgate_error, ApprovalClient};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
+
+#[path = "support/web.rs"]
+mod support;
+use support::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-const ENDPOINT: Option<&str> = option_env!("TOOLGATE_ENDPOINT");
 const FAULTY_ENDPOINT: Option<&str> = option_env!("TOOLGATE_FAULTY_ENDPOINT");
 /// Accepts connections and never answers.
 const BLACKHOLE_ENDPOINT: Option<&str> = option_env!("TOOLGATE_BLACKHOLE_ENDPOINT");
-
-fn endpoint() -> &'static str {
-    ENDPOINT.unwrap_or("http://127.0.0.1:8787")
-}
-
-fn get(v: &JsValue, key: &str) -> JsValue {
-    Reflect::get(v, &key.into()).unwrap_or(JsValue::UNDEFINED)
-}
-
-fn path(v: &JsValue, keys: &[&str]) -> JsValue {
-    keys.iter()
-        .fold(v.clone(), |acc, k| match k.parse::<u32>() {
-            Ok(i) => acc
-                .dyn_ref::<Array>()
-                .map_or(JsValue::UNDEFINED, |a| a.get(i)),
-            Err(_) => get(&acc, k),
-        })
-}
-
-fn string(v: &JsValue) -> String {
-    v.as_string().unwrap_or_default()
-}
-
-fn array(v: &JsValue) -> Vec<JsValue> {
-    v.dyn_ref::<Array>().map(|a| a.to_vec()).unwrap_or_default()
-}
-
-fn code(e: &JsValue) -> String {
-    string(&get(e, "code"))
-}
 
 fn fresh_thread(tag: &str) -> String {
     format!(
@@ -73,53 +45,12 @@ fn client(thread: &str, extra: &str) -> ApprovalClient {
     ApprovalClient::new(options(endpoint(), thread, extra)).expect("client")
 }
 
-async fn wait(p: Promise) -> Result<JsValue, JsValue> {
-    JsFuture::from(p).await
-}
-
-async fn sleep(ms: i32) {
-    let p = Promise::new(&mut |resolve, _| {
-        let _ = web_sys::window()
-            .expect("window")
-            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
-    });
-    let _ = JsFuture::from(p).await;
-}
-
-fn snap(c: &ApprovalClient) -> JsValue {
-    c.get_snapshot().expect("snapshot")
-}
-
-fn phase(c: &ApprovalClient) -> String {
-    string(&get(&snap(c), "phase"))
-}
-
-/// `(callId, name)` of the undecided gated tools on the paused tail.
-fn pending(c: &ApprovalClient) -> Vec<(String, String)> {
-    array(&path(&snap(c), &["suspension", "pending"]))
-        .iter()
-        .map(|t| (string(&get(t, "callId")), string(&get(t, "name"))))
-        .collect()
-}
-
-fn call_id_of(c: &ApprovalClient, name: &str) -> String {
-    pending(c)
-        .into_iter()
-        .find(|(_, n)| n == name)
-        .map(|(id, _)| id)
-        .unwrap_or_else(|| panic!("no pending {name}: {:?}", pending(c)))
-}
-
 fn last_text(c: &ApprovalClient) -> String {
     let messages = array(&get(&snap(c), "messages"));
     messages
         .last()
         .map(|m| string(&get(m, "text")))
         .unwrap_or_default()
-}
-
-fn s(text: &str) -> JsValue {
-    JsValue::from_str(text)
 }
 
 #[wasm_bindgen_test]

@@ -19,12 +19,14 @@ use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
 use toolgate::wasm::{is_toolgate_error, ApprovalClient};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
+
+#[path = "support/web.rs"]
+mod support;
+use support::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-const ENDPOINT: Option<&str> = option_env!("TOOLGATE_ENDPOINT");
 /// The same agent with a longer pause between stream chunks (deltas arrive separately).
 const SLOW_ENDPOINT: Option<&str> = option_env!("TOOLGATE_SLOW_ENDPOINT");
 /// Requires `Authorization: Bearer s3cret` on every `/v1/` route.
@@ -33,10 +35,6 @@ const FAULTY_ENDPOINT: Option<&str> = option_env!("TOOLGATE_FAULTY_ENDPOINT");
 /// The endpoints' grace window for a paused run, in ms.
 const GRACE_MS: Option<&str> = option_env!("TOOLGATE_GRACE_MS");
 const TOKEN: &str = "s3cret";
-
-fn endpoint() -> &'static str {
-    ENDPOINT.unwrap_or("http://127.0.0.1:8787")
-}
 
 fn slow_endpoint() -> &'static str {
     SLOW_ENDPOINT.unwrap_or_else(endpoint)
@@ -49,28 +47,6 @@ fn grace_ms() -> i32 {
 // ------------------------------------------------------------------------------------------------
 // JS values
 
-fn get(v: &JsValue, key: &str) -> JsValue {
-    Reflect::get(v, &key.into()).unwrap_or(JsValue::UNDEFINED)
-}
-
-fn path(v: &JsValue, keys: &[&str]) -> JsValue {
-    keys.iter()
-        .fold(v.clone(), |acc, k| match k.parse::<u32>() {
-            Ok(i) => acc
-                .dyn_ref::<Array>()
-                .map_or(JsValue::UNDEFINED, |a| a.get(i)),
-            Err(_) => get(&acc, k),
-        })
-}
-
-fn string(v: &JsValue) -> String {
-    v.as_string().unwrap_or_default()
-}
-
-fn array(v: &JsValue) -> Vec<JsValue> {
-    v.dyn_ref::<Array>().map(|a| a.to_vec()).unwrap_or_default()
-}
-
 /// Canonical JSON: object keys sorted (the client's objects are key-sorted; the server's are not).
 fn json(v: &JsValue) -> String {
     let sorted = Function::new_with_args(
@@ -82,14 +58,6 @@ fn json(v: &JsValue) -> String {
         .ok()
         .and_then(|s| s.as_string())
         .unwrap_or_else(|| "undefined".to_owned())
-}
-
-fn code(e: &JsValue) -> String {
-    string(&get(e, "code"))
-}
-
-fn s(text: &str) -> JsValue {
-    JsValue::from_str(text)
 }
 
 fn is_nullish(v: &JsValue) -> bool {
@@ -126,46 +94,9 @@ fn client(thread: &str, extra: &str) -> ApprovalClient {
     client_at(endpoint(), thread, extra)
 }
 
-async fn wait(p: Promise) -> Result<JsValue, JsValue> {
-    JsFuture::from(p).await
-}
-
-async fn sleep(ms: i32) {
-    let p = Promise::new(&mut |resolve, _| {
-        let _ = web_sys::window()
-            .expect("window")
-            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
-    });
-    let _ = JsFuture::from(p).await;
-}
-
-fn snap(c: &ApprovalClient) -> JsValue {
-    c.get_snapshot().expect("snapshot")
-}
-
-fn phase(c: &ApprovalClient) -> String {
-    string(&get(&snap(c), "phase"))
-}
-
 /// The gated cards of the pause (`suspension.tools`).
 fn cards(c: &ApprovalClient) -> Vec<JsValue> {
     array(&path(&snap(c), &["suspension", "tools"]))
-}
-
-/// `(callId, name)` of the undecided cards.
-fn pending(c: &ApprovalClient) -> Vec<(String, String)> {
-    array(&path(&snap(c), &["suspension", "pending"]))
-        .iter()
-        .map(|t| (string(&get(t, "callId")), string(&get(t, "name"))))
-        .collect()
-}
-
-fn call_id_of(c: &ApprovalClient, name: &str) -> String {
-    pending(c)
-        .into_iter()
-        .find(|(_, n)| n == name)
-        .map(|(id, _)| id)
-        .unwrap_or_else(|| panic!("no pending {name}: {:?}", pending(c)))
 }
 
 /// The comparable fields of a card.
