@@ -7,16 +7,14 @@ use toolgate::client::{
     Transport, TransportError,
 };
 use toolgate::error::ErrorCode;
+#[path = "support/client.rs"]
+mod support;
+use support::*;
 // In wasm the same tests run under wasm-bindgen-test (scripts/test-browser.sh, headless Chromium).
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
-
-/// A toolgate value as a serde_json value (serde_json is the oracle of these tests).
-fn sj<T: toolgate::json::ToJson + ?Sized>(value: &T) -> Value {
-    serde_json::from_str(&value.to_json_string()).expect("toolgate writes valid JSON")
-}
 
 const BASE: &str = "https://api.test";
 const TID: &str = "thread_42";
@@ -321,59 +319,6 @@ impl H {
     }
 }
 
-fn https(outs: &[Output]) -> Vec<HttpRequest> {
-    outs.iter()
-        .filter_map(|o| match o {
-            Output::Http(r) => Some(r.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn one_http(outs: &[Output]) -> HttpRequest {
-    let all = https(outs);
-    assert_eq!(all.len(), 1, "expected exactly one request: {outs:?}");
-    all.into_iter().next().expect("one")
-}
-
-fn no_http(outs: &[Output]) {
-    assert!(https(outs).is_empty(), "unexpected request: {outs:?}");
-}
-
-fn done(outs: &[Output], op: OpId) -> Result<(), ErrorCode> {
-    let found: Vec<&Result<(), toolgate::error::Error>> = outs
-        .iter()
-        .filter_map(|o| match o {
-            Output::Done { op: o, result } if *o == op => Some(result),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(found.len(), 1, "expected one Done for op {op}: {outs:?}");
-    match found[0] {
-        Ok(()) => Ok(()),
-        Err(e) => Err(e.code),
-    }
-}
-
-fn no_done(outs: &[Output]) {
-    assert!(
-        !outs.iter().any(|o| matches!(o, Output::Done { .. })),
-        "unexpected Done: {outs:?}"
-    );
-}
-
-fn persists(outs: &[Output]) -> Vec<Option<String>> {
-    outs.iter()
-        .filter_map(|o| match o {
-            Output::Persist { key, value } => {
-                assert_eq!(key, KEY);
-                Some(value.clone())
-            }
-            _ => None,
-        })
-        .collect()
-}
-
 fn header(r: &HttpRequest, name: &str) -> Option<String> {
     r.headers
         .iter()
@@ -428,10 +373,6 @@ fn assert_replay_get(r: &HttpRequest) {
     assert_eq!(r.body, None);
     assert_eq!(header(r, "Accept").as_deref(), Some("text/event-stream"));
     assert_auth(r);
-}
-
-fn err_code<T: std::fmt::Debug>(r: Result<T, toolgate::error::Error>) -> ErrorCode {
-    r.expect_err("expected an error").code
 }
 
 // ----------------------------------------------------------------------------------------------

@@ -1,0 +1,71 @@
+//! Helpers shared by the client scenario tests (`tests/client_*.rs`, each includes this file as
+//! `mod support` and defines `KEY`, the storage key of its drafts): reading the outputs of a step.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use toolgate::client::{HttpRequest, OpId, Output};
+use toolgate::error::ErrorCode;
+
+use super::KEY;
+
+/// A toolgate value as a serde_json value (serde_json is the oracle of these tests).
+pub fn sj<T: toolgate::json::ToJson + ?Sized>(value: &T) -> Value {
+    serde_json::from_str(&value.to_json_string()).expect("toolgate writes valid JSON")
+}
+
+pub fn https(outs: &[Output]) -> Vec<HttpRequest> {
+    outs.iter()
+        .filter_map(|o| match o {
+            Output::Http(r) => Some(r.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn one_http(outs: &[Output]) -> HttpRequest {
+    let all = https(outs);
+    assert_eq!(all.len(), 1, "expected exactly one request: {outs:?}");
+    all.into_iter().next().expect("one")
+}
+
+pub fn no_http(outs: &[Output]) {
+    assert!(https(outs).is_empty(), "unexpected request: {outs:?}");
+}
+
+pub fn done(outs: &[Output], op: OpId) -> Result<(), ErrorCode> {
+    let found: Vec<&Result<(), toolgate::error::Error>> = outs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Done { op: o, result } if *o == op => Some(result),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "expected one Done for op {op}: {outs:?}");
+    match found[0] {
+        Ok(()) => Ok(()),
+        Err(e) => Err(e.code),
+    }
+}
+
+pub fn no_done(outs: &[Output]) {
+    assert!(
+        !outs.iter().any(|o| matches!(o, Output::Done { .. })),
+        "unexpected Done: {outs:?}"
+    );
+}
+
+pub fn persists(outs: &[Output]) -> Vec<Option<String>> {
+    outs.iter()
+        .filter_map(|o| match o {
+            Output::Persist { key, value } => {
+                assert_eq!(key, KEY);
+                Some(value.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn err_code<T: std::fmt::Debug>(r: Result<T, toolgate::error::Error>) -> ErrorCode {
+    r.expect_err("expected an error").code
+}
