@@ -1,6 +1,7 @@
 // Shared harness of the demo's end-to-end tests (kept outside tests/e2e/ so `node --test` does not run
 // it as a test file): the reference endpoint, headless Chromium through playwright-core, page problem
 // tracking (page errors, console errors, CSP violations) and the page's user-level actions.
+import { after, before } from 'node:test';
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -180,4 +181,21 @@ export async function screenshot(page, name) {
 
 export function assertNoProblems(problems, label = 'page') {
   if (problems.length) throw new Error(`${label} reported problems:\n  ${problems.join('\n  ')}`);
+}
+
+/**
+ * Starts the reference endpoint (with `extraEnv`) and Chromium before a test file's tests and stops
+ * both after them: `env.endpoint` and `env.browser` are set once `before` has run.
+ */
+export function withEndpointAndBrowser(extraEnv = {}) {
+  const env = { endpoint: undefined, browser: undefined };
+  before(async () => {
+    requirePkg();
+    [env.endpoint, env.browser] = await Promise.all([startEndpoint(extraEnv), launchBrowser()]);
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.endpoint?.close();
+  });
+  return env;
 }

@@ -1,38 +1,27 @@
 // The main path, in both dialects, on a desktop and a phone-sized window: a message pauses on two gated
 // tools, one is approved, the other denied with a reason, the decisions are submitted, and the run
 // completes. Screenshots of the paused and completed states go to artifacts/.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  DESKTOP, PHONE, approve, assertNoProblems, card, deny, gotoThread, lastAnswer, launchBrowser, openPage,
-  requirePkg, screenshot, startEndpoint, submit, threadId, waitCompleted, waitPaused, waitSettled, send, cards,
+  DESKTOP, PHONE, approve, assertNoProblems, card, deny, gotoThread, lastAnswer, openPage,
+  screenshot, submit, threadId, waitCompleted, waitPaused, waitSettled, send, cards, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
 const REQUEST = 'Delete /tmp/old-logs.txt and email team@example.com about Logs cleanup';
 const REASON = 'Do not email the whole team; ask Maya first.';
 
-let endpoint;
-let browser;
-
-before(async () => {
-  requirePkg();
-  [endpoint, browser] = await Promise.all([startEndpoint(), launchBrowser()]);
-});
-
-after(async () => {
-  await browser?.close();
-  await endpoint?.close();
-});
+const env = withEndpointAndBrowser();
 
 for (const dialect of ['neuron', 'sidenet']) {
   describe(`${dialect}: pause on two gated tools, approve one, deny one with a reason`, () => {
     test('completes with the decisions applied', async () => {
       const where = { thread: threadId(dialect), dialect };
-      const desk = await openPage(browser, { viewport: DESKTOP });
-      const phone = await openPage(browser, { viewport: PHONE });
+      const desk = await openPage(env.browser, { viewport: DESKTOP });
+      const phone = await openPage(env.browser, { viewport: PHONE });
       try {
         const { page } = desk;
-        await gotoThread(page, endpoint.url, where);
+        await gotoThread(page, env.endpoint.url, where);
         await send(page, REQUEST);
         await waitPaused(page, 2);
 
@@ -56,7 +45,7 @@ for (const dialect of ['neuron', 'sidenet']) {
         await screenshot(page, `paused-${dialect}.png`);
 
         // The same thread on a phone-sized window shows the same pause.
-        await gotoThread(phone.page, endpoint.url, where);
+        await gotoThread(phone.page, env.endpoint.url, where);
         await waitPaused(phone.page, 2);
         await screenshot(phone.page, `paused-${dialect}-phone.png`);
 

@@ -1,30 +1,18 @@
 // The composer and the thread controls: Sidenet replies stream in progressively with a busy indicator;
 // the locked composer's way out ("Reject all and send"); "New thread" and "Open" with the id in the URL.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  assertNoProblems, gotoThread, lastAnswer, launchBrowser, openPage, requirePkg, send, startEndpoint,
-  threadId, waitCompleted, waitPaused,
+  assertNoProblems, gotoThread, lastAnswer, openPage, send, threadId, waitCompleted, waitPaused, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
-let endpoint;
-let browser;
-
-before(async () => {
-  requirePkg();
-  // Slower chunks, so the stream can be watched.
-  [endpoint, browser] = await Promise.all([startEndpoint({ CHUNK_DELAY_MS: '40' }), launchBrowser()]);
-});
-
-after(async () => {
-  await browser?.close();
-  await endpoint?.close();
-});
+// Slower chunks, so the stream can be watched.
+const env = withEndpointAndBrowser({ CHUNK_DELAY_MS: '40' });
 
 test('sidenet: the reply streams in progressively while a busy indicator shows', async () => {
-  const { context, page, problems } = await openPage(browser);
+  const { context, page, problems } = await openPage(env.browser);
   try {
-    await gotoThread(page, endpoint.url, { thread: threadId('stream'), dialect: 'sidenet' });
+    await gotoThread(page, env.endpoint.url, { thread: threadId('stream'), dialect: 'sidenet' });
     await page.evaluate(() => {
       window.__seen = { lengths: [], busy: false };
       new MutationObserver(() => {
@@ -49,9 +37,9 @@ test('sidenet: the reply streams in progressively while a busy indicator shows',
 
 for (const dialect of ['neuron', 'sidenet']) {
   test(`${dialect}: "Reject all and send" is the way out of a locked composer`, async () => {
-    const { context, page, problems } = await openPage(browser);
+    const { context, page, problems } = await openPage(env.browser);
     try {
-      await gotoThread(page, endpoint.url, { thread: threadId(`out_${dialect}`), dialect });
+      await gotoThread(page, env.endpoint.url, { thread: threadId(`out_${dialect}`), dialect });
       await send(page, 'delete /tmp/a.txt and email ops@example.com about hi');
       await waitPaused(page, 2);
       const box = page.getByRole('textbox', { name: 'Message' });
@@ -71,10 +59,10 @@ for (const dialect of ['neuron', 'sidenet']) {
 }
 
 test('"New thread" and "Open" switch threads and keep the id in the URL', async () => {
-  const { context, page, problems } = await openPage(browser);
+  const { context, page, problems } = await openPage(env.browser);
   try {
     const first = threadId('first');
-    await gotoThread(page, endpoint.url, { thread: first, dialect: 'neuron' });
+    await gotoThread(page, env.endpoint.url, { thread: first, dialect: 'neuron' });
     await send(page, 'read notes.txt');
     await waitCompleted(page);
     await page.getByRole('button', { name: 'New thread' }).click();

@@ -1,36 +1,25 @@
 // Errors are shown in words with a way forward: a conflict from a second tab, a network failure with
 // Retry, and (Sidenet) a pause abandoned after the grace window.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  approve, assertNoProblems, card, deny, gotoThread, lastAnswer, launchBrowser, openPage, requirePkg, send,
-  screenshot, startEndpoint, submit, threadId, waitCompleted, waitPaused, waitSettled,
+  approve, assertNoProblems, card, deny, gotoThread, lastAnswer, openPage, send,
+  screenshot, submit, threadId, waitCompleted, waitPaused, waitSettled, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
-let endpoint;
-let browser;
-
-before(async () => {
-  requirePkg();
-  [endpoint, browser] = await Promise.all([startEndpoint({ GRACE_MS: '1500' }), launchBrowser()]);
-});
-
-after(async () => {
-  await browser?.close();
-  await endpoint?.close();
-});
+const env = withEndpointAndBrowser({ GRACE_MS: '1500' });
 
 const alert = (page) => page.locator('#alert-region .alert');
 
 test('neuron: decisions made in another tab end in a conflict shown in words, with a reload', async () => {
   const where = { thread: threadId('conflict'), dialect: 'neuron' };
-  const a = await openPage(browser);
-  const b = await openPage(browser);
+  const a = await openPage(env.browser);
+  const b = await openPage(env.browser);
   try {
-    await gotoThread(a.page, endpoint.url, where);
+    await gotoThread(a.page, env.endpoint.url, where);
     await send(a.page, 'delete /tmp/x.log and email a@example.com about x');
     await waitPaused(a.page, 2);
-    await gotoThread(b.page, endpoint.url, where);
+    await gotoThread(b.page, env.endpoint.url, where);
     await waitPaused(b.page, 2);
 
     // Tab A decides and submits; tab B, still showing the old pause, submits too.
@@ -58,9 +47,9 @@ test('neuron: decisions made in another tab end in a conflict shown in words, wi
 });
 
 test('neuron: a network failure is shown with Retry, and Retry sends the message', async () => {
-  const { context, page, problems } = await openPage(browser);
+  const { context, page, problems } = await openPage(env.browser);
   try {
-    await gotoThread(page, endpoint.url, { thread: threadId('net'), dialect: 'neuron' });
+    await gotoThread(page, env.endpoint.url, { thread: threadId('net'), dialect: 'neuron' });
     await context.route(/\/threads\//, (r) => r.abort('connectionrefused'));
     await send(page, 'read notes.txt');
     await alert(page).waitFor({ timeout: 15_000 });
@@ -81,9 +70,9 @@ test('neuron: a network failure is shown with Retry, and Retry sends the message
 
 test('sidenet: a pause abandoned after the grace window is shown as expired, with a way forward', async () => {
   const where = { thread: threadId('expired'), dialect: 'sidenet' };
-  const { context, page, problems } = await openPage(browser);
+  const { context, page, problems } = await openPage(env.browser);
   try {
-    await gotoThread(page, endpoint.url, where);
+    await gotoThread(page, env.endpoint.url, where);
     await send(page, 'delete /tmp/y.log');
     await waitPaused(page, 1);
     // Nobody decides within the grace window (1.5 s here): the server abandons the run.

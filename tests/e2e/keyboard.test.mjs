@@ -1,24 +1,13 @@
 // Keyboard only: type a request, let the run pause, approve one card and deny the other with a reason,
 // submit, without the mouse. Focus moves to the first card when the run pauses.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  assertNoProblems, gotoThread, lastAnswer, launchBrowser, openPage, requirePkg, startEndpoint, threadId,
-  waitCompleted, waitPaused,
+  assertNoProblems, gotoThread, lastAnswer, openPage, threadId,
+  waitCompleted, waitPaused, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
-let endpoint;
-let browser;
-
-before(async () => {
-  requirePkg();
-  [endpoint, browser] = await Promise.all([startEndpoint(), launchBrowser()]);
-});
-
-after(async () => {
-  await browser?.close();
-  await endpoint?.close();
-});
+const env = withEndpointAndBrowser();
 
 /** What has focus: tag, accessible-ish name and id. */
 const focused = (page) =>
@@ -40,9 +29,9 @@ async function tabTo(page, predicate, what, max = 40) {
 
 for (const dialect of ['neuron', 'sidenet']) {
   test(`${dialect}: keyboard-only approval`, async () => {
-    const { context, page, problems } = await openPage(browser);
+    const { context, page, problems } = await openPage(env.browser);
     try {
-      await gotoThread(page, endpoint.url, { thread: threadId(`kbd_${dialect}`), dialect });
+      await gotoThread(page, env.endpoint.url, { thread: threadId(`kbd_${dialect}`), dialect });
       await tabTo(page, (f) => f.id === 'composer-input', 'the message box');
       await page.keyboard.type('delete /srv/cache and email ops@example.com about Friday deploy');
       await page.keyboard.press('Enter');

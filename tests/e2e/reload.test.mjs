@@ -1,33 +1,21 @@
 // Reloading the page mid-pause brings back the cards and the draft decisions (kept in localStorage by
 // the client), and the restored drafts can be submitted.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  approve, assertNoProblems, card, cards, deny, gotoThread, lastAnswer, launchBrowser, openPage, requirePkg,
-  send, startEndpoint, submit, threadId, waitCompleted, waitPaused,
+  approve, assertNoProblems, card, cards, deny, gotoThread, lastAnswer, openPage, send, submit, threadId, waitCompleted, waitPaused, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
 const REASON = 'Keep the logs until the audit is over';
 
-let endpoint;
-let browser;
-
-before(async () => {
-  requirePkg();
-  [endpoint, browser] = await Promise.all([startEndpoint(), launchBrowser()]);
-});
-
-after(async () => {
-  await browser?.close();
-  await endpoint?.close();
-});
+const env = withEndpointAndBrowser();
 
 for (const dialect of ['neuron', 'sidenet']) {
   test(`${dialect}: a reload mid-pause restores the cards and the drafts`, async () => {
     const where = { thread: threadId(`reload_${dialect}`), dialect };
-    const { context, page, problems } = await openPage(browser);
+    const { context, page, problems } = await openPage(env.browser);
     try {
-      await gotoThread(page, endpoint.url, where);
+      await gotoThread(page, env.endpoint.url, where);
       await send(page, 'delete /var/log/app.log and buy 4 tickets at 60');
       await waitPaused(page, 2);
       await approve(card(page, /tickets/i));

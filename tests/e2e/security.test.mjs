@@ -1,10 +1,10 @@
 // Tool inputs, reasons and messages are untrusted: they are shown as text and run nothing, under the
 // endpoint's strict Content-Security-Policy.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  approve, assertNoProblems, card, deny, gotoThread, launchBrowser, openPage, requirePkg, send,
-  startEndpoint, submit, threadId, waitCompleted, waitPaused,
+  approve, assertNoProblems, card, deny, gotoThread, openPage, send,
+  submit, threadId, waitCompleted, waitPaused, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
 const PATH = '<img src=x onerror=window.__pwned=1>';
@@ -12,18 +12,7 @@ const ADDR = '<img/src=x/onerror=window.__pwned=2>@example.com';
 const SUBJECT = '<script>window.__pwned=3</script>';
 const REASON = '<img src=x onerror=window.__pwned=4><script>window.__pwned=5</script> no thanks';
 
-let endpoint;
-let browser;
-
-before(async () => {
-  requirePkg();
-  [endpoint, browser] = await Promise.all([startEndpoint(), launchBrowser()]);
-});
-
-after(async () => {
-  await browser?.close();
-  await endpoint?.close();
-});
+const env = withEndpointAndBrowser();
 
 async function assertInert(page) {
   assert.equal(await page.evaluate(() => window.__pwned), undefined, 'injected code ran');
@@ -32,9 +21,9 @@ async function assertInert(page) {
 
 for (const dialect of ['neuron', 'sidenet']) {
   test(`${dialect}: markup in tool inputs, reasons and messages is shown as text and runs nothing`, async () => {
-    const { context, page, problems } = await openPage(browser);
+    const { context, page, problems } = await openPage(env.browser);
     try {
-      await gotoThread(page, endpoint.url, { thread: threadId(`xss_${dialect}`), dialect });
+      await gotoThread(page, env.endpoint.url, { thread: threadId(`xss_${dialect}`), dialect });
       const message = `delete ${PATH} and email ${ADDR} about ${SUBJECT}`;
       await send(page, message);
       await waitPaused(page, 2);
