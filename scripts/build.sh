@@ -11,7 +11,16 @@ export PATH="$PWD/node_modules/.bin:$PATH"
 profile=--release
 [ "${1:-}" = "--dev" ] && profile=--dev
 
-wasm-pack --log-level warn build "$profile" --target web --out-dir pkg --out-name toolgate .
+# The release build LTOs the cdylib alone (scripts/cdylib-lto.sh says why), in a target directory
+# of its own: cargo does not know about the wrapper, and would otherwise take a plain `cargo build`'s
+# library for fresh (or leave this one for it). `abort-panics`: no std in the wasm, a panic traps
+# without formatting a message (Cargo.toml's [features]).
+if [ "$profile" = --release ]; then
+  export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/cdylib-lto.sh"
+  export CARGO_TARGET_DIR="$PWD/target/pkg"
+fi
+wasm-pack --log-level warn build "$profile" --target web --out-dir pkg --out-name toolgate . \
+  -- --features abort-panics
 
 # The JS glue: wasm-bindgen's output plus the crate's own JS (src/wasm/fast.js, emitted under
 # pkg/snippets/) bundled into one ES module. A release build is minified, as a user's bundler would

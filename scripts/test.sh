@@ -32,6 +32,7 @@ step() {
 step "rustfmt" cargo fmt --all --check
 step "clippy (native)" cargo clippy --all-targets -- -D warnings
 step "clippy (wasm32)" cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings
+step "clippy (wasm32, abort-panics)" cargo clippy --target wasm32-unknown-unknown --features abort-panics -- -D warnings
 step "cargo test (native)" cargo test
 step "build pkg/ (release)" bash scripts/build.sh
 # The package's budget: wasm + JS glue at most 75 KiB (76800 B) gzip, as scripts/size.mjs measures it

@@ -13,6 +13,7 @@
 
 use crate::error::Result;
 use crate::json::{self, Obj, ToJson, Value};
+use crate::prelude::*;
 use crate::thread::{self, Message, Mode, Thread, ToolCall};
 
 /// The approval state of a gated tool. Written as `"pending"`, `"approved"`, `"rejected"`.

@@ -17,6 +17,7 @@
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::{self, ToJson, Value};
+use crate::prelude::*;
 
 /// One decision. Wire form: `"approve"`, `"reject"` or `["reject", "<reason>"]`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -5,7 +5,8 @@
 //! it helps, the place in the input where it went wrong (a JSON path such as `$.messages[3].tools[0]`,
 //! or a line and column).
 
-use std::fmt;
+use crate::prelude::*;
+use core::fmt;
 
 /// The stable codes. Their string forms (`as_str`) never change once released.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -155,6 +156,6 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl core::error::Error for Error {}
 
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+pub type Result<T, E = Error> = core::result::Result<T, E>;

@@ -1,4 +1,9 @@
 //! toolgate: human-in-the-loop tool approvals for AI agent chats.
+//!
+//! `no_std` + `alloc`: the library needs nothing from std. std is linked back in every build but
+//! the shipped wasm (`abort-panics` on wasm32), where std's panic handler and its message
+//! formatting (`core::fmt` and the integer/padding code it reaches) would be the only users of it.
+#![no_std]
 #![cfg_attr(
     not(test),
     deny(
@@ -11,6 +16,30 @@
         clippy::unimplemented
     )
 )]
+
+#[macro_use]
+extern crate alloc;
+#[cfg(any(test, not(all(feature = "abort-panics", target_arch = "wasm32"))))]
+extern crate std;
+
+/// What std's prelude has beyond core's, for `use crate::prelude::*;` (all of it, so code written
+/// against std's prelude compiles as it is).
+#[allow(unused_imports)]
+pub(crate) mod prelude {
+    pub(crate) use alloc::borrow::ToOwned;
+    pub(crate) use alloc::boxed::Box;
+    pub(crate) use alloc::string::{String, ToString};
+    pub(crate) use alloc::vec::Vec;
+}
+
+/// The shipped wasm's panic handler: a trap, no message. Panics are not part of the library's
+/// behaviour (clippy denies the panicking calls above), so this only backs core's own checks that
+/// the optimizer could not prove away, which abort (`panic = "abort"`) in any case.
+#[cfg(all(feature = "abort-panics", target_arch = "wasm32", not(test)))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    core::arch::wasm32::unreachable()
+}
 
 pub mod approval;
 pub mod client;

@@ -18,7 +18,8 @@
 //!
 //! Malformed JSON is a `parse_error` with the line and column (as serde_json would report them).
 
-use std::borrow::Cow;
+use crate::prelude::*;
+use alloc::borrow::Cow;
 
 use crate::approval::Approval;
 use crate::error::{Error, Result};
@@ -138,7 +139,7 @@ fn missing_messages() -> Error {
 }
 
 /// `Ok(None)` for null, the decimal string for a number, the string itself; `Err(description)` else.
-fn id_from_value(value: &Value) -> std::result::Result<Option<String>, &'static str> {
+fn id_from_value(value: &Value) -> core::result::Result<Option<String>, &'static str> {
     match value {
         Value::Null => Ok(None),
         Value::String(s) => Ok(Some(s.clone())),
@@ -617,13 +618,13 @@ pub(crate) fn walk(input: &str, mode: Mode) -> Result<Walked<'_>> {
 }
 
 /// Skips a value that is not of the expected kind (valid JSON first), then reports its kind.
-fn wrong(w: &mut Walker<'_>, what: &str, path: &str) -> std::result::Result<(), Stop> {
+fn wrong(w: &mut Walker<'_>, what: &str, path: &str) -> core::result::Result<(), Stop> {
     let first = w.p.ws();
     w.p.skip_value()?;
     Err(got_error(what, json::describe_byte(first), path).into())
 }
 
-fn walk_root(w: &mut Walker<'_>) -> std::result::Result<(), Stop> {
+fn walk_root(w: &mut Walker<'_>) -> core::result::Result<(), Stop> {
     match w.p.ws() {
         Some(b'[') => {
             w.out.bare = true;
@@ -666,7 +667,7 @@ fn walk_root(w: &mut Walker<'_>) -> std::result::Result<(), Stop> {
 }
 
 /// The messages array (at its `[`). A repeated `messages` key replaces what an earlier one gave.
-fn walk_messages(w: &mut Walker<'_>) -> std::result::Result<(), Stop> {
+fn walk_messages(w: &mut Walker<'_>) -> core::result::Result<(), Stop> {
     let bare = w.out.bare;
     w.out.tail = None;
     w.out.messages.clear();

@@ -8,6 +8,8 @@
 //! carries none of it (nor the messages it formats: they are built by closures never called).
 
 use crate::decisions::Decision;
+#[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+use crate::prelude::*;
 
 use super::RequestId;
 
@@ -46,6 +48,7 @@ pub(crate) struct Entry<P> {
 mod on {
     use super::{Decision, Entry, Fate, RequestId};
     use crate::json;
+    use crate::prelude::*;
 
     #[derive(Debug)]
     pub(crate) struct Audit<P> {
@@ -149,9 +152,10 @@ mod on {
 
 #[cfg(not(any(debug_assertions, fuzzing, feature = "invariants")))]
 mod off {
-    use std::marker::PhantomData;
+    use core::marker::PhantomData;
 
     use super::{Decision, Fate, RequestId};
+    use crate::prelude::*;
 
     #[derive(Debug)]
     pub(crate) struct Audit<P>(PhantomData<P>);

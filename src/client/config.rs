@@ -6,6 +6,7 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::{self, ToJson, Value};
+use crate::prelude::*;
 
 /// Which server protocol the client speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -3,6 +3,7 @@
 //! head. One copy of this code serves both dialects.
 
 use crate::json::ToJson;
+use crate::prelude::*;
 
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
@@ -48,7 +49,7 @@ impl Submission {
     pub(super) fn take_queued(&mut self) -> Option<(String, Decision)> {
         let slot = self.queue.get_mut(self.queued)?;
         self.queued += 1;
-        Some(std::mem::replace(slot, (String::new(), Decision::Approve)))
+        Some(core::mem::replace(slot, (String::new(), Decision::Approve)))
     }
 }
 
@@ -219,7 +220,7 @@ impl Core {
     /// a polled slot holds a placeholder until the last output is polled and the list is cleared.
     pub(super) fn poll_output(&mut self) -> Option<Output> {
         let slot = self.outputs.get_mut(self.polled)?;
-        let output = std::mem::replace(slot, Output::Changed);
+        let output = core::mem::replace(slot, Output::Changed);
         self.polled += 1;
         if self.polled == self.outputs.len() {
             self.outputs.clear();
@@ -405,7 +406,7 @@ impl Core {
             }) if *current == id => {}
             _ => return None,
         }
-        match std::mem::replace(&mut self.state, State::Ready) {
+        match core::mem::replace(&mut self.state, State::Ready) {
             State::Busy(flight) => Some(flight),
             State::Ready => None,
         }
@@ -413,7 +414,7 @@ impl Core {
 
     /// Ends the flight (a `Cancel` for a request on the wire, whose id is returned).
     pub(super) fn cancel(&mut self) -> Option<(Flight, Option<RequestId>)> {
-        let State::Busy(flight) = std::mem::replace(&mut self.state, State::Ready) else {
+        let State::Busy(flight) = core::mem::replace(&mut self.state, State::Ready) else {
             return None;
         };
         let mut out = None;
@@ -433,7 +434,7 @@ impl Core {
             }) if now >= *deadline => {}
             _ => return None,
         }
-        match std::mem::replace(&mut self.state, State::Ready) {
+        match core::mem::replace(&mut self.state, State::Ready) {
             State::Busy(flight) => Some(flight),
             State::Ready => None,
         }

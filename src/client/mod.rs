@@ -70,7 +70,8 @@ mod neuron;
 mod sidenet;
 mod snapshot;
 
-use std::sync::Arc;
+use crate::prelude::*;
+use alloc::sync::Arc;
 
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
@@ -641,7 +642,7 @@ impl Client {
     /// Compiled with debug assertions, under `--cfg fuzzing`, or with the `invariants` feature.
     #[doc(hidden)]
     #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
-    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+    pub fn check_invariants(&self) -> core::result::Result<(), String> {
         if let Some(engine) = self.sidenet.as_ref() {
             return engine.check_invariants();
         }
@@ -1002,7 +1003,7 @@ impl Client {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
                 Ok(neuron::ChatReply::Ok { status, message }) => {
                     let was_loaded = self.c.loaded;
-                    let mut messages = std::mem::take(&mut self.messages);
+                    let mut messages = core::mem::take(&mut self.messages);
                     if let Some(user) = neuron::user_message(&text) {
                         messages.push(user);
                     }
@@ -1095,7 +1096,7 @@ impl Client {
         status: neuron::ChatStatus,
         message: Message,
     ) {
-        let mut messages = std::mem::take(&mut self.messages);
+        let mut messages = core::mem::take(&mut self.messages);
         let replaces = messages
             .last()
             .is_some_and(|tail| sub.pause.is_message(tail) && sub.pause.is_message(&message));

@@ -8,6 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::json::{self, Map, Obj, ToJson, Value};
+use crate::prelude::*;
 use crate::thread::{self, Content, Message, MessageKind, Thread};
 
 use super::snapshot::{MessageKindView, MessageView, ToolStatus, ToolView};
@@ -77,7 +78,7 @@ pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
 
 /// The server's explanation in an error body (`{"error": "..."}` or `{"message": "..."}`), if any.
 pub(crate) fn error_text(body: &[u8]) -> Option<String> {
-    let value = Value::parse(std::str::from_utf8(body).ok()?).ok()?;
+    let value = Value::parse(core::str::from_utf8(body).ok()?).ok()?;
     let map = value.as_object()?;
     for key in ["error", "message"] {
         match map.get(key) {

@@ -39,7 +39,8 @@
 //!        dropped mid-stream ─▶ acknowledged (the server answered 2xx) ─▶ loading ─▶ go on
 //! ```
 
-use std::sync::Arc;
+use crate::prelude::*;
+use alloc::sync::Arc;
 
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
@@ -95,7 +96,7 @@ impl Pause {
             suspended: !self.cards.is_empty(),
             message_id: self.message_id.take(),
             resume_token: None,
-            pending: std::mem::take(&mut self.cards),
+            pending: core::mem::take(&mut self.cards),
             decided: Vec::new(),
         };
         let decisions = Decisions::new(&suspension).ok();
@@ -423,7 +424,7 @@ impl Sidenet {
     }
 
     #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
-    pub(crate) fn check_invariants(&self) -> std::result::Result<(), String> {
+    pub(crate) fn check_invariants(&self) -> core::result::Result<(), String> {
         self.audit.first_error()?;
         match (&self.c.state, self.audit.outstanding.first()) {
             (
@@ -790,7 +791,7 @@ impl Sidenet {
                 if out.is_empty() {
                     return;
                 }
-                let mut feed = std::mem::take(&mut boxed.1);
+                let mut feed = core::mem::take(&mut boxed.1);
                 self.apply_all(&mut feed, out, chat);
                 if let State::Busy(Flight {
                     rx: Some(Rx::Stream(boxed)),

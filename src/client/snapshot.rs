@@ -45,7 +45,8 @@
 //!                    reply), notApplied: string[] (sent, yet still pending on the tail) }
 //! ```
 
-use std::sync::Arc;
+use crate::prelude::*;
+use alloc::sync::Arc;
 
 use crate::approval::Approval;
 use crate::decisions::{write_decision_map, Decision, Decisions};

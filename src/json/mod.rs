@@ -17,15 +17,16 @@ pub(crate) use write::ToJsonDyn;
 pub(crate) use write::{u64_string, write_str, write_u64, write_value, Obj};
 
 use crate::error::Error;
+use crate::prelude::*;
 
 /// The input as `&str` without copying; invalid UTF-8 is a `parse_error` pointing at the first bad byte
 /// (1-based line, 1-based byte column, like serde_json).
 pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
     if is_utf8(bytes) {
         // SAFETY: `is_utf8` returned true, so `bytes` is valid UTF-8 (see its proof).
-        return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
+        return Ok(unsafe { core::str::from_utf8_unchecked(bytes) });
     }
-    match std::str::from_utf8(bytes) {
+    match core::str::from_utf8(bytes) {
         Ok(s) => Ok(s),
         Err(err) => {
             let at = err.valid_up_to();
@@ -43,7 +44,7 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
     }
 }
 
-/// Whether `bytes` is valid UTF-8, as `std::str::from_utf8` decides, faster on mostly-ASCII text:
+/// Whether `bytes` is valid UTF-8, as `core::str::from_utf8` decides, faster on mostly-ASCII text:
 /// ASCII is skipped a block at a time (16 bytes with wasm SIMD, 8 elsewhere) and std validates each
 /// run of non-ASCII bytes on its own.
 ///
@@ -65,7 +66,7 @@ pub(crate) fn is_utf8(bytes: &[u8]) -> bool {
         if chunk.is_empty() {
             return true;
         }
-        if std::str::from_utf8(chunk).is_err() {
+        if core::str::from_utf8(chunk).is_err() {
             return false;
         }
         i += run;

@@ -5,7 +5,8 @@
 //! Nesting is bounded: a 128th level of arrays or objects is an error ("recursion limit
 //! exceeded", as in serde_json), never a stack overflow.
 
-use std::borrow::Cow;
+use crate::prelude::*;
+use alloc::borrow::Cow;
 
 use super::value::{Map, Number, Value};
 use crate::error::Error;

@@ -1,7 +1,8 @@
 //! The JSON value model: [`Value`], an order-preserving [`Map`] and a [`Number`] kept as its source
 //! text (so numbers round-trip exactly and no float formatting is ever needed).
 
-use std::fmt;
+use crate::prelude::*;
+use core::fmt;
 
 /// A JSON value. Objects keep their keys in source order; numbers keep their source text.
 #[derive(Debug, Clone, Default)]
@@ -104,7 +105,7 @@ impl Map {
     /// Sets `key`: replaces its value in place if present, else appends it. Returns the old value.
     pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
         match self.get_mut(&key) {
-            Some(slot) => Some(std::mem::replace(slot, value)),
+            Some(slot) => Some(core::mem::replace(slot, value)),
             None => {
                 self.0.push((key, value));
                 None
@@ -142,8 +143,8 @@ impl Map {
 
 impl<'a> IntoIterator for &'a Map {
     type Item = (&'a String, &'a Value);
-    type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (String, Value)>,
+    type IntoIter = core::iter::Map<
+        core::slice::Iter<'a, (String, Value)>,
         fn(&'a (String, Value)) -> (&'a String, &'a Value),
     >;
 
@@ -154,7 +155,7 @@ impl<'a> IntoIterator for &'a Map {
 
 impl IntoIterator for Map {
     type Item = (String, Value);
-    type IntoIter = std::vec::IntoIter<(String, Value)>;
+    type IntoIter = alloc::vec::IntoIter<(String, Value)>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter()
@@ -318,7 +319,7 @@ impl From<Vec<Value>> for Value {
 static NULL: Value = Value::Null;
 
 /// `value["key"]`: the member, or `null` when absent or not an object (as in serde_json).
-impl std::ops::Index<&str> for Value {
+impl core::ops::Index<&str> for Value {
     type Output = Value;
 
     fn index(&self, key: &str) -> &Value {
@@ -327,7 +328,7 @@ impl std::ops::Index<&str> for Value {
 }
 
 /// `value[i]`: the element, or `null` when out of range or not an array (as in serde_json).
-impl std::ops::Index<usize> for Value {
+impl core::ops::Index<usize> for Value {
     type Output = Value;
 
     fn index(&self, i: usize) -> &Value {
@@ -339,7 +340,7 @@ impl std::ops::Index<usize> for Value {
 }
 
 /// `map["key"]`: the member, or `null` when absent.
-impl std::ops::Index<&str> for Map {
+impl core::ops::Index<&str> for Map {
     type Output = Value;
 
     fn index(&self, key: &str) -> &Value {

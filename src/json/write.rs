@@ -2,6 +2,7 @@
 //! The output is compact and byte-for-byte what serde_json writes for the same entries.
 
 use super::value::{Map, Value};
+use crate::prelude::*;
 
 /// Nesting deeper than this is written as `null` (parsed values never get close: the parser
 /// stops at 127 levels; this only bounds the recursion on hand-built values).

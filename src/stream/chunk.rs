@@ -3,6 +3,7 @@
 use super::sse::{SseDecoder, SseEventRef};
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::{Map, Value};
+use crate::prelude::*;
 
 /// One chunk of an AI SDK UI message stream, as far as toolgate needs to know it.
 ///

@@ -2,6 +2,7 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::write_u64;
+use crate::prelude::*;
 
 /// Where decoded events go (one compiled copy of the decoder for every kind of sink).
 type Sink<'s> = &'s mut dyn FnMut(Result<SseEventRef<'_>>);
@@ -324,7 +325,7 @@ impl SseDecoder {
         if self.line.is_empty() {
             self.process_line(tail, sink);
         } else {
-            let mut line = std::mem::take(&mut self.line);
+            let mut line = core::mem::take(&mut self.line);
             line.extend_from_slice(tail);
             self.process_line(&line, sink);
             line.clear();
@@ -359,7 +360,7 @@ impl SseDecoder {
                     self.overflow(sink);
                     return;
                 }
-                match std::str::from_utf8(value) {
+                match core::str::from_utf8(value) {
                     Ok(text) => {
                         self.data.push_str(text);
                         self.data.push('\n');
@@ -368,7 +369,7 @@ impl SseDecoder {
                     Err(_) => self.bad_utf8 = true,
                 }
             }
-            b"event" => match std::str::from_utf8(value) {
+            b"event" => match core::str::from_utf8(value) {
                 Ok(text) => match &mut self.event_type {
                     Some(ty) => {
                         ty.clear();
@@ -382,7 +383,7 @@ impl SseDecoder {
                 if value.contains(&0) {
                     return;
                 }
-                match std::str::from_utf8(value) {
+                match core::str::from_utf8(value) {
                     Ok(text) => {
                         self.id_buffer.clear();
                         self.id_buffer.push_str(text);

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::error::ErrorCode;
+use crate::prelude::*;
 
 fn events(input: &[&[u8]]) -> Vec<Result<SseEvent, ErrorCode>> {
     let mut d = SseDecoder::new();
@@ -309,8 +310,8 @@ fn chunk_fast_path_and_escapes() {
 #[test]
 fn chunk_sizes_stay_small() {
     assert!(
-        std::mem::size_of::<Chunk>() <= 96,
+        core::mem::size_of::<Chunk>() <= 96,
         "{}",
-        std::mem::size_of::<Chunk>()
+        core::mem::size_of::<Chunk>()
     );
 }

@@ -27,8 +27,9 @@
 //!   message grow; its `timeoutMs` bounds the wait for the headers and then every gap between chunks.
 //! - The unsubscribe function `subscribe()` returns is idempotent and harmless after `free()`.
 
-use std::cell::RefCell;
-use std::rc::{Rc, Weak};
+use crate::prelude::*;
+use alloc::rc::{Rc, Weak};
+use core::cell::RefCell;
 
 use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, ErrorCode};
 use crate::json::Value;
+use crate::prelude::*;
 use js_sys::{ArrayBuffer, Uint8Array, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;

@@ -16,6 +16,7 @@ use crate::approval::{self, Suspension};
 use crate::decisions::Decisions as CoreDecisions;
 use crate::error::Error;
 use crate::json::{self, ToJsonDyn};
+use crate::prelude::*;
 use crate::thread::{self, Message};
 use input::Input;
 

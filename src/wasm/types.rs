@@ -1,6 +1,7 @@
 //! The TypeScript declarations of the public API (hand-written, checked by a strict `tsc` test),
 //! and reading a `Suspension` back from JS.
 
+use crate::prelude::*;
 use wasm_bindgen::prelude::*;
 
 use crate::approval::{Approval, GatedTool, Suspension};
