@@ -1,7 +1,8 @@
 // The skin's own JS, bundled into the package's glue by scripts/build.sh: the JSON.parse fast paths
 // of `parseThread` and `pendingApprovals`, string encoding into wasm memory, `ToolgateError`
-// objects, and `ApprovalClient`'s listener lists. Small pieces whose JS is smaller or faster than
-// what wasm-bindgen would generate for them; every decision about the protocol stays in the crate.
+// objects, and `ApprovalClient`'s I/O (listener lists, requests, storage, promises, snapshots).
+// Small pieces whose JS is smaller or faster than what wasm-bindgen would generate for them; every
+// decision about the protocol stays in the crate.
 
 // The fast path of `parseThread`: `JSON.parse` builds the objects (nothing is faster at that), then
 // the thread's shape is checked on what it built, with the rules of `src/thread.rs`. Anything off
@@ -107,8 +108,10 @@ export function toolgateError(code, detail, path, line, column) {
 }
 
 // An `ApprovalClient`'s listeners: a `Map` from each one's unsubscribe function to the listener.
-// Unsubscribing is idempotent, and harmless after `free()` (which clears the map).
+// Unsubscribing is idempotent, and harmless after `free()` (which clears the map). A listener that
+// is no function is not added (`undefined`: the crate throws).
 export function addListener(listeners, listener) {
+  if (typeof listener !== 'function') return;
   const off = () => {
     listeners.delete(off);
   };
@@ -127,4 +130,83 @@ export function callListeners(listeners) {
       console.error(e);
     }
   }
+}
+
+// One request of an `ApprovalClient`: `fetch(url, init)` (`init`: JSON text) with an abort signal
+// and a timeout of `ms` (for a stream, the wait for the headers and then every gap between
+// chunks), which aborts it. Its course goes to `report(id, code, value)`, always from a promise
+// job (never inside the crate's step that started it): a whole answer as `(status, bytes)`; a
+// stream as `(status)` once its headers are in, `(-1, bytes)` per chunk and `(-2)` at its end; a
+// failure as `(-4)` when the timeout aborted it, else `(-3, message)`. `report` returns `false`
+// once the client is gone: the stream is then cancelled. Returns the function that cancels the
+// request (clears its timeout and aborts it).
+export function request(report, id, url, init, ms, stream) {
+  const c = new AbortController();
+  let timer;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => c.abort(), ms);
+  };
+  const end = (code, value) => {
+    clearTimeout(timer);
+    report(id, code, value);
+  };
+  arm();
+  Promise.resolve()
+    .then(async () => {
+      const o = JSON.parse(init);
+      o.signal = c.signal;
+      const r = await fetch(url, o);
+      if (!stream) return end(r.status, new Uint8Array(await r.arrayBuffer()));
+      arm();
+      if (!report(id, r.status)) return clearTimeout(timer);
+      if (!r.body) return end(-2);
+      const reader = r.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return end(-2);
+        arm();
+        if (!report(id, -1, value)) {
+          clearTimeout(timer);
+          return reader.cancel();
+        }
+      }
+    })
+    .catch((e) => {
+      let m = e;
+      try {
+        if (e instanceof Error) m = e.message;
+      } catch {}
+      end(c.signal.aborted ? -4 : -3, m);
+    });
+  return () => {
+    clearTimeout(timer);
+    c.abort();
+  };
+}
+
+// `[resolve, reject, promise]` of a new promise.
+export function deferred() {
+  const d = [];
+  d.push(new Promise((resolve, reject) => d.push(resolve, reject)));
+  return d;
+}
+
+// `localStorage` (none in a worker, nor where reading it throws: a sandboxed frame, storage
+// disabled): `getItem(key)` when `value` is `undefined`, else `setItem(key, value)`, or
+// `removeItem(key)` when `value` is `null`. Storage errors (private mode, quota) are ignored.
+export function storage(key, value) {
+  try {
+    if (value === undefined) return localStorage.getItem(key);
+    if (value === null) localStorage.removeItem(key);
+    else localStorage.setItem(key, value);
+  } catch {}
+}
+
+// `getSnapshot()`'s object: the head the crate wrote, with the (frozen) messages array and, while
+// a message streams, its text (kept as a JS string that only grows), frozen.
+export function snapshot(head, messages, text) {
+  if (text !== undefined) head.streaming.text = text;
+  head.messages = messages;
+  return Object.freeze(head);
 }
