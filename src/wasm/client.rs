@@ -31,12 +31,12 @@
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
-use js_sys::{Array, Function, JsString, Object, Promise, Uint8Array};
+use js_sys::{Array, Function, JsString, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::error::to_js as error_to_js;
-use super::input::{args, string_of, CALL_ID};
+use super::input::{args, options_json, string_of, to_vec, CALL_ID};
 use super::to_js;
 use crate::client::{
     Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
@@ -69,7 +69,8 @@ extern "C" {
     fn deferred() -> Array;
     /// `localStorage`: reads `key` (`value` undefined), writes it, or removes it (`value` null).
     fn storage(key: &str, value: &JsValue) -> JsValue;
-    /// The snapshot object, frozen: the head with its messages and its streaming text.
+    /// The snapshot object, frozen: the head with its messages (frozen too) and its streaming
+    /// text.
     #[wasm_bindgen(js_name = snapshot)]
     fn freeze_snapshot(head: &JsValue, messages: &JsValue, text: &JsValue) -> JsValue;
 }
@@ -187,11 +188,6 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
     result
 }
 
-/// A chunk or body as `request` reports it: a `Uint8Array`.
-fn bytes(value: &JsValue) -> Vec<u8> {
-    value.unchecked_ref::<Uint8Array>().to_vec()
-}
-
 impl Inner {
     /// Gives `input` to the core.
     fn apply(&mut self, input: Input<'_>, now: u64) -> Result<(), Error> {
@@ -216,7 +212,7 @@ impl Inner {
             Input::Abort => self.core.abort(),
             // (`request` restarts a stream's timeout itself, and clears it at the end.)
             Input::Report(id, CHUNK, value) => {
-                self.core.handle_stream_chunk(now, id, &bytes(&value))
+                self.core.handle_stream_chunk(now, id, &to_vec(&value))
             }
             Input::Report(id, status, value) if status >= 0 && value.is_undefined() => {
                 self.core.handle_stream_start(now, id, status as u16);
@@ -237,7 +233,7 @@ impl Inner {
                         core.handle_response(
                             now,
                             id,
-                            HttpResponse::new(status as u16, bytes(&value)),
+                            HttpResponse::new(status as u16, to_vec(&value)),
                         );
                     }
                 }
@@ -431,13 +427,11 @@ fn run(
 const MESSAGE: &str = "the message must be a string";
 
 fn parse_options(options: &JsValue) -> Result<Config, Error> {
-    if !options.is_object() || Array::is_array(options) {
+    let json = options_json(options);
+    if json.is_null() {
         return Err(invalid("the options must be an object"));
     }
-    let json = js_sys::JSON::stringify(options)
-        .ok()
-        .and_then(|s| string_of(&s))
-        .ok_or_else(|| invalid("the options must be JSON-serializable"))?;
+    let json = string_of(&json).ok_or_else(|| invalid("the options must be JSON-serializable"))?;
     Config::from_json(&json)
 }
 
@@ -505,8 +499,8 @@ impl ApprovalClient {
         let messages = match &inner.messages {
             Some((v, array)) if *v == snapshot.messages_version => array.clone(),
             _ => {
+                // (Frozen by `snapshot` in `fast.js`.)
                 let array = to_js(&snapshot.messages)?;
-                Object::freeze(array.unchecked_ref::<Object>());
                 inner.messages = Some((snapshot.messages_version, array.clone()));
                 array
             }

@@ -81,11 +81,57 @@ export function fastTail(input) {
   }
 }
 
+// A `Uint8Array` of bytes given as one or as an `ArrayBuffer`; `undefined` for any other value.
+export function bytesOf(v) {
+  try {
+    if (v instanceof Uint8Array) return v;
+    if (v instanceof ArrayBuffer) return new Uint8Array(v);
+  } catch {}
+}
+
+// A `Uint8Array` into `dest`, a view of wasm memory of its length.
+export function copyInto(bytes, dest) {
+  dest.set(bytes);
+}
+
 // A JS string as UTF-8 into `dest` (a view of wasm memory at least 3 bytes per UTF-16 unit, so
 // the whole string fits): the number of bytes written.
 const encoder = new TextEncoder();
 export function encodeInto(s, dest) {
   return encoder.encodeInto(s, dest).written;
+}
+
+// The message of a thrown `Error`, else `other`.
+const messageOf = (e, other) => {
+  try {
+    if (e instanceof Error) return e.message;
+  } catch {}
+  return other;
+};
+
+// `JSON.stringify(value)` for the crate: its text, `undefined` for a value JSON cannot hold (a
+// function, a symbol, `undefined`), or `[message]` when it throws (a cycle, a bigint).
+export function stringify(value) {
+  try {
+    return JSON.stringify(value);
+  } catch (e) {
+    return [messageOf(e, '')];
+  }
+}
+
+// `new ApprovalClient`'s options as JSON text; `null` when they are no object (an array neither).
+export function optionsJson(options) {
+  return object(options) ? stringify(options) : null;
+}
+
+// `new Decisions(source)`: whether `source` is a `Suspension` object (as `pendingApprovals`
+// returns), with `suspended` and `pending` (a proxy that throws is not one).
+export function isSuspension(v) {
+  try {
+    return object(v) && 'suspended' in v && 'pending' in v;
+  } catch {
+    return false;
+  }
 }
 
 // `isToolgateError(e)`: whether `e` is an error thrown by toolgate.
@@ -172,13 +218,7 @@ export function request(report, id, url, init, ms, stream) {
         }
       }
     })
-    .catch((e) => {
-      let m = e;
-      try {
-        if (e instanceof Error) m = e.message;
-      } catch {}
-      end(c.signal.aborted ? -4 : -3, m);
-    });
+    .catch((e) => end(c.signal.aborted ? -4 : -3, messageOf(e, e)));
   return () => {
     clearTimeout(timer);
     c.abort();
@@ -203,10 +243,11 @@ export function storage(key, value) {
   } catch {}
 }
 
-// `getSnapshot()`'s object: the head the crate wrote, with the (frozen) messages array and, while
-// a message streams, its text (kept as a JS string that only grows), frozen.
+// `getSnapshot()`'s object: the head the crate wrote, with the messages array (reused until the
+// messages change) and, while a message streams, its text (kept as a JS string that only grows);
+// both objects frozen (the array again each time: a no-op once it is).
 export function snapshot(head, messages, text) {
   if (text !== undefined) head.streaming.text = text;
-  head.messages = messages;
+  head.messages = Object.freeze(messages);
   return Object.freeze(head);
 }

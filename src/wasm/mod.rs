@@ -143,7 +143,7 @@ impl JsDecisions {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "Suspension | ThreadInput")] source: JsValue,
     ) -> Result<JsDecisions, JsValue> {
-        let suspension = if types::looks_like_suspension(&source) {
+        let suspension = if input::is_suspension(&source) {
             types::suspension_from_js(&source)?
         } else {
             suspension_of(&source)?
