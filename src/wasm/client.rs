@@ -65,6 +65,10 @@ extern "C" {
         ms: f64,
         stream: bool,
     ) -> Function;
+    /// `f(value)`, for functions that do not throw: a promise's `resolve` and `reject`, a
+    /// request's cancel. (Not `Function::call1`, whose `catch` links wasm-bindgen's exception
+    /// passing.)
+    fn call(f: &Function, value: &JsValue);
     /// `[resolve, reject, promise]` of a new promise.
     fn deferred() -> Array;
     /// `localStorage`: reads `key` (`value` undefined), writes it, or removes it (`value` null).
@@ -178,7 +182,7 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
     };
     let (result, after, listeners) = after;
     for (settle, value) in after.settle {
-        let _ = settle.call1(&JsValue::UNDEFINED, &value);
+        call(&settle, &value);
     }
     if after.changed {
         // None while a borrow is held; one removed meanwhile is skipped, and so are all of them
@@ -342,7 +346,7 @@ impl Inner {
         self.listeners.clear();
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
         for (_, _, reject) in &self.ops {
-            let _ = reject.call1(&JsValue::UNDEFINED, &error);
+            call(reject, &error);
         }
     }
 }
@@ -355,7 +359,7 @@ impl Drop for Inner {
 
 /// Cancels a request: clears its timeout and aborts it (a late report of it is ignored).
 fn cancel(f: &Function) {
-    let _ = f.call1(&JsValue::UNDEFINED, &JsValue::UNDEFINED);
+    call(f, &JsValue::UNDEFINED);
 }
 
 /// `text` as a JS string, from the one cached for the same streaming message (`epoch`) plus the
@@ -620,7 +624,7 @@ impl ApprovalClient {
         let reject: Function = d.get(1).unchecked_into();
         let promise: Promise = d.get(2).unchecked_into();
         if let Err(e) = self.exec(cmd, text, reason, Some((resolve, reject.clone()))) {
-            let _ = reject.call1(&JsValue::UNDEFINED, &error_to_js(&e));
+            call(&reject, &error_to_js(&e));
         }
         promise
     }

@@ -46,10 +46,18 @@ export function fastThread(input) {
   return { id, messages };
 }
 
-// `parseThread`'s result from text the crate's parser has checked (the slow path).
+// `JSON.parse(text)`, `undefined` where it throws.
+export function parse(text) {
+  try {
+    return JSON.parse(text);
+  } catch {}
+}
+
+// `parseThread`'s result from text the crate's parser has checked (the slow path); `undefined`
+// where `JSON.parse` throws.
 export function threadOf(text, id, bare) {
-  const doc = JSON.parse(text);
-  return { id, messages: bare ? doc : doc.messages };
+  const doc = parse(text);
+  if (doc !== undefined) return { id, messages: bare ? doc : doc.messages };
 }
 
 // The fast path of `pendingApprovals` for a string or an already-parsed value: `JSON.parse` checks
@@ -223,6 +231,11 @@ export function request(report, id, url, init, ms, stream) {
     clearTimeout(timer);
     c.abort();
   };
+}
+
+// `f(value)`: a promise's `resolve` or `reject`, a request's cancel.
+export function call(f, value) {
+  f(value);
 }
 
 // `[resolve, reject, promise]` of a new promise.

@@ -44,13 +44,18 @@ extern "C" {
     pub(crate) fn fast_tail(input: &JsValue) -> JsValue;
 
     /// `parseThread`'s result from JSON text the crate has checked: `{ id, messages }`, the
-    /// messages being the document (`bare`) or its `messages`.
-    #[wasm_bindgen(js_name = threadOf, catch)]
-    pub(crate) fn thread_of(text: &JsValue, id: &JsValue, bare: bool) -> Result<JsValue, JsValue>;
+    /// messages being the document (`bare`) or its `messages`; `undefined` where `JSON.parse`
+    /// throws.
+    #[wasm_bindgen(js_name = threadOf)]
+    pub(crate) fn thread_of(text: &JsValue, id: &JsValue, bare: bool) -> JsValue;
 
     /// `TextEncoder.encodeInto` into a view of wasm memory: the bytes written.
     #[wasm_bindgen(js_name = encodeInto)]
     fn encode_into(s: &JsValue, dest: &mut [u8]) -> u32;
+
+    /// `JSON.parse` of a JS string (not copied through wasm memory); `undefined` where it throws.
+    #[wasm_bindgen(js_name = parse)]
+    fn json_parse(text: &JsValue) -> JsValue;
 
     /// A `Uint8Array`, or one over an `ArrayBuffer`; `undefined` for any other value.
     #[wasm_bindgen(js_name = bytesOf)]
@@ -142,16 +147,13 @@ pub(crate) fn to_json(value: &JsValue, path: &str) -> Result<Value, Error> {
     Value::parse(&stringify(value, path)?).map_err(|e| e.with_path(path))
 }
 
-#[wasm_bindgen]
-extern "C" {
-    /// `JSON.parse` of a JS string, without copying it through wasm memory.
-    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
-    fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
-}
-
 /// `JSON.parse` of text (a JS string) the core has already validated.
 pub(crate) fn parse(text: &JsValue) -> Result<JsValue, Error> {
-    json_parse(text).map_err(|_| Error::parse("invalid JSON"))
+    let value = json_parse(text);
+    if value.is_undefined() {
+        return Err(Error::parse("invalid JSON"));
+    }
+    Ok(value)
 }
 
 pub(crate) const CALL_ID: &str = "a callId must be a string";
