@@ -153,8 +153,11 @@ export function namedToolgateError(e) {
 }
 
 // A core error as JS sees it: an `Error` whose message is the error's `Display` form
-// (`code: detail at path (line L, column C)`), with `name === "ToolgateError"` and the fields.
+// (`code: detail at path (line L, column C)`), with `name === "ToolgateError"` and the fields
+// (`line` and `column` come as -1 when unknown: `null`).
 export function toolgateError(code, detail, path, line, column) {
+  if (line < 0) line = null;
+  if (column < 0) column = null;
   let text = code + ': ' + detail;
   if (path !== null) text += ' at ' + path;
   if (line !== null && column !== null) text += ' (line ' + line + ', column ' + column + ')';
