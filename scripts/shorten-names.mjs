@@ -1,5 +1,7 @@
 // Renames the wasm module's imports from wasm-bindgen's glue module ("./toolgate_bg.js",
-// "__wbg_fetch_80c0335ad90dbd8a", ...) to short names (module "w", "a", "b", ...) and its exports
+// "__wbg_fetch_80c0335ad90dbd8a", ...) to short names (module "w", "a", "b", ...), the module of
+// its imports from the crate's own JS ("./snippets/toolgate-<hash>/src/wasm/fast.js", written once
+// per import) to "s" (each snippet module its own: "s", "s1", ...), and its exports
 // but `memory` ("parseThread", "wasm_bindgen__convert__closures_____invoke__hb98d63cc49481475",
 // ...) to "$a", "$b", ..., consistently in pkg/toolgate_bg.wasm, pkg/toolgate.js (its import object
 // and its `wasm.<export>` accesses) and the InitOutput type of pkg/toolgate.d.ts, before the glue is
@@ -75,6 +77,7 @@ const ALPHA = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const short = (i) => (i < ALPHA.length ? ALPHA[i] : ALPHA[Math.floor(i / ALPHA.length) - 1] + ALPHA[i % ALPHA.length]);
 
 const renames = new Map();
+const snippetRenames = new Map();
 const body = [];
 let p = imports.start;
 let count;
@@ -96,6 +99,9 @@ for (let i = 0; i < count; i++) {
     if (!renames.has(field)) renames.set(field, short(renames.size));
     mod = SHORT_MODULE;
     field = renames.get(field);
+  } else if (mod.startsWith('./snippets/')) {
+    if (!snippetRenames.has(mod)) snippetRenames.set(mod, `s${snippetRenames.size || ''}`);
+    mod = snippetRenames.get(mod);
   }
   body.push(...name(mod), ...name(field), ...bytes.subarray(descStart, p));
 }
@@ -150,6 +156,12 @@ for (const [long, s] of renames) {
 const moduleKey = `"${GLUE_MODULE}": import0`;
 if (glue.split(moduleKey).length !== 2) throw new Error(`expected one ${moduleKey} in the glue`);
 glue = glue.replace(moduleKey, `"${SHORT_MODULE}": import0`);
+// The snippet modules' keys in the import object (one `"<path>": importN` per import of it).
+for (const [long, s] of snippetRenames) {
+  const key = `"${long}":`;
+  if (!glue.includes(key)) throw new Error(`snippet module ${long} not in the import object`);
+  glue = glue.split(key).join(`"${s}":`);
+}
 
 const parts = [];
 let from = 0;
@@ -164,7 +176,9 @@ parts.push(bytes.subarray(from));
 const out = Buffer.concat(parts);
 // The result must still be a valid module with the new import names.
 const mod = new WebAssembly.Module(out);
-const left = WebAssembly.Module.imports(mod).filter((i) => i.module === GLUE_MODULE);
+const left = WebAssembly.Module.imports(mod).filter(
+  (i) => i.module === GLUE_MODULE || i.module.startsWith('./snippets/'),
+);
 if (left.length) throw new Error('imports left under the long module name');
 
 writeFileSync(wasmPath, out);

@@ -336,25 +336,26 @@ impl Config {
     }
 
     /// A route with `{threadId}` filled in, prefixed by the base URL.
-    /// (A split at `{`, not `str::replace`: the substring searcher and its panic paths cost
-    /// 4 KiB of wasm.)
+    /// (Cut at each `{` with `split_once`, not `str::replace`, whose substring searcher and its panic
+    /// paths cost 4 KiB of wasm, nor `split`, whose iterator is one more function with a panic path.)
     pub(crate) fn url(&self, template: &str) -> String {
         let mut out = self.base().to_owned();
-        let mut parts = template.split('{');
-        out.push_str(parts.next().unwrap_or_default());
-        for part in parts {
-            let (value, rest) = if let Some(rest) = part.strip_prefix("threadId}") {
-                (self.thread_id.as_str(), rest)
-            } else if let Some(rest) = part.strip_prefix("agentId}") {
-                (self.agent_id.as_deref().unwrap_or_default(), rest)
+        let mut rest = template;
+        while let Some((head, part)) = rest.split_once('{') {
+            out.push_str(head);
+            let (value, tail) = if let Some(tail) = part.strip_prefix("threadId}") {
+                (self.thread_id.as_str(), tail)
+            } else if let Some(tail) = part.strip_prefix("agentId}") {
+                (self.agent_id.as_deref().unwrap_or_default(), tail)
             } else {
                 out.push('{');
-                out.push_str(part);
+                rest = part;
                 continue;
             };
             encode_into(&mut out, value);
-            out.push_str(rest);
+            rest = tail;
         }
+        out.push_str(rest);
         out
     }
 

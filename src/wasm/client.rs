@@ -7,8 +7,9 @@
 //! one synchronous *step* (a command or an input, then draining [`Client::poll_output`] and re-arming
 //! the single retry timer), releases the borrow, and only then settles promises and calls listeners.
 //! No borrow is ever held across a promise callback or while user code runs, so a listener may call any
-//! method reentrantly. Fetch callbacks and timer callbacks hold a `Weak`: after `free()` they find
-//! nothing and stop.
+//! method reentrantly. The requests themselves run in JS (`request` in `fast.js`: fetch, abort
+//! signal, timeout, body reading), which reports each one's course to the client's one callback;
+//! that callback, also the retry timer's, holds a `Weak`: after `free()` it finds nothing and stops.
 //!
 //! # Contract, as JS sees it
 //!
@@ -31,13 +32,12 @@ use crate::prelude::*;
 use alloc::rc::{Rc, Weak};
 use core::cell::RefCell;
 
-use js_sys::{Array, Function, JsString, Object, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Function, JsString, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{AbortController, AbortSignal, ReadableStreamDefaultReader, Response};
 
 use super::error::to_js as error_to_js;
-use super::input::{args, parse, string_of, CALL_ID};
+use super::input::{args, options_json, string_of, to_vec, CALL_ID};
 use super::to_js;
 use crate::client::{
     Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
@@ -49,12 +49,35 @@ use crate::json::write_str;
 extern "C" {
     // Subscriptions (see `fast.js`): a client's listeners are a JS `Map` from each one's
     // unsubscribe function (idempotent, harmless after `free()`) to the listener.
-    /// Adds a listener: its unsubscribe function.
+    /// Adds a listener: its unsubscribe function; `undefined` when `listener` is no function.
     #[wasm_bindgen(js_name = addListener)]
-    fn add_listener(listeners: &Listeners, listener: &Function) -> JsValue;
+    fn add_listener(listeners: &Listeners, listener: &JsValue) -> JsValue;
     /// Calls the listeners (exceptions go to `console.error`), skipping any removed meanwhile.
     #[wasm_bindgen(js_name = callListeners)]
     fn call_listeners(listeners: &Listeners);
+    /// Performs one request (see `request` in `fast.js`) and reports to `report`: the function
+    /// that cancels it.
+    #[wasm_bindgen(js_name = request)]
+    fn start_request(
+        report: &Function,
+        id: f64,
+        url: &str,
+        init: &str,
+        ms: f64,
+        stream: bool,
+    ) -> Function;
+    /// `f(value)`, for functions that do not throw: a promise's `resolve` and `reject`, a
+    /// request's cancel. (Not `Function::call1`, whose `catch` links wasm-bindgen's exception
+    /// passing.)
+    fn call(f: &Function, value: &JsValue);
+    /// `[resolve, reject, promise]` of a new promise.
+    fn deferred() -> Array;
+    /// `localStorage`: reads `key` (`value` undefined), writes it, or removes it (`value` null).
+    fn storage(key: &str, value: &JsValue) -> JsValue;
+    /// The snapshot object, frozen: the head with its messages (frozen too) and its streaming
+    /// text.
+    #[wasm_bindgen(js_name = snapshot)]
+    fn freeze_snapshot(head: &JsValue, messages: &JsValue, text: &JsValue) -> JsValue;
 }
 
 #[wasm_bindgen]
@@ -67,53 +90,20 @@ extern "C" {
     fn new() -> Listeners;
     #[wasm_bindgen(method, js_class = "Map")]
     fn clear(this: &Listeners);
-    /// The global `fetch` (window or worker).
-    #[wasm_bindgen(js_name = fetch, catch)]
-    fn js_fetch(url: &str, init: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(handler: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
-    /// `globalThis.localStorage` (it throws in a sandboxed frame or with storage disabled).
-    #[wasm_bindgen(js_name = globalThis)]
-    type Global;
-    #[wasm_bindgen(static_method_of = Global, js_class = "globalThis", getter = localStorage, catch)]
-    fn local_storage() -> Result<JsValue, JsValue>;
-    /// `storage.getItem(key)`: a string or `null` (read with `string_of`, not as an
-    /// `Option<String>`: no wasm-bindgen string passing in the glue).
-    #[wasm_bindgen(js_name = Storage)]
-    type Store;
-    #[wasm_bindgen(method, js_name = getItem, catch)]
-    fn get_item(this: &Store, key: &str) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(method, js_name = setItem, catch)]
-    fn set_item(this: &Store, key: &str, value: &str) -> Result<(), JsValue>;
-    #[wasm_bindgen(method, js_name = removeItem, catch)]
-    fn remove_item(this: &Store, key: &str) -> Result<(), JsValue>;
-    /// A promise, for `then` with a plain function (one made by `Closure::once_into_js`).
-    type Thenable;
-    #[wasm_bindgen(method)]
-    fn then(this: &Thenable, on_fulfilled: &JsValue) -> JsValue;
-    /// `new Promise(executor)`, with any function as the executor.
-    #[wasm_bindgen(js_name = Promise)]
-    type NewPromise;
-    #[wasm_bindgen(constructor, js_class = "Promise")]
-    fn new(executor: &Function) -> NewPromise;
 }
 
 type Shared = Rc<RefCell<Inner>>;
 
-/// One request on the wire.
-struct Fetch {
-    id: RequestId,
-    controller: Option<AbortController>,
-    /// The `setTimeout` handle of the request's timeout.
-    timer: JsValue,
-    timeout_ms: f64,
-    /// What the timeout calls: `controller.abort`, bound (no Rust closure). The request then fails
-    /// with its signal aborted, which reads as a timeout: an abort for any other reason (a cancel,
-    /// `free()`) concerns a request the core no longer awaits, or a client that is gone.
-    on_timeout: JsValue,
-}
+/// What `request` in `fast.js` reports besides an HTTP status (`>= 0`: the headers of a stream,
+/// with no value, or a whole answer, with its body).
+const CHUNK: i32 = -1;
+const END: i32 = -2;
+const FAILED: i32 = -3;
+const TIMED_OUT: i32 = -4;
 
 struct Inner {
     core: Client,
@@ -128,11 +118,14 @@ struct Inner {
     stream_text: Option<(u64, usize, JsString)>,
     /// The promises of commands in flight: `(op, resolve, reject)`.
     ops: Vec<(OpId, Function, Function)>,
-    fetches: Vec<Fetch>,
+    /// The requests on the wire, each with the function that cancels it.
+    fetches: Vec<(RequestId, Function)>,
     /// The retry timer: its handle and deadline.
     timer: Option<(JsValue, u64)>,
-    /// (Every closure of the skin takes one `JsValue`: one closure kind in the wasm and the glue.)
-    on_timer: Option<Closure<dyn FnMut(JsValue)>>,
+    /// The one callback of the client, `(id, code, value)`, holding a `Weak`: what every request
+    /// reports (see `request` in `fast.js`), and, called with no arguments (an `id` of NaN), the
+    /// retry timer. Owned by JS (freed once collected): calls after `free()` find nothing.
+    on_event: Function,
 }
 
 /// What to do once the borrow is released.
@@ -165,8 +158,9 @@ enum Input<'a> {
     /// Drafts read from storage.
     Restore(&'a str),
     Abort,
-    /// What a request reports.
-    Report(RequestId, Event<'a>),
+    /// What a request reports: a status or one of `CHUNK`, `END`, `FAILED`, `TIMED_OUT`, and its
+    /// value (see `request` in `fast.js`).
+    Report(RequestId, i32, JsValue),
 }
 
 /// Runs one synchronous step on the core, then performs its effects; the error of a command that
@@ -184,12 +178,12 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
             return Err(Error::new(ErrorCode::InvalidState, "the client was freed"));
         }
         let result = inner.apply(input, now);
-        let after = inner.drain(&Rc::downgrade(shared), now);
+        let after = inner.drain(now);
         (result, after, inner.listeners.clone())
     };
     let (result, after, listeners) = after;
     for (settle, value) in after.settle {
-        let _ = settle.call1(&JsValue::UNDEFINED, &value);
+        call(&settle, &value);
     }
     if after.changed {
         // None while a borrow is held; one removed meanwhile is skipped, and so are all of them
@@ -221,42 +215,56 @@ impl Inner {
             }
             Input::Restore(saved) => self.core.restore_drafts(saved),
             Input::Abort => self.core.abort(),
-            Input::Report(id, event) => match event {
-                Event::Start(status) => {
-                    self.restart_timeout(id);
-                    self.core.handle_stream_start(now, id, status);
+            // (`request` restarts a stream's timeout itself, and clears it at the end.)
+            Input::Report(id, CHUNK, value) => {
+                self.core.handle_stream_chunk(now, id, &to_vec(&value))
+            }
+            Input::Report(id, status, value) if status >= 0 && value.is_undefined() => {
+                self.core.handle_stream_start(now, id, status as u16);
+            }
+            Input::Report(id, code, value) => {
+                // The request is over.
+                self.fetches.retain(|(f, _)| *f != id);
+                let core = &mut self.core;
+                match code {
+                    END => core.handle_stream_end(now, id),
+                    FAILED => core.handle_failure(
+                        now,
+                        id,
+                        TransportError::Network(string_of(&value).unwrap_or_default()),
+                    ),
+                    TIMED_OUT => core.handle_failure(now, id, TransportError::Timeout),
+                    status => {
+                        core.handle_response(
+                            now,
+                            id,
+                            HttpResponse::new(status as u16, to_vec(&value)),
+                        );
+                    }
                 }
-                Event::Chunk(bytes) => {
-                    self.restart_timeout(id);
-                    self.core.handle_stream_chunk(now, id, bytes);
-                }
-                Event::Body(status, body) => {
-                    self.end_fetch(id, false);
-                    self.core
-                        .handle_response(now, id, HttpResponse::new(status, body));
-                }
-                Event::End => {
-                    self.end_fetch(id, false);
-                    self.core.handle_stream_end(now, id);
-                }
-                Event::Fail(error) => {
-                    self.end_fetch(id, false);
-                    self.core.handle_failure(now, id, error);
-                }
-            },
+            }
         }
         Ok(())
     }
 
     /// Performs the step's effects that call no user code (fetch, abort, storage, timer) and
     /// collects the rest.
-    fn drain(&mut self, weak: &Weak<RefCell<Inner>>, now: u64) -> After {
+    fn drain(&mut self, now: u64) -> After {
         let mut after = After::default();
         while let Some(output) = self.core.poll_output() {
             match output {
-                Output::Http(request) => self.start_fetch(weak, request),
-                Output::Cancel(id) => self.end_fetch(id, true),
-                Output::Persist { key, value } => persist(&key, value.as_deref()),
+                Output::Http(request) => self.start_fetch(&request),
+                Output::Cancel(id) => {
+                    if let Some(i) = self.fetches.iter().position(|(f, _)| *f == id) {
+                        cancel(&self.fetches.swap_remove(i).1);
+                    }
+                }
+                Output::Persist { key, value } => {
+                    storage(
+                        &key,
+                        &value.as_deref().map_or(JsValue::NULL, JsValue::from_str),
+                    );
+                }
                 Output::Done { op, result } => {
                     if let Some(i) = self.ops.iter().position(|(o, _, _)| *o == op) {
                         let (_, resolve, reject) = self.ops.swap_remove(i);
@@ -269,12 +277,12 @@ impl Inner {
                 Output::Changed => after.changed = true,
             }
         }
-        self.arm_timer(weak, now);
+        self.arm_timer(now);
         after
     }
 
     /// Keeps one timer armed for the core's next deadline.
-    fn arm_timer(&mut self, weak: &Weak<RefCell<Inner>>, now: u64) {
+    fn arm_timer(&mut self, now: u64) {
         let want = self.core.poll_timeout();
         if want == self.timer.as_ref().map(|(_, d)| *d) {
             return;
@@ -285,70 +293,41 @@ impl Inner {
         let Some(deadline) = want else {
             return;
         };
-        let callback = self.on_timer.get_or_insert_with(|| {
-            let weak = weak.clone();
-            Closure::new(move |_: JsValue| {
-                if let Some(shared) = weak.upgrade() {
-                    let _ = step(&shared, Input::Timeout);
-                }
-            })
-        });
-        let handle = set_timeout(
-            callback.as_ref().unchecked_ref(),
-            deadline.saturating_sub(now) as f64,
-        );
+        let handle = set_timeout(&self.on_event, deadline.saturating_sub(now) as f64);
         self.timer = Some((handle, deadline));
     }
 
-    fn start_fetch(&mut self, weak: &Weak<RefCell<Inner>>, request: HttpRequest) {
-        let controller = AbortController::new().ok();
-        let on_timeout = controller.as_ref().map_or(JsValue::UNDEFINED, |c| {
-            Reflect::get(c, &"abort".into()).map_or(JsValue::UNDEFINED, |abort| {
-                // (`bind(c, undefined)`: `abort(undefined)` is `abort()`; one bind import.)
-                abort
-                    .unchecked_into::<Function>()
-                    .bind1(c, &JsValue::UNDEFINED)
-                    .into()
-            })
-        });
-        let timeout_ms = request.timeout_ms as f64;
-        let timer = arm(&on_timeout, timeout_ms);
-        let signal = controller.as_ref().map(AbortController::signal);
-        self.fetches.push(Fetch {
-            id: request.id,
-            controller,
-            timer,
-            timeout_ms,
-            on_timeout,
-        });
-        let run = Run {
-            weak: weak.clone(),
-            id: request.id,
-            signal,
-        };
-        // From a promise job: this runs inside a step, whose borrow must end first.
-        when(&JsValue::UNDEFINED, run, Next::Fetch(request));
-    }
-
-    /// Restarts a streaming request's timeout (headers or a chunk arrived).
-    fn restart_timeout(&mut self, id: RequestId) {
-        if let Some(fetch) = self.fetches.iter_mut().find(|f| f.id == id) {
-            clear_timeout(&fetch.timer);
-            fetch.timer = arm(&fetch.on_timeout, fetch.timeout_ms);
+    /// Puts a request on the wire: `fetch` with the method, headers and body written as one JSON
+    /// text (`JSON.parse`d in `request`: one call instead of a setter per field and an array per
+    /// header), an abort signal and the timeout.
+    fn start_fetch(&mut self, request: &HttpRequest) {
+        let mut init = "{\"method\":".to_owned();
+        write_str(&mut init, request.method.as_str());
+        init.push_str(",\"headers\":[");
+        let mut sep = "[";
+        for (name, value) in &request.headers {
+            init.push_str(sep);
+            write_str(&mut init, name);
+            init.push(',');
+            write_str(&mut init, value);
+            init.push(']');
+            sep = ",[";
         }
-    }
-
-    /// Forgets a request: clears its timeout, and aborts it when `abort`.
-    fn end_fetch(&mut self, id: RequestId, abort: bool) {
-        if let Some(i) = self.fetches.iter().position(|f| f.id == id) {
-            let fetch = self.fetches.swap_remove(i);
-            clear_timeout(&fetch.timer);
-            if abort {
-                if let Some(c) = &fetch.controller {
-                    c.abort();
-                }
-            }
+        init.push(']');
+        if let Some(body) = &request.body {
+            init.push_str(",\"body\":");
+            write_str(&mut init, body);
         }
+        init.push('}');
+        let cancel = start_request(
+            &self.on_event,
+            request.id.0 as f64,
+            &request.url,
+            &init,
+            request.timeout_ms as f64,
+            request.streaming,
+        );
+        self.fetches.push((request.id, cancel));
     }
 
     /// `free()`: aborts every request, clears every timer, rejects pending ops with `aborted`.
@@ -359,11 +338,8 @@ impl Inner {
         self.freed = true;
         // Only what must happen now; the rest goes with the `Inner` (a step in progress holds it
         // a moment longer, and finds it freed).
-        for fetch in &self.fetches {
-            clear_timeout(&fetch.timer);
-            if let Some(c) = &fetch.controller {
-                c.abort();
-            }
+        for (_, f) in &self.fetches {
+            cancel(f);
         }
         if let Some((handle, _)) = &self.timer {
             clear_timeout(handle);
@@ -371,7 +347,7 @@ impl Inner {
         self.listeners.clear();
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
         for (_, _, reject) in &self.ops {
-            let _ = reject.call1(&JsValue::UNDEFINED, &error);
+            call(reject, &error);
         }
     }
 }
@@ -382,172 +358,9 @@ impl Drop for Inner {
     }
 }
 
-/// A request's timeout: `setTimeout(on_timeout, ms)`, none without an abort function.
-fn arm(on_timeout: &JsValue, ms: f64) -> JsValue {
-    match on_timeout.dyn_ref::<Function>() {
-        Some(f) => set_timeout(f, ms),
-        None => JsValue::UNDEFINED,
-    }
-}
-
-/// One request's callbacks: which request, and how to reach the client.
-struct Run {
-    weak: Weak<RefCell<Inner>>,
-    id: RequestId,
-    /// The request's abort signal: aborted when its timeout fired.
-    signal: Option<AbortSignal>,
-}
-
-/// What a request reports to the core.
-enum Event<'a> {
-    /// The whole body of a non-streaming request.
-    Body(u16, Vec<u8>),
-    /// A streaming request's headers.
-    Start(u16),
-    Chunk(&'a [u8]),
-    End,
-    Fail(TransportError),
-}
-
-impl Run {
-    /// Reports `event` as a step if the client is still alive; `false` once it is freed.
-    fn report(&self, event: Event<'_>) -> bool {
-        let Some(shared) = self.weak.upgrade() else {
-            return false;
-        };
-        step(&shared, Input::Report(self.id, event)).is_ok()
-    }
-
-    /// The request failed (`timeout` if its timer fired first).
-    fn fail(&self, e: &JsValue) {
-        let error = if self.signal.as_ref().is_some_and(AbortSignal::aborted) {
-            TransportError::Timeout
-        } else {
-            TransportError::Network(error_message(e))
-        };
-        self.report(Event::Fail(error));
-    }
-}
-
-/// Where a request goes on once a promise settles.
-enum Next {
-    /// Start the fetch.
-    Fetch(HttpRequest),
-    /// The fetch answered (the headers): read the body, whole or (when streaming) chunk by chunk.
-    Headers { streaming: bool },
-    /// The whole body was read.
-    Body(u16),
-    /// A chunk of a streamed body was read.
-    Chunk(ReadableStreamDefaultReader),
-}
-
-/// Goes on with `run` at `next` once `promise` settles, with its value or its rejection reason:
-/// always from a promise job, never synchronously (so never inside a step). One JS callback per
-/// promise (`Promise.allSettled`), freed once called, of one closure type: no executor, no futures.
-fn when(promise: &JsValue, run: Run, next: Next) {
-    let settled = Promise::all_settled(&Array::of1(promise));
-    let callback = Closure::once_into_js(move |results: JsValue| {
-        let state = results.unchecked_ref::<Array>().get(0);
-        let field = |name: &str| Reflect::get(&state, &name.into()).unwrap_or(JsValue::UNDEFINED);
-        if field("status") == "fulfilled" {
-            resume(run, next, field("value"));
-        } else {
-            run.fail(&field("reason"));
-        }
-    });
-    settled.unchecked_ref::<Thenable>().then(&callback);
-}
-
-/// Performs one request and reports its end to the core: the whole body at once, or, for a
-/// streaming request, the status when the headers arrive and then each chunk as it arrives (one step
-/// per chunk, so subscribers see the stream grow). For a stream, `timeoutMs` bounds the wait for the
-/// headers and then every gap between chunks.
-fn resume(run: Run, next: Next, value: JsValue) {
-    match next {
-        Next::Fetch(request) => {
-            let init = request_init(&request, run.signal.as_ref());
-            match js_fetch(&request.url, &init) {
-                Ok(fetched) => when(
-                    &fetched,
-                    run,
-                    Next::Headers {
-                        streaming: request.streaming,
-                    },
-                ),
-                Err(e) => run.fail(&e),
-            }
-        }
-        Next::Headers { streaming } => {
-            let response: Response = value.unchecked_into();
-            let status = response.status();
-            if !streaming {
-                match response.array_buffer() {
-                    Ok(read) => when(&read, run, Next::Body(status)),
-                    Err(e) => run.fail(&e),
-                }
-            } else if run.report(Event::Start(status)) {
-                match response.body() {
-                    Some(body) => read_next(run, body.get_reader().unchecked_into()),
-                    None => {
-                        run.report(Event::End);
-                    }
-                }
-            }
-        }
-        Next::Body(status) => {
-            run.report(Event::Body(status, Uint8Array::new(&value).to_vec()));
-        }
-        Next::Chunk(reader) => {
-            if Reflect::get(&value, &"done".into()).is_ok_and(|d| d == JsValue::TRUE) {
-                run.report(Event::End);
-                return;
-            }
-            let chunk = Reflect::get(&value, &"value".into()).unwrap_or(JsValue::UNDEFINED);
-            let bytes = match chunk.dyn_ref::<Uint8Array>() {
-                Some(array) => array.to_vec(),
-                None => Uint8Array::new(&chunk).to_vec(),
-            };
-            if run.report(Event::Chunk(&bytes)) {
-                read_next(run, reader);
-            } else {
-                let _ = reader.cancel();
-            }
-        }
-    }
-}
-
-/// Reads the next chunk of a streamed body.
-fn read_next(run: Run, reader: ReadableStreamDefaultReader) {
-    let read = reader.read();
-    when(&read, run, Next::Chunk(reader));
-}
-
-/// The `fetch` options: method, headers and body written as one JSON text and `JSON.parse`d (one
-/// call instead of a setter per field and an array per header), then the signal.
-fn request_init(request: &HttpRequest, signal: Option<&AbortSignal>) -> JsValue {
-    let mut text = "{\"method\":".to_owned();
-    write_str(&mut text, request.method.as_str());
-    text.push_str(",\"headers\":[");
-    let mut sep = "[";
-    for (name, value) in &request.headers {
-        text.push_str(sep);
-        write_str(&mut text, name);
-        text.push(',');
-        write_str(&mut text, value);
-        text.push(']');
-        sep = ",[";
-    }
-    text.push(']');
-    if let Some(body) = &request.body {
-        text.push_str(",\"body\":");
-        write_str(&mut text, body);
-    }
-    text.push('}');
-    let init = parse(&JsValue::from_str(&text)).unwrap_or_else(|_| Object::new().into());
-    if let Some(signal) = signal {
-        let _ = Reflect::set(&init, &"signal".into(), signal);
-    }
-    init
+/// Cancels a request: clears its timeout and aborts it (a late report of it is ignored).
+fn cancel(f: &Function) {
+    call(f, &JsValue::UNDEFINED);
 }
 
 /// `text` as a JS string, from the one cached for the same streaming message (`epoch`) plus the
@@ -563,32 +376,6 @@ fn grow_text(cache: &mut Option<(u64, usize, JsString)>, epoch: u64, text: &str)
     };
     *cache = Some((epoch, text.len(), js.clone()));
     js
-}
-
-/// The message of a thrown value: `err.message`, a thrown string, or a generic text.
-fn error_message(e: &JsValue) -> String {
-    e.dyn_ref::<js_sys::Error>()
-        .and_then(|e| string_of(&e.message()))
-        .or_else(|| string_of(e))
-        .unwrap_or_else(|| "the request failed".to_owned())
-}
-
-/// `globalThis.localStorage`: none in a worker, or where reading it throws (a sandboxed frame,
-/// storage disabled). (Read from `globalThis`, not through `web_sys::window()`, which links
-/// four global-object lookups and a `Window` check.)
-fn storage() -> Option<Store> {
-    let storage = Global::local_storage().ok()?;
-    storage.is_object().then(|| storage.unchecked_into())
-}
-
-/// Writes or removes a storage entry; storage errors (private mode, quota) are ignored.
-fn persist(key: &str, value: Option<&str>) {
-    if let Some(storage) = storage() {
-        let _ = match value {
-            Some(v) => storage.set_item(key, v),
-            None => storage.remove_item(key),
-        };
-    }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -645,13 +432,11 @@ fn run(
 const MESSAGE: &str = "the message must be a string";
 
 fn parse_options(options: &JsValue) -> Result<Config, Error> {
-    if !options.is_object() || Array::is_array(options) {
+    let json = options_json(options);
+    if json.is_null() {
         return Err(invalid("the options must be an object"));
     }
-    let json = js_sys::JSON::stringify(options)
-        .ok()
-        .and_then(|s| string_of(&s))
-        .ok_or_else(|| invalid("the options must be JSON-serializable"))?;
+    let json = string_of(&json).ok_or_else(|| invalid("the options must be JSON-serializable"))?;
     Config::from_json(&json)
 }
 
@@ -667,19 +452,35 @@ impl ApprovalClient {
         let config = parse_options(&options)?;
         let key = config.persist.then(|| config.persist_key());
         let core = Client::new(config)?;
-        let shared = Rc::new(RefCell::new(Inner {
-            core,
-            freed: false,
-            listeners: Listeners::new(),
-            snapshot: None,
-            messages: None,
-            stream_text: None,
-            ops: Vec::new(),
-            fetches: Vec::new(),
-            timer: None,
-            on_timer: None,
-        }));
-        if let Some(saved) = key.and_then(|k| string_of(&storage()?.get_item(&k).ok()?)) {
+        let shared = Rc::new_cyclic(|weak: &Weak<RefCell<Inner>>| {
+            let weak = weak.clone();
+            let on_event = Closure::<dyn FnMut(f64, f64, JsValue) -> bool>::new(
+                move |id: f64, code: f64, value: JsValue| {
+                    let Some(shared) = weak.upgrade() else {
+                        return false;
+                    };
+                    let input = if id.is_nan() {
+                        Input::Timeout
+                    } else {
+                        Input::Report(RequestId(id as u64), code as i32, value)
+                    };
+                    step(&shared, input).is_ok()
+                },
+            );
+            RefCell::new(Inner {
+                core,
+                freed: false,
+                listeners: Listeners::new(),
+                snapshot: None,
+                messages: None,
+                stream_text: None,
+                ops: Vec::new(),
+                fetches: Vec::new(),
+                timer: None,
+                on_event: on_event.into_js_value().unchecked_into(),
+            })
+        });
+        if let Some(saved) = key.and_then(|k| string_of(&storage(&k, &JsValue::UNDEFINED))) {
             step(&shared, Input::Restore(&saved))?;
         }
         Ok(ApprovalClient { shared })
@@ -703,29 +504,28 @@ impl ApprovalClient {
         let messages = match &inner.messages {
             Some((v, array)) if *v == snapshot.messages_version => array.clone(),
             _ => {
+                // (Frozen by `snapshot` in `fast.js`.)
                 let array = to_js(&snapshot.messages)?;
-                Object::freeze(array.unchecked_ref::<Object>());
                 inner.messages = Some((snapshot.messages_version, array.clone()));
                 array
             }
         };
         // The streaming text is not converted again: only what was appended since the last
         // snapshot crosses (the rest of the snapshot is small, whatever the reply's length).
-        let object = to_js(&snapshot.head_without_stream_text())?;
-        if let Some(view) = &snapshot.streaming {
-            let text = grow_text(
+        let head = to_js(&snapshot.head_without_stream_text())?;
+        let text = match &snapshot.streaming {
+            Some(view) => grow_text(
                 &mut inner.stream_text,
                 inner.core.stream_epoch(),
                 &view.text,
-            );
-            if let Ok(streaming) = Reflect::get(&object, &"streaming".into()) {
-                let _ = Reflect::set(&streaming, &"text".into(), &text);
+            )
+            .into(),
+            None => {
+                inner.stream_text = None;
+                JsValue::UNDEFINED
             }
-        } else {
-            inner.stream_text = None;
-        }
-        let _ = Reflect::set(&object, &"messages".into(), &messages);
-        Object::freeze(object.unchecked_ref::<Object>());
+        };
+        let object = freeze_snapshot(&head, &messages, &text);
         inner.snapshot = Some((version, object.clone()));
         Ok(object)
     }
@@ -737,14 +537,15 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "() => void")] listener: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let listener: Function = listener
-            .dyn_into()
-            .map_err(|_| invalid("a listener must be a function"))?;
         let inner = self
             .shared
             .try_borrow()
             .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?;
-        Ok(add_listener(&inner.listeners, &listener))
+        let off = add_listener(&inner.listeners, &listener);
+        if off.is_undefined() {
+            return Err(invalid("a listener must be a function").into());
+        }
+        Ok(off)
     }
 
     // `GET` the thread and find any pending approvals. Rejects with `busy` while another command's
@@ -819,21 +620,12 @@ impl ApprovalClient {
     /// Runs an async command: its promise settles on the core's `Done` for the returned op, or
     /// rejects at once when the command does not start.
     fn command(&self, cmd: Cmd, text: &JsValue, reason: Option<JsValue>) -> Promise {
-        // The executor is `Array.prototype.push`, bound to an array: it keeps `resolve` and
-        // `reject` there (no closure, nor its glue, for it).
-        let slots = Array::of1(&JsValue::UNDEFINED);
-        let push = Reflect::get(&slots, &"push".into()).unwrap_or(JsValue::UNDEFINED);
-        let executor: Function = push
-            .unchecked_into::<Function>()
-            .bind1(&slots, &JsValue::UNDEFINED)
-            .unchecked_into();
-        let promise: Promise = NewPromise::new(&executor).unchecked_into();
-        // [undefined, undefined (the bound argument), resolve, reject]: functions, by the
-        // `Promise` constructor's contract.
-        let resolve: Function = slots.get(2).unchecked_into();
-        let reject: Function = slots.get(3).unchecked_into();
+        let d = deferred();
+        let resolve: Function = d.get(0).unchecked_into();
+        let reject: Function = d.get(1).unchecked_into();
+        let promise: Promise = d.get(2).unchecked_into();
         if let Err(e) = self.exec(cmd, text, reason, Some((resolve, reject.clone()))) {
-            let _ = reject.call1(&JsValue::UNDEFINED, &error_to_js(&e));
+            call(&reject, &error_to_js(&e));
         }
         promise
     }

@@ -10,27 +10,21 @@ extern "C" {
     #[wasm_bindgen(js_name = namedToolgateError)]
     fn is_error_named_toolgate(value: &JsValue) -> bool;
 
-    /// The `Error` object: `name`, `code`, `detail`, `path`, `line`, `column`, and the `Display`
-    /// form of the error as its message.
+    /// The `Error` object: `name`, `code`, `detail`, `path`, `line`, `column` (`null` for a
+    /// negative number), and the `Display` form of the error as its message.
     #[wasm_bindgen(js_name = toolgateError)]
-    fn toolgate_error(
-        code: &str,
-        detail: &str,
-        path: &JsValue,
-        line: &JsValue,
-        column: &JsValue,
-    ) -> JsValue;
+    fn toolgate_error(code: &str, detail: &str, path: &JsValue, line: f64, column: f64) -> JsValue;
 }
 
 pub(crate) fn to_js(err: &Error) -> JsValue {
-    let num = |n: Option<usize>| n.map_or(JsValue::NULL, |n| JsValue::from_f64(n as f64));
+    let num = |n: Option<usize>| n.map_or(-1.0, |n| n as f64);
     let path = err.path.as_deref().map_or(JsValue::NULL, JsValue::from_str);
     toolgate_error(
         err.code.as_str(),
         &err.message,
         &path,
-        &num(err.line),
-        &num(err.column),
+        num(err.line),
+        num(err.column),
     )
 }
 

@@ -5,7 +5,7 @@
 use crate::error::{Error, ErrorCode};
 use crate::json::Value;
 use crate::prelude::*;
-use js_sys::{ArrayBuffer, Uint8Array, JSON};
+use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -25,10 +25,10 @@ pub(crate) enum Kind {
 pub(crate) fn kind(input: &JsValue) -> Kind {
     if input.is_string() {
         Kind::Text
-    } else if input.is_instance_of::<Uint8Array>() || input.is_instance_of::<ArrayBuffer>() {
-        Kind::Bytes
-    } else {
+    } else if bytes_of(input).is_undefined() {
         Kind::Value
+    } else {
+        Kind::Bytes
     }
 }
 
@@ -45,19 +45,65 @@ extern "C" {
     pub(crate) fn fast_tail(input: &JsValue) -> JsValue;
 
     /// `parseThread`'s result from JSON text the crate has checked: `{ id, messages }`, the
-    /// messages being the document (`bare`) or its `messages`.
-    #[wasm_bindgen(js_name = threadOf, catch)]
-    pub(crate) fn thread_of(text: &JsValue, id: &JsValue, bare: bool) -> Result<JsValue, JsValue>;
+    /// messages being the document (`bare`) or its `messages`; `undefined` where `JSON.parse`
+    /// throws.
+    #[wasm_bindgen(js_name = threadOf)]
+    pub(crate) fn thread_of(text: &JsValue, id: &JsValue, bare: bool) -> JsValue;
 
     /// `TextEncoder.encodeInto` into a view of wasm memory: the bytes written.
     #[wasm_bindgen(js_name = encodeInto)]
     fn encode_into(s: &JsValue, dest: &mut [u8]) -> u32;
+
+    /// `JSON.parse` of a JS string (not copied through wasm memory); `undefined` where it throws.
+    #[wasm_bindgen(js_name = parse)]
+    fn json_parse(text: &JsValue) -> JsValue;
+
+    /// A `Uint8Array`, or one over an `ArrayBuffer`; `undefined` for any other value.
+    #[wasm_bindgen(js_name = bytesOf)]
+    fn bytes_of(value: &JsValue) -> JsValue;
+
+    /// Copies a `Uint8Array` into a view of wasm memory of its length.
+    #[wasm_bindgen(js_name = copyInto)]
+    fn copy_into(bytes: &JsValue, dest: &mut [u8]);
+
+    /// `JSON.stringify(value)` (see `fast.js`): its text, `undefined` for a value JSON cannot
+    /// hold, or `[message]` when it throws.
+    #[wasm_bindgen(js_name = stringify)]
+    fn json_stringify(value: &JsValue) -> JsValue;
+
+    /// `new ApprovalClient`'s options as JSON text: `null` when they are no object, `undefined`
+    /// or `[message]` when JSON cannot hold them.
+    #[wasm_bindgen(js_name = optionsJson)]
+    pub(crate) fn options_json(options: &JsValue) -> JsValue;
+
+    /// Whether a value is a `Suspension` object, as `pendingApprovals` returns: an object with
+    /// `suspended` and `pending`.
+    #[wasm_bindgen(js_name = isSuspension)]
+    pub(crate) fn is_suspension(value: &JsValue) -> bool;
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A string or an array.
+    type Sized;
+    /// Its `length`. (One import for both kinds, where `JsString::length` and
+    /// `Uint8Array::length` are one each.)
+    #[wasm_bindgen(method, getter)]
+    fn length(this: &Sized) -> u32;
+}
+
+/// The bytes of a `Uint8Array`. (Not `Uint8Array::to_vec`, which asserts the length it reads
+/// twice, with the assertion's formatting.)
+pub(crate) fn to_vec(bytes: &JsValue) -> Vec<u8> {
+    let mut buf = vec![0u8; bytes.unchecked_ref::<Sized>().length() as usize];
+    copy_into(bytes, &mut buf);
+    buf
 }
 
 /// A JS string as UTF-8 (lone surrogates become U+FFFD), encoded straight into a buffer sized
 /// for the worst case: one pass, no re-allocation while encoding.
 fn utf8_of(s: &JsValue) -> String {
-    let units = s.unchecked_ref::<js_sys::JsString>().length() as usize;
+    let units = s.unchecked_ref::<Sized>().length() as usize;
     let mut buf = vec![0u8; units.saturating_mul(3)];
     let written = encode_into(s, &mut buf) as usize;
     buf.truncate(written);
@@ -70,37 +116,31 @@ pub(crate) fn string_of(value: &JsValue) -> Option<String> {
     value.is_string().then(|| utf8_of(value))
 }
 
-/// `err.message` of a thrown `Error`, `""` for any other value.
-pub(crate) fn message_of(e: &JsValue) -> String {
-    e.dyn_ref::<js_sys::Error>()
-        .and_then(|e| string_of(&e.message()))
-        .unwrap_or_default()
-}
-
 pub(crate) fn read(input: &JsValue) -> Input {
     if input.is_string() {
         return Input::Text(utf8_of(input));
     }
-    if let Some(bytes) = input.dyn_ref::<Uint8Array>() {
-        return Input::Bytes(bytes.to_vec());
+    let bytes = bytes_of(input);
+    if bytes.is_undefined() {
+        return Input::Value(input.clone());
     }
-    if let Some(buf) = input.dyn_ref::<ArrayBuffer>() {
-        return Input::Bytes(Uint8Array::new(buf).to_vec());
-    }
-    Input::Value(input.clone())
+    Input::Bytes(to_vec(&bytes))
 }
 
 /// A JS value as JSON text (`JSON.stringify`). Values that JSON cannot hold (functions, symbols,
 /// `undefined`, bigints, cycles) are a `parse_error` at `path`.
 pub(crate) fn stringify(value: &JsValue, path: &str) -> Result<String, Error> {
-    match JSON::stringify(value) {
-        Ok(s) => string_of(&s).ok_or_else(|| Error::parse("not a JSON value").with_path(path)),
-        Err(e) => {
-            let mut m = "not a JSON value: ".to_owned();
-            m.push_str(&message_of(&e));
-            Err(Error::parse(m).with_path(path))
-        }
+    let json = json_stringify(value);
+    if let Some(s) = string_of(&json) {
+        return Ok(s);
     }
+    let mut m = "not a JSON value".to_owned();
+    if !json.is_undefined() {
+        // `[message]`: what `JSON.stringify` threw.
+        m.push_str(": ");
+        m.push_str(&string_of(&json.unchecked_ref::<Array>().get(0)).unwrap_or_default());
+    }
+    Err(Error::parse(m).with_path(path))
 }
 
 /// A JS value as JSON, for the core.
@@ -108,16 +148,13 @@ pub(crate) fn to_json(value: &JsValue, path: &str) -> Result<Value, Error> {
     Value::parse(&stringify(value, path)?).map_err(|e| e.with_path(path))
 }
 
-#[wasm_bindgen]
-extern "C" {
-    /// `JSON.parse` of a JS string, without copying it through wasm memory.
-    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
-    fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
-}
-
 /// `JSON.parse` of text (a JS string) the core has already validated.
 pub(crate) fn parse(text: &JsValue) -> Result<JsValue, Error> {
-    json_parse(text).map_err(|_| Error::parse("invalid JSON"))
+    let value = json_parse(text);
+    if value.is_undefined() {
+        return Err(Error::parse("invalid JSON"));
+    }
+    Ok(value)
 }
 
 pub(crate) const CALL_ID: &str = "a callId must be a string";

@@ -62,7 +62,11 @@ pub fn parse_thread(
         Input::Value(_) => return Err(Error::parse("not a JSON value").with_path("$").into()),
     };
     let id = id.map_or(JsValue::NULL, |id| JsValue::from_str(&id));
-    input::thread_of(&text, &id, bare).map_err(|_| Error::parse("invalid JSON").into())
+    let thread = input::thread_of(&text, &id, bare);
+    if thread.is_undefined() {
+        return Err(Error::parse("invalid JSON").into());
+    }
+    Ok(thread)
 }
 
 // `pendingApprovals(input)`: where the thread stands, by its last message alone.
@@ -144,7 +148,7 @@ impl JsDecisions {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "Suspension | ThreadInput")] source: JsValue,
     ) -> Result<JsDecisions, JsValue> {
-        let suspension = if types::looks_like_suspension(&source) {
+        let suspension = if input::is_suspension(&source) {
             types::suspension_from_js(&source)?
         } else {
             suspension_of(&source)?

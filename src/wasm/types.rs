@@ -397,14 +397,6 @@ export function parseThread(input: ThreadInput): Thread;
 export function pendingApprovals(input: ThreadInput): Suspension;
 "#;
 
-/// A `Suspension` object, as `pendingApprovals` returns, has `suspended` and `pending`.
-pub(crate) fn looks_like_suspension(value: &JsValue) -> bool {
-    value.is_object()
-        && !js_sys::Array::is_array(value)
-        && js_sys::Reflect::has(value, &"suspended".into()).unwrap_or(false)
-        && js_sys::Reflect::has(value, &"pending".into()).unwrap_or(false)
-}
-
 /// Reads a `Suspension` given back from JS (as `pendingApprovals` made it), for `new Decisions`:
 /// only what the decision set reads (whether it is suspended, `messageId`, and each gated tool's
 /// `callId`, `approval`, `rejectReason` and order); the other fields are left empty.
