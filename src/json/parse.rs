@@ -325,9 +325,16 @@ impl<'a> Parser<'a> {
                     Value::Null
                 })
             }
-            Some(b't') => self.literal(b"true").map(|()| Value::Bool(true)),
-            Some(b'f') => self.literal(b"false").map(|()| Value::Bool(false)),
-            Some(b'n') => self.literal(b"null").map(|()| Value::Null),
+            Some(b @ (b't' | b'f' | b'n')) => {
+                // One call for the three literals: the word and its value.
+                let (word, value): (&[u8], Value) = match b {
+                    b't' => (b"true", Value::Bool(true)),
+                    b'f' => (b"false", Value::Bool(false)),
+                    _ => (b"null", Value::Null),
+                };
+                self.literal(word)?;
+                Ok(value)
+            }
             Some(b'-' | b'0'..=b'9') => {
                 let n = self.number()?;
                 Ok(if keep {
