@@ -23,7 +23,7 @@ use alloc::borrow::Cow;
 
 use crate::approval::Approval;
 use crate::error::{Error, Result};
-use crate::json::{self, Map, Obj, Parser, Syntax, ToJson, Value};
+use crate::json::{self, Fail, Map, Obj, Parser, ToJson, Value};
 
 /// A parsed thread: its id (if the document had one) and every message, in order.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -556,16 +556,16 @@ enum Loc {
     Message(usize),
 }
 
-/// Why the walk stopped: a syntax error (positioned; the path is where the walk was, `loc`), or
-/// an error of ours with its own path (boxed: the walk's results stay small).
+/// Why the walk stopped: a syntax error (kept by the parser; the path is where the walk was,
+/// `loc`), or an error of ours with its own path (boxed: the walk's results stay small).
 enum Stop {
-    Syntax(Syntax),
+    Syntax,
     Shape(Box<Error>),
 }
 
-impl From<Syntax> for Stop {
-    fn from(s: Syntax) -> Stop {
-        Stop::Syntax(s)
+impl From<Fail> for Stop {
+    fn from(_: Fail) -> Stop {
+        Stop::Syntax
     }
 }
 
@@ -605,14 +605,14 @@ pub(crate) fn walk(input: &str, mode: Mode) -> Result<Walked<'_>> {
     match result {
         Ok(()) => Ok(w.out),
         Err(Stop::Shape(error)) => Err(*error),
-        Err(Stop::Syntax(s)) => {
+        Err(Stop::Syntax) => {
             let path = match w.loc {
                 Loc::Root => "$".to_owned(),
                 Loc::Id => "$.id".to_owned(),
                 Loc::Messages => "$.messages".to_owned(),
                 Loc::Message(i) => message_path(w.out.bare, i),
             };
-            Err(json::to_error(input, s).with_path(path))
+            Err(json::to_error(input, w.p.syntax()).with_path(path))
         }
     }
 }

@@ -12,7 +12,7 @@ mod write;
 pub use value::{Map, Number, Value};
 pub use write::ToJson;
 
-pub(crate) use parse::{to_error, Parser, Syntax};
+pub(crate) use parse::{to_error, Fail, Parser};
 pub(crate) use write::ToJsonDyn;
 pub(crate) use write::{u64_string, write_str, write_u64, write_value, Obj};
 

@@ -77,7 +77,12 @@ pub(crate) struct Syntax {
     pub(crate) at: usize,
 }
 
-pub(crate) type PResult<T> = Result<T, Syntax>;
+/// A failed parse; what failed is kept in the parser ([`Parser::syntax`]), so results carry no
+/// error payload (a `PResult<()>` is a bool, a `PResult<Value>` no larger than a `Value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fail;
+
+pub(crate) type PResult<T> = Result<T, Fail>;
 
 /// Bytes that end the fast scan of a string: `"`, `\` and control characters.
 #[inline(always)]
@@ -118,15 +123,18 @@ pub(crate) fn to_error(text: &str, s: Syntax) -> Error {
 /// Parses a whole document.
 pub(crate) fn parse_document(text: &str) -> crate::error::Result<Value> {
     let mut p = Parser::new(text);
-    p.parse_value()
-        .and_then(|v| p.end().map(|()| v))
-        .map_err(|s| to_error(text, s))
+    match p.parse_value().and_then(|v| p.end().map(|()| v)) {
+        Ok(v) => Ok(v),
+        Err(Fail) => Err(to_error(text, p.syntax())),
+    }
 }
 
 pub(crate) struct Parser<'a> {
     text: &'a str,
     pos: usize,
     depth: u32,
+    /// The syntax error, once a method returned [`Fail`].
+    error: Syntax,
 }
 
 impl<'a> Parser<'a> {
@@ -135,6 +143,10 @@ impl<'a> Parser<'a> {
             text,
             pos: 0,
             depth: 0,
+            error: Syntax {
+                code: Code::EofValue,
+                at: 0,
+            },
         }
     }
 
@@ -151,18 +163,24 @@ impl<'a> Parser<'a> {
         self.text.as_bytes().get(i).copied()
     }
 
-    fn err(&self, code: Code, at_byte: usize) -> Syntax {
-        Syntax {
-            code,
-            at: at_byte + 1,
-        }
+    /// The syntax error after a method returned [`Fail`].
+    pub(crate) fn syntax(&self) -> Syntax {
+        self.error
     }
 
-    fn eof(&self, code: Code) -> Syntax {
-        Syntax {
-            code,
-            at: self.text.len(),
-        }
+    /// Fails at the byte `at_byte` (serde_json's position is just past it).
+    fn err(&mut self, code: Code, at_byte: usize) -> Fail {
+        self.fail(code, at_byte + 1)
+    }
+
+    /// Fails at the end of the input.
+    fn eof(&mut self, code: Code) -> Fail {
+        self.fail(code, self.text.len())
+    }
+
+    fn fail(&mut self, code: Code, at: usize) -> Fail {
+        self.error = Syntax { code, at };
+        Fail
     }
 
     /// Skips whitespace; the next byte, if any.
@@ -466,7 +484,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Four hex digits at `at` (serde_json reports a bad one after all four).
-    fn hex4(&self, at: usize) -> PResult<u16> {
+    fn hex4(&mut self, at: usize) -> PResult<u16> {
         if at + 4 > self.text.len() {
             return Err(self.eof(Code::EofString));
         }
@@ -543,7 +561,7 @@ impl<'a> Parser<'a> {
 
     /// A `\uXXXX` escape (or a surrogate pair of them) at `i` (the backslash): the character and
     /// the position after it. Lone surrogates are errors, as in serde_json.
-    fn unicode_escape(&self, i: usize) -> PResult<(char, usize)> {
+    fn unicode_escape(&mut self, i: usize) -> PResult<(char, usize)> {
         let n = self.hex4(i + 2)?;
         let after = i + 6;
         if (0xDC00..=0xDFFF).contains(&n) {
