@@ -556,32 +556,26 @@ enum Loc {
     Message(usize),
 }
 
-/// Why the walk stopped: a syntax error (kept by the parser; the path is where the walk was,
-/// `loc`), or an error of ours with its own path (boxed: the walk's results stay small).
-enum Stop {
-    Syntax,
-    Shape(Box<Error>),
-}
-
-impl From<Fail> for Stop {
-    fn from(_: Fail) -> Stop {
-        Stop::Syntax
-    }
-}
-
-impl From<Error> for Stop {
-    fn from(e: Error) -> Stop {
-        Stop::Shape(Box::new(e))
-    }
-}
-
 struct Walker<'a> {
     p: Parser<'a>,
     mode: Mode,
     loc: Loc,
     /// What the walk found so far.
     out: Walked<'a>,
+    /// Why the walk stopped, when not for a syntax error (which the parser keeps, and whose path
+    /// is where the walk was, `loc`).
+    shape: Option<Error>,
 }
+
+impl Walker<'_> {
+    /// Stops the walk with an error of ours (with its own path).
+    fn stop(&mut self, e: Error) -> Fail {
+        self.shape = Some(e);
+        Fail
+    }
+}
+
+type Step = core::result::Result<(), Fail>;
 
 /// Walks a thread document once: checks the JSON and the thread's shape, and builds every message
 /// (`Mode::All`) or keeps only the last one's raw text (`Mode::Tail`).
@@ -597,15 +591,16 @@ pub(crate) fn walk(input: &str, mode: Mode) -> Result<Walked<'_>> {
             tail: None,
             messages: Vec::new(),
         },
+        shape: None,
     };
     let result = walk_root(&mut w).and_then(|()| {
         w.loc = Loc::Root;
-        Ok(w.p.end()?)
+        w.p.end()
     });
-    match result {
-        Ok(()) => Ok(w.out),
-        Err(Stop::Shape(error)) => Err(*error),
-        Err(Stop::Syntax) => {
+    match (result, w.shape) {
+        (Ok(()), _) => Ok(w.out),
+        (Err(Fail), Some(error)) => Err(error),
+        (Err(Fail), None) => {
             let path = match w.loc {
                 Loc::Root => "$".to_owned(),
                 Loc::Id => "$.id".to_owned(),
@@ -618,13 +613,13 @@ pub(crate) fn walk(input: &str, mode: Mode) -> Result<Walked<'_>> {
 }
 
 /// Skips a value that is not of the expected kind (valid JSON first), then reports its kind.
-fn wrong(w: &mut Walker<'_>, what: &str, path: &str) -> core::result::Result<(), Stop> {
+fn wrong(w: &mut Walker<'_>, what: &str, path: &str) -> Step {
     let first = w.p.ws();
     w.p.skip_value()?;
-    Err(got_error(what, json::describe_byte(first), path).into())
+    Err(w.stop(got_error(what, json::describe_byte(first), path)))
 }
 
-fn walk_root(w: &mut Walker<'_>) -> core::result::Result<(), Stop> {
+fn walk_root(w: &mut Walker<'_>) -> Step {
     match w.p.ws() {
         Some(b'[') => {
             w.out.bare = true;
@@ -639,8 +634,10 @@ fn walk_root(w: &mut Walker<'_>) -> core::result::Result<(), Stop> {
                     "id" => {
                         w.loc = Loc::Id;
                         let value = w.p.parse_value()?;
-                        w.out.id =
-                            id_from_value(&value).map_err(|got| got_error(BAD_ID, got, "$.id"))?;
+                        w.out.id = match id_from_value(&value) {
+                            Ok(id) => id,
+                            Err(got) => return Err(w.stop(got_error(BAD_ID, got, "$.id"))),
+                        };
                     }
                     "messages" => {
                         w.loc = Loc::Messages;
@@ -658,7 +655,7 @@ fn walk_root(w: &mut Walker<'_>) -> core::result::Result<(), Stop> {
             if seen {
                 Ok(())
             } else {
-                Err(missing_messages().into())
+                Err(w.stop(missing_messages()))
             }
         }
         // A scalar document: valid JSON first, then the wrong shape.
@@ -667,7 +664,7 @@ fn walk_root(w: &mut Walker<'_>) -> core::result::Result<(), Stop> {
 }
 
 /// The messages array (at its `[`). A repeated `messages` key replaces what an earlier one gave.
-fn walk_messages(w: &mut Walker<'_>) -> core::result::Result<(), Stop> {
+fn walk_messages(w: &mut Walker<'_>) -> Step {
     let bare = w.out.bare;
     w.out.tail = None;
     w.out.messages.clear();
@@ -688,7 +685,10 @@ fn walk_messages(w: &mut Walker<'_>) -> core::result::Result<(), Stop> {
             }
             Mode::All | Mode::Check => {
                 let value = w.p.parse_value()?;
-                let message = Message::from_value_at(value, || message_path(bare, index))?;
+                let message = match Message::from_value_at(value, || message_path(bare, index)) {
+                    Ok(message) => message,
+                    Err(e) => return Err(w.stop(e)),
+                };
                 if w.mode == Mode::All {
                     w.out.messages.push(message);
                 }
