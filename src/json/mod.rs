@@ -22,52 +22,44 @@ use crate::prelude::*;
 /// The input as `&str` without copying; invalid UTF-8 is a `parse_error` pointing at the first bad byte
 /// (1-based line, 1-based byte column, like serde_json).
 pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
-    if is_utf8(bytes) {
-        // SAFETY: `is_utf8` returned true, so `bytes` is valid UTF-8 (see its proof).
+    let Some((at, incomplete)) = utf8_error(bytes) else {
+        // SAFETY: `utf8_error` found no error, so `bytes` is valid UTF-8 (see its proof).
         return Ok(unsafe { core::str::from_utf8_unchecked(bytes) });
-    }
-    match core::str::from_utf8(bytes) {
-        Ok(s) => Ok(s),
-        Err(err) => {
-            let at = err.valid_up_to();
-            // Just past the first bad byte (never a line feed), as for a syntax error there.
-            let (line, column) = parse::line_column(bytes, at + 1);
-            let message = if err.error_len().is_none() {
-                "unexpected end of input: incomplete UTF-8 sequence".to_owned()
-            } else {
-                let mut m = "invalid UTF-8 at byte ".to_owned();
-                m.push_str(&u64_string(at as u64));
-                m
-            };
-            Err(Error::parse(message).at(line, column))
-        }
-    }
+    };
+    // Just past the first bad byte (never a line feed), as for a syntax error there.
+    let (line, column) = parse::line_column(bytes, at + 1);
+    let message = if incomplete {
+        "unexpected end of input: incomplete UTF-8 sequence".to_owned()
+    } else {
+        let mut m = "invalid UTF-8 at byte ".to_owned();
+        m.push_str(&u64_string(at as u64));
+        m
+    };
+    Err(Error::parse(message).at(line, column))
 }
 
-/// Whether `bytes` is valid UTF-8, as `core::str::from_utf8` decides, faster on mostly-ASCII text:
-/// ASCII is skipped a block at a time (16 bytes with wasm SIMD, 8 elsewhere) and std validates each
-/// run of non-ASCII bytes on its own.
+/// `None` when `bytes` is valid UTF-8; else what `core::str::from_utf8` reports: the length of the
+/// valid prefix, and whether the input ends inside a sequence (`error_len() == None`). Faster on
+/// mostly-ASCII text: ASCII is skipped a block at a time (16 bytes with wasm SIMD, 8 elsewhere)
+/// and std validates each run of non-ASCII bytes on its own.
 ///
 /// Why that is the same answer: an ASCII byte (0x00-0x7F) is never part of a multi-byte sequence
 /// (lead bytes are 0xC2-0xF4, continuation bytes 0x80-0xBF), so every sequence lies inside one
-/// maximal run of bytes >= 0x80, and the whole is valid exactly when each such run is.
-pub(crate) fn is_utf8(bytes: &[u8]) -> bool {
+/// maximal run of bytes >= 0x80, and the whole is valid exactly when each such run is. The first
+/// bad run holds the first error, at the same place; a sequence cut short by the end of its run
+/// is cut short by the end of the input only when the run ends there (else an ASCII byte follows,
+/// which makes it invalid, not incomplete).
+fn utf8_error(bytes: &[u8]) -> Option<(usize, bool)> {
     let mut i = 0;
     loop {
         i = ascii_end(bytes, i);
-        let Some(rest) = bytes.get(i..) else {
-            return true;
-        };
+        let rest = bytes.get(i..)?;
         // The run of non-ASCII bytes starting at `i` ends at the next ASCII byte (or the end).
         let run = rest.iter().position(u8::is_ascii).unwrap_or(rest.len());
-        let Some(chunk) = rest.get(..run) else {
-            return false;
-        };
-        if chunk.is_empty() {
-            return true;
-        }
-        if core::str::from_utf8(chunk).is_err() {
-            return false;
+        let chunk = rest.get(..run).filter(|c| !c.is_empty())?;
+        if let Err(err) = core::str::from_utf8(chunk) {
+            let at = i + err.valid_up_to();
+            return Some((at, err.error_len().is_none() && run == rest.len()));
         }
         i += run;
     }

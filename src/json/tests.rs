@@ -199,6 +199,47 @@ fn utf8_errors_point_at_the_first_bad_byte() {
 }
 
 #[test]
+fn utf8_agrees_with_core() {
+    // Cut sequences followed by ASCII (invalid) or by the end (incomplete), in long ASCII runs
+    // (the block scan) and short ones.
+    let pad = "x".repeat(37);
+    let cases: [&[u8]; 9] = [
+        b"\xe2\x82",
+        b"\xe2\x82a",
+        b"a\xe2\x82\xac\xf0\x9f",
+        b"\xf0\x9f\x98\x80\xf0\x9f\x98",
+        b"\xc3\xa9\xc3",
+        b"\xc3\xa9\xc3 ",
+        b"\xed\xa0\x80",
+        b"\xc0\x80",
+        b"\xc3\xa9\xe2\x82\xac",
+    ];
+    for case in cases {
+        for input in [
+            case.to_vec(),
+            [pad.as_bytes(), case, pad.as_bytes()].concat(),
+        ] {
+            let ours = utf8(&input);
+            match core::str::from_utf8(&input) {
+                Ok(s) => assert_eq!(ours.unwrap(), s),
+                Err(err) => {
+                    let e = ours.unwrap_err();
+                    if err.error_len().is_none() {
+                        assert!(
+                            e.message.starts_with("unexpected end of input"),
+                            "{input:?}"
+                        );
+                    } else {
+                        let at = err.valid_up_to().to_string();
+                        assert!(e.message.ends_with(&at), "{input:?}: {}", e.message);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn descriptions() {
     assert_eq!(describe_byte(Some(b'{')), "an object");
     assert_eq!(describe_byte(Some(b'-')), "a number");
