@@ -58,7 +58,7 @@ use super::snapshot::{
 };
 use super::{
     not_suspended, read_stored, restore_into, retryable_status, status_error, submission_view,
-    suspension_view, transport_error, HttpResponse, Method, OpId, Output, RequestId,
+    suspension_view, transport_error, HttpResponse, Method, OpId, Output, PauseKey, RequestId,
     TransportError,
 };
 
@@ -531,9 +531,13 @@ impl Sidenet {
         self.c.clear_notices();
         self.continue_submission(Submission {
             op,
+            body: String::new(),
+            pause: PauseKey::default(),
             queue,
+            queued: 0,
+            sent: Vec::new(),
+            skipped: Vec::new(),
             then_send,
-            ..Submission::default()
         });
         Ok(op)
     }
