@@ -1146,29 +1146,30 @@ impl Sidenet {
             self.finish_submission(sub);
             return;
         };
-        if self.pause.as_ref().is_some_and(|p| p.has(&id)) {
+        let (error, failed) = if self.pause.as_ref().is_some_and(|p| p.has(&id)) {
             // Still pending: the decision was not applied. The draft stays.
-            self.c.give_up(Some(sub.op), sub.then_send, error, true);
-            return;
-        }
-        if self.records(&id, &decision) {
+            (error, true)
+        } else if self.records(&id, &decision) {
             // Applied (an answer lost on the way back): acknowledged, go on.
             sub.sent.push((id, decision));
             self.continue_submission(sub);
             return;
-        }
-        let error = if self.expired {
-            Error::new(
+        } else if self.expired {
+            let error = Error::new(
                 ErrorCode::Expired,
                 "the paused run was abandoned before the decision arrived",
-            )
+            );
+            (error, false)
         } else {
-            Error::new(
+            let error = Error::new(
                 ErrorCode::Conflict,
                 "the paused tool was decided elsewhere; your decision was not applied",
-            )
+            );
+            (error, false)
         };
-        self.c.give_up(Some(sub.op), sub.then_send, error, false);
+        // Taken, not moved out: `sub` is dropped whole (one drop call, not one per field).
+        let then_send = sub.then_send.take();
+        self.c.give_up(Some(sub.op), then_send, error, failed);
     }
 
     /// Did a pause the client knew of end without an answer (abandoned by the server)?
