@@ -585,24 +585,27 @@ impl Sidenet {
         }
     }
 
-    fn finish_submission(&mut self, sub: Submission) {
+    fn finish_submission(&mut self, mut sub: Submission) {
         let paused = self.pause.is_some();
         let cards = self.pause.as_ref().map_or(&[][..], |p| &p.cards);
         self.c.last_submission = Some(submission_view(cards, &sub.sent, paused));
+        // Taken, not moved out: `sub` is dropped whole.
+        let then_send = sub.then_send.take();
+        let op = sub.op;
         if self.c.failed {
             let error = self
                 .c
                 .error
                 .clone()
                 .unwrap_or_else(|| Error::new(ErrorCode::StreamError, "the run failed"));
-            self.c.unsend(sub.then_send);
-            self.c.done(sub.op, Err(error));
+            self.c.unsend(then_send);
+            self.c.done(op, Err(error));
             return;
         }
-        match sub.then_send {
-            Some(text) if !paused => self.start_send(sub.op, text),
-            Some(text) => self.c.paused_again(sub.op, text),
-            None if sub.skipped.is_empty() => self.c.done(sub.op, Ok(())),
+        match then_send {
+            Some(text) if !paused => self.start_send(op, text),
+            Some(text) => self.c.paused_again(op, text),
+            None if sub.skipped.is_empty() => self.c.done(op, Ok(())),
             None => {
                 let error = if self.expired {
                     Error::new(
@@ -615,7 +618,7 @@ impl Sidenet {
                         "some tools were no longer awaiting approval; those decisions were not sent",
                     )
                 };
-                self.c.refuse(Some(sub.op), error);
+                self.c.refuse(Some(op), error);
             }
         }
     }
