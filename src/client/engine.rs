@@ -644,18 +644,20 @@ fn err_aborted() -> Error {
 
 /// What an unfinished job leaves: its op, the text to keep unsent, and the error it was about (a
 /// load after a failed message or submission).
+///
+/// A submission's `then_send` is taken, not moved out, so the rest is dropped by one call.
 fn leftovers(job: Job) -> (Option<OpId>, Option<String>, Option<Error>) {
     match job {
         Job::Load { op, why, .. } => match why {
             Why::User | Why::Sync | Why::Recover(None) => (op, None, None),
-            Why::Recover(Some(sub)) => (op, sub.then_send, None),
+            Why::Recover(Some(mut sub)) => (op, sub.then_send.take(), None),
             Why::VerifySend { text, error, .. } | Why::SendConflict { text, error } => {
                 (op, Some(text), Some(error))
             }
-            Why::Reconcile { sub, error } => (op, sub.then_send, Some(error)),
+            Why::Reconcile { mut sub, error } => (op, sub.then_send.take(), Some(error)),
         },
         Job::Send { op, text, .. } => (Some(op), Some(text), None),
-        Job::Submit(sub) => (Some(sub.op), sub.then_send, None),
+        Job::Submit(mut sub) => (Some(sub.op), sub.then_send.take(), None),
     }
 }
 
