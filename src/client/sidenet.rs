@@ -1061,13 +1061,13 @@ impl Sidenet {
 
     /// Adopts what a finished chat stream told: a pause, or the end of the run. Returns the error of
     /// an `error` chunk (phase `error`).
-    fn adopt_feed(&mut self, feed: Feed) -> Option<Error> {
-        let paused = self.adopt_cards(feed.approvals, feed.start_id);
-        if let Some(malformed) = feed.malformed {
+    fn adopt_feed(&mut self, mut feed: Feed) -> Option<Error> {
+        let paused = self.adopt_cards(&mut feed);
+        if let Some(malformed) = feed.malformed.take() {
             self.c.error = Some(malformed);
         }
         if !paused {
-            if let Some(text) = feed.error {
+            if let Some(text) = feed.error.take() {
                 let error = Error::new(ErrorCode::StreamError, text);
                 self.c.failed = true;
                 self.c.error = Some(error.clone());
@@ -1081,8 +1081,10 @@ impl Sidenet {
     }
 
     /// Adopts the cards a stream (or replay) announced: a pause, or none. `true` when paused.
-    fn adopt_cards(&mut self, approvals: Vec<GatedTool>, start_id: Option<String>) -> bool {
-        let cards = self.finish_cards(approvals);
+    /// They are taken from `feed` (not moved out: the rest of it is dropped by one call).
+    fn adopt_cards(&mut self, feed: &mut Feed) -> bool {
+        let cards = self.finish_cards(std::mem::take(&mut feed.approvals));
+        let start_id = feed.start_id.take();
         if cards.is_empty() {
             self.adopt_pause(None);
             self.expect = None;
@@ -1095,10 +1097,11 @@ impl Sidenet {
     }
 
     /// The end of a load (history and replay).
-    fn after_load(&mut self, op: Option<OpId>, why: Why, feed: Feed) {
+    fn after_load(&mut self, op: Option<OpId>, why: Why, mut feed: Feed) {
         let was_paused = self.pause.is_some();
         let expected = self.expect.take();
-        let paused = self.adopt_cards(feed.approvals, feed.start_id);
+        let paused = self.adopt_cards(&mut feed);
+        drop(feed);
         let expired = !paused && expected.as_ref().is_some_and(|e| self.abandoned(e));
         self.c.loaded = true;
         if let Some(held) = self.c.held_restore.take() {
