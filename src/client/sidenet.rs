@@ -1458,15 +1458,9 @@ impl Sidenet {
             .find(|c| c.call_id == card.call_id)
         {
             // A replayed or repeated chunk: keep the first, fill what it lacked.
-            if known.approval_reason.is_none() {
-                known.approval_reason = card.approval_reason;
-            }
-            if known.agent_version_id.is_none() {
-                known.agent_version_id = card.agent_version_id;
-            }
-            if known.run_id.is_none() {
-                known.run_id = card.run_id;
-            }
+            fill(&mut known.approval_reason, &mut card.approval_reason);
+            fill(&mut known.agent_version_id, &mut card.agent_version_id);
+            fill(&mut known.run_id, &mut card.run_id);
             return;
         }
         card.position = feed.approvals.len();
@@ -1933,6 +1927,13 @@ fn ids_of(cards: &[GatedTool]) -> Vec<String> {
         ids.push(card.call_id.clone());
     }
     ids
+}
+
+/// Gives `slot` the value of `from` (taken) if it has none.
+fn fill(slot: &mut Option<String>, from: &mut Option<String>) {
+    if slot.is_none() {
+        *slot = from.take();
+    }
 }
 
 /// A 2xx with a body: 204 (no content) is handled as a whole answer.
