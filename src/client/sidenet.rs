@@ -1781,10 +1781,13 @@ impl Sidenet {
         Arc::get_mut(&mut self.messages)
     }
 
-    fn set_history(&mut self, history: Vec<Map>) {
+    /// The history's messages become the settled ones (entries that are not objects are skipped).
+    fn set_history(&mut self, history: Vec<Value>) {
         let mut views = Vec::new();
         for m in history {
-            views.push(ui_message_view(views.len(), m, &self.reasons));
+            if let Value::Object(m) = m {
+                views.push(ui_message_view(views.len(), m, &self.reasons));
+            }
         }
         self.audit.touch(views.len() as u64);
         self.messages = Arc::new(views);
@@ -2042,37 +2045,29 @@ fn raw_message(mut raw: Map) -> Message {
     }
 }
 
-/// The history document: `{messages: [...]}` or a bare array; non-object entries are skipped.
-fn parse_history(body: &[u8]) -> Result<Vec<Map>> {
+/// The history document: `{messages: [...]}` or a bare array, its entries as sent (the non-object
+/// ones are skipped by [`Sidenet::set_history`]).
+fn parse_history(body: &[u8]) -> Result<Vec<Value>> {
     let text = json::utf8(body)?;
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let value = Value::parse(text)?;
-    let items = match value {
-        Value::Array(items) => items,
+    let (what, path, other) = match Value::parse(text)? {
+        Value::Array(items) => return Ok(items),
         Value::Object(mut map) => match map.remove("messages") {
-            Some(Value::Array(items)) => items,
-            None | Some(Value::Null) => Vec::new(),
-            Some(other) => {
-                let mut m = "messages must be an array, got ".to_owned();
-                m.push_str(json::describe(&other));
-                return Err(Error::parse(m).with_path("$.messages"));
-            }
+            Some(Value::Array(items)) => return Ok(items),
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(other) => ("messages must be an array, got ", "$.messages", other),
         },
-        other => {
-            let mut m = "a thread must be an object with a \"messages\" array, got ".to_owned();
-            m.push_str(json::describe(&other));
-            return Err(Error::parse(m).with_path("$"));
-        }
+        other => (
+            "a thread must be an object with a \"messages\" array, got ",
+            "$",
+            other,
+        ),
     };
-    let mut maps = Vec::new();
-    for item in items {
-        if let Value::Object(map) = item {
-            maps.push(map);
-        }
-    }
-    Ok(maps)
+    let mut m = what.to_owned();
+    m.push_str(json::describe(&other));
+    Err(Error::parse(m).with_path(path))
 }
 
 /// The collected output of `POST /v1/agents/{id}/run`: `{chunks: [...], finishReason}`.
