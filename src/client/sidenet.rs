@@ -1718,7 +1718,7 @@ impl Sidenet {
             };
             put(part, "state", Value::from(state));
             if !key.is_empty() {
-                part.insert(key.to_owned(), result.unwrap_or(Value::Null));
+                put(part, key, result.unwrap_or(Value::Null));
             }
             match status {
                 ToolStatus::Done if had_approval => set_approved(part, call_id, true),
