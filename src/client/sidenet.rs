@@ -797,14 +797,16 @@ impl Sidenet {
                 if out.is_empty() {
                     return;
                 }
-                let mut feed = std::mem::take(&mut boxed.1);
-                self.apply_all(&mut feed, out, chat);
-                if let State::Busy(Flight {
-                    rx: Some(Rx::Stream(boxed)),
-                    ..
-                }) = &mut self.c.state
-                {
-                    boxed.1 = feed;
+                // The box leaves the flight while its chunks are applied (a pointer moves, not
+                // the feed), and goes back (applying chunks never ends the flight).
+                let Some(mut rx) = flight.rx.take() else {
+                    return;
+                };
+                if let Rx::Stream(boxed) = &mut rx {
+                    self.apply_all(&mut boxed.1, out, chat);
+                }
+                if let State::Busy(flight) = &mut self.c.state {
+                    flight.rx = Some(rx);
                 }
             }
             None => {}
