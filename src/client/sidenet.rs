@@ -971,10 +971,9 @@ impl Sidenet {
             Job::Load { op, why, stage } if stage == Stage::Replay && terminal => {
                 self.after_load(op, why, feed)
             }
-            Job::Load { op, why, stage } => {
+            job @ Job::Load { .. } => {
                 let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
-                self.c
-                    .retry_or_fail(now, Job::Load { op, why, stage }, flight.attempt, error);
+                self.c.retry_or_fail(now, job, flight.attempt, error);
             }
             Job::Send { op, .. } if terminal => self.end_send(op, feed),
             Job::Submit(sub) if terminal => self.end_submit(sub, feed),
