@@ -39,6 +39,7 @@
 //!        dropped mid-stream ─▶ acknowledged (the server answered 2xx) ─▶ loading ─▶ go on
 //! ```
 
+use std::mem::take;
 use std::sync::Arc;
 
 use crate::approval::{Approval, GatedTool, Suspension};
@@ -1285,11 +1286,13 @@ impl Sidenet {
         {
             self.first_chunk(None);
         }
-        match chunk {
+        // Matched by reference, what is kept taken out: the chunk is dropped whole, by one call.
+        let mut chunk = chunk;
+        match &mut chunk {
             Chunk::Done => feed.done = true,
             Chunk::Finish { .. } => feed.finished = true,
             Chunk::Abort => feed.done = true,
-            Chunk::Error { error_text } => feed.error = Some(error_text),
+            Chunk::Error { error_text } => feed.error = Some(take(error_text)),
             Chunk::StartStep | Chunk::FinishStep => {}
             Chunk::Data { name, data, .. } => {
                 if name == "run" {
@@ -1307,22 +1310,22 @@ impl Sidenet {
                     self.first_chunk(message_id.as_deref());
                 }
                 if feed.start_id.is_none() {
-                    feed.start_id = message_id;
+                    feed.start_id = message_id.take();
                 }
             }
             Chunk::TextStart { id } => {
                 if chat {
-                    self.text_start(id);
+                    self.text_start(take(id));
                 }
             }
             Chunk::TextDelta { id, delta } => {
                 if chat {
-                    self.text_delta(&id, &delta);
+                    self.text_delta(id, delta);
                 }
             }
             Chunk::TextEnd { id } => {
                 if let Some(b) = &mut self.building {
-                    if b.text_part.as_ref().is_some_and(|(open, _)| *open == id) {
+                    if b.text_part.as_ref().is_some_and(|(open, _)| open == id) {
                         b.text_part = None;
                     }
                 }
@@ -1332,7 +1335,7 @@ impl Sidenet {
                 tool_name,
             } => {
                 if chat {
-                    self.tool_upsert(&tool_call_id, &tool_name, None, "input-streaming");
+                    self.tool_upsert(tool_call_id, tool_name, None, "input-streaming");
                 } else {
                     remember_input(feed, tool_call_id, tool_name, None);
                 }
@@ -1343,10 +1346,11 @@ impl Sidenet {
                 tool_name,
                 input,
             } => {
+                let input = Some(take(input));
                 if chat {
-                    self.tool_upsert(&tool_call_id, &tool_name, Some(input), "input-available");
+                    self.tool_upsert(tool_call_id, tool_name, input, "input-available");
                 } else {
-                    remember_input(feed, tool_call_id, tool_name, Some(input));
+                    remember_input(feed, tool_call_id, tool_name, input);
                 }
             }
             Chunk::ToolOutputAvailable {
@@ -1354,7 +1358,7 @@ impl Sidenet {
                 output,
             } => {
                 if chat {
-                    self.tool_settle(&tool_call_id, ToolStatus::Done, Some(output));
+                    self.tool_settle(tool_call_id, ToolStatus::Done, Some(take(output)));
                 }
             }
             Chunk::ToolOutputError {
@@ -1362,30 +1366,26 @@ impl Sidenet {
                 error_text,
             } => {
                 if chat {
-                    self.tool_settle(
-                        &tool_call_id,
-                        ToolStatus::Error,
-                        Some(Value::from(error_text)),
-                    );
+                    let text = Some(Value::from(take(error_text)));
+                    self.tool_settle(tool_call_id, ToolStatus::Error, text);
                 }
             }
             Chunk::ToolOutputDenied { tool_call_id } => {
                 if chat {
-                    self.tool_settle(&tool_call_id, ToolStatus::Denied, None);
+                    self.tool_settle(tool_call_id, ToolStatus::Denied, None);
                 }
             }
             Chunk::ToolCallApproval(approval) => {
-                let approval = *approval;
                 let card = GatedTool {
-                    call_id: approval.tool_call_id,
-                    name: approval.tool_name,
+                    call_id: take(&mut approval.tool_call_id),
+                    name: take(&mut approval.tool_name),
                     description: None,
-                    inputs: approval.args,
+                    inputs: take(&mut approval.args),
                     approval: Approval::Pending,
-                    approval_reason: approval.reason,
+                    approval_reason: approval.reason.take(),
                     reject_reason: None,
-                    run_id: Some(approval.run_id),
-                    agent_version_id: approval.agent_version_id,
+                    run_id: Some(take(&mut approval.run_id)),
+                    agent_version_id: approval.agent_version_id.take(),
                     position: 0,
                 };
                 self.on_approval(feed, card, chat);
@@ -1395,7 +1395,7 @@ impl Sidenet {
                 tool_call_id,
             } => {
                 let card = GatedTool {
-                    call_id: tool_call_id,
+                    call_id: take(tool_call_id),
                     name: String::new(),
                     description: None,
                     inputs: Value::Null,
@@ -1945,16 +1945,16 @@ fn is_stream_status(status: u16) -> bool {
     (200..=299).contains(&status) && status != 204
 }
 
-fn remember_input(feed: &mut Feed, call_id: String, name: String, input: Option<Value>) {
-    match feed.inputs.iter_mut().find(|(id, _, _)| *id == call_id) {
+fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Value>) {
+    match feed.inputs.iter_mut().find(|(id, _, _)| id == call_id) {
         Some(entry) => {
             if let Some(input) = input {
                 entry.2 = input;
             }
         }
         None => feed.inputs.push((
-            call_id,
-            name,
+            call_id.to_owned(),
+            name.to_owned(),
             input.unwrap_or_else(|| Value::Object(Map::new())),
         )),
     }
