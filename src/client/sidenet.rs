@@ -71,38 +71,27 @@ const MAX_BUFFER: usize = 1 << 20;
 struct Pause {
     run_id: String,
     agent_version_id: Option<String>,
-    /// The assistant message the pause is on.
-    message_id: Option<String>,
-    cards: Vec<GatedTool>,
+    /// The cards (`pending`, never empty) and the assistant message the pause is on
+    /// (`message_id`), kept as the [`Suspension`] the decisions are made from (no copy to build).
+    tail: Suspension,
 }
 
 impl Pause {
     fn has(&self, call_id: &str) -> bool {
-        self.cards.iter().any(|c| c.call_id == call_id)
+        self.tail.pending.iter().any(|c| c.call_id == call_id)
     }
 
     fn card(&self, call_id: &str) -> Option<&GatedTool> {
-        self.cards.iter().find(|c| c.call_id == call_id)
+        self.tail.pending.iter().find(|c| c.call_id == call_id)
     }
 
     fn call_ids(&self) -> Vec<String> {
-        ids_of(&self.cards)
+        ids_of(&self.tail.pending)
     }
 
-    /// The decisions for this pause: its cards are lent to a [`Suspension`] (moved there and
-    /// back, not cloned).
-    fn decisions(&mut self) -> Option<Decisions> {
-        let suspension = Suspension {
-            suspended: !self.cards.is_empty(),
-            message_id: self.message_id.take(),
-            resume_token: None,
-            pending: std::mem::take(&mut self.cards),
-            decided: Vec::new(),
-        };
-        let decisions = Decisions::new(&suspension).ok();
-        self.message_id = suspension.message_id;
-        self.cards = suspension.pending;
-        decisions
+    /// The decisions for this pause.
+    fn decisions(&self) -> Option<Decisions> {
+        Decisions::new(&self.tail).ok()
     }
 }
 
@@ -462,7 +451,7 @@ impl Sidenet {
         }
         let drafts = self.c.drafts();
         if let Some(pause) = &self.pause {
-            if pause.cards.is_empty() {
+            if pause.tail.pending.is_empty() {
                 return Err("a pause without cards".to_owned());
             }
             for (id, _) in &drafts.0 {
@@ -588,7 +577,7 @@ impl Sidenet {
 
     fn finish_submission(&mut self, mut sub: Submission) {
         let paused = self.pause.is_some();
-        let cards = self.pause.as_ref().map_or(&[][..], |p| &p.cards);
+        let cards = self.pause.as_ref().map_or(&[][..], |p| &p.tail.pending);
         self.c.last_submission = Some(submission_view(cards, &sub.sent, paused));
         // Taken, not moved out: `sub` is dropped whole.
         let then_send = sub.then_send.take();
@@ -1004,7 +993,7 @@ impl Sidenet {
                 self.ack_current(&mut sub);
                 let mut calls = Vec::new();
                 if let Some(pause) = &self.pause {
-                    for card in &pause.cards {
+                    for card in &pause.tail.pending {
                         if !sub.sent.iter().any(|(s, _)| *s == card.call_id) {
                             calls.push(card.call_id.clone());
                         }
@@ -1505,8 +1494,13 @@ impl Sidenet {
         Pause {
             run_id,
             agent_version_id,
-            message_id,
-            cards,
+            tail: Suspension {
+                suspended: !cards.is_empty(),
+                message_id,
+                resume_token: None,
+                pending: cards,
+                decided: Vec::new(),
+            },
         }
     }
 
@@ -1801,10 +1795,10 @@ impl Sidenet {
     /// Adopts a new pause (or none): drafts survive on calls of the same run still pending; a
     /// draft whose call left the pause is acknowledged if the server accepted it or the thread
     /// records it, and dropped (listed in `droppedDrafts`) otherwise.
-    fn adopt_pause(&mut self, mut new: Option<Pause>) {
+    fn adopt_pause(&mut self, new: Option<Pause>) {
         let old = self.pause.take();
         let old_decisions = self.c.decisions.take();
-        let mut new_decisions = new.as_mut().and_then(Pause::decisions);
+        let mut new_decisions = new.as_ref().and_then(Pause::decisions);
         if let (Some(old), Some(od)) = (old, old_decisions) {
             for (id, draft) in od.local() {
                 let run_id = old
@@ -1878,13 +1872,13 @@ impl Sidenet {
         let pause = self.pause.as_ref()?;
         let decisions = self.c.decisions.as_ref()?;
         let mut cards = Vec::new();
-        for card in &pause.cards {
+        for card in &pause.tail.pending {
             cards.push(card);
         }
         Some(suspension_view(
             decisions,
             &cards,
-            pause.message_id.as_ref(),
+            pause.tail.message_id.as_ref(),
             Some(&pause.run_id),
             pause.agent_version_id.as_ref(),
         ))
