@@ -1799,7 +1799,7 @@ impl Sidenet {
         let old = self.pause.take();
         let old_decisions = self.c.decisions.take();
         let mut new_decisions = new.as_ref().and_then(Pause::decisions);
-        if let (Some(old), Some(od)) = (old, old_decisions) {
+        if let (Some(old), Some(od)) = (&old, &old_decisions) {
             for (id, draft) in od.local() {
                 let run_id = old
                     .card(id)
