@@ -1458,20 +1458,20 @@ impl Sidenet {
     }
 
     /// The cards of a finished stream: those with a run id (a card without one cannot be answered).
-    fn finish_cards(&mut self, approvals: Vec<GatedTool>) -> Vec<GatedTool> {
-        let mut cards = Vec::new();
-        for mut card in approvals {
-            if card.run_id.is_none() {
-                if self.c.error.is_none() {
-                    let mut m = "an approval request for ".to_owned();
-                    json::write_str(&mut m, &card.call_id);
-                    m.push_str(" came without a run id");
-                    self.c.error = Some(Error::new(ErrorCode::StreamError, m));
-                }
-                continue;
+    fn finish_cards(&mut self, mut cards: Vec<GatedTool>) -> Vec<GatedTool> {
+        if let Some(card) = cards.iter().find(|c| c.run_id.is_none()) {
+            if self.c.error.is_none() {
+                let mut m = "an approval request for ".to_owned();
+                json::write_str(&mut m, &card.call_id);
+                m.push_str(" came without a run id");
+                self.c.error = Some(Error::new(ErrorCode::StreamError, m));
             }
-            card.position = cards.len();
-            cards.push(card);
+        }
+        cards.retain(|c| c.run_id.is_some());
+        let mut position = 0;
+        for card in &mut cards {
+            card.position = position;
+            position += 1;
         }
         cards
     }
