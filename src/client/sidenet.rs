@@ -909,12 +909,8 @@ impl Sidenet {
                 } else if ok || retryable_status(status) {
                     self.verify_send(op, text, users_before, error);
                 } else {
-                    let job = Job::Send {
-                        op,
-                        text,
-                        users_before,
-                    };
-                    self.c.fail(job, error);
+                    // As `fail` would: the op fails, the text waits in unsentText.
+                    self.c.give_up(Some(op), Some(text), error, true);
                 };
             }
             Job::Submit(sub) if ok || status == 409 || status == 400 => {
