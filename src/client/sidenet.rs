@@ -1522,7 +1522,8 @@ impl Sidenet {
             kind: MessageKindView::Text,
             text: String::new(),
             tools: Vec::new(),
-            raw: raw_message(Map::new()),
+            // What raw_message(Map::new()) gives, either way.
+            raw: Message::empty(),
         });
         self.stream_dirty = true;
     }
