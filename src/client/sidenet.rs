@@ -503,8 +503,9 @@ impl Sidenet {
 
     /// Starts the submission of the drafts not yet acknowledged (the op is new).
     fn submit_now(&mut self, then_send: Option<String>) -> Result<OpId> {
-        let pause = self.pause.as_ref().ok_or_else(not_suspended)?;
-        let decisions = self.c.decisions.as_ref().ok_or_else(not_suspended)?;
+        let (Some(pause), Some(decisions)) = (&self.pause, &self.c.decisions) else {
+            return Err(not_suspended());
+        };
         let mut queue = Vec::new();
         for (id, d) in decisions.local() {
             if !self.is_acked(&pause.run_id, id) {
