@@ -323,13 +323,18 @@ impl Core {
         Ok(self.new_op())
     }
 
+    /// The drafts, to edit; `not_suspended` when nothing is paused.
+    fn decisions_mut(&mut self) -> Result<&mut Decisions> {
+        match &mut self.decisions {
+            Some(decisions) => Ok(decisions),
+            None => Err(not_suspended()),
+        }
+    }
+
     /// Sets a draft; `busy`, `not_suspended`, `unknown_call_id`.
     pub(super) fn set_draft(&mut self, call_id: &str, decision: Decision) -> Result<()> {
         self.check_not_busy()?;
-        self.decisions
-            .as_mut()
-            .ok_or_else(not_suspended)?
-            .set(call_id, decision)
+        self.decisions_mut()?.set(call_id, decision)
     }
 
     /// Is a submission due after a decision (autoSubmit, every tool decided)?
@@ -340,7 +345,7 @@ impl Core {
     /// Drops a draft; `true` if there was one.
     pub(super) fn clear_draft(&mut self, call_id: &str) -> Result<bool> {
         self.check_not_busy()?;
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
+        let decisions = self.decisions_mut()?;
         let had = decisions.local().any(|(id, _)| id == call_id);
         decisions.clear(call_id)?;
         Ok(had)
@@ -348,7 +353,7 @@ impl Core {
 
     /// Rejects every undecided tool with `reason`; returns their callIds.
     pub(super) fn reject_undecided(&mut self, reason: Option<&str>) -> Result<Vec<String>> {
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
+        let decisions = self.decisions_mut()?;
         let undecided = owned(&decisions.undecided());
         for id in &undecided {
             decisions.set(id, Decision::reject(reason))?;
