@@ -181,10 +181,10 @@ fn chat_body(
 /// `{"role":"user","parts":[{"type":"text","text":<text>}]}`.
 fn user_message(text: &str) -> Map {
     let mut part = Map::new();
-    put(&mut part, "type", Value::from("text"));
-    put(&mut part, "text", Value::from(text));
+    put_str(&mut part, "type", "text");
+    put_str(&mut part, "text", text);
     let mut raw = Map::new();
-    put(&mut raw, "role", Value::from("user"));
+    put_str(&mut raw, "role", "user");
     put(&mut raw, "parts", Value::Array(vec![Value::Object(part)]));
     raw
 }
@@ -1508,7 +1508,7 @@ impl Sidenet {
         self.building = Some(Building {
             base: {
                 let mut base = Map::new();
-                put(&mut base, "role", Value::from("assistant"));
+                put_str(&mut base, "role", "assistant");
                 base
             },
             parts: Vec::new(),
@@ -1570,7 +1570,7 @@ impl Sidenet {
             self.stream_epoch = self.stream_epoch.wrapping_add(1);
             self.c.snapshot.streaming = Some(view);
         } else if let Some(id) = message_id {
-            put(&mut b.base, "id", Value::from(id));
+            put_str(&mut b.base, "id", id);
             if let Some(v) = &mut self.c.snapshot.streaming {
                 v.id = Some(id.to_owned());
                 v.raw = raw_message(b.base.clone());
@@ -1584,8 +1584,8 @@ impl Sidenet {
             return;
         };
         let mut part = Map::new();
-        put(&mut part, "type", Value::from("text"));
-        put(&mut part, "text", Value::from(""));
+        put_str(&mut part, "type", "text");
+        put_str(&mut part, "text", "");
         b.parts.push(Value::Object(part));
         b.text_part = Some((id, b.parts.len().saturating_sub(1)));
         if !v.text.is_empty() {
@@ -1638,7 +1638,7 @@ impl Sidenet {
         }
         v.kind = MessageKindView::ToolCall;
         if let Some(part) = tool_part(&mut b.parts, call_id, name) {
-            put(part, "state", Value::from(state));
+            put_str(part, "state", state);
             if let Some(input) = input {
                 put(part, "input", input);
             }
@@ -1660,14 +1660,14 @@ impl Sidenet {
         }
         v.kind = MessageKindView::ToolCall;
         if let Some(part) = tool_part(&mut b.parts, &card.call_id, &card.name) {
-            put(part, "state", Value::from("approval-requested"));
+            put_str(part, "state", "approval-requested");
             if !part.contains_key("input") {
                 put(part, "input", card.inputs.clone());
             }
             let mut approval = Map::new();
-            put(&mut approval, "id", Value::from(card.call_id.as_str()));
+            put_str(&mut approval, "id", &card.call_id);
             if let Some(reason) = &card.approval_reason {
-                put(&mut approval, "reason", Value::from(reason.as_str()));
+                put_str(&mut approval, "reason", reason);
             }
             put(part, "approval", Value::Object(approval));
         }
@@ -1709,7 +1709,7 @@ impl Sidenet {
                 ToolStatus::Error => ("output-error", "errorText"),
                 _ => ("output-denied", ""),
             };
-            put(part, "state", Value::from(state));
+            put_str(part, "state", state);
             if !key.is_empty() {
                 put(part, key, result.unwrap_or(Value::Null));
             }
@@ -1993,7 +1993,7 @@ fn tool_part<'a>(parts: &'a mut Vec<Value>, call_id: &str, name: &str) -> Option
             let mut ty = "tool-".to_owned();
             ty.push_str(name);
             put(&mut part, "type", Value::from(ty));
-            put(&mut part, "toolCallId", Value::from(call_id));
+            put_str(&mut part, "toolCallId", call_id);
             parts.push(Value::Object(part));
             parts.len().saturating_sub(1)
         }
@@ -2010,7 +2010,7 @@ fn set_approved(part: &mut Map, call_id: &str, approved: bool) {
         _ => Map::new(),
     };
     if !approval.contains_key("id") {
-        put(&mut approval, "id", Value::from(call_id));
+        put_str(&mut approval, "id", call_id);
     }
     put(&mut approval, "approved", Value::Bool(approved));
     put(part, "approval", Value::Object(approval));
@@ -2188,6 +2188,13 @@ fn part_tool(part: &Map, reasons: &[(String, String)]) -> Option<ToolView> {
         reject_reason,
         status,
     })
+}
+
+/// `map[key] = value` for a string value (one copy of the string's allocation for every call
+/// site).
+#[inline(never)]
+fn put_str(map: &mut Map, key: &str, value: &str) {
+    put(map, key, Value::from(value));
 }
 
 /// `map[key] = value` (one copy of the key's allocation for every call site).
