@@ -78,7 +78,7 @@ struct Pause {
 
 impl Pause {
     fn has(&self, call_id: &str) -> bool {
-        self.tail.pending.iter().any(|c| c.call_id == call_id)
+        self.card(call_id).is_some()
     }
 
     fn card(&self, call_id: &str) -> Option<&GatedTool> {
