@@ -1220,10 +1220,8 @@ impl Sidenet {
     /// The last tool with this callId in the settled messages.
     fn find_tool(&self, call_id: &str) -> Option<&ToolView> {
         for m in self.messages.iter().rev() {
-            for t in &m.tools {
-                if t.call_id == call_id {
-                    return Some(t);
-                }
+            if let Some(t) = tool_in(&m.tools, call_id) {
+                return Some(t);
             }
         }
         None
@@ -1420,7 +1418,7 @@ impl Sidenet {
             if known.is_none() {
                 let view = self.c.snapshot.streaming.as_ref();
                 let tool = view
-                    .and_then(|v| v.tools.iter().find(|t| t.call_id == card.call_id))
+                    .and_then(|v| tool_in(&v.tools, &card.call_id))
                     .or_else(|| self.find_tool(&card.call_id));
                 known = tool.map(|t| (&t.name, &t.inputs));
             }
@@ -1485,7 +1483,7 @@ impl Sidenet {
             self.messages
                 .iter()
                 .rev()
-                .find(|m| m.tools.iter().any(|t| t.call_id == id))
+                .find(|m| tool_in(&m.tools, id).is_some())
                 .and_then(|m| m.id.clone())
         });
         Pause {
@@ -1625,7 +1623,7 @@ impl Sidenet {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(v) => v.clone(),
         };
-        let found = v.tools.iter().any(|t| t.call_id == call_id);
+        let found = tool_in(&v.tools, call_id).is_some();
         if let Some(tool) = tool_view(&mut v.tools, call_id, name, &inputs) {
             if found {
                 if input.is_some() {
@@ -1950,6 +1948,11 @@ fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Valu
             input.unwrap_or_else(|| Value::Object(Map::new())),
         )),
     }
+}
+
+/// The tool for a call in `tools`.
+fn tool_in<'a>(tools: &'a [ToolView], call_id: &str) -> Option<&'a ToolView> {
+    tools.iter().find(|t| t.call_id == call_id)
 }
 
 /// The view of the tool for a call in `tools`, appended (`called`) if missing.
