@@ -1685,13 +1685,7 @@ impl Sidenet {
             match status {
                 ToolStatus::Denied => {
                     tool.approval = Some(Approval::Rejected);
-                    tool.reject_reason = None;
-                    for (id, reason) in &self.reasons {
-                        if id == call_id {
-                            tool.reject_reason = Some(reason.clone());
-                            break;
-                        }
-                    }
+                    tool.reject_reason = reason_of(&self.reasons, call_id);
                 }
                 ToolStatus::Done if tool.approval.is_some() => {
                     tool.approval = Some(Approval::Approved);
@@ -1950,6 +1944,12 @@ fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Valu
     }
 }
 
+/// The reason the user gave to the rejection of a call, if any.
+fn reason_of(reasons: &[(String, String)], call_id: &str) -> Option<String> {
+    let (_, reason) = reasons.iter().find(|(id, _)| id == call_id)?;
+    Some(reason.clone())
+}
+
 /// The tool for a call in `tools`.
 fn tool_in<'a>(tools: &'a [ToolView], call_id: &str) -> Option<&'a ToolView> {
     tools.iter().find(|t| t.call_id == call_id)
@@ -2174,10 +2174,7 @@ fn part_tool(part: &Map, reasons: &[(String, String)]) -> Option<ToolView> {
         _ => (ToolStatus::Called, None, None),
     };
     let reject_reason = if approval == Some(Approval::Rejected) {
-        reasons
-            .iter()
-            .find(|(id, _)| *id == call_id)
-            .map(|(_, r)| r.clone())
+        reason_of(reasons, &call_id)
     } else {
         None
     };
