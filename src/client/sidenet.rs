@@ -1853,8 +1853,9 @@ impl Sidenet {
         let restored = restore_into(decisions, &stored.drafts, &|id, _| {
             call_ids.iter().any(|c| c == id)
         });
-        for (id, decision) in restored {
-            self.audit.hold(run_id, &id, &decision);
+        // By reference: in a build without the audit the loop is empty and goes away.
+        for (id, decision) in &restored {
+            self.audit.hold(run_id, id, decision);
         }
     }
 
