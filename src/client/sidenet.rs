@@ -1136,16 +1136,19 @@ impl Sidenet {
 
     /// After the reload that follows a refused continuation.
     fn reconciled(&mut self, mut sub: Submission, error: Error) {
-        let Some((id, decision)) = sub.take_queued() else {
+        // Looked at, not taken: only an acknowledged call moves on (the submission ends otherwise).
+        let Some((id, decision)) = sub.next_queued() else {
             self.finish_submission(sub);
             return;
         };
-        let (error, failed) = if self.pause.as_ref().is_some_and(|p| p.has(&id)) {
+        let (error, failed) = if self.pause.as_ref().is_some_and(|p| p.has(id)) {
             // Still pending: the decision was not applied. The draft stays.
             (error, true)
-        } else if self.records(&id, &decision) {
+        } else if self.records(id, decision) {
             // Applied (an answer lost on the way back): acknowledged, go on.
-            sub.sent.push((id, decision));
+            if let Some(acked) = sub.take_queued() {
+                sub.sent.push(acked);
+            }
             self.continue_submission(sub);
             return;
         } else if self.expired {
