@@ -615,42 +615,39 @@ impl Sidenet {
     }
 
     fn issue(&mut self, job: Job, attempt: u32) {
-        let config = &self.c.config;
-        let routes = &config.routes;
-        let collect = config.transport == Transport::Collect;
-        let chat = if collect { &routes.run } else { &routes.chat };
-        let (method, route, body, streaming) = match &job {
-            Job::Load {
-                stage: Stage::History,
-                ..
-            } => (Method::Get, &routes.thread, None, false),
-            Job::Load {
-                stage: Stage::Replay,
-                ..
-            } => (Method::Get, &routes.stream, None, true),
-            Job::Send { text, .. } => {
-                let body = chat_body(
-                    Some(text),
-                    &config.thread_id,
-                    config.agent_version_id.as_deref(),
-                    None,
-                );
-                (Method::Post, chat, Some(body), !collect)
-            }
-            Job::Submit(_) => (Method::Post, chat, None, !collect),
-        };
-        let url = config.url(route);
         let body = match &job {
-            Job::Send { .. } => {
+            Job::Load { .. } => None,
+            Job::Send { text, .. } => {
                 if self.pause.is_some() {
                     self.audit
                         .violation(|| "a message was sent while the run is paused".to_owned());
                 }
-                body
+                let config = &self.c.config;
+                Some(chat_body(
+                    Some(text),
+                    &config.thread_id,
+                    config.agent_version_id.as_deref(),
+                    None,
+                ))
             }
             Job::Submit(sub) => self.continuation_body(sub),
-            Job::Load { .. } => None,
         };
+        let config = &self.c.config;
+        let routes = &config.routes;
+        let collect = config.transport == Transport::Collect;
+        let (method, route, streaming) = match &job {
+            Job::Load {
+                stage: Stage::History,
+                ..
+            } => (Method::Get, &routes.thread, false),
+            Job::Load {
+                stage: Stage::Replay,
+                ..
+            } => (Method::Get, &routes.stream, true),
+            _ if collect => (Method::Post, &routes.run, false),
+            _ => (Method::Post, &routes.chat, true),
+        };
+        let url = config.url(route);
         let id = self.c.http(job, attempt, method, url, body, streaming);
         self.audit.issued(id);
     }
