@@ -504,9 +504,7 @@ impl Core {
     pub(super) fn aborted(&mut self, job: Job, keep_text: bool) {
         let keep_text = keep_text || !matches!(job, Job::Send { .. });
         let (op, text, _) = leftovers(job);
-        if keep_text {
-            self.unsend(text);
-        }
+        self.unsend(text.filter(|_| keep_text));
         if let Some(op) = op {
             self.done(op, Err(err_aborted()));
         }

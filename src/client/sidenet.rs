@@ -1007,11 +1007,11 @@ impl Sidenet {
 
     fn end_send(&mut self, op: OpId, feed: Feed) {
         self.commit_building();
-        let error = self.adopt_feed(feed);
-        match error {
-            Some(error) => self.c.done(op, Err(error)),
-            None => self.c.done(op, Ok(())),
-        }
+        let result = match self.adopt_feed(feed) {
+            Some(error) => Err(error),
+            None => Ok(()),
+        };
+        self.c.done(op, result);
     }
 
     fn end_submit(&mut self, mut sub: Submission, feed: Feed) {
