@@ -1007,9 +1007,10 @@ impl Sidenet {
 
     fn end_send(&mut self, op: OpId, feed: Feed) {
         self.commit_building();
-        let result = match self.adopt_feed(feed) {
-            Some(error) => Err(error),
-            None => Ok(()),
+        // A failed run's error is the one shown.
+        let result = match (self.adopt_feed(feed), &self.c.error) {
+            (true, Some(error)) => Err(error.clone()),
+            _ => Ok(()),
         };
         self.c.done(op, result);
     }
@@ -1017,7 +1018,7 @@ impl Sidenet {
     fn end_submit(&mut self, mut sub: Submission, feed: Feed) {
         self.commit_building();
         self.ack_current(&mut sub);
-        if self.adopt_feed(feed).is_some() {
+        if self.adopt_feed(feed) {
             self.finish_submission(sub);
             return;
         }
@@ -1044,25 +1045,24 @@ impl Sidenet {
         sub.sent.push((id, decision));
     }
 
-    /// Adopts what a finished chat stream told: a pause, or the end of the run. Returns the error of
-    /// an `error` chunk (phase `error`).
-    fn adopt_feed(&mut self, mut feed: Feed) -> Option<Error> {
+    /// Adopts what a finished chat stream told: a pause, or the end of the run. `true` after an
+    /// `error` chunk (phase `error`; the error is the one shown).
+    fn adopt_feed(&mut self, mut feed: Feed) -> bool {
         let paused = self.adopt_cards(&mut feed);
         if let Some(malformed) = feed.malformed.take() {
             self.c.error = Some(malformed);
         }
         if !paused {
             if let Some(text) = feed.error.take() {
-                let error = Error::new(ErrorCode::StreamError, text);
                 self.c.failed = true;
-                self.c.error = Some(error.clone());
-                return Some(error);
+                self.c.error = Some(Error::new(ErrorCode::StreamError, text));
+                return true;
             }
             self.c.run_completed = true;
         } else {
             self.c.run_completed = false;
         }
-        None
+        false
     }
 
     /// Adopts the cards a stream (or replay) announced: a pause, or none. `true` when paused.
