@@ -760,7 +760,7 @@ impl Sidenet {
         };
         if flight.job.is_chat() {
             if let Some(text) = user {
-                self.append_user(&text);
+                self.append_user(text);
             }
             self.begin_building();
         }
@@ -891,7 +891,7 @@ impl Sidenet {
                 let error = if ok {
                     match parse_collected(body) {
                         Ok(items) => {
-                            self.append_user(&text);
+                            self.append_user(text);
                             self.begin_building();
                             let mut feed = self.collected_feed(items);
                             feed.done = true;
@@ -1733,14 +1733,14 @@ impl Sidenet {
         self.push_message(view);
     }
 
-    fn append_user(&mut self, text: &str) {
-        let raw = user_message(text);
+    fn append_user(&mut self, text: String) {
+        let raw = user_message(&text);
         let view = MessageView {
             id: None,
             index: self.messages.len(),
             role: Some("user".to_owned()),
             kind: MessageKindView::Text,
-            text: text.to_owned(),
+            text,
             tools: Vec::new(),
             raw: raw_message(raw),
         };
