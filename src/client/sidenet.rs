@@ -1619,10 +1619,7 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        let inputs = match &input {
-            None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(v) => v.clone(),
-        };
+        let inputs = inputs_of(input.as_ref());
         let found = tool_in(&v.tools, call_id).is_some();
         if let Some(tool) = tool_view(&mut v.tools, call_id, name, &inputs) {
             if found {
@@ -1951,6 +1948,14 @@ fn reason_of(reasons: &[(String, String)], call_id: &str) -> Option<String> {
     Some(reason.clone())
 }
 
+/// A tool's inputs as the views show them: `{}` when absent or null.
+fn inputs_of(input: Option<&Value>) -> Value {
+    match input {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v) => v.clone(),
+    }
+}
+
 /// The tool for a call in `tools`.
 fn tool_in<'a>(tools: &'a [ToolView], call_id: &str) -> Option<&'a ToolView> {
     tools.iter().find(|t| t.call_id == call_id)
@@ -2144,10 +2149,7 @@ fn part_tool(part: &Map, reasons: &[(String, String)]) -> Option<ToolView> {
         None => return None,
     };
     let call_id = part.get("toolCallId")?.as_str()?.to_owned();
-    let inputs = match part.get("input") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(v) => v.clone(),
-    };
+    let inputs = inputs_of(part.get("input"));
     let approval_obj = part.get("approval").and_then(Value::as_object);
     let approved = approval_obj
         .and_then(|a| a.get("approved"))
