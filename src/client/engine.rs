@@ -630,13 +630,14 @@ impl Core {
         let changed = dirty
             || next.messages != self.snapshot.messages
             || next.head().to_json_string() != self.snapshot.head().to_json_string();
-        next.streaming = streaming;
         if changed {
+            next.streaming = streaming;
             next.version = self.snapshot.version.saturating_add(1);
             self.snapshot = next;
             self.outputs.push(Output::Changed);
         } else {
-            self.snapshot.streaming = next.streaming;
+            // `next` is dropped whole (nothing moved out of it).
+            self.snapshot.streaming = streaming;
         }
     }
 }
