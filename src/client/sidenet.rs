@@ -1463,10 +1463,8 @@ impl Sidenet {
             }
         }
         cards.retain(|c| c.run_id.is_some());
-        let mut position = 0;
-        for card in &mut cards {
+        for (position, card) in cards.iter_mut().enumerate() {
             card.position = position;
-            position += 1;
         }
         cards
     }
