@@ -96,7 +96,7 @@ impl Pause {
 }
 
 /// What a stream told so far.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Feed {
     /// The cards announced, de-duplicated by toolCallId, in arrival order.
     approvals: Vec<GatedTool>,
@@ -112,6 +112,23 @@ pub(super) struct Feed {
     error: Option<String>,
     /// The first malformed chunk.
     malformed: Option<Error>,
+}
+
+/// Written out and not inlined: every stream starts one (a call at each site, not a copy).
+impl Default for Feed {
+    #[inline(never)]
+    fn default() -> Feed {
+        Feed {
+            approvals: Vec::new(),
+            run: None,
+            start_id: None,
+            inputs: Vec::new(),
+            finished: false,
+            done: false,
+            error: None,
+            malformed: None,
+        }
+    }
 }
 
 impl Feed {
