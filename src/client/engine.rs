@@ -229,6 +229,8 @@ impl Core {
         Some(output)
     }
 
+    /// Not inlined: every command and input starts with it.
+    #[inline(never)]
     pub(super) fn tick(&mut self, now: u64) {
         self.clock = self.clock.max(now);
     }
@@ -322,13 +324,18 @@ impl Core {
         Ok(self.new_op())
     }
 
+    /// The drafts, to edit; `not_suspended` when nothing is paused.
+    fn decisions_mut(&mut self) -> Result<&mut Decisions> {
+        match &mut self.decisions {
+            Some(decisions) => Ok(decisions),
+            None => Err(not_suspended()),
+        }
+    }
+
     /// Sets a draft; `busy`, `not_suspended`, `unknown_call_id`.
     pub(super) fn set_draft(&mut self, call_id: &str, decision: Decision) -> Result<()> {
         self.check_not_busy()?;
-        self.decisions
-            .as_mut()
-            .ok_or_else(not_suspended)?
-            .set(call_id, decision)
+        self.decisions_mut()?.set(call_id, decision)
     }
 
     /// Is a submission due after a decision (autoSubmit, every tool decided)?
@@ -339,7 +346,7 @@ impl Core {
     /// Drops a draft; `true` if there was one.
     pub(super) fn clear_draft(&mut self, call_id: &str) -> Result<bool> {
         self.check_not_busy()?;
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
+        let decisions = self.decisions_mut()?;
         let had = decisions.local().any(|(id, _)| id == call_id);
         decisions.clear(call_id)?;
         Ok(had)
@@ -347,7 +354,7 @@ impl Core {
 
     /// Rejects every undecided tool with `reason`; returns their callIds.
     pub(super) fn reject_undecided(&mut self, reason: Option<&str>) -> Result<Vec<String>> {
-        let decisions = self.decisions.as_mut().ok_or_else(not_suspended)?;
+        let decisions = self.decisions_mut()?;
         let undecided = owned(&decisions.undecided());
         for id in &undecided {
             decisions.set(id, Decision::reject(reason))?;
@@ -498,9 +505,7 @@ impl Core {
     pub(super) fn aborted(&mut self, job: Job, keep_text: bool) {
         let keep_text = keep_text || !matches!(job, Job::Send { .. });
         let (op, text, _) = leftovers(job);
-        if keep_text {
-            self.unsend(text);
-        }
+        self.unsend(text.filter(|_| keep_text));
         if let Some(op) = op {
             self.done(op, Err(err_aborted()));
         }
@@ -626,13 +631,14 @@ impl Core {
         let changed = dirty
             || next.messages != self.snapshot.messages
             || next.head().to_json_string() != self.snapshot.head().to_json_string();
-        next.streaming = streaming;
         if changed {
+            next.streaming = streaming;
             next.version = self.snapshot.version.saturating_add(1);
             self.snapshot = next;
             self.outputs.push(Output::Changed);
         } else {
-            self.snapshot.streaming = next.streaming;
+            // `next` is dropped whole (nothing moved out of it).
+            self.snapshot.streaming = streaming;
         }
     }
 }
@@ -643,18 +649,20 @@ fn err_aborted() -> Error {
 
 /// What an unfinished job leaves: its op, the text to keep unsent, and the error it was about (a
 /// load after a failed message or submission).
+///
+/// A submission's `then_send` is taken, not moved out, so the rest is dropped by one call.
 fn leftovers(job: Job) -> (Option<OpId>, Option<String>, Option<Error>) {
     match job {
         Job::Load { op, why, .. } => match why {
             Why::User | Why::Sync | Why::Recover(None) => (op, None, None),
-            Why::Recover(Some(sub)) => (op, sub.then_send, None),
+            Why::Recover(Some(mut sub)) => (op, sub.then_send.take(), None),
             Why::VerifySend { text, error, .. } | Why::SendConflict { text, error } => {
                 (op, Some(text), Some(error))
             }
-            Why::Reconcile { sub, error } => (op, sub.then_send, Some(error)),
+            Why::Reconcile { mut sub, error } => (op, sub.then_send.take(), Some(error)),
         },
         Job::Send { op, text, .. } => (Some(op), Some(text), None),
-        Job::Submit(sub) => (Some(sub.op), sub.then_send, None),
+        Job::Submit(mut sub) => (Some(sub.op), sub.then_send.take(), None),
     }
 }
 

@@ -41,6 +41,7 @@
 
 use crate::prelude::*;
 use alloc::sync::Arc;
+use core::mem::take;
 
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
@@ -59,7 +60,7 @@ use super::snapshot::{
 };
 use super::{
     not_suspended, read_stored, restore_into, retryable_status, status_error, submission_view,
-    suspension_view, transport_error, HttpResponse, Method, OpId, Output, RequestId,
+    suspension_view, transport_error, HttpResponse, Method, OpId, Output, PauseKey, RequestId,
     TransportError,
 };
 
@@ -71,43 +72,32 @@ const MAX_BUFFER: usize = 1 << 20;
 struct Pause {
     run_id: String,
     agent_version_id: Option<String>,
-    /// The assistant message the pause is on.
-    message_id: Option<String>,
-    cards: Vec<GatedTool>,
+    /// The cards (`pending`, never empty) and the assistant message the pause is on
+    /// (`message_id`), kept as the [`Suspension`] the decisions are made from (no copy to build).
+    tail: Suspension,
 }
 
 impl Pause {
     fn has(&self, call_id: &str) -> bool {
-        self.cards.iter().any(|c| c.call_id == call_id)
+        self.card(call_id).is_some()
     }
 
     fn card(&self, call_id: &str) -> Option<&GatedTool> {
-        self.cards.iter().find(|c| c.call_id == call_id)
+        self.tail.pending.iter().find(|c| c.call_id == call_id)
     }
 
     fn call_ids(&self) -> Vec<String> {
-        ids_of(&self.cards)
+        ids_of(&self.tail.pending)
     }
 
-    /// The decisions for this pause: its cards are lent to a [`Suspension`] (moved there and
-    /// back, not cloned).
-    fn decisions(&mut self) -> Option<Decisions> {
-        let suspension = Suspension {
-            suspended: !self.cards.is_empty(),
-            message_id: self.message_id.take(),
-            resume_token: None,
-            pending: core::mem::take(&mut self.cards),
-            decided: Vec::new(),
-        };
-        let decisions = Decisions::new(&suspension).ok();
-        self.message_id = suspension.message_id;
-        self.cards = suspension.pending;
-        decisions
+    /// The decisions for this pause.
+    fn decisions(&self) -> Option<Decisions> {
+        Decisions::new(&self.tail).ok()
     }
 }
 
 /// What a stream told so far.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Feed {
     /// The cards announced, de-duplicated by toolCallId, in arrival order.
     approvals: Vec<GatedTool>,
@@ -123,6 +113,23 @@ pub(super) struct Feed {
     error: Option<String>,
     /// The first malformed chunk.
     malformed: Option<Error>,
+}
+
+/// Written out and not inlined: every stream starts one (a call at each site, not a copy).
+impl Default for Feed {
+    #[inline(never)]
+    fn default() -> Feed {
+        Feed {
+            approvals: Vec::new(),
+            run: None,
+            start_id: None,
+            inputs: Vec::new(),
+            finished: false,
+            done: false,
+            error: None,
+            malformed: None,
+        }
+    }
 }
 
 impl Feed {
@@ -192,10 +199,10 @@ fn chat_body(
 /// `{"role":"user","parts":[{"type":"text","text":<text>}]}`.
 fn user_message(text: &str) -> Map {
     let mut part = Map::new();
-    put(&mut part, "type", Value::from("text"));
-    put(&mut part, "text", Value::from(text));
+    put_str(&mut part, "type", "text");
+    put_str(&mut part, "text", text);
     let mut raw = Map::new();
-    put(&mut raw, "role", Value::from("user"));
+    put_str(&mut raw, "role", "user");
     put(&mut raw, "parts", Value::Array(vec![Value::Object(part)]));
     raw
 }
@@ -462,7 +469,7 @@ impl Sidenet {
         }
         let drafts = self.c.drafts();
         if let Some(pause) = &self.pause {
-            if pause.cards.is_empty() {
+            if pause.tail.pending.is_empty() {
                 return Err("a pause without cards".to_owned());
             }
             for (id, _) in &drafts.0 {
@@ -514,8 +521,9 @@ impl Sidenet {
 
     /// Starts the submission of the drafts not yet acknowledged (the op is new).
     fn submit_now(&mut self, then_send: Option<String>) -> Result<OpId> {
-        let pause = self.pause.as_ref().ok_or_else(not_suspended)?;
-        let decisions = self.c.decisions.as_ref().ok_or_else(not_suspended)?;
+        let (Some(pause), Some(decisions)) = (&self.pause, &self.c.decisions) else {
+            return Err(not_suspended());
+        };
         let mut queue = Vec::new();
         for (id, d) in decisions.local() {
             if !self.is_acked(&pause.run_id, id) {
@@ -532,9 +540,13 @@ impl Sidenet {
         self.c.clear_notices();
         self.continue_submission(Submission {
             op,
+            body: String::new(),
+            pause: PauseKey::default(),
             queue,
+            queued: 0,
+            sent: Vec::new(),
+            skipped: Vec::new(),
             then_send,
-            ..Submission::default()
         });
         Ok(op)
     }
@@ -582,24 +594,27 @@ impl Sidenet {
         }
     }
 
-    fn finish_submission(&mut self, sub: Submission) {
+    fn finish_submission(&mut self, mut sub: Submission) {
         let paused = self.pause.is_some();
-        let cards = self.pause.as_ref().map_or(&[][..], |p| &p.cards);
+        let cards = self.pause.as_ref().map_or(&[][..], |p| &p.tail.pending);
         self.c.last_submission = Some(submission_view(cards, &sub.sent, paused));
+        // Taken, not moved out: `sub` is dropped whole.
+        let then_send = sub.then_send.take();
+        let op = sub.op;
         if self.c.failed {
             let error = self
                 .c
                 .error
                 .clone()
                 .unwrap_or_else(|| Error::new(ErrorCode::StreamError, "the run failed"));
-            self.c.unsend(sub.then_send);
-            self.c.done(sub.op, Err(error));
+            self.c.unsend(then_send);
+            self.c.done(op, Err(error));
             return;
         }
-        match sub.then_send {
-            Some(text) if !paused => self.start_send(sub.op, text),
-            Some(text) => self.c.paused_again(sub.op, text),
-            None if sub.skipped.is_empty() => self.c.done(sub.op, Ok(())),
+        match then_send {
+            Some(text) if !paused => self.start_send(op, text),
+            Some(text) => self.c.paused_again(op, text),
+            None if sub.skipped.is_empty() => self.c.done(op, Ok(())),
             None => {
                 let error = if self.expired {
                     Error::new(
@@ -612,48 +627,45 @@ impl Sidenet {
                         "some tools were no longer awaiting approval; those decisions were not sent",
                     )
                 };
-                self.c.refuse(Some(sub.op), error);
+                self.c.refuse(Some(op), error);
             }
         }
     }
 
     fn issue(&mut self, job: Job, attempt: u32) {
-        let config = &self.c.config;
-        let routes = &config.routes;
-        let collect = config.transport == Transport::Collect;
-        let chat = if collect { &routes.run } else { &routes.chat };
-        let (method, route, body, streaming) = match &job {
-            Job::Load {
-                stage: Stage::History,
-                ..
-            } => (Method::Get, &routes.thread, None, false),
-            Job::Load {
-                stage: Stage::Replay,
-                ..
-            } => (Method::Get, &routes.stream, None, true),
-            Job::Send { text, .. } => {
-                let body = chat_body(
-                    Some(text),
-                    &config.thread_id,
-                    config.agent_version_id.as_deref(),
-                    None,
-                );
-                (Method::Post, chat, Some(body), !collect)
-            }
-            Job::Submit(_) => (Method::Post, chat, None, !collect),
-        };
-        let url = config.url(route);
         let body = match &job {
-            Job::Send { .. } => {
+            Job::Load { .. } => None,
+            Job::Send { text, .. } => {
                 if self.pause.is_some() {
                     self.audit
                         .violation(|| "a message was sent while the run is paused".to_owned());
                 }
-                body
+                let config = &self.c.config;
+                Some(chat_body(
+                    Some(text),
+                    &config.thread_id,
+                    config.agent_version_id.as_deref(),
+                    None,
+                ))
             }
             Job::Submit(sub) => self.continuation_body(sub),
-            Job::Load { .. } => None,
         };
+        let config = &self.c.config;
+        let routes = &config.routes;
+        let collect = config.transport == Transport::Collect;
+        let (method, route, streaming) = match &job {
+            Job::Load {
+                stage: Stage::History,
+                ..
+            } => (Method::Get, &routes.thread, false),
+            Job::Load {
+                stage: Stage::Replay,
+                ..
+            } => (Method::Get, &routes.stream, true),
+            _ if collect => (Method::Post, &routes.run, false),
+            _ => (Method::Post, &routes.chat, true),
+        };
+        let url = config.url(route);
         let id = self.c.http(job, attempt, method, url, body, streaming);
         self.audit.issued(id);
     }
@@ -766,7 +778,7 @@ impl Sidenet {
         };
         if flight.job.is_chat() {
             if let Some(text) = user {
-                self.append_user(&text);
+                self.append_user(text);
             }
             self.begin_building();
         }
@@ -791,14 +803,16 @@ impl Sidenet {
                 if out.is_empty() {
                     return;
                 }
-                let mut feed = core::mem::take(&mut boxed.1);
-                self.apply_all(&mut feed, out, chat);
-                if let State::Busy(Flight {
-                    rx: Some(Rx::Stream(boxed)),
-                    ..
-                }) = &mut self.c.state
-                {
-                    boxed.1 = feed;
+                // The box leaves the flight while its chunks are applied (a pointer moves, not
+                // the feed), and goes back (applying chunks never ends the flight).
+                let Some(mut rx) = flight.rx.take() else {
+                    return;
+                };
+                if let Rx::Stream(boxed) = &mut rx {
+                    self.apply_all(&mut boxed.1, out, chat);
+                }
+                if let State::Busy(flight) = &mut self.c.state {
+                    flight.rx = Some(rx);
                 }
             }
             None => {}
@@ -895,7 +909,7 @@ impl Sidenet {
                 let error = if ok {
                     match parse_collected(body) {
                         Ok(items) => {
-                            self.append_user(&text);
+                            self.append_user(text);
                             self.begin_building();
                             let mut feed = self.collected_feed(items);
                             feed.done = true;
@@ -911,12 +925,8 @@ impl Sidenet {
                 } else if ok || retryable_status(status) {
                     self.verify_send(op, text, users_before, error);
                 } else {
-                    let job = Job::Send {
-                        op,
-                        text,
-                        users_before,
-                    };
-                    self.c.fail(job, error);
+                    // As `fail` would: the op fails, the text waits in unsentText.
+                    self.c.give_up(Some(op), Some(text), error, true);
                 };
             }
             Job::Submit(sub) if ok || status == 409 || status == 400 => {
@@ -963,10 +973,9 @@ impl Sidenet {
             Job::Load { op, why, stage } if stage == Stage::Replay && terminal => {
                 self.after_load(op, why, feed)
             }
-            Job::Load { op, why, stage } => {
+            job @ Job::Load { .. } => {
                 let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
-                self.c
-                    .retry_or_fail(now, Job::Load { op, why, stage }, flight.attempt, error);
+                self.c.retry_or_fail(now, job, flight.attempt, error);
             }
             Job::Send { op, .. } if terminal => self.end_send(op, feed),
             Job::Submit(sub) if terminal => self.end_submit(sub, feed),
@@ -996,7 +1005,7 @@ impl Sidenet {
                 self.ack_current(&mut sub);
                 let mut calls = Vec::new();
                 if let Some(pause) = &self.pause {
-                    for card in &pause.cards {
+                    for card in &pause.tail.pending {
                         if !sub.sent.iter().any(|(s, _)| *s == card.call_id) {
                             calls.push(card.call_id.clone());
                         }
@@ -1016,17 +1025,18 @@ impl Sidenet {
 
     fn end_send(&mut self, op: OpId, feed: Feed) {
         self.commit_building();
-        let error = self.adopt_feed(feed);
-        match error {
-            Some(error) => self.c.done(op, Err(error)),
-            None => self.c.done(op, Ok(())),
-        }
+        // A failed run's error is the one shown.
+        let result = match (self.adopt_feed(feed), &self.c.error) {
+            (true, Some(error)) => Err(error.clone()),
+            _ => Ok(()),
+        };
+        self.c.done(op, result);
     }
 
     fn end_submit(&mut self, mut sub: Submission, feed: Feed) {
         self.commit_building();
         self.ack_current(&mut sub);
-        if self.adopt_feed(feed).is_some() {
+        if self.adopt_feed(feed) {
             self.finish_submission(sub);
             return;
         }
@@ -1053,30 +1063,31 @@ impl Sidenet {
         sub.sent.push((id, decision));
     }
 
-    /// Adopts what a finished chat stream told: a pause, or the end of the run. Returns the error of
-    /// an `error` chunk (phase `error`).
-    fn adopt_feed(&mut self, feed: Feed) -> Option<Error> {
-        let paused = self.adopt_cards(feed.approvals, feed.start_id);
-        if let Some(malformed) = feed.malformed {
+    /// Adopts what a finished chat stream told: a pause, or the end of the run. `true` after an
+    /// `error` chunk (phase `error`; the error is the one shown).
+    fn adopt_feed(&mut self, mut feed: Feed) -> bool {
+        let paused = self.adopt_cards(&mut feed);
+        if let Some(malformed) = feed.malformed.take() {
             self.c.error = Some(malformed);
         }
         if !paused {
-            if let Some(text) = feed.error {
-                let error = Error::new(ErrorCode::StreamError, text);
+            if let Some(text) = feed.error.take() {
                 self.c.failed = true;
-                self.c.error = Some(error.clone());
-                return Some(error);
+                self.c.error = Some(Error::new(ErrorCode::StreamError, text));
+                return true;
             }
             self.c.run_completed = true;
         } else {
             self.c.run_completed = false;
         }
-        None
+        false
     }
 
     /// Adopts the cards a stream (or replay) announced: a pause, or none. `true` when paused.
-    fn adopt_cards(&mut self, approvals: Vec<GatedTool>, start_id: Option<String>) -> bool {
-        let cards = self.finish_cards(approvals);
+    /// They are taken from `feed` (not moved out: the rest of it is dropped by one call).
+    fn adopt_cards(&mut self, feed: &mut Feed) -> bool {
+        let cards = self.finish_cards(take(&mut feed.approvals));
+        let start_id = feed.start_id.take();
         if cards.is_empty() {
             self.adopt_pause(None);
             self.expect = None;
@@ -1089,10 +1100,11 @@ impl Sidenet {
     }
 
     /// The end of a load (history and replay).
-    fn after_load(&mut self, op: Option<OpId>, why: Why, feed: Feed) {
+    fn after_load(&mut self, op: Option<OpId>, why: Why, mut feed: Feed) {
         let was_paused = self.pause.is_some();
         let expected = self.expect.take();
-        let paused = self.adopt_cards(feed.approvals, feed.start_id);
+        let paused = self.adopt_cards(&mut feed);
+        drop(feed);
         let expired = !paused && expected.as_ref().is_some_and(|e| self.abandoned(e));
         self.c.loaded = true;
         if let Some(held) = self.c.held_restore.take() {
@@ -1139,33 +1151,37 @@ impl Sidenet {
 
     /// After the reload that follows a refused continuation.
     fn reconciled(&mut self, mut sub: Submission, error: Error) {
-        let Some((id, decision)) = sub.take_queued() else {
+        // Looked at, not taken: only an acknowledged call moves on (the submission ends otherwise).
+        let Some((id, decision)) = sub.next_queued() else {
             self.finish_submission(sub);
             return;
         };
-        if self.pause.as_ref().is_some_and(|p| p.has(&id)) {
+        let (error, failed) = if self.pause.as_ref().is_some_and(|p| p.has(id)) {
             // Still pending: the decision was not applied. The draft stays.
-            self.c.give_up(Some(sub.op), sub.then_send, error, true);
-            return;
-        }
-        if self.records(&id, &decision) {
+            (error, true)
+        } else if self.records(id, decision) {
             // Applied (an answer lost on the way back): acknowledged, go on.
-            sub.sent.push((id, decision));
+            if let Some(acked) = sub.take_queued() {
+                sub.sent.push(acked);
+            }
             self.continue_submission(sub);
             return;
-        }
-        let error = if self.expired {
-            Error::new(
+        } else if self.expired {
+            let error = Error::new(
                 ErrorCode::Expired,
                 "the paused run was abandoned before the decision arrived",
-            )
+            );
+            (error, false)
         } else {
-            Error::new(
+            let error = Error::new(
                 ErrorCode::Conflict,
                 "the paused tool was decided elsewhere; your decision was not applied",
-            )
+            );
+            (error, false)
         };
-        self.c.give_up(Some(sub.op), sub.then_send, error, false);
+        // Taken, not moved out: `sub` is dropped whole (one drop call, not one per field).
+        let then_send = sub.then_send.take();
+        self.c.give_up(Some(sub.op), then_send, error, failed);
     }
 
     /// Did a pause the client knew of end without an answer (abandoned by the server)?
@@ -1222,10 +1238,8 @@ impl Sidenet {
     /// The last tool with this callId in the settled messages.
     fn find_tool(&self, call_id: &str) -> Option<&ToolView> {
         for m in self.messages.iter().rev() {
-            for t in &m.tools {
-                if t.call_id == call_id {
-                    return Some(t);
-                }
+            if let Some(t) = tool_in(&m.tools, call_id) {
+                return Some(t);
             }
         }
         None
@@ -1274,11 +1288,13 @@ impl Sidenet {
         {
             self.first_chunk(None);
         }
-        match chunk {
+        // Matched by reference, what is kept taken out: the chunk is dropped whole, by one call.
+        let mut chunk = chunk;
+        match &mut chunk {
             Chunk::Done => feed.done = true,
             Chunk::Finish { .. } => feed.finished = true,
             Chunk::Abort => feed.done = true,
-            Chunk::Error { error_text } => feed.error = Some(error_text),
+            Chunk::Error { error_text } => feed.error = Some(take(error_text)),
             Chunk::StartStep | Chunk::FinishStep => {}
             Chunk::Data { name, data, .. } => {
                 if name == "run" {
@@ -1296,22 +1312,22 @@ impl Sidenet {
                     self.first_chunk(message_id.as_deref());
                 }
                 if feed.start_id.is_none() {
-                    feed.start_id = message_id;
+                    feed.start_id = message_id.take();
                 }
             }
             Chunk::TextStart { id } => {
                 if chat {
-                    self.text_start(id);
+                    self.text_start(take(id));
                 }
             }
             Chunk::TextDelta { id, delta } => {
                 if chat {
-                    self.text_delta(&id, &delta);
+                    self.text_delta(id, delta);
                 }
             }
             Chunk::TextEnd { id } => {
                 if let Some(b) = &mut self.building {
-                    if b.text_part.as_ref().is_some_and(|(open, _)| *open == id) {
+                    if b.text_part.as_ref().is_some_and(|(open, _)| open == id) {
                         b.text_part = None;
                     }
                 }
@@ -1321,7 +1337,7 @@ impl Sidenet {
                 tool_name,
             } => {
                 if chat {
-                    self.tool_upsert(&tool_call_id, &tool_name, None, "input-streaming");
+                    self.tool_upsert(tool_call_id, tool_name, None, "input-streaming");
                 } else {
                     remember_input(feed, tool_call_id, tool_name, None);
                 }
@@ -1332,10 +1348,11 @@ impl Sidenet {
                 tool_name,
                 input,
             } => {
+                let input = Some(take(input));
                 if chat {
-                    self.tool_upsert(&tool_call_id, &tool_name, Some(input), "input-available");
+                    self.tool_upsert(tool_call_id, tool_name, input, "input-available");
                 } else {
-                    remember_input(feed, tool_call_id, tool_name, Some(input));
+                    remember_input(feed, tool_call_id, tool_name, input);
                 }
             }
             Chunk::ToolOutputAvailable {
@@ -1343,7 +1360,7 @@ impl Sidenet {
                 output,
             } => {
                 if chat {
-                    self.tool_settle(&tool_call_id, ToolStatus::Done, Some(output));
+                    self.tool_settle(tool_call_id, ToolStatus::Done, Some(take(output)));
                 }
             }
             Chunk::ToolOutputError {
@@ -1351,30 +1368,26 @@ impl Sidenet {
                 error_text,
             } => {
                 if chat {
-                    self.tool_settle(
-                        &tool_call_id,
-                        ToolStatus::Error,
-                        Some(Value::from(error_text)),
-                    );
+                    let text = Some(Value::from(take(error_text)));
+                    self.tool_settle(tool_call_id, ToolStatus::Error, text);
                 }
             }
             Chunk::ToolOutputDenied { tool_call_id } => {
                 if chat {
-                    self.tool_settle(&tool_call_id, ToolStatus::Denied, None);
+                    self.tool_settle(tool_call_id, ToolStatus::Denied, None);
                 }
             }
             Chunk::ToolCallApproval(approval) => {
-                let approval = *approval;
                 let card = GatedTool {
-                    call_id: approval.tool_call_id,
-                    name: approval.tool_name,
+                    call_id: take(&mut approval.tool_call_id),
+                    name: take(&mut approval.tool_name),
                     description: None,
-                    inputs: approval.args,
+                    inputs: take(&mut approval.args),
                     approval: Approval::Pending,
-                    approval_reason: approval.reason,
+                    approval_reason: approval.reason.take(),
                     reject_reason: None,
-                    run_id: Some(approval.run_id),
-                    agent_version_id: approval.agent_version_id,
+                    run_id: Some(take(&mut approval.run_id)),
+                    agent_version_id: approval.agent_version_id.take(),
                     position: 0,
                 };
                 self.on_approval(feed, card, chat);
@@ -1384,7 +1397,7 @@ impl Sidenet {
                 tool_call_id,
             } => {
                 let card = GatedTool {
-                    call_id: tool_call_id,
+                    call_id: take(tool_call_id),
                     name: String::new(),
                     description: None,
                     inputs: Value::Null,
@@ -1423,7 +1436,7 @@ impl Sidenet {
             if known.is_none() {
                 let view = self.c.snapshot.streaming.as_ref();
                 let tool = view
-                    .and_then(|v| v.tools.iter().find(|t| t.call_id == card.call_id))
+                    .and_then(|v| tool_in(&v.tools, &card.call_id))
                     .or_else(|| self.find_tool(&card.call_id));
                 known = tool.map(|t| (&t.name, &t.inputs));
             }
@@ -1448,15 +1461,9 @@ impl Sidenet {
             .find(|c| c.call_id == card.call_id)
         {
             // A replayed or repeated chunk: keep the first, fill what it lacked.
-            if known.approval_reason.is_none() {
-                known.approval_reason = card.approval_reason;
-            }
-            if known.agent_version_id.is_none() {
-                known.agent_version_id = card.agent_version_id;
-            }
-            if known.run_id.is_none() {
-                known.run_id = card.run_id;
-            }
+            fill(&mut known.approval_reason, &mut card.approval_reason);
+            fill(&mut known.agent_version_id, &mut card.agent_version_id);
+            fill(&mut known.run_id, &mut card.run_id);
             return;
         }
         card.position = feed.approvals.len();
@@ -1464,20 +1471,18 @@ impl Sidenet {
     }
 
     /// The cards of a finished stream: those with a run id (a card without one cannot be answered).
-    fn finish_cards(&mut self, approvals: Vec<GatedTool>) -> Vec<GatedTool> {
-        let mut cards = Vec::new();
-        for mut card in approvals {
-            if card.run_id.is_none() {
-                if self.c.error.is_none() {
-                    let mut m = "an approval request for ".to_owned();
-                    json::write_str(&mut m, &card.call_id);
-                    m.push_str(" came without a run id");
-                    self.c.error = Some(Error::new(ErrorCode::StreamError, m));
-                }
-                continue;
+    fn finish_cards(&mut self, mut cards: Vec<GatedTool>) -> Vec<GatedTool> {
+        if let Some(card) = cards.iter().find(|c| c.run_id.is_none()) {
+            if self.c.error.is_none() {
+                let mut m = "an approval request for ".to_owned();
+                json::write_str(&mut m, &card.call_id);
+                m.push_str(" came without a run id");
+                self.c.error = Some(Error::new(ErrorCode::StreamError, m));
             }
-            card.position = cards.len();
-            cards.push(card);
+        }
+        cards.retain(|c| c.run_id.is_some());
+        for (position, card) in cards.iter_mut().enumerate() {
+            card.position = position;
         }
         cards
     }
@@ -1494,14 +1499,19 @@ impl Sidenet {
             self.messages
                 .iter()
                 .rev()
-                .find(|m| m.tools.iter().any(|t| t.call_id == id))
+                .find(|m| tool_in(&m.tools, id).is_some())
                 .and_then(|m| m.id.clone())
         });
         Pause {
             run_id,
             agent_version_id,
-            message_id,
-            cards,
+            tail: Suspension {
+                suspended: !cards.is_empty(),
+                message_id,
+                resume_token: None,
+                pending: cards,
+                decided: Vec::new(),
+            },
         }
     }
 
@@ -1512,7 +1522,7 @@ impl Sidenet {
         self.building = Some(Building {
             base: {
                 let mut base = Map::new();
-                put(&mut base, "role", Value::from("assistant"));
+                put_str(&mut base, "role", "assistant");
                 base
             },
             parts: Vec::new(),
@@ -1527,7 +1537,8 @@ impl Sidenet {
             kind: MessageKindView::Text,
             text: String::new(),
             tools: Vec::new(),
-            raw: raw_message(Map::new()),
+            // What raw_message(Map::new()) gives, either way.
+            raw: Message::empty(),
         });
         self.stream_dirty = true;
     }
@@ -1573,7 +1584,7 @@ impl Sidenet {
             self.stream_epoch = self.stream_epoch.wrapping_add(1);
             self.c.snapshot.streaming = Some(view);
         } else if let Some(id) = message_id {
-            put(&mut b.base, "id", Value::from(id));
+            put_str(&mut b.base, "id", id);
             if let Some(v) = &mut self.c.snapshot.streaming {
                 v.id = Some(id.to_owned());
                 v.raw = raw_message(b.base.clone());
@@ -1587,8 +1598,8 @@ impl Sidenet {
             return;
         };
         let mut part = Map::new();
-        put(&mut part, "type", Value::from("text"));
-        put(&mut part, "text", Value::from(""));
+        put_str(&mut part, "type", "text");
+        put_str(&mut part, "text", "");
         b.parts.push(Value::Object(part));
         b.text_part = Some((id, b.parts.len().saturating_sub(1)));
         if !v.text.is_empty() {
@@ -1624,11 +1635,8 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        let inputs = match &input {
-            None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(v) => v.clone(),
-        };
-        let found = v.tools.iter().any(|t| t.call_id == call_id);
+        let inputs = inputs_of(input.as_ref());
+        let found = tool_in(&v.tools, call_id).is_some();
         if let Some(tool) = tool_view(&mut v.tools, call_id, name, &inputs) {
             if found {
                 if input.is_some() {
@@ -1641,7 +1649,7 @@ impl Sidenet {
         }
         v.kind = MessageKindView::ToolCall;
         if let Some(part) = tool_part(&mut b.parts, call_id, name) {
-            put(part, "state", Value::from(state));
+            put_str(part, "state", state);
             if let Some(input) = input {
                 put(part, "input", input);
             }
@@ -1663,14 +1671,14 @@ impl Sidenet {
         }
         v.kind = MessageKindView::ToolCall;
         if let Some(part) = tool_part(&mut b.parts, &card.call_id, &card.name) {
-            put(part, "state", Value::from("approval-requested"));
+            put_str(part, "state", "approval-requested");
             if !part.contains_key("input") {
                 put(part, "input", card.inputs.clone());
             }
             let mut approval = Map::new();
-            put(&mut approval, "id", Value::from(card.call_id.as_str()));
+            put_str(&mut approval, "id", &card.call_id);
             if let Some(reason) = &card.approval_reason {
-                put(&mut approval, "reason", Value::from(reason.as_str()));
+                put_str(&mut approval, "reason", reason);
             }
             put(part, "approval", Value::Object(approval));
         }
@@ -1690,13 +1698,7 @@ impl Sidenet {
             match status {
                 ToolStatus::Denied => {
                     tool.approval = Some(Approval::Rejected);
-                    tool.reject_reason = None;
-                    for (id, reason) in &self.reasons {
-                        if id == call_id {
-                            tool.reject_reason = Some(reason.clone());
-                            break;
-                        }
-                    }
+                    tool.reject_reason = reason_of(&self.reasons, call_id);
                 }
                 ToolStatus::Done if tool.approval.is_some() => {
                     tool.approval = Some(Approval::Approved);
@@ -1712,9 +1714,9 @@ impl Sidenet {
                 ToolStatus::Error => ("output-error", "errorText"),
                 _ => ("output-denied", ""),
             };
-            put(part, "state", Value::from(state));
+            put_str(part, "state", state);
             if !key.is_empty() {
-                part.insert(key.to_owned(), result.unwrap_or(Value::Null));
+                put(part, key, result.unwrap_or(Value::Null));
             }
             match status {
                 ToolStatus::Done if had_approval => set_approved(part, call_id, true),
@@ -1744,14 +1746,14 @@ impl Sidenet {
         self.push_message(view);
     }
 
-    fn append_user(&mut self, text: &str) {
-        let raw = user_message(text);
+    fn append_user(&mut self, text: String) {
+        let raw = user_message(&text);
         let view = MessageView {
             id: None,
             index: self.messages.len(),
             role: Some("user".to_owned()),
             kind: MessageKindView::Text,
-            text: text.to_owned(),
+            text,
             tools: Vec::new(),
             raw: raw_message(raw),
         };
@@ -1777,10 +1779,13 @@ impl Sidenet {
         Arc::get_mut(&mut self.messages)
     }
 
-    fn set_history(&mut self, history: Vec<Map>) {
+    /// The history's messages become the settled ones (entries that are not objects are skipped).
+    fn set_history(&mut self, history: Vec<Value>) {
         let mut views = Vec::new();
         for m in history {
-            views.push(ui_message_view(views.len(), m, &self.reasons));
+            if let Value::Object(m) = m {
+                views.push(ui_message_view(views.len(), m, &self.reasons));
+            }
         }
         self.audit.touch(views.len() as u64);
         self.messages = Arc::new(views);
@@ -1793,11 +1798,11 @@ impl Sidenet {
     /// Adopts a new pause (or none): drafts survive on calls of the same run still pending; a
     /// draft whose call left the pause is acknowledged if the server accepted it or the thread
     /// records it, and dropped (listed in `droppedDrafts`) otherwise.
-    fn adopt_pause(&mut self, mut new: Option<Pause>) {
+    fn adopt_pause(&mut self, new: Option<Pause>) {
         let old = self.pause.take();
         let old_decisions = self.c.decisions.take();
-        let mut new_decisions = new.as_mut().and_then(Pause::decisions);
-        if let (Some(old), Some(od)) = (old, old_decisions) {
+        let mut new_decisions = new.as_ref().and_then(Pause::decisions);
+        if let (Some(old), Some(od)) = (&old, &old_decisions) {
             for (id, draft) in od.local() {
                 let run_id = old
                     .card(id)
@@ -1861,8 +1866,9 @@ impl Sidenet {
         let restored = restore_into(decisions, &stored.drafts, &|id, _| {
             call_ids.iter().any(|c| c == id)
         });
-        for (id, decision) in restored {
-            self.audit.hold(run_id, &id, &decision);
+        // By reference: in a build without the audit the loop is empty and goes away.
+        for (id, decision) in &restored {
+            self.audit.hold(run_id, id, decision);
         }
     }
 
@@ -1870,13 +1876,13 @@ impl Sidenet {
         let pause = self.pause.as_ref()?;
         let decisions = self.c.decisions.as_ref()?;
         let mut cards = Vec::new();
-        for card in &pause.cards {
+        for card in &pause.tail.pending {
             cards.push(card);
         }
         Some(suspension_view(
             decisions,
             &cards,
-            pause.message_id.as_ref(),
+            pause.tail.message_id.as_ref(),
             Some(&pause.run_id),
             pause.agent_version_id.as_ref(),
         ))
@@ -1925,24 +1931,50 @@ fn ids_of(cards: &[GatedTool]) -> Vec<String> {
     ids
 }
 
+/// Gives `slot` the value of `from` (taken) if it has none.
+fn fill(slot: &mut Option<String>, from: &mut Option<String>) {
+    if slot.is_none() {
+        *slot = from.take();
+    }
+}
+
 /// A 2xx with a body: 204 (no content) is handled as a whole answer.
 fn is_stream_status(status: u16) -> bool {
     (200..=299).contains(&status) && status != 204
 }
 
-fn remember_input(feed: &mut Feed, call_id: String, name: String, input: Option<Value>) {
-    match feed.inputs.iter_mut().find(|(id, _, _)| *id == call_id) {
+fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Value>) {
+    match feed.inputs.iter_mut().find(|(id, _, _)| id == call_id) {
         Some(entry) => {
             if let Some(input) = input {
                 entry.2 = input;
             }
         }
         None => feed.inputs.push((
-            call_id,
-            name,
+            call_id.to_owned(),
+            name.to_owned(),
             input.unwrap_or_else(|| Value::Object(Map::new())),
         )),
     }
+}
+
+/// The reason the user gave to the rejection of a call, if any.
+fn reason_of(reasons: &[(String, String)], call_id: &str) -> Option<String> {
+    let (_, reason) = reasons.iter().find(|(id, _)| id == call_id)?;
+    Some(reason.clone())
+}
+
+/// A tool's inputs as the views show them: `{}` when absent or null.
+fn inputs_of(input: Option<&Value>) -> Value {
+    match input {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v) => v.clone(),
+    }
+}
+
+/// The tool for a call in `tools`.
+fn tool_in<'a>(tools: &'a [ToolView], call_id: &str) -> Option<&'a ToolView> {
+    tools.iter().find(|t| t.call_id == call_id)
 }
 
 /// The view of the tool for a call in `tools`, appended (`called`) if missing.
@@ -1986,7 +2018,7 @@ fn tool_part<'a>(parts: &'a mut Vec<Value>, call_id: &str, name: &str) -> Option
             let mut ty = "tool-".to_owned();
             ty.push_str(name);
             put(&mut part, "type", Value::from(ty));
-            put(&mut part, "toolCallId", Value::from(call_id));
+            put_str(&mut part, "toolCallId", call_id);
             parts.push(Value::Object(part));
             parts.len().saturating_sub(1)
         }
@@ -2003,7 +2035,7 @@ fn set_approved(part: &mut Map, call_id: &str, approved: bool) {
         _ => Map::new(),
     };
     if !approval.contains_key("id") {
-        put(&mut approval, "id", Value::from(call_id));
+        put_str(&mut approval, "id", call_id);
     }
     put(&mut approval, "approved", Value::Bool(approved));
     put(part, "approval", Value::Object(approval));
@@ -2031,37 +2063,29 @@ fn raw_message(mut raw: Map) -> Message {
     }
 }
 
-/// The history document: `{messages: [...]}` or a bare array; non-object entries are skipped.
-fn parse_history(body: &[u8]) -> Result<Vec<Map>> {
+/// The history document: `{messages: [...]}` or a bare array, its entries as sent (the non-object
+/// ones are skipped by [`Sidenet::set_history`]).
+fn parse_history(body: &[u8]) -> Result<Vec<Value>> {
     let text = json::utf8(body)?;
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let value = Value::parse(text)?;
-    let items = match value {
-        Value::Array(items) => items,
+    let (what, path, other) = match Value::parse(text)? {
+        Value::Array(items) => return Ok(items),
         Value::Object(mut map) => match map.remove("messages") {
-            Some(Value::Array(items)) => items,
-            None | Some(Value::Null) => Vec::new(),
-            Some(other) => {
-                let mut m = "messages must be an array, got ".to_owned();
-                m.push_str(json::describe(&other));
-                return Err(Error::parse(m).with_path("$.messages"));
-            }
+            Some(Value::Array(items)) => return Ok(items),
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(other) => ("messages must be an array, got ", "$.messages", other),
         },
-        other => {
-            let mut m = "a thread must be an object with a \"messages\" array, got ".to_owned();
-            m.push_str(json::describe(&other));
-            return Err(Error::parse(m).with_path("$"));
-        }
+        other => (
+            "a thread must be an object with a \"messages\" array, got ",
+            "$",
+            other,
+        ),
     };
-    let mut maps = Vec::new();
-    for item in items {
-        if let Value::Object(map) = item {
-            maps.push(map);
-        }
-    }
-    Ok(maps)
+    let mut m = what.to_owned();
+    m.push_str(json::describe(&other));
+    Err(Error::parse(m).with_path(path))
 }
 
 /// The collected output of `POST /v1/agents/{id}/run`: `{chunks: [...], finishReason}`.
@@ -2141,10 +2165,7 @@ fn part_tool(part: &Map, reasons: &[(String, String)]) -> Option<ToolView> {
         None => return None,
     };
     let call_id = part.get("toolCallId")?.as_str()?.to_owned();
-    let inputs = match part.get("input") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(v) => v.clone(),
-    };
+    let inputs = inputs_of(part.get("input"));
     let approval_obj = part.get("approval").and_then(Value::as_object);
     let approved = approval_obj
         .and_then(|a| a.get("approved"))
@@ -2172,10 +2193,7 @@ fn part_tool(part: &Map, reasons: &[(String, String)]) -> Option<ToolView> {
         _ => (ToolStatus::Called, None, None),
     };
     let reject_reason = if approval == Some(Approval::Rejected) {
-        reasons
-            .iter()
-            .find(|(id, _)| *id == call_id)
-            .map(|(_, r)| r.clone())
+        reason_of(reasons, &call_id)
     } else {
         None
     };
@@ -2189,6 +2207,13 @@ fn part_tool(part: &Map, reasons: &[(String, String)]) -> Option<ToolView> {
         reject_reason,
         status,
     })
+}
+
+/// `map[key] = value` for a string value (one copy of the string's allocation for every call
+/// site).
+#[inline(never)]
+fn put_str(map: &mut Map, key: &str, value: &str) {
+    put(map, key, Value::from(value));
 }
 
 /// `map[key] = value` (one copy of the key's allocation for every call site).
