@@ -37,7 +37,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::error::to_js as error_to_js;
-use super::input::{args, options_json, string_of, to_vec, CALL_ID};
+use super::input::{args, read_options, string_of, to_vec, CALL_ID};
 use super::to_js;
 use crate::client::{
     Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
@@ -431,13 +431,20 @@ fn run(
 
 const MESSAGE: &str = "the message must be a string";
 
-fn parse_options(options: &JsValue) -> Result<Config, Error> {
-    let json = options_json(options);
-    if json.is_null() {
-        return Err(invalid("the options must be an object"));
-    }
-    let json = string_of(&json).ok_or_else(|| invalid("the options must be JSON-serializable"))?;
-    Config::from_json(&json)
+/// The options, read and checked by `readOptions` in `fast.js` as `Config::from_json` and
+/// `Config::validate` would; the error to throw otherwise. Their JSON text goes through the crate's
+/// parser first, as in `Config::from_json`: what it refuses in `JSON.stringify`'s output (a lone
+/// surrogate, a 128th level of nesting) is the first error.
+fn parse_options(options: &JsValue) -> Result<Config, JsValue> {
+    let read: Array = read_options(options).unchecked_into();
+    let Some(json) = string_of(&read.get(0)) else {
+        return Err(read.into());
+    };
+    Config::check_json(&json)?;
+    let checked = read.get(1);
+    string_of(&checked)
+        .map(|text| Config::from_checked(&text))
+        .ok_or(checked)
 }
 
 #[wasm_bindgen(js_class = ApprovalClient)]
@@ -451,7 +458,7 @@ impl ApprovalClient {
     ) -> Result<ApprovalClient, JsValue> {
         let config = parse_options(&options)?;
         let key = config.persist.then(|| config.persist_key());
-        let core = Client::new(config)?;
+        let core = Client::checked(config);
         let shared = Rc::new_cyclic(|weak: &Weak<RefCell<Inner>>| {
             let weak = weak.clone();
             let on_event = Closure::<dyn FnMut(f64, f64, JsValue) -> bool>::new(
