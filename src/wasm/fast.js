@@ -146,15 +146,15 @@ const KEYS = [
 const KINDS = 'eetshbbbniiissssann';
 const CC = /\p{Cc}/u;
 const CCWS = /[\p{Cc}\p{White_Space}]/u;
+const fail = (detail, path = null) => toolgateError('invalid_argument', detail, path, -1, -1);
 export function readOptions(options) {
-  const fail = (detail, path = null) => toolgateError('invalid_argument', detail, path, -1, -1);
   if (!object(options)) return fail('the options must be an object');
   const json = stringify(options);
   if (typeof json != 'string') return fail('the options must be JSON-serializable');
-  return [json, check(JSON.parse(json), fail)];
+  return [json, check(JSON.parse(json))];
 }
 
-function check(doc, fail) {
+function check(doc) {
   const out = KEYS.map(() => null);
   const bad = (name, what) => fail(name + ' ' + what, name);
   const SPACES = 'must not contain spaces or control characters';
