@@ -32,7 +32,7 @@ use crate::prelude::*;
 use alloc::rc::{Rc, Weak};
 use core::cell::RefCell;
 
-use js_sys::{Array, Function, JsString, Promise};
+use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -75,9 +75,14 @@ extern "C" {
     /// `localStorage`: reads `key` (`value` undefined), writes it, or removes it (`value` null).
     fn storage(key: &str, value: &JsValue) -> JsValue;
     /// The snapshot object, frozen: the head with its messages (frozen too) and its streaming
-    /// text.
+    /// text (appended to `prev`'s when that is given).
     #[wasm_bindgen(js_name = snapshot)]
-    fn freeze_snapshot(head: &JsValue, messages: &JsValue, text: &JsValue) -> JsValue;
+    fn freeze_snapshot(
+        head: &JsValue,
+        messages: &JsValue,
+        text: &JsValue,
+        prev: &JsValue,
+    ) -> JsValue;
 }
 
 #[wasm_bindgen]
@@ -113,9 +118,10 @@ struct Inner {
     snapshot: Option<(u64, JsValue)>,
     /// `(messagesVersion, frozen messages array)`.
     messages: Option<(u64, JsValue)>,
-    /// The streaming message's text as a JS string: `(stream epoch, its length in bytes, text)`.
-    /// A new snapshot appends only what the stream added since (O(delta), not O(text)).
-    stream_text: Option<(u64, usize, JsString)>,
+    /// The streaming message's text in the last snapshot: `(stream epoch, its length in bytes)`.
+    /// A new snapshot's text is that one's plus only what the stream added since (O(delta), not
+    /// O(text)).
+    stream_text: Option<(u64, usize)>,
     /// The promises of commands in flight: `(op, resolve, reject)`.
     ops: Vec<(OpId, Function, Function)>,
     /// The requests on the wire, each with the function that cancels it.
@@ -363,19 +369,23 @@ fn cancel(f: &Function) {
     call(f, &JsValue::UNDEFINED);
 }
 
-/// `text` as a JS string, from the one cached for the same streaming message (`epoch`) plus the
-/// part appended since; converted whole only for a new message.
-fn grow_text(cache: &mut Option<(u64, usize, JsString)>, epoch: u64, text: &str) -> JsString {
-    let js = match cache.take() {
-        Some((e, len, js)) if e == epoch => match text.get(len..) {
-            Some("") => js,
-            Some(tail) => js.concat(&JsValue::from_str(tail)),
-            None => JsString::from(text),
-        },
-        _ => JsString::from(text),
+/// What of the streaming message's `text` crosses for a new snapshot: the part appended since
+/// the last snapshot, when that one showed the same streaming message (`epoch`) and `true` then
+/// (the JS side appends it to that snapshot's text), else the whole text; `undefined` when
+/// nothing streams. `cache` is the last snapshot's `(epoch, text length)`.
+fn grow_text(cache: &mut Option<(u64, usize)>, epoch: u64, text: Option<&str>) -> (JsValue, bool) {
+    let last = cache.take();
+    let Some(text) = text else {
+        return (JsValue::UNDEFINED, false);
     };
-    *cache = Some((epoch, text.len(), js.clone()));
-    js
+    *cache = Some((epoch, text.len()));
+    match last {
+        Some((e, len)) if e == epoch => match text.get(len..) {
+            Some(tail) => (JsValue::from_str(tail), true),
+            None => (JsValue::from_str(text), false),
+        },
+        _ => (JsValue::from_str(text), false),
+    }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -523,19 +533,13 @@ impl ApprovalClient {
         // The streaming text is not converted again: only what was appended since the last
         // snapshot crosses (the rest of the snapshot is small, whatever the reply's length).
         let head = to_js(&snapshot.head_without_stream_text())?;
-        let text = match &snapshot.streaming {
-            Some(view) => grow_text(
-                &mut inner.stream_text,
-                inner.core.stream_epoch(),
-                &view.text,
-            )
-            .into(),
-            None => {
-                inner.stream_text = None;
-                JsValue::UNDEFINED
-            }
+        let text = snapshot.streaming.as_ref().map(|view| view.text.as_str());
+        let (text, prev) = grow_text(&mut inner.stream_text, inner.core.stream_epoch(), text);
+        let prev = match (prev, &inner.snapshot) {
+            (true, Some((_, object))) => object.clone(),
+            _ => JsValue::UNDEFINED,
         };
-        let object = freeze_snapshot(&head, &messages, &text);
+        let object = freeze_snapshot(&head, &messages, &text, &prev);
         inner.snapshot = Some((version, object.clone()));
         Ok(object)
     }
