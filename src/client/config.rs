@@ -3,6 +3,11 @@
 //! [`Config`] reads the JS options object as JSON ([`Config::from_json`]: camelCase keys, every key
 //! but `threadId` optional, unknown keys ignored) and is validated by [`Config::validate`] (called by
 //! [`super::Client::new`]).
+//!
+//! The wasm driver reads and checks the options in JS instead (`readOptions` in `src/wasm/fast.js`,
+//! whose code is smaller there than in wasm), by these same rules, in the same order and with the
+//! same errors; only the JSON syntax check stays here ([`Config::check_json`]), and the crate takes
+//! the result as [`Config::from_checked`]. A change to the rules goes in both places.
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::{self, ToJson, Value};
@@ -185,7 +190,7 @@ impl Config {
     /// strings (`token`, `agentVersionId`, `agentId`, each route) and for `headers`. A key of the
     /// wrong type is `invalid_argument` with the key's name in the path.
     pub fn from_json(input: &str) -> Result<Config> {
-        let value = Value::parse(input).map_err(|e| option_error("", &e.message))?;
+        let value = Config::check_json(input)?;
         let Value::Object(o) = value else {
             return Err(option_error("", "the options must be an object"));
         };
@@ -229,6 +234,77 @@ impl Config {
             }
         }
         Ok(c)
+    }
+
+    /// The options' JSON text, parsed; `invalid_argument` for invalid JSON.
+    pub(crate) fn check_json(input: &str) -> Result<Value> {
+        Value::parse(input).map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidArgument,
+                prefixed("invalid client options: ", &e.message),
+            )
+        })
+    }
+
+    /// The config that `readOptions` in `src/wasm/fast.js` read and checked, as `from_json` and
+    /// `validate` would: a JSON array of the options in its `KEYS`' order, `null` for a default
+    /// (`dialect`, `transport`, `threadId`, `baseUrl`, `headers` as `[name, value]` pairs,
+    /// `autoSubmit`, `persist`, `reloadAfterPost`, `timeoutMs`, `token`, `agentVersionId`,
+    /// `agentId`, the routes `chat`, `thread`, `stream`, `run`, then `retry`'s `attempts`,
+    /// `backoffMs`, `maxBackoffMs`). Nothing is checked again: what is not as expected is left
+    /// at its default.
+    #[cfg(any(target_arch = "wasm32", test))]
+    pub(crate) fn from_checked(input: &str) -> Config {
+        let mut c = Config::new(String::new(), String::new());
+        let Ok(Value::Array(items)) = Value::parse(input) else {
+            return c;
+        };
+        let at = |i: usize| items.get(i).unwrap_or(&Value::Null);
+        let text = |i: usize| at(i).as_str().map(str::to_owned);
+        let num = |i: usize, default: u64| match at(i) {
+            Value::Number(n) => n.as_u64().unwrap_or(default),
+            _ => default,
+        };
+        if at(0).as_str() == Some("sidenet") {
+            c.dialect = Dialect::Sidenet;
+            c.routes = Routes::for_dialect(Dialect::Sidenet);
+        }
+        if at(1).as_str() == Some("collect") {
+            c.transport = Transport::Collect;
+        }
+        c.thread_id = text(2).unwrap_or_default();
+        c.base_url = text(3).unwrap_or_default();
+        for pair in at(4).as_array().into_iter().flatten() {
+            if let Some([Value::String(name), Value::String(value)]) =
+                pair.as_array().map(Vec::as_slice)
+            {
+                c.headers.push((name.clone(), value.clone()));
+            }
+        }
+        c.auto_submit = at(5).as_bool().unwrap_or(false);
+        c.persist = at(6).as_bool().unwrap_or(true);
+        c.reload_after_post = at(7).as_bool().unwrap_or(true);
+        c.timeout_ms = num(8, c.timeout_ms);
+        c.token = text(9);
+        c.agent_version_id = text(10);
+        c.agent_id = text(11);
+        for (i, route) in [
+            &mut c.routes.chat,
+            &mut c.routes.thread,
+            &mut c.routes.stream,
+            &mut c.routes.run,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if let Some(given) = text(12 + i) {
+                *route = given;
+            }
+        }
+        c.retry.attempts = u32::try_from(num(16, 3)).unwrap_or(3);
+        c.retry.backoff_ms = num(17, c.retry.backoff_ms);
+        c.retry.max_backoff_ms = num(18, c.retry.max_backoff_ms);
+        c
     }
 
     /// Checks every field; `invalid_argument` with the field's name in the path otherwise.
@@ -561,6 +637,28 @@ fn headers(value: &Value) -> Result<Vec<(String, String)>, &'static str> {
 #[cfg(test)]
 mod tests {
     use super::Config;
+
+    #[test]
+    fn from_checked_reads_what_read_options_writes() {
+        // `readOptions` (src/wasm/fast.js) writes the checked options in this order.
+        let checked = r#"["sidenet","collect","t 1","https://x.test/",[["X-A","1"],["B","2"]],
+            true,false,false,1234,"tok",null,"ag",null,"/t/{threadId}",null,"/r",7,11,13]"#;
+        let json = r#"{"dialect":"sidenet","transport":"collect","threadId":"t 1",
+            "baseUrl":"https://x.test/","headers":{"X-A":"1","B":"2"},"autoSubmit":true,
+            "persist":false,"reloadAfterPost":false,"timeoutMs":1234,"token":"tok",
+            "agentVersionId":"","agentId":"ag","routes":{"thread":"/t/{threadId}","run":"/r"},
+            "retry":{"attempts":7,"backoffMs":11,"maxBackoffMs":13}}"#;
+        assert_eq!(
+            Config::from_checked(checked),
+            Config::from_json(json).unwrap()
+        );
+        let defaults = r#"[null,null,"t",null,null,null,null,null,null,null,null,null,null,null,
+            null,null,null,null,null]"#;
+        assert_eq!(
+            Config::from_checked(defaults),
+            Config::from_json(r#"{"threadId":"t"}"#).unwrap()
+        );
+    }
 
     #[test]
     fn url_fills_every_placeholder_and_keeps_other_braces() {

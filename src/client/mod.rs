@@ -325,6 +325,12 @@ impl Client {
     /// A client for one thread; `invalid_argument` when the config is invalid.
     pub fn new(config: Config) -> Result<Client> {
         config.validate()?;
+        Ok(Client::checked(config))
+    }
+
+    /// A client for a config already checked as [`Config::validate`] does (by `readOptions` in
+    /// `src/wasm/fast.js`, for the wasm driver).
+    pub(crate) fn checked(config: Config) -> Client {
         let sidenet = match config.dialect {
             Dialect::Sidenet => Some(Box::new(sidenet::Sidenet::new(config.clone()))),
             Dialect::Neuron => None,
@@ -340,7 +346,7 @@ impl Client {
             stream_rx: None,
         };
         client.c.snapshot = client.build_snapshot();
-        Ok(client)
+        client
     }
 
     /// The configuration.

@@ -32,12 +32,12 @@ use crate::prelude::*;
 use alloc::rc::{Rc, Weak};
 use core::cell::RefCell;
 
-use js_sys::{Array, Function, JsString, Promise};
+use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::error::to_js as error_to_js;
-use super::input::{args, options_json, string_of, to_vec, CALL_ID};
+use super::input::{args, read_options, string_of, to_vec, CALL_ID};
 use super::to_js;
 use crate::client::{
     Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
@@ -75,9 +75,14 @@ extern "C" {
     /// `localStorage`: reads `key` (`value` undefined), writes it, or removes it (`value` null).
     fn storage(key: &str, value: &JsValue) -> JsValue;
     /// The snapshot object, frozen: the head with its messages (frozen too) and its streaming
-    /// text.
+    /// text (appended to `prev`'s when that is given).
     #[wasm_bindgen(js_name = snapshot)]
-    fn freeze_snapshot(head: &JsValue, messages: &JsValue, text: &JsValue) -> JsValue;
+    fn freeze_snapshot(
+        head: &JsValue,
+        messages: &JsValue,
+        text: &JsValue,
+        prev: &JsValue,
+    ) -> JsValue;
 }
 
 #[wasm_bindgen]
@@ -113,9 +118,10 @@ struct Inner {
     snapshot: Option<(u64, JsValue)>,
     /// `(messagesVersion, frozen messages array)`.
     messages: Option<(u64, JsValue)>,
-    /// The streaming message's text as a JS string: `(stream epoch, its length in bytes, text)`.
-    /// A new snapshot appends only what the stream added since (O(delta), not O(text)).
-    stream_text: Option<(u64, usize, JsString)>,
+    /// The streaming message's text in the last snapshot: `(stream epoch, its length in bytes)`.
+    /// A new snapshot's text is that one's plus only what the stream added since (O(delta), not
+    /// O(text)).
+    stream_text: Option<(u64, usize)>,
     /// The promises of commands in flight: `(op, resolve, reject)`.
     ops: Vec<(OpId, Function, Function)>,
     /// The requests on the wire, each with the function that cancels it.
@@ -363,19 +369,23 @@ fn cancel(f: &Function) {
     call(f, &JsValue::UNDEFINED);
 }
 
-/// `text` as a JS string, from the one cached for the same streaming message (`epoch`) plus the
-/// part appended since; converted whole only for a new message.
-fn grow_text(cache: &mut Option<(u64, usize, JsString)>, epoch: u64, text: &str) -> JsString {
-    let js = match cache.take() {
-        Some((e, len, js)) if e == epoch => match text.get(len..) {
-            Some("") => js,
-            Some(tail) => js.concat(&JsValue::from_str(tail)),
-            None => JsString::from(text),
-        },
-        _ => JsString::from(text),
+/// What of the streaming message's `text` crosses for a new snapshot: the part appended since
+/// the last snapshot, when that one showed the same streaming message (`epoch`) and `true` then
+/// (the JS side appends it to that snapshot's text), else the whole text; `undefined` when
+/// nothing streams. `cache` is the last snapshot's `(epoch, text length)`.
+fn grow_text(cache: &mut Option<(u64, usize)>, epoch: u64, text: Option<&str>) -> (JsValue, bool) {
+    let last = cache.take();
+    let Some(text) = text else {
+        return (JsValue::UNDEFINED, false);
     };
-    *cache = Some((epoch, text.len(), js.clone()));
-    js
+    *cache = Some((epoch, text.len()));
+    match last {
+        Some((e, len)) if e == epoch => match text.get(len..) {
+            Some(tail) => (JsValue::from_str(tail), true),
+            None => (JsValue::from_str(text), false),
+        },
+        _ => (JsValue::from_str(text), false),
+    }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -386,6 +396,8 @@ fn grow_text(cache: &mut Option<(u64, usize, JsString)>, epoch: u64, text: &str)
 #[wasm_bindgen(js_name = ApprovalClient, skip_typescript)]
 pub struct ApprovalClient {
     shared: Shared,
+    /// The listeners, also in the core's `Inner`.
+    listeners: Listeners,
 }
 
 /// What a method asks of the core.
@@ -431,13 +443,20 @@ fn run(
 
 const MESSAGE: &str = "the message must be a string";
 
-fn parse_options(options: &JsValue) -> Result<Config, Error> {
-    let json = options_json(options);
-    if json.is_null() {
-        return Err(invalid("the options must be an object"));
-    }
-    let json = string_of(&json).ok_or_else(|| invalid("the options must be JSON-serializable"))?;
-    Config::from_json(&json)
+/// The options, read and checked by `readOptions` in `fast.js` as `Config::from_json` and
+/// `Config::validate` would; the error to throw otherwise. Their JSON text goes through the crate's
+/// parser first, as in `Config::from_json`: what it refuses in `JSON.stringify`'s output (a lone
+/// surrogate, a 128th level of nesting) is the first error.
+fn parse_options(options: &JsValue) -> Result<Config, JsValue> {
+    let read: Array = read_options(options).unchecked_into();
+    let Some(json) = string_of(&read.get(0)) else {
+        return Err(read.into());
+    };
+    Config::check_json(&json)?;
+    let checked = read.get(1);
+    string_of(&checked)
+        .map(|text| Config::from_checked(&text))
+        .ok_or(checked)
 }
 
 #[wasm_bindgen(js_class = ApprovalClient)]
@@ -451,7 +470,8 @@ impl ApprovalClient {
     ) -> Result<ApprovalClient, JsValue> {
         let config = parse_options(&options)?;
         let key = config.persist.then(|| config.persist_key());
-        let core = Client::new(config)?;
+        let core = Client::checked(config);
+        let listeners = Listeners::new();
         let shared = Rc::new_cyclic(|weak: &Weak<RefCell<Inner>>| {
             let weak = weak.clone();
             let on_event = Closure::<dyn FnMut(f64, f64, JsValue) -> bool>::new(
@@ -470,7 +490,7 @@ impl ApprovalClient {
             RefCell::new(Inner {
                 core,
                 freed: false,
-                listeners: Listeners::new(),
+                listeners: listeners.clone(),
                 snapshot: None,
                 messages: None,
                 stream_text: None,
@@ -483,7 +503,7 @@ impl ApprovalClient {
         if let Some(saved) = key.and_then(|k| string_of(&storage(&k, &JsValue::UNDEFINED))) {
             step(&shared, Input::Restore(&saved))?;
         }
-        Ok(ApprovalClient { shared })
+        Ok(ApprovalClient { shared, listeners })
     }
 
     // The current snapshot: the same frozen object until something changes.
@@ -513,19 +533,13 @@ impl ApprovalClient {
         // The streaming text is not converted again: only what was appended since the last
         // snapshot crosses (the rest of the snapshot is small, whatever the reply's length).
         let head = to_js(&snapshot.head_without_stream_text())?;
-        let text = match &snapshot.streaming {
-            Some(view) => grow_text(
-                &mut inner.stream_text,
-                inner.core.stream_epoch(),
-                &view.text,
-            )
-            .into(),
-            None => {
-                inner.stream_text = None;
-                JsValue::UNDEFINED
-            }
+        let text = snapshot.streaming.as_ref().map(|view| view.text.as_str());
+        let (text, prev) = grow_text(&mut inner.stream_text, inner.core.stream_epoch(), text);
+        let prev = match (prev, &inner.snapshot) {
+            (true, Some((_, object))) => object.clone(),
+            _ => JsValue::UNDEFINED,
         };
-        let object = freeze_snapshot(&head, &messages, &text);
+        let object = freeze_snapshot(&head, &messages, &text, &prev);
         inner.snapshot = Some((version, object.clone()));
         Ok(object)
     }
@@ -537,11 +551,8 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(unchecked_param_type = "() => void")] listener: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let inner = self
-            .shared
-            .try_borrow()
-            .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?;
-        let off = add_listener(&inner.listeners, &listener);
+        // (The map, not the core: no borrow.)
+        let off = add_listener(&self.listeners, &listener);
         if off.is_undefined() {
             return Err(invalid("a listener must be a function").into());
         }

@@ -127,9 +127,102 @@ export function stringify(value) {
   }
 }
 
-// `new ApprovalClient`'s options as JSON text; `null` when they are no object (an array neither).
-export function optionsJson(options) {
-  return object(options) ? stringify(options) : null;
+// `new ApprovalClient(options)`: the options read and checked as the crate's `Config::from_json`
+// and `Config::validate` do (same order, codes, messages and paths), here because that code is
+// smaller in JS than in wasm. The options are read as `JSON.stringify` writes them. Returns the
+// `ToolgateError` to throw when they are no object or JSON cannot hold them, else `[json, checked]`:
+// their JSON text (for the crate's JSON parser, whose error, if any, comes first) and either the
+// error to throw or the config as JSON text for `Config::from_checked` (an array in `KEYS`' order,
+// each value checked, `null` for a default).
+const KEYS = [
+  'dialect', 'transport', 'threadId', 'baseUrl', 'headers', 'autoSubmit', 'persist',
+  'reloadAfterPost', 'timeoutMs', 'token', 'agentVersionId', 'agentId', 'routes.chat',
+  'routes.thread', 'routes.stream', 'routes.run', 'retry.attempts', 'retry.backoffMs',
+  'retry.maxBackoffMs',
+];
+// Each key's kind: e (one of two strings, or null), t (a string), s (a string or null), i (an
+// id: a string or null, '' is null), h (headers), b (a boolean), n (a non-negative integer), a (one
+// that fits 32 bits).
+const KINDS = 'eetshbbbniiissssann';
+const CC = /\p{Cc}/u;
+const CCWS = /[\p{Cc}\p{White_Space}]/u;
+const fail = (detail, path = null) => toolgateError('invalid_argument', detail, path, -1, -1);
+export function readOptions(options) {
+  if (!object(options)) return fail('the options must be an object');
+  const json = stringify(options);
+  if (typeof json != 'string') return fail('the options must be JSON-serializable');
+  return [json, check(JSON.parse(json))];
+}
+
+function check(doc) {
+  const out = KEYS.map(() => null);
+  const bad = (name, what) => fail(name + ' ' + what, name);
+  const SPACES = 'must not contain spaces or control characters';
+  let path;
+  const read = (name, v, top) => {
+    const i = KEYS.indexOf(name);
+    if (i < 0 || i < 12 != top) return;
+    path = name;
+    const k = KINDS[i];
+    const type = typeof v;
+    if (k == 'h') {
+      v = Array.isArray(v) ? v : object(v) ? Object.entries(v) : v === null ? [] : [0];
+      for (const p of v)
+        if (!(Array.isArray(p) && p.length == 2 && typeof p[0] == 'string' && typeof p[1] == 'string'))
+          throw 'must be an object of header values or an array of [name, value] pairs';
+    } else if (k == 'b') {
+      if (type != 'boolean') throw 'must be a boolean';
+    } else if (k == 'n' || k == 'a') {
+      if (type != 'number') throw 'must be a number';
+      if (!(Number.isInteger(v) && v >= 0 && v < 2 ** 64)) throw 'must be a non-negative integer';
+      if (k == 'a' && v > 0xffffffff) throw 'is too large';
+    } else {
+      if (!(type == 'string' || (v === null && k != 't'))) throw 'must be a string';
+      const one = [['neuron', 'sidenet'], ['stream', 'collect']][i];
+      if (k == 'e' && v !== null && !one.includes(v)) throw `must be "${one[0]}" or "${one[1]}"`;
+      if (k == 'i' && !v) v = null;
+    }
+    out[i] = v;
+  };
+  if (!object(doc)) return fail('invalid client options: the options must be an object');
+  try {
+    for (const [key, v] of Object.entries(doc)) {
+      if (key == 'routes' || key == 'retry') {
+        path = key;
+        if (!object(v)) throw 'must be an object';
+        for (const [name, w] of Object.entries(v)) read(key + '.' + name, w, false);
+      } else read(key, v, true);
+    }
+  } catch (what) {
+    return fail('invalid client options: ' + path + ' ' + what, path);
+  }
+  const [dialect, transport, id, base, headers, , , , timeout, token, , agent] = out;
+  if (id === null) return fail('invalid client options: threadId is required', 'threadId');
+  if (/^\p{White_Space}*$/u.test(id)) return bad('threadId', 'must not be empty');
+  if (CC.test(id)) return bad('threadId', 'must not contain control characters');
+  if (encoder.encode(id).length > 1024) return bad('threadId', 'is longer than 1024 bytes');
+  const url = (base ?? '').replace(/\/+$/, '');
+  if (CCWS.test(url)) return bad('baseUrl', SPACES);
+  if (!/^(https?:\/\/|\/|$)/.test(url))
+    return bad('baseUrl', 'must be empty (same origin), a path starting with / or an http(s) URL');
+  for (let i = 12; i < 16; i++) {
+    const route = out[i];
+    if (route !== null && route[0] != '/') return bad(KEYS[i], 'must start with /');
+    if (route !== null && CCWS.test(route)) return bad(KEYS[i], SPACES);
+  }
+  for (const [name, value] of headers ?? []) {
+    const q = JSON.stringify(name);
+    if (!/^[-!#$%&'*+.^_`|~0-9A-Za-z]+$/.test(name)) return fail('invalid header name ' + q, 'headers');
+    if (/[\r\n\0]/.test(value)) return fail('the value of header ' + q + ' contains a line break', 'headers');
+  }
+  if (token !== null && CC.test(token)) return bad('token', 'must not contain control characters');
+  if (dialect == 'sidenet' && transport == 'collect') {
+    if (agent === null) return bad('agentId', 'is required with transport "collect"');
+    if (CCWS.test(agent)) return bad('agentId', SPACES);
+  }
+  if (out[16] === 0) return bad('retry.attempts', 'must be at least 1');
+  if (timeout === 0) return bad('timeoutMs', 'must be positive');
+  return JSON.stringify(out);
 }
 
 // `new Decisions(source)`: whether `source` is a `Suspension` object (as `pendingApprovals`
@@ -260,10 +353,11 @@ export function storage(key, value) {
 }
 
 // `getSnapshot()`'s object: the head the crate wrote, with the messages array (reused until the
-// messages change) and, while a message streams, its text (kept as a JS string that only grows);
-// both objects frozen (the array again each time: a no-op once it is).
-export function snapshot(head, messages, text) {
-  if (text !== undefined) head.streaming.text = text;
+// messages change) and, while a message streams, its text: `text`, appended to the text of `prev`
+// (the last snapshot, of the same streaming message) when given, so that only what the stream
+// added crosses; both objects frozen (the array again each time: a no-op once it is).
+export function snapshot(head, messages, text, prev) {
+  if (text !== undefined) head.streaming.text = prev ? prev.streaming.text + text : text;
   head.messages = Object.freeze(messages);
   return Object.freeze(head);
 }

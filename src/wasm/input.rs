@@ -71,10 +71,10 @@ extern "C" {
     #[wasm_bindgen(js_name = stringify)]
     fn json_stringify(value: &JsValue) -> JsValue;
 
-    /// `new ApprovalClient`'s options as JSON text: `null` when they are no object, `undefined`
-    /// or `[message]` when JSON cannot hold them.
-    #[wasm_bindgen(js_name = optionsJson)]
-    pub(crate) fn options_json(options: &JsValue) -> JsValue;
+    /// `new ApprovalClient`'s options, read and checked (see `fast.js`): the config as JSON text
+    /// for `Config::from_checked`, or the `ToolgateError` to throw.
+    #[wasm_bindgen(js_name = readOptions)]
+    pub(crate) fn read_options(options: &JsValue) -> JsValue;
 
     /// Whether a value is a `Suspension` object, as `pendingApprovals` returns: an object with
     /// `suspended` and `pending`.
