@@ -767,3 +767,139 @@ async fn sidenet_streams_pauses_and_continues() {
     );
     stop.call0(&JsValue::NULL).expect("unsubscribe");
 }
+
+/// The constructor reads options in JS (`readOptions` in `src/wasm/fast.js`, smaller than reading
+/// them in wasm); `Config::from_json` + `Config::validate` are the same rules in Rust, pinned by the
+/// native tests. Both must agree on every input: the same config, or the same error (code,
+/// message, path). Every option (and `routes.*`, `retry.*`) with edge values of every type, then
+/// seeded mixes of three.
+#[wasm_bindgen_test]
+fn options_read_in_js_agree_with_config_from_json() {
+    use toolgate::client::Config;
+    use toolgate::wasm::read_options_for_tests;
+
+    let keys = [
+        "dialect",
+        "transport",
+        "threadId",
+        "baseUrl",
+        "headers",
+        "autoSubmit",
+        "persist",
+        "reloadAfterPost",
+        "timeoutMs",
+        "token",
+        "agentVersionId",
+        "agentId",
+        "routes",
+        "retry",
+        "routes.chat",
+        "routes.thread",
+        "routes.stream",
+        "routes.run",
+        "routes.other",
+        "retry.attempts",
+        "retry.backoffMs",
+        "retry.maxBackoffMs",
+        "retry.other",
+        "other",
+    ];
+    let long = format!("\"{}\"", "x".repeat(1100));
+    let values = [
+        "null",
+        "true",
+        "false",
+        "0",
+        "1",
+        "-1",
+        "1.5",
+        "4294967295",
+        "4294967296",
+        "1e20",
+        "18446744073709551615",
+        "18446744073709551616",
+        "\"\"",
+        "\" \"",
+        "\"x\"",
+        "\"neuron\"",
+        "\"sidenet\"",
+        "\"stream\"",
+        "\"collect\"",
+        "\"/\"",
+        "\"/p\"",
+        "\"/threads/{threadId}\"",
+        "\"http://h\"",
+        "\"https://h/x/\"",
+        "\"ftp://x\"",
+        "\"a b\"",
+        "\"a\\u0000b\"",
+        "\"\\u2028\"",
+        "\"\\u00a0\"",
+        "\"\\ud800\"",
+        "\"é\"",
+        "[]",
+        "{}",
+        "[[\"a\",\"b\"]]",
+        "[[\"a\"]]",
+        "[1]",
+        "{\"A\":\"b\"}",
+        "{\"Bad Name\":\"x\"}",
+        "{\"a\":1}",
+        "{\"X-K\":\"v\\n\"}",
+        "{\"chat\":\"/c\"}",
+        "{\"attempts\":2}",
+        &long,
+    ];
+    let member = |key: &str, value: &str| match key.split_once('.') {
+        Some((group, name)) => format!(r#""{group}":{{"{name}":{value}}}"#),
+        None => format!(r#""{key}":{value}"#),
+    };
+    // (What is not an object never reaches the JSON rules: `invalid_options_are_invalid_argument`.)
+    let mut docs = vec!["{}".to_owned()];
+    for key in keys {
+        for value in values {
+            docs.push(format!(r#"{{"threadId":"t",{}}}"#, member(key, value)));
+            docs.push(format!(r#"{{"dialect":"sidenet",{}}}"#, member(key, value)));
+        }
+    }
+    let mut seed: u32 = 7;
+    let mut next = |n: usize| {
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        (seed >> 8) as usize % n
+    };
+    for _ in 0..1500 {
+        let mut members = vec![r#""threadId":"t""#.to_owned()];
+        for _ in 0..3 {
+            members.push(member(keys[next(keys.len())], values[next(values.len())]));
+        }
+        docs.push(format!("{{{}}}", members.join(",")));
+    }
+
+    let (mut accepted, mut refused) = (0, 0);
+    for doc in &docs {
+        let options = JSON::parse(doc).expect("test JSON");
+        let text = JSON::stringify(&options)
+            .ok()
+            .and_then(|s| s.as_string())
+            .expect("stringify");
+        let rust = Config::from_json(&text).and_then(|c| c.validate().map(|()| c));
+        match (read_options_for_tests(&options), rust) {
+            (Ok(js), Ok(rust)) => {
+                assert_eq!(js, rust, "{doc}");
+                accepted += 1;
+            }
+            (Err(e), Err(rust)) => {
+                assert_eq!(code(&e), rust.code.as_str(), "{doc}");
+                assert_eq!(string(&get(&e, "detail")), rust.message, "{doc}");
+                assert_eq!(get(&e, "path").as_string(), rust.path, "{doc}");
+                refused += 1;
+            }
+            (js, rust) => panic!("{doc}: JS read {js:?}, Config::from_json {rust:?}"),
+        }
+    }
+    // The corpus exercises both sides.
+    assert!(
+        accepted > 300 && refused > 300,
+        "{accepted} accepted, {refused} refused"
+    );
+}

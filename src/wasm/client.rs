@@ -459,6 +459,15 @@ fn parse_options(options: &JsValue) -> Result<Config, JsValue> {
         .ok_or(checked)
 }
 
+/// The options as the constructor reads them (`readOptions` in `fast.js`, then
+/// `Config::from_checked`): for the browser test that holds the JS checks to `Config::from_json` +
+/// `Config::validate`, the rules the native tests pin. Debug builds only; not part of the API.
+#[cfg(debug_assertions)]
+#[doc(hidden)]
+pub fn read_options_for_tests(options: &JsValue) -> Result<Config, JsValue> {
+    parse_options(options)
+}
+
 #[wasm_bindgen(js_class = ApprovalClient)]
 impl ApprovalClient {
     // A client for one thread. Throws `invalid_argument` for bad options. With `persist` on (the

@@ -20,6 +20,9 @@ use crate::prelude::*;
 use crate::thread::{self, Message};
 use input::Input;
 
+#[cfg(debug_assertions)]
+#[doc(hidden)]
+pub use client::read_options_for_tests;
 pub use client::ApprovalClient;
 
 #[global_allocator]
