@@ -2067,7 +2067,7 @@ fn raw_message(mut raw: Map) -> Message {
 /// ones are skipped by [`Sidenet::set_history`]).
 fn parse_history(body: &[u8]) -> Result<Vec<Value>> {
     let text = json::utf8(body)?;
-    if text.trim().is_empty() {
+    if json::is_blank(Some(text)) {
         return Ok(Vec::new());
     }
     let (what, path, other) = match Value::parse(text)? {

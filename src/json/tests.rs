@@ -249,6 +249,26 @@ fn descriptions() {
 }
 
 #[test]
+fn is_blank_is_trim_is_empty() {
+    for s in [
+        "",
+        " ",
+        "\t\n\u{b}\u{c}\r",
+        "\u{85}\u{a0}",
+        "\u{1680}\u{2000}\u{200a}",
+        "\u{2028}\u{2029}",
+        "\u{202f}\u{205f}\u{3000}",
+        "\u{200b}",
+        "\u{feff}",
+        " x ",
+        "\u{3000}é\u{3000}",
+        "\0",
+    ] {
+        assert_eq!(is_blank(Some(s)), s.trim().is_empty(), "{s:?}");
+    }
+}
+
+#[test]
 fn error_messages_keep_serde_json_wording() {
     let e = Value::parse("{\n  \"a\": tru }").unwrap_err();
     assert_eq!((e.line, e.column), (Some(2), Some(11)));
