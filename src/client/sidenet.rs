@@ -1446,7 +1446,8 @@ impl Sidenet {
             }
             if let Some((name, input)) = known {
                 if card.name.is_empty() {
-                    card.name = name.clone();
+                    // Appended to the empty name: no old string to drop.
+                    card.name.push_str(name);
                 }
                 if card.inputs.is_null() {
                     card.inputs = input.clone();
