@@ -2,7 +2,7 @@
 //! UI shows (error, unsent text, dropped drafts, last submission), persistence and the snapshot
 //! head. One copy of this code serves both dialects.
 
-use crate::json::ToJson;
+use crate::json::{self, ToJson};
 use crate::prelude::*;
 
 use crate::decisions::{Decision, Decisions};
@@ -668,7 +668,7 @@ fn leftovers(job: Job) -> (Option<OpId>, Option<String>, Option<Error>) {
 
 /// `invalid_argument` for a blank message.
 pub(super) fn check_text(text: &str) -> Result<()> {
-    if text.trim().is_empty() {
+    if json::is_blank(Some(text)) {
         return Err(Error::new(
             ErrorCode::InvalidArgument,
             "the message is empty",

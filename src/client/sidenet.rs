@@ -359,7 +359,8 @@ impl Sidenet {
             self.bytes(id, &response.body);
             self.close(now, id);
         } else if let Some(flight) = self.take_flight(id) {
-            self.on_response(now, flight, response);
+            let status = response.status;
+            self.on_response(now, flight.job, flight.attempt, status, &response.body);
         }
         self.settle();
     }
@@ -826,50 +827,54 @@ impl Sidenet {
     }
 
     /// The answer to the flight's request ended, or broke off with `failure`.
-    fn end_rx(&mut self, now: u64, mut flight: Flight, failure: Option<Error>) {
-        match flight.rx.take() {
+    /// The flight is taken apart up front (no field of it left to drop on each path), and the
+    /// stream's box stays whole: its feed is lent, the box dropped once.
+    fn end_rx(&mut self, now: u64, flight: Flight, failure: Option<Error>) {
+        let Flight {
+            job, attempt, rx, ..
+        } = flight;
+        match rx {
             Some(Rx::Buffer { status, body }) => {
                 // The status is known: handle what arrived of the body.
-                self.on_response(now, flight, HttpResponse { status, body })
+                self.on_response(now, job, attempt, status, &body)
             }
-            Some(Rx::Stream(boxed)) => {
-                let (mut decoder, mut feed) = *boxed;
-                if let Some(error) = failure {
-                    return self.stream_dropped(now, flight.job, flight.attempt, feed, error);
+            Some(Rx::Stream(mut boxed)) => {
+                let (decoder, feed) = &mut *boxed;
+                match failure {
+                    Some(error) => self.stream_dropped(now, job, attempt, feed, error),
+                    None => {
+                        let mut out = Vec::new();
+                        decoder.finish(&mut out);
+                        self.apply_all(feed, out, job.is_chat());
+                        self.stream_ended(now, job, attempt, feed);
+                    }
                 }
-                let mut out = Vec::new();
-                decoder.finish(&mut out);
-                let chat = flight.job.is_chat();
-                self.apply_all(&mut feed, out, chat);
-                self.stream_ended(now, flight, feed);
             }
             None => {
                 let error = failure.unwrap_or_else(|| {
                     Error::new(ErrorCode::Network, "the answer ended before it began")
                 });
-                self.no_answer(now, flight, error);
+                self.no_answer(now, job, attempt, error);
             }
         }
     }
 
     /// The request got no answer: a message may have landed (verify), anything else is retried.
-    fn no_answer(&mut self, now: u64, flight: Flight, error: Error) {
-        match flight.job {
+    fn no_answer(&mut self, now: u64, job: Job, attempt: u32, error: Error) {
+        match job {
             Job::Send {
                 op,
                 text,
                 users_before,
             } => self.verify_send(op, text, users_before, error),
-            job => self.c.retry_or_fail(now, job, flight.attempt, error),
+            job => self.c.retry_or_fail(now, job, attempt, error),
         }
     }
 
     /// A whole (non-stream) answer.
-    fn on_response(&mut self, now: u64, flight: Flight, response: HttpResponse) {
-        let status = response.status;
+    fn on_response(&mut self, now: u64, job: Job, attempt: u32, status: u16, body: &[u8]) {
         let ok = (200..=299).contains(&status);
-        let body = &response.body;
-        let job = match flight.job {
+        let job = match job {
             Job::Load {
                 op,
                 why,
@@ -899,7 +904,7 @@ impl Sidenet {
                 decoder.finish(&mut out);
                 let mut feed = Feed::default();
                 self.apply_all(&mut feed, out, false);
-                return self.after_load(op, why, feed);
+                return self.after_load(op, why, &mut feed);
             }
             Job::Send {
                 op,
@@ -913,7 +918,7 @@ impl Sidenet {
                             self.begin_building();
                             let mut feed = self.collected_feed(items);
                             feed.done = true;
-                            return self.end_send(op, feed);
+                            return self.end_send(op, &mut feed);
                         }
                         Err(error) => error,
                     }
@@ -936,7 +941,7 @@ impl Sidenet {
                             self.begin_building();
                             let mut feed = self.collected_feed(items);
                             feed.done = true;
-                            return self.end_submit(sub, feed);
+                            return self.end_submit(sub, &mut feed);
                         }
                         Err(error) => error,
                     }
@@ -949,8 +954,7 @@ impl Sidenet {
             job => job,
         };
         let error = status_error(status, body);
-        self.c
-            .status_failed(now, job, flight.attempt, status, error);
+        self.c.status_failed(now, job, attempt, status, error);
     }
 
     /// Applies collected chunks (as a chat stream) and returns what they told.
@@ -967,28 +971,28 @@ impl Sidenet {
     }
 
     /// A 2xx stream ended.
-    fn stream_ended(&mut self, now: u64, flight: Flight, feed: Feed) {
+    fn stream_ended(&mut self, now: u64, job: Job, attempt: u32, feed: &mut Feed) {
         let terminal = feed.terminal();
-        match flight.job {
+        match job {
             Job::Load { op, why, stage } if stage == Stage::Replay && terminal => {
                 self.after_load(op, why, feed)
             }
             job @ Job::Load { .. } => {
                 let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
-                self.c.retry_or_fail(now, job, flight.attempt, error);
+                self.c.retry_or_fail(now, job, attempt, error);
             }
             Job::Send { op, .. } if terminal => self.end_send(op, feed),
             Job::Submit(sub) if terminal => self.end_submit(sub, feed),
             job => {
                 let error = Error::new(ErrorCode::Network, "the stream was cut short");
-                self.stream_dropped(now, job, flight.attempt, feed, error);
+                self.stream_dropped(now, job, attempt, feed, error);
             }
         }
     }
 
     /// A 2xx stream broke off: the server accepted the request, so never re-send it; find out where
     /// the run stands (history + replay) and go on from there.
-    fn stream_dropped(&mut self, now: u64, job: Job, attempt: u32, feed: Feed, error: Error) {
+    fn stream_dropped(&mut self, now: u64, job: Job, attempt: u32, feed: &Feed, error: Error) {
         match job {
             Job::Load { .. } => self.c.retry_or_fail(now, job, attempt, error),
             Job::Send { op, .. } => {
@@ -1023,7 +1027,7 @@ impl Sidenet {
         }
     }
 
-    fn end_send(&mut self, op: OpId, feed: Feed) {
+    fn end_send(&mut self, op: OpId, feed: &mut Feed) {
         self.commit_building();
         // A failed run's error is the one shown.
         let result = match (self.adopt_feed(feed), &self.c.error) {
@@ -1033,7 +1037,7 @@ impl Sidenet {
         self.c.done(op, result);
     }
 
-    fn end_submit(&mut self, mut sub: Submission, feed: Feed) {
+    fn end_submit(&mut self, mut sub: Submission, feed: &mut Feed) {
         self.commit_building();
         self.ack_current(&mut sub);
         if self.adopt_feed(feed) {
@@ -1064,9 +1068,10 @@ impl Sidenet {
     }
 
     /// Adopts what a finished chat stream told: a pause, or the end of the run. `true` after an
-    /// `error` chunk (phase `error`; the error is the one shown).
-    fn adopt_feed(&mut self, mut feed: Feed) -> bool {
-        let paused = self.adopt_cards(&mut feed);
+    /// `error` chunk (phase `error`; the error is the one shown). What it keeps is taken from
+    /// `feed` (whose owner drops it whole).
+    fn adopt_feed(&mut self, feed: &mut Feed) -> bool {
+        let paused = self.adopt_cards(feed);
         if let Some(malformed) = feed.malformed.take() {
             self.c.error = Some(malformed);
         }
@@ -1084,7 +1089,7 @@ impl Sidenet {
     }
 
     /// Adopts the cards a stream (or replay) announced: a pause, or none. `true` when paused.
-    /// They are taken from `feed` (not moved out: the rest of it is dropped by one call).
+    /// They are taken from `feed` (whose owner drops it whole).
     fn adopt_cards(&mut self, feed: &mut Feed) -> bool {
         let cards = self.finish_cards(take(&mut feed.approvals));
         let start_id = feed.start_id.take();
@@ -1100,11 +1105,10 @@ impl Sidenet {
     }
 
     /// The end of a load (history and replay).
-    fn after_load(&mut self, op: Option<OpId>, why: Why, mut feed: Feed) {
+    fn after_load(&mut self, op: Option<OpId>, why: Why, feed: &mut Feed) {
         let was_paused = self.pause.is_some();
         let expected = self.expect.take();
-        let paused = self.adopt_cards(&mut feed);
-        drop(feed);
+        let paused = self.adopt_cards(feed);
         let expired = !paused && expected.as_ref().is_some_and(|e| self.abandoned(e));
         self.c.loaded = true;
         if let Some(held) = self.c.held_restore.take() {
@@ -1442,7 +1446,8 @@ impl Sidenet {
             }
             if let Some((name, input)) = known {
                 if card.name.is_empty() {
-                    card.name = name.clone();
+                    // Appended to the empty name: no old string to drop.
+                    card.name.push_str(name);
                 }
                 if card.inputs.is_null() {
                     card.inputs = input.clone();
@@ -2067,7 +2072,7 @@ fn raw_message(mut raw: Map) -> Message {
 /// ones are skipped by [`Sidenet::set_history`]).
 fn parse_history(body: &[u8]) -> Result<Vec<Value>> {
     let text = json::utf8(body)?;
-    if text.trim().is_empty() {
+    if json::is_blank(Some(text)) {
         return Ok(Vec::new());
     }
     let (what, path, other) = match Value::parse(text)? {

@@ -38,30 +38,62 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
     Err(Error::parse(message).at(line, column))
 }
 
+/// `bytes` as `&str` when it is valid UTF-8 (what `core::str::from_utf8(bytes).ok()` gives, with
+/// the crate's own check: core's validator is not linked in).
+pub(crate) fn str_of(bytes: &[u8]) -> Option<&str> {
+    match utf8_error(bytes) {
+        // SAFETY: `utf8_error` found no error, so `bytes` is valid UTF-8 (see its proof).
+        None => Some(unsafe { core::str::from_utf8_unchecked(bytes) }),
+        Some(_) => None,
+    }
+}
+
+/// `bytes` as a `String` when it is valid UTF-8 (what `String::from_utf8(bytes).ok()` gives, with
+/// the crate's own check). For `wasm::input::utf8_of`, whose `String::from_utf8` is, with
+/// `neuron::error_text`'s `str::from_utf8`, what still links core's validator in.
+#[allow(dead_code)]
+pub(crate) fn into_string(bytes: Vec<u8>) -> Option<String> {
+    match utf8_error(&bytes) {
+        // SAFETY: `utf8_error` found no error, so `bytes` is valid UTF-8 (see its proof).
+        None => Some(unsafe { String::from_utf8_unchecked(bytes) }),
+        Some(_) => None,
+    }
+}
+
 /// `None` when `bytes` is valid UTF-8; else what `core::str::from_utf8` reports: the length of the
-/// valid prefix, and whether the input ends inside a sequence (`error_len() == None`). Faster on
-/// mostly-ASCII text: ASCII is skipped a block at a time (16 bytes with wasm SIMD, 8 elsewhere)
-/// and std validates each run of non-ASCII bytes on its own.
-///
-/// Why that is the same answer: an ASCII byte (0x00-0x7F) is never part of a multi-byte sequence
-/// (lead bytes are 0xC2-0xF4, continuation bytes 0x80-0xBF), so every sequence lies inside one
-/// maximal run of bytes >= 0x80, and the whole is valid exactly when each such run is. The first
-/// bad run holds the first error, at the same place; a sequence cut short by the end of its run
-/// is cut short by the end of the input only when the run ends there (else an ASCII byte follows,
-/// which makes it invalid, not incomplete).
+/// valid prefix, and whether the input ends inside a sequence (`error_len() == None`). ASCII is
+/// skipped a block at a time (16 bytes with wasm SIMD, 8 elsewhere); each other sequence is checked
+/// against the well-formed byte sequences of the Unicode standard (table 3-7), as core does: the
+/// lead byte fixes the length and the range of the second byte (no overlong forms, surrogates or
+/// code points past U+10FFFF), later bytes are continuation bytes (0x80-0xBF). The error is at the
+/// sequence's lead byte; the input "ends inside a sequence" when it runs out while every byte of
+/// the sequence so far was right (core's `error_len() == None`). A test compares it with core.
 fn utf8_error(bytes: &[u8]) -> Option<(usize, bool)> {
     let mut i = 0;
     loop {
         i = ascii_end(bytes, i);
-        let rest = bytes.get(i..)?;
-        // The run of non-ASCII bytes starting at `i` ends at the next ASCII byte (or the end).
-        let run = rest.iter().position(u8::is_ascii).unwrap_or(rest.len());
-        let chunk = rest.get(..run).filter(|c| !c.is_empty())?;
-        if let Err(err) = core::str::from_utf8(chunk) {
-            let at = i + err.valid_up_to();
-            return Some((at, err.error_len().is_none() && run == rest.len()));
+        let lead = *bytes.get(i)?;
+        let (len, low, high) = match lead {
+            0xC2..=0xDF => (2, 0x80, 0xBF),
+            0xE0 => (3, 0xA0, 0xBF),
+            0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
+            0xED => (3, 0x80, 0x9F),
+            0xF0 => (4, 0x90, 0xBF),
+            0xF1..=0xF3 => (4, 0x80, 0xBF),
+            0xF4 => (4, 0x80, 0x8F),
+            _ => return Some((i, false)),
+        };
+        let (mut low, mut high) = (low, high);
+        for k in 1..len {
+            let Some(&b) = bytes.get(i + k) else {
+                return Some((i, true));
+            };
+            if b < low || b > high {
+                return Some((i, false));
+            }
+            (low, high) = (0x80, 0xBF);
         }
-        i += run;
+        i += len;
     }
 }
 
@@ -127,9 +159,10 @@ pub(crate) fn describe_byte(first: Option<u8>) -> &'static str {
     }
 }
 
-/// `true` for `None`, empty and whitespace-only strings.
+/// `true` for `None`, empty and whitespace-only strings: what `s.trim().is_empty()` says (the
+/// same `char::is_whitespace`), without `str::trim`'s two-ended walk.
 pub(crate) fn is_blank(s: Option<&str>) -> bool {
-    s.map_or(true, |s| s.trim().is_empty())
+    s.map_or(true, |s| s.chars().all(char::is_whitespace))
 }
 
 #[cfg(test)]

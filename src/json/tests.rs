@@ -249,6 +249,26 @@ fn descriptions() {
 }
 
 #[test]
+fn is_blank_is_trim_is_empty() {
+    for s in [
+        "",
+        " ",
+        "\t\n\u{b}\u{c}\r",
+        "\u{85}\u{a0}",
+        "\u{1680}\u{2000}\u{200a}",
+        "\u{2028}\u{2029}",
+        "\u{202f}\u{205f}\u{3000}",
+        "\u{200b}",
+        "\u{feff}",
+        " x ",
+        "\u{3000}é\u{3000}",
+        "\0",
+    ] {
+        assert_eq!(is_blank(Some(s)), s.trim().is_empty(), "{s:?}");
+    }
+}
+
+#[test]
 fn error_messages_keep_serde_json_wording() {
     let e = Value::parse("{\n  \"a\": tru }").unwrap_err();
     assert_eq!((e.line, e.column), (Some(2), Some(11)));
@@ -275,6 +295,41 @@ fn the_eight_byte_scan_finds_every_special_byte_at_every_offset() {
                     .collect();
                 agree(&format!("\"{body}\""));
                 agree(&format!("[\"{body}\",1]"));
+            }
+        }
+    }
+}
+
+/// The crate's UTF-8 check gives core's answer (valid prefix, end inside a sequence) on every
+/// sequence of up to four bytes drawn from the boundary values of the encoding, and in context.
+#[test]
+fn utf8_check_agrees_with_core() {
+    let edges: &[u8] = &[
+        0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1,
+        0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF,
+    ];
+    let n = edges.len();
+    let mut buf = Vec::new();
+    for len in 0..=4u32 {
+        for mut code in 0..n.pow(len) {
+            buf.clear();
+            for _ in 0..len {
+                buf.push(edges[code % n]);
+                code /= n;
+            }
+            for prefix in [&b""[..], b"abcdefghijklmnopq", "é€".as_bytes()] {
+                let mut bytes = prefix.to_vec();
+                bytes.extend_from_slice(&buf);
+                let core = core::str::from_utf8(&bytes);
+                let ours = super::utf8_error(&bytes);
+                let want = core
+                    .as_ref()
+                    .err()
+                    .map(|e| (e.valid_up_to(), e.error_len().is_none()));
+                assert_eq!(ours, want, "{bytes:x?}");
+                assert_eq!(super::str_of(&bytes), core.ok(), "{bytes:x?}");
+                let owned = super::into_string(bytes.clone());
+                assert_eq!(owned.as_deref(), core.ok(), "{bytes:x?}");
             }
         }
     }

@@ -1,7 +1,7 @@
 //! Byte-level server-sent-event framing. See the module docs of [`crate::stream`] for the rules.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::json::write_u64;
+use crate::json::{str_of, write_u64};
 use crate::prelude::*;
 
 /// Where decoded events go (one compiled copy of the decoder for every kind of sink).
@@ -360,35 +360,35 @@ impl SseDecoder {
                     self.overflow(sink);
                     return;
                 }
-                match core::str::from_utf8(value) {
-                    Ok(text) => {
+                match str_of(value) {
+                    Some(text) => {
                         self.data.push_str(text);
                         self.data.push('\n');
                         self.has_data = true;
                     }
-                    Err(_) => self.bad_utf8 = true,
+                    None => self.bad_utf8 = true,
                 }
             }
-            b"event" => match core::str::from_utf8(value) {
-                Ok(text) => match &mut self.event_type {
+            b"event" => match str_of(value) {
+                Some(text) => match &mut self.event_type {
                     Some(ty) => {
                         ty.clear();
                         ty.push_str(text);
                     }
                     None => self.event_type = Some(text.to_owned()),
                 },
-                Err(_) => self.bad_utf8 = true,
+                None => self.bad_utf8 = true,
             },
             b"id" => {
                 if value.contains(&0) {
                     return;
                 }
-                match core::str::from_utf8(value) {
-                    Ok(text) => {
+                match str_of(value) {
+                    Some(text) => {
                         self.id_buffer.clear();
                         self.id_buffer.push_str(text);
                     }
-                    Err(_) => self.bad_utf8 = true,
+                    None => self.bad_utf8 = true,
                 }
             }
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
