@@ -51,7 +51,7 @@ impl Decision {
     /// The reason of a rejection, if any (blank reasons count as none).
     pub fn reason(&self) -> Option<&str> {
         match self {
-            Decision::Reject(Some(reason)) if !reason.trim().is_empty() => Some(reason),
+            Decision::Reject(Some(reason)) if !json::is_blank(Some(reason)) => Some(reason),
             _ => None,
         }
     }

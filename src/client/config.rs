@@ -309,7 +309,7 @@ impl Config {
 
     /// Checks every field; `invalid_argument` with the field's name in the path otherwise.
     pub fn validate(&self) -> Result<()> {
-        if self.thread_id.trim().is_empty() {
+        if json::is_blank(Some(&self.thread_id)) {
             return Err(bad("threadId", "threadId must not be empty"));
         }
         if has_bad_char(&self.thread_id, false) {

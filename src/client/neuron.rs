@@ -78,11 +78,11 @@ pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
 
 /// The server's explanation in an error body (`{"error": "..."}` or `{"message": "..."}`), if any.
 pub(crate) fn error_text(body: &[u8]) -> Option<String> {
-    let value = Value::parse(core::str::from_utf8(body).ok()?).ok()?;
+    let value = Value::parse(json::str_of(body)?).ok()?;
     let map = value.as_object()?;
     for key in ["error", "message"] {
         match map.get(key) {
-            Some(Value::String(s)) if !s.trim().is_empty() => return Some(s.clone()),
+            Some(Value::String(s)) if !json::is_blank(Some(s)) => return Some(s.clone()),
             Some(Value::Object(inner)) => {
                 if let Some(Value::String(s)) = inner.get("message") {
                     return Some(s.clone());

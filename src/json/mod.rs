@@ -49,9 +49,8 @@ pub(crate) fn str_of(bytes: &[u8]) -> Option<&str> {
 }
 
 /// `bytes` as a `String` when it is valid UTF-8 (what `String::from_utf8(bytes).ok()` gives, with
-/// the crate's own check). For `wasm::input::utf8_of`, whose `String::from_utf8` is, with
-/// `neuron::error_text`'s `str::from_utf8`, what still links core's validator in.
-#[allow(dead_code)]
+/// the crate's own check, so core's validator is not linked in). For `wasm::input::utf8_of`.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub(crate) fn into_string(bytes: Vec<u8>) -> Option<String> {
     match utf8_error(&bytes) {
         // SAFETY: `utf8_error` found no error, so `bytes` is valid UTF-8 (see its proof).

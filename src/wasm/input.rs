@@ -107,7 +107,7 @@ fn utf8_of(s: &JsValue) -> String {
     let mut buf = vec![0u8; units.saturating_mul(3)];
     let written = encode_into(s, &mut buf) as usize;
     buf.truncate(written);
-    String::from_utf8(buf).unwrap_or_default()
+    crate::json::into_string(buf).unwrap_or_default()
 }
 
 /// A JS string as a Rust string, `None` for any other value. (Not `JsValue::as_string`: its
