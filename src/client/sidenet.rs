@@ -875,10 +875,10 @@ impl Sidenet {
     fn on_response(&mut self, now: u64, job: Job, attempt: u32, status: u16, body: &[u8]) {
         let ok = (200..=299).contains(&status);
         let job = match job {
-            Job::Load {
-                op,
-                why,
+            // The job goes on whole (its stage set to the replay): nothing moved out and rebuilt.
+            mut job @ Job::Load {
                 stage: Stage::History,
+                ..
             } if ok || status == 404 => {
                 let parsed = if status == 404 {
                     Ok(Vec::new())
@@ -888,13 +888,12 @@ impl Sidenet {
                 return match parsed {
                     Ok(history) => {
                         self.set_history(history);
-                        let stage = Stage::Replay;
-                        self.issue(Job::Load { op, why, stage }, 1);
+                        if let Job::Load { stage, .. } = &mut job {
+                            *stage = Stage::Replay;
+                        }
+                        self.issue(job, 1);
                     }
-                    Err(error) => {
-                        let stage = Stage::History;
-                        self.c.fail(Job::Load { op, why, stage }, error);
-                    }
+                    Err(error) => self.c.fail(job, error),
                 };
             }
             Job::Load { op, why, .. } if ok => {
