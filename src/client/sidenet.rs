@@ -2053,16 +2053,16 @@ fn is_tool_part(part: &Map) -> bool {
 
 /// A message for `raw`: the object as is when the thread model accepts it, else without the keys
 /// it refuses.
-fn raw_message(mut raw: Map) -> Message {
-    match Message::from_value(Value::Object(raw.clone())) {
+fn raw_message(raw: Map) -> Message {
+    match Message::try_from_map(raw) {
         Ok(m) => m,
-        Err(_) => {
+        Err(mut raw) => {
             raw.remove("type");
             raw.remove("__id");
             if raw.get("role").is_some_and(|r| !r.is_string()) {
                 raw.remove("role");
             }
-            Message::from_value(Value::Object(raw)).unwrap_or_else(|_| Message::empty())
+            Message::try_from_map(raw).unwrap_or_else(|_| Message::empty())
         }
     }
 }
