@@ -177,10 +177,6 @@ impl FromIterator<(String, Value)> for Map {
 /// `{"a":2}`.
 impl PartialEq for Map {
     fn eq(&self, other: &Map) -> bool {
-        // The common case: the same entries in the same order.
-        if self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a == b) {
-            return true;
-        }
         self.0.iter().all(|(k, _)| self.get(k) == other.get(k))
             && other.0.iter().all(|(k, _)| self.get(k) == other.get(k))
     }
