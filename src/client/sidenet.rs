@@ -105,8 +105,9 @@ pub(super) struct Feed {
     run: Option<(String, Option<String>)>,
     /// The `start` chunk's messageId.
     start_id: Option<String>,
-    /// Tool names and inputs seen (`tool-input-*`), for AI SDK approval requests on a replay.
-    inputs: Vec<(String, String, Value)>,
+    /// Tool names and inputs seen (`tool-input-*`), for AI SDK approval requests on a replay: kept
+    /// as tool views (only `call_id`, `name` and `inputs` are read), the list type the messages use.
+    inputs: Vec<ToolView>,
     finished: bool,
     done: bool,
     /// An `error` chunk.
@@ -1429,21 +1430,16 @@ impl Sidenet {
             card.agent_version_id = feed.run.as_ref().and_then(|(_, v)| v.as_ref()).cloned();
         }
         if card.name.is_empty() || card.inputs.is_null() {
-            let mut known: Option<(&String, &Value)> = None;
-            for (id, name, input) in &feed.inputs {
-                if *id == card.call_id {
-                    known = Some((name, input));
-                    break;
-                }
-            }
-            if known.is_none() {
-                let view = self.c.snapshot.streaming.as_ref();
-                let tool = view
-                    .and_then(|v| tool_in(&v.tools, &card.call_id))
-                    .or_else(|| self.find_tool(&card.call_id));
-                known = tool.map(|t| (&t.name, &t.inputs));
-            }
-            if let Some((name, input)) = known {
+            let view = self.c.snapshot.streaming.as_ref();
+            let known = tool_in(&feed.inputs, &card.call_id)
+                .or_else(|| view.and_then(|v| tool_in(&v.tools, &card.call_id)))
+                .or_else(|| self.find_tool(&card.call_id));
+            if let Some(ToolView {
+                name,
+                inputs: input,
+                ..
+            }) = known
+            {
                 if card.name.is_empty() {
                     // Appended to the empty name: no old string to drop.
                     card.name.push_str(name);
@@ -1948,17 +1944,11 @@ fn is_stream_status(status: u16) -> bool {
 }
 
 fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Value>) {
-    match feed.inputs.iter_mut().find(|(id, _, _)| id == call_id) {
-        Some(entry) => {
-            if let Some(input) = input {
-                entry.2 = input;
-            }
+    let empty = Value::Object(Map::new());
+    if let Some(tool) = tool_view(&mut feed.inputs, call_id, name, &empty) {
+        if let Some(input) = input {
+            tool.inputs = input;
         }
-        None => feed.inputs.push((
-            call_id.to_owned(),
-            name.to_owned(),
-            input.unwrap_or_else(|| Value::Object(Map::new())),
-        )),
     }
 }
 
