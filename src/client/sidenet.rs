@@ -101,8 +101,10 @@ impl Pause {
 pub(super) struct Feed {
     /// The cards announced, de-duplicated by toolCallId, in arrival order.
     approvals: Vec<GatedTool>,
-    /// From `data-run`: the run id and agent version.
-    run: Option<(String, Option<String>)>,
+    /// From the last `data-run` with a run id: the run id and agent version (two plain options,
+    /// not a tuple type of their own).
+    run_id: Option<String>,
+    run_version: Option<String>,
     /// The `start` chunk's messageId.
     start_id: Option<String>,
     /// Tool names and inputs seen (`tool-input-*`), for AI SDK approval requests on a replay: kept
@@ -122,7 +124,8 @@ impl Default for Feed {
     fn default() -> Feed {
         Feed {
             approvals: Vec::new(),
-            run: None,
+            run_id: None,
+            run_version: None,
             start_id: None,
             inputs: Vec::new(),
             finished: false,
@@ -1303,11 +1306,11 @@ impl Sidenet {
             Chunk::Data { name, data, .. } => {
                 if name == "run" {
                     if let Some(run_id) = data.get("runId").and_then(Value::as_str) {
-                        let version = data
+                        feed.run_id = Some(run_id.to_owned());
+                        feed.run_version = data
                             .get("agentVersionId")
                             .and_then(Value::as_str)
                             .map(str::to_owned);
-                        feed.run = Some((run_id.to_owned(), version));
                     }
                 }
             }
@@ -1420,14 +1423,13 @@ impl Sidenet {
     fn on_approval(&mut self, feed: &mut Feed, mut card: GatedTool, chat: bool) {
         if card.run_id.is_none() {
             card.run_id = feed
-                .run
+                .run_id
                 .as_ref()
-                .map(|(r, _)| r)
                 .or(self.pause.as_ref().map(|p| &p.run_id))
                 .cloned();
         }
         if card.agent_version_id.is_none() {
-            card.agent_version_id = feed.run.as_ref().and_then(|(_, v)| v.as_ref()).cloned();
+            card.agent_version_id = feed.run_version.clone();
         }
         if card.name.is_empty() || card.inputs.is_null() {
             let view = self.c.snapshot.streaming.as_ref();
