@@ -116,14 +116,13 @@ impl Map {
     /// Removes every occurrence of `key`; returns the value of the last one.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         let mut out = None;
-        let mut i = self.0.len();
-        while i > 0 {
-            i -= 1;
-            if self.0.get(i).is_some_and(|(k, _)| k == key) {
-                let (_, v) = self.0.remove(i);
-                out.get_or_insert(v);
+        self.0.retain_mut(|(k, v)| {
+            if k != key {
+                return true;
             }
-        }
+            out = Some(core::mem::take(v));
+            false
+        });
         out
     }
 
