@@ -1935,8 +1935,9 @@ fn ids_of(cards: &[GatedTool]) -> Vec<String> {
 
 /// Gives `slot` the value of `from` (taken) if it has none.
 fn fill(slot: &mut Option<String>, from: &mut Option<String>) {
+    // Swapped, not assigned: the empty slot goes to `from`, nothing is dropped.
     if slot.is_none() {
-        *slot = from.take();
+        core::mem::swap(slot, from);
     }
 }
 
