@@ -1318,9 +1318,7 @@ impl Sidenet {
                 if chat {
                     self.first_chunk(message_id.as_deref());
                 }
-                if feed.start_id.is_none() {
-                    feed.start_id = message_id.take();
-                }
+                fill(&mut feed.start_id, message_id);
             }
             Chunk::TextStart { id } => {
                 if chat {
