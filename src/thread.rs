@@ -212,6 +212,15 @@ impl Message {
         }
     }
 
+    /// The object as a message when it is a valid one, else the object back (nothing copied to
+    /// try, no error built for a caller that drops it).
+    pub(crate) fn try_from_map(raw: Map) -> core::result::Result<Message, Map> {
+        match check(&raw) {
+            Ok(()) => Ok(Message { raw }),
+            Err(_) => Err(raw),
+        }
+    }
+
     /// `{}`: a message with no field at all.
     pub(crate) fn empty() -> Message {
         Message { raw: Map::new() }

@@ -357,7 +357,7 @@ impl Core {
         let decisions = self.decisions_mut()?;
         let undecided = owned(&decisions.undecided());
         for id in &undecided {
-            decisions.set(id, Decision::reject(reason))?;
+            decisions.reject(id, reason)?;
         }
         Ok(undecided)
     }

@@ -101,12 +101,15 @@ impl Pause {
 pub(super) struct Feed {
     /// The cards announced, de-duplicated by toolCallId, in arrival order.
     approvals: Vec<GatedTool>,
-    /// From `data-run`: the run id and agent version.
-    run: Option<(String, Option<String>)>,
+    /// From the last `data-run` with a run id: the run id and agent version (two plain options,
+    /// not a tuple type of their own).
+    run_id: Option<String>,
+    run_version: Option<String>,
     /// The `start` chunk's messageId.
     start_id: Option<String>,
-    /// Tool names and inputs seen (`tool-input-*`), for AI SDK approval requests on a replay.
-    inputs: Vec<(String, String, Value)>,
+    /// Tool names and inputs seen (`tool-input-*`), for AI SDK approval requests on a replay: kept
+    /// as tool views (only `call_id`, `name` and `inputs` are read), the list type the messages use.
+    inputs: Vec<ToolView>,
     finished: bool,
     done: bool,
     /// An `error` chunk.
@@ -121,7 +124,8 @@ impl Default for Feed {
     fn default() -> Feed {
         Feed {
             approvals: Vec::new(),
-            run: None,
+            run_id: None,
+            run_version: None,
             start_id: None,
             inputs: Vec::new(),
             finished: false,
@@ -875,10 +879,10 @@ impl Sidenet {
     fn on_response(&mut self, now: u64, job: Job, attempt: u32, status: u16, body: &[u8]) {
         let ok = (200..=299).contains(&status);
         let job = match job {
-            Job::Load {
-                op,
-                why,
+            // The job goes on whole (its stage set to the replay): nothing moved out and rebuilt.
+            mut job @ Job::Load {
                 stage: Stage::History,
+                ..
             } if ok || status == 404 => {
                 let parsed = if status == 404 {
                     Ok(Vec::new())
@@ -888,13 +892,12 @@ impl Sidenet {
                 return match parsed {
                     Ok(history) => {
                         self.set_history(history);
-                        let stage = Stage::Replay;
-                        self.issue(Job::Load { op, why, stage }, 1);
+                        if let Job::Load { stage, .. } = &mut job {
+                            *stage = Stage::Replay;
+                        }
+                        self.issue(job, 1);
                     }
-                    Err(error) => {
-                        let stage = Stage::History;
-                        self.c.fail(Job::Load { op, why, stage }, error);
-                    }
+                    Err(error) => self.c.fail(job, error),
                 };
             }
             Job::Load { op, why, .. } if ok => {
@@ -1303,11 +1306,11 @@ impl Sidenet {
             Chunk::Data { name, data, .. } => {
                 if name == "run" {
                     if let Some(run_id) = data.get("runId").and_then(Value::as_str) {
-                        let version = data
+                        feed.run_id = Some(run_id.to_owned());
+                        feed.run_version = data
                             .get("agentVersionId")
                             .and_then(Value::as_str)
                             .map(str::to_owned);
-                        feed.run = Some((run_id.to_owned(), version));
                     }
                 }
             }
@@ -1315,9 +1318,7 @@ impl Sidenet {
                 if chat {
                     self.first_chunk(message_id.as_deref());
                 }
-                if feed.start_id.is_none() {
-                    feed.start_id = message_id.take();
-                }
+                fill(&mut feed.start_id, message_id);
             }
             Chunk::TextStart { id } => {
                 if chat {
@@ -1420,31 +1421,25 @@ impl Sidenet {
     fn on_approval(&mut self, feed: &mut Feed, mut card: GatedTool, chat: bool) {
         if card.run_id.is_none() {
             card.run_id = feed
-                .run
+                .run_id
                 .as_ref()
-                .map(|(r, _)| r)
                 .or(self.pause.as_ref().map(|p| &p.run_id))
                 .cloned();
         }
         if card.agent_version_id.is_none() {
-            card.agent_version_id = feed.run.as_ref().and_then(|(_, v)| v.as_ref()).cloned();
+            card.agent_version_id = feed.run_version.clone();
         }
         if card.name.is_empty() || card.inputs.is_null() {
-            let mut known: Option<(&String, &Value)> = None;
-            for (id, name, input) in &feed.inputs {
-                if *id == card.call_id {
-                    known = Some((name, input));
-                    break;
-                }
-            }
-            if known.is_none() {
-                let view = self.c.snapshot.streaming.as_ref();
-                let tool = view
-                    .and_then(|v| tool_in(&v.tools, &card.call_id))
-                    .or_else(|| self.find_tool(&card.call_id));
-                known = tool.map(|t| (&t.name, &t.inputs));
-            }
-            if let Some((name, input)) = known {
+            let view = self.c.snapshot.streaming.as_ref();
+            let known = tool_in(&feed.inputs, &card.call_id)
+                .or_else(|| view.and_then(|v| tool_in(&v.tools, &card.call_id)))
+                .or_else(|| self.find_tool(&card.call_id));
+            if let Some(ToolView {
+                name,
+                inputs: input,
+                ..
+            }) = known
+            {
                 if card.name.is_empty() {
                     // Appended to the empty name: no old string to drop.
                     card.name.push_str(name);
@@ -1938,8 +1933,9 @@ fn ids_of(cards: &[GatedTool]) -> Vec<String> {
 
 /// Gives `slot` the value of `from` (taken) if it has none.
 fn fill(slot: &mut Option<String>, from: &mut Option<String>) {
+    // Swapped, not assigned: the empty slot goes to `from`, nothing is dropped.
     if slot.is_none() {
-        *slot = from.take();
+        core::mem::swap(slot, from);
     }
 }
 
@@ -1949,17 +1945,11 @@ fn is_stream_status(status: u16) -> bool {
 }
 
 fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Value>) {
-    match feed.inputs.iter_mut().find(|(id, _, _)| id == call_id) {
-        Some(entry) => {
-            if let Some(input) = input {
-                entry.2 = input;
-            }
+    let empty = Value::Object(Map::new());
+    if let Some(tool) = tool_view(&mut feed.inputs, call_id, name, &empty) {
+        if let Some(input) = input {
+            tool.inputs = input;
         }
-        None => feed.inputs.push((
-            call_id.to_owned(),
-            name.to_owned(),
-            input.unwrap_or_else(|| Value::Object(Map::new())),
-        )),
     }
 }
 
@@ -2054,16 +2044,16 @@ fn is_tool_part(part: &Map) -> bool {
 
 /// A message for `raw`: the object as is when the thread model accepts it, else without the keys
 /// it refuses.
-fn raw_message(mut raw: Map) -> Message {
-    match Message::from_value(Value::Object(raw.clone())) {
+fn raw_message(raw: Map) -> Message {
+    match Message::try_from_map(raw) {
         Ok(m) => m,
-        Err(_) => {
+        Err(mut raw) => {
             raw.remove("type");
             raw.remove("__id");
             if raw.get("role").is_some_and(|r| !r.is_string()) {
                 raw.remove("role");
             }
-            Message::from_value(Value::Object(raw)).unwrap_or_else(|_| Message::empty())
+            Message::try_from_map(raw).unwrap_or_else(|_| Message::empty())
         }
     }
 }

@@ -116,14 +116,13 @@ impl Map {
     /// Removes every occurrence of `key`; returns the value of the last one.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         let mut out = None;
-        let mut i = self.0.len();
-        while i > 0 {
-            i -= 1;
-            if self.0.get(i).is_some_and(|(k, _)| k == key) {
-                let (_, v) = self.0.remove(i);
-                out.get_or_insert(v);
+        self.0.retain_mut(|(k, v)| {
+            if k != key {
+                return true;
             }
-        }
+            out = Some(core::mem::take(v));
+            false
+        });
         out
     }
 
@@ -177,10 +176,6 @@ impl FromIterator<(String, Value)> for Map {
 /// `{"a":2}`.
 impl PartialEq for Map {
     fn eq(&self, other: &Map) -> bool {
-        // The common case: the same entries in the same order.
-        if self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a == b) {
-            return true;
-        }
         self.0.iter().all(|(k, _)| self.get(k) == other.get(k))
             && other.0.iter().all(|(k, _)| self.get(k) == other.get(k))
     }
