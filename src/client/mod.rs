@@ -756,9 +756,11 @@ impl Client {
             op,
             body,
             pause,
+            queue: Vec::new(),
+            queued: 0,
             sent,
+            skipped: Vec::new(),
             then_send,
-            ..Submission::default()
         }));
         Ok(op)
     }
