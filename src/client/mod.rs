@@ -1281,23 +1281,31 @@ impl Client {
 /// `Content-Type: application/json` on POSTs, `Authorization: Bearer <token>` when a token is set,
 /// then the configured headers (which win).
 fn request_headers(config: &Config, method: Method, streaming: bool) -> Vec<(String, String)> {
-    let accept = if streaming {
-        "text/event-stream"
-    } else {
-        "application/json"
+    let mut headers = Vec::new();
+    // One body for every header (a configured one replaces any of the same name; the built-in
+    // names differ, so for them the `retain` removes nothing).
+    let mut set = |name: &str, value: &str| {
+        headers.retain(|(n, _): &(String, String)| !n.eq_ignore_ascii_case(name));
+        headers.push((name.to_owned(), value.to_owned()));
     };
-    let mut headers = vec![("Accept".to_owned(), accept.to_owned())];
+    set(
+        "Accept",
+        if streaming {
+            "text/event-stream"
+        } else {
+            "application/json"
+        },
+    );
     if method == Method::Post {
-        headers.push(("Content-Type".to_owned(), "application/json".to_owned()));
+        set("Content-Type", "application/json");
     }
     if let Some(token) = &config.token {
         let mut value = "Bearer ".to_owned();
         value.push_str(token);
-        headers.push(("Authorization".to_owned(), value));
+        set("Authorization", &value);
     }
     for (name, value) in &config.headers {
-        headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-        headers.push((name.clone(), value.clone()));
+        set(name, value);
     }
     headers
 }
