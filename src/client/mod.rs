@@ -76,7 +76,7 @@ use alloc::sync::Arc;
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
-use crate::json::{self, Map, Obj, Value};
+use crate::json::{self, Map, Obj, ToJson, Value};
 use crate::thread::{Message, Thread};
 use audit::{Audit, Fate};
 #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
@@ -744,9 +744,13 @@ impl Client {
     fn submit_now(&mut self, then_send: Option<String>) -> Result<OpId> {
         let decisions = self.c.decisions.as_ref().ok_or_else(not_suspended)?;
         let pause = self.pause.clone().ok_or_else(not_suspended)?;
-        let body = decisions.to_json_string()?;
+        // One payload for both the body and what was sent.
+        let payload = decisions.payload()?;
+        let mut body = String::from("{\"decisions\":");
+        payload.write_json(&mut body);
+        body.push('}');
         let mut sent = Vec::new();
-        for (id, d) in decisions.payload()?.iter() {
+        for (id, d) in payload.iter() {
             sent.push((id.to_owned(), d.clone()));
         }
         let op = self.c.new_op();
