@@ -258,25 +258,26 @@ impl Inner {
     fn drain(&mut self, now: u64) -> After {
         let mut after = After::default();
         while let Some(output) = self.core.poll_output() {
-            match output {
-                Output::Http(request) => self.start_fetch(&request),
+            // By reference: the output is then dropped whole, in one call.
+            match &output {
+                Output::Http(request) => self.start_fetch(request),
                 Output::Cancel(id) => {
-                    if let Some(i) = self.fetches.iter().position(|(f, _)| *f == id) {
+                    if let Some(i) = self.fetches.iter().position(|(f, _)| f == id) {
                         cancel(&self.fetches.swap_remove(i).1);
                     }
                 }
                 Output::Persist { key, value } => {
                     storage(
-                        &key,
+                        key,
                         &value.as_deref().map_or(JsValue::NULL, JsValue::from_str),
                     );
                 }
                 Output::Done { op, result } => {
-                    if let Some(i) = self.ops.iter().position(|(o, _, _)| *o == op) {
+                    if let Some(i) = self.ops.iter().position(|(o, _, _)| o == op) {
                         let (_, resolve, reject) = self.ops.swap_remove(i);
                         after.settle.push(match result {
                             Ok(()) => (resolve, JsValue::UNDEFINED),
-                            Err(e) => (reject, error_to_js(&e)),
+                            Err(e) => (reject, error_to_js(e)),
                         });
                     }
                 }
