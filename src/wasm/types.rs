@@ -438,36 +438,38 @@ fn gated_tools(json: &Value, key: &str) -> Result<Vec<GatedTool>, Error> {
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let at = |suffix: &str| {
-            let mut p = path.clone();
-            p.push('[');
-            p.push_str(&u64_string(i as u64));
-            p.push(']');
-            p.push_str(suffix);
-            p
-        };
-        let call_id = str_at(item, "callId")
-            .ok_or_else(|| Error::parse("a gated tool needs a string callId").with_path(at("")))?;
         let approval = item
             .get("approval")
             .and_then(Value::as_str)
-            .and_then(Approval::parse)
-            .ok_or_else(|| {
-                Error::parse("approval must be \"pending\", \"approved\" or \"rejected\"")
-                    .with_path(at(".approval"))
-            })?;
-        out.push(GatedTool {
-            call_id,
-            name: String::new(),
-            description: None,
-            inputs: Value::Null,
-            approval,
-            approval_reason: None,
-            reject_reason: str_at(item, "rejectReason"),
-            run_id: None,
-            agent_version_id: None,
-            position: i,
-        });
+            .and_then(Approval::parse);
+        // One error site: the first field missing, and where.
+        let (message, suffix) = match (str_at(item, "callId"), approval) {
+            (Some(call_id), Some(approval)) => {
+                out.push(GatedTool {
+                    call_id,
+                    name: String::new(),
+                    description: None,
+                    inputs: Value::Null,
+                    approval,
+                    approval_reason: None,
+                    reject_reason: str_at(item, "rejectReason"),
+                    run_id: None,
+                    agent_version_id: None,
+                    position: i,
+                });
+                continue;
+            }
+            (None, _) => ("a gated tool needs a string callId", ""),
+            (Some(_), None) => (
+                "approval must be \"pending\", \"approved\" or \"rejected\"",
+                ".approval",
+            ),
+        };
+        path.push('[');
+        path.push_str(&u64_string(i as u64));
+        path.push(']');
+        path.push_str(suffix);
+        return Err(Error::parse(message).with_path(path));
     }
     Ok(out)
 }
