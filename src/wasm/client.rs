@@ -221,36 +221,41 @@ impl Inner {
             }
             Input::Restore(saved) => self.core.restore_drafts(saved),
             Input::Abort => self.core.abort(),
+            Input::Report(id, code, value) => self.report(now, id, code, &value),
+        }
+        Ok(())
+    }
+
+    /// What a request reports (its value lent: dropped once, by the caller).
+    fn report(&mut self, now: u64, id: RequestId, code: i32, value: &JsValue) {
+        let core = &mut self.core;
+        match code {
             // (`request` restarts a stream's timeout itself, and clears it at the end.)
-            Input::Report(id, CHUNK, value) => {
-                self.core.handle_stream_chunk(now, id, &to_vec(&value))
+            CHUNK => core.handle_stream_chunk(now, id, &to_vec(value)),
+            status if status >= 0 && value.is_undefined() => {
+                core.handle_stream_start(now, id, status as u16);
             }
-            Input::Report(id, status, value) if status >= 0 && value.is_undefined() => {
-                self.core.handle_stream_start(now, id, status as u16);
-            }
-            Input::Report(id, code, value) => {
+            code => {
                 // The request is over.
                 self.fetches.retain(|(f, _)| *f != id);
-                let core = &mut self.core;
                 match code {
                     END => core.handle_stream_end(now, id),
                     FAILED => core.handle_failure(
                         now,
                         id,
-                        TransportError::Network(string_of(&value).unwrap_or_default()),
+                        TransportError::Network(string_of(value).unwrap_or_default()),
                     ),
                     TIMED_OUT => core.handle_failure(now, id, TransportError::Timeout),
                     status => {
                         core.handle_response(
                             now,
                             id,
-                            HttpResponse::new(status as u16, to_vec(&value)),
+                            HttpResponse::new(status as u16, to_vec(value)),
                         );
                     }
                 }
             }
         }
-        Ok(())
     }
 
     /// Performs the step's effects that call no user code (fetch, abort, storage, timer) and
