@@ -396,10 +396,11 @@ impl Client {
 
     /// Rejects a gated tool, with an optional reason the model reads verbatim (blank ⇒ none).
     pub fn reject(&mut self, call_id: &str, reason: Option<&str>) -> Result<Option<OpId>> {
+        let decision = Decision::reject(reason);
         if let Some(engine) = self.sidenet.as_mut() {
-            return engine.decide(call_id, Decision::reject(reason));
+            return engine.decide(call_id, decision);
         }
-        self.decide(call_id, Decision::reject(reason))
+        self.decide(call_id, decision)
     }
 
     /// Drops the draft for a tool (the tail's own decision, if any, counts again).
