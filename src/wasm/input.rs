@@ -167,9 +167,9 @@ pub(crate) fn args(
     reason: Option<JsValue>,
 ) -> Result<(String, Option<String>), Error> {
     let text = string(value, what)?;
-    let reason = match reason {
+    let reason = match &reason {
         Some(v) if !v.is_undefined() && !v.is_null() => {
-            Some(string(&v, "a reason must be a string")?)
+            Some(string(v, "a reason must be a string")?)
         }
         _ => None,
     };
