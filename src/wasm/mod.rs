@@ -52,13 +52,13 @@ pub fn parse_thread(
     if !fast.is_undefined() {
         return Ok(fast);
     }
-    let (text, (id, bare)) = match input::read(&text) {
+    let (text, (id, bare)) = match &input::read(&text) {
         Input::Text(s) => {
-            let checked = thread::check_thread_str(&s)?;
+            let checked = thread::check_thread_str(s)?;
             (text, checked)
         }
         Input::Bytes(bytes) => {
-            let text = json::utf8(&bytes)?;
+            let text = json::utf8(bytes)?;
             let checked = thread::check_thread_str(text)?;
             (JsValue::from_str(text), checked)
         }
