@@ -94,11 +94,11 @@ fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
             }
         }
     }
-    match input::read(input) {
-        Input::Text(text) => approval::pending_approvals_str(&text),
-        Input::Bytes(bytes) => approval::pending_approvals_bytes(&bytes),
+    match &input::read(input) {
+        Input::Text(text) => approval::pending_approvals_str(text),
+        Input::Bytes(bytes) => approval::pending_approvals_bytes(bytes),
         // A value `fastTail` did not take: its JSON text, read as text is, for the exact error.
-        Input::Value(value) => approval::pending_approvals_str(&input::stringify(&value, "$")?),
+        Input::Value(value) => approval::pending_approvals_str(&input::stringify(value, "$")?),
     }
 }
 
