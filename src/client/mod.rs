@@ -241,15 +241,12 @@ fn read_stored(text: &str) -> Option<StoredIn> {
     if o.get("v")?.as_number()?.as_u64()? != 1 {
         return None;
     }
-    let message_id = match o.remove("messageId") {
+    let message_id = match o.get("messageId") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s),
+        Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return None,
     };
-    let run_id = match o.remove("runId") {
-        Some(Value::String(s)) => Some(s),
-        _ => None,
-    };
+    let run_id = o.get("runId").and_then(Value::as_str).map(str::to_owned);
     let mut call_ids = Vec::new();
     for id in o.get("callIds")?.as_array()? {
         call_ids.push(id.as_str()?.to_owned());
