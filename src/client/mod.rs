@@ -1165,8 +1165,9 @@ impl Client {
         let mut new_decisions = Decisions::new(&suspension).ok();
         let old_pause = self.pause.take();
         let old_decisions = self.c.decisions.take();
-        if let (Some(old), Some(old_key)) = (old_decisions, old_pause) {
-            let same = new_key.as_ref() == Some(&old_key);
+        // By reference: each is dropped whole, once.
+        if let (Some(old), Some(old_key)) = (&old_decisions, &old_pause) {
+            let same = new_key.as_ref() == Some(old_key);
             let record = if same {
                 None
             } else {
