@@ -925,7 +925,7 @@ impl Client {
     }
 
     /// After the reload that follows a refused / unclear decision submission.
-    fn reconciled(&mut self, sub: Submission, error: Error) {
+    fn reconciled(&mut self, mut sub: Submission, error: Error) {
         if !self.suspension.suspended {
             self.c.run_completed = true;
         }
@@ -942,7 +942,8 @@ impl Client {
             if applied {
                 self.after_acknowledged(sub);
             } else {
-                self.c.give_up(Some(sub.op), sub.then_send, error, true);
+                self.c
+                    .give_up(Some(sub.op), sub.then_send.take(), error, true);
             }
             return;
         }
@@ -954,7 +955,8 @@ impl Client {
                 ErrorCode::Conflict,
                 "the paused tools were decided elsewhere; your drafts were not applied",
             );
-            self.c.give_up(Some(sub.op), sub.then_send, error, false);
+            self.c
+                .give_up(Some(sub.op), sub.then_send.take(), error, false);
         } else {
             self.after_acknowledged(sub);
         }
