@@ -1104,7 +1104,7 @@ impl Client {
 
     fn apply_submit_reply(
         &mut self,
-        sub: Submission,
+        mut sub: Submission,
         status: neuron::ChatStatus,
         message: Message,
     ) {
@@ -1127,7 +1127,7 @@ impl Client {
             &[]
         };
         self.c.last_submission = Some(submission_view(pending, &sub.sent, paused));
-        match sub.then_send {
+        match sub.then_send.take() {
             Some(text) if !paused => {
                 self.start_send(sub.op, text);
                 return;
