@@ -1347,23 +1347,21 @@ fn same_stored(a: Option<&str>, b: Option<&str>) -> bool {
 
 /// The error for a transport failure; `None` for [`TransportError::Aborted`].
 fn transport_error(error: TransportError, timeout_ms: u64) -> Option<Error> {
-    Some(match error {
+    // One `Error::new` for both kinds.
+    let (code, message) = match error {
         TransportError::Aborted => return None,
-        TransportError::Network(message) => Error::new(
-            ErrorCode::Network,
-            if message.is_empty() {
-                "the request failed".to_owned()
-            } else {
-                message
-            },
-        ),
+        TransportError::Network(message) if message.is_empty() => {
+            (ErrorCode::Network, "the request failed".to_owned())
+        }
+        TransportError::Network(message) => (ErrorCode::Network, message),
         TransportError::Timeout => {
             let mut m = "no answer within ".to_owned();
             m.push_str(&json::u64_string(timeout_ms));
             m.push_str(" ms");
-            Error::new(ErrorCode::Timeout, m)
+            (ErrorCode::Timeout, m)
         }
-    })
+    };
+    Some(Error::new(code, message))
 }
 
 /// The view of a pause: its gated tools in order with their drafts (`agent_version_id` is the
