@@ -221,36 +221,41 @@ impl Inner {
             }
             Input::Restore(saved) => self.core.restore_drafts(saved),
             Input::Abort => self.core.abort(),
+            Input::Report(id, code, value) => self.report(now, id, code, &value),
+        }
+        Ok(())
+    }
+
+    /// What a request reports (its value lent: dropped once, by the caller).
+    fn report(&mut self, now: u64, id: RequestId, code: i32, value: &JsValue) {
+        let core = &mut self.core;
+        match code {
             // (`request` restarts a stream's timeout itself, and clears it at the end.)
-            Input::Report(id, CHUNK, value) => {
-                self.core.handle_stream_chunk(now, id, &to_vec(&value))
+            CHUNK => core.handle_stream_chunk(now, id, &to_vec(value)),
+            status if status >= 0 && value.is_undefined() => {
+                core.handle_stream_start(now, id, status as u16);
             }
-            Input::Report(id, status, value) if status >= 0 && value.is_undefined() => {
-                self.core.handle_stream_start(now, id, status as u16);
-            }
-            Input::Report(id, code, value) => {
+            code => {
                 // The request is over.
                 self.fetches.retain(|(f, _)| *f != id);
-                let core = &mut self.core;
                 match code {
                     END => core.handle_stream_end(now, id),
                     FAILED => core.handle_failure(
                         now,
                         id,
-                        TransportError::Network(string_of(&value).unwrap_or_default()),
+                        TransportError::Network(string_of(value).unwrap_or_default()),
                     ),
                     TIMED_OUT => core.handle_failure(now, id, TransportError::Timeout),
                     status => {
                         core.handle_response(
                             now,
                             id,
-                            HttpResponse::new(status as u16, to_vec(&value)),
+                            HttpResponse::new(status as u16, to_vec(value)),
                         );
                     }
                 }
             }
         }
-        Ok(())
     }
 
     /// Performs the step's effects that call no user code (fetch, abort, storage, timer) and
@@ -258,25 +263,26 @@ impl Inner {
     fn drain(&mut self, now: u64) -> After {
         let mut after = After::default();
         while let Some(output) = self.core.poll_output() {
-            match output {
-                Output::Http(request) => self.start_fetch(&request),
+            // By reference: the output is then dropped whole, in one call.
+            match &output {
+                Output::Http(request) => self.start_fetch(request),
                 Output::Cancel(id) => {
-                    if let Some(i) = self.fetches.iter().position(|(f, _)| *f == id) {
+                    if let Some(i) = self.fetches.iter().position(|(f, _)| f == id) {
                         cancel(&self.fetches.swap_remove(i).1);
                     }
                 }
                 Output::Persist { key, value } => {
                     storage(
-                        &key,
+                        key,
                         &value.as_deref().map_or(JsValue::NULL, JsValue::from_str),
                     );
                 }
                 Output::Done { op, result } => {
-                    if let Some(i) = self.ops.iter().position(|(o, _, _)| *o == op) {
+                    if let Some(i) = self.ops.iter().position(|(o, _, _)| o == op) {
                         let (_, resolve, reject) = self.ops.swap_remove(i);
                         after.settle.push(match result {
                             Ok(()) => (resolve, JsValue::UNDEFINED),
-                            Err(e) => (reject, error_to_js(&e)),
+                            Err(e) => (reject, error_to_js(e)),
                         });
                     }
                 }

@@ -9,10 +9,11 @@ use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-pub(crate) enum Input {
+pub(crate) enum Input<'a> {
     Text(String),
     Bytes(Vec<u8>),
-    Value(JsValue),
+    /// Lent, not copied: nothing to clone or drop.
+    Value(&'a JsValue),
 }
 
 /// Which kind of input a value is, without reading it.
@@ -116,13 +117,13 @@ pub(crate) fn string_of(value: &JsValue) -> Option<String> {
     value.is_string().then(|| utf8_of(value))
 }
 
-pub(crate) fn read(input: &JsValue) -> Input {
+pub(crate) fn read(input: &JsValue) -> Input<'_> {
     if input.is_string() {
         return Input::Text(utf8_of(input));
     }
     let bytes = bytes_of(input);
     if bytes.is_undefined() {
-        return Input::Value(input.clone());
+        return Input::Value(input);
     }
     Input::Bytes(to_vec(&bytes))
 }
@@ -167,9 +168,9 @@ pub(crate) fn args(
     reason: Option<JsValue>,
 ) -> Result<(String, Option<String>), Error> {
     let text = string(value, what)?;
-    let reason = match reason {
+    let reason = match &reason {
         Some(v) if !v.is_undefined() && !v.is_null() => {
-            Some(string(&v, "a reason must be a string")?)
+            Some(string(v, "a reason must be a string")?)
         }
         _ => None,
     };

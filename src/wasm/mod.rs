@@ -52,13 +52,13 @@ pub fn parse_thread(
     if !fast.is_undefined() {
         return Ok(fast);
     }
-    let (text, (id, bare)) = match input::read(&text) {
+    let (text, (id, bare)) = match &input::read(&text) {
         Input::Text(s) => {
-            let checked = thread::check_thread_str(&s)?;
+            let checked = thread::check_thread_str(s)?;
             (text, checked)
         }
         Input::Bytes(bytes) => {
-            let text = json::utf8(&bytes)?;
+            let text = json::utf8(bytes)?;
             let checked = thread::check_thread_str(text)?;
             (JsValue::from_str(text), checked)
         }
@@ -94,11 +94,11 @@ fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
             }
         }
     }
-    match input::read(input) {
-        Input::Text(text) => approval::pending_approvals_str(&text),
-        Input::Bytes(bytes) => approval::pending_approvals_bytes(&bytes),
+    match &input::read(input) {
+        Input::Text(text) => approval::pending_approvals_str(text),
+        Input::Bytes(bytes) => approval::pending_approvals_bytes(bytes),
         // A value `fastTail` did not take: its JSON text, read as text is, for the exact error.
-        Input::Value(value) => approval::pending_approvals_str(&input::stringify(&value, "$")?),
+        Input::Value(value) => approval::pending_approvals_str(&input::stringify(value, "$")?),
     }
 }
 
@@ -123,18 +123,18 @@ impl JsDecisions {
     ) -> Result<JsValue, JsValue> {
         let (call_id, reason) = input::args(call_id, input::CALL_ID, reason)?;
         let d = &mut self.inner;
-        match op {
-            Op::Approve => d.approve(&call_id)?,
-            Op::Reject => d.reject(&call_id, reason.as_deref())?,
-            Op::Clear => d.clear(&call_id)?,
-            Op::Get => {
-                return match d.get(&call_id)? {
-                    Some(decision) => to_js(&decision),
-                    None => Ok(JsValue::NULL),
-                }
-            }
+        // One `?` for every op's error (`Some` carries what `get` found).
+        let got = match op {
+            Op::Approve => d.approve(&call_id).map(|()| None),
+            Op::Reject => d.reject(&call_id, reason.as_deref()).map(|()| None),
+            Op::Clear => d.clear(&call_id).map(|()| None),
+            Op::Get => d.get(&call_id).map(Some),
+        };
+        match got? {
+            None => Ok(JsValue::UNDEFINED),
+            Some(None) => Ok(JsValue::NULL),
+            Some(Some(decision)) => to_js(&decision),
         }
-        Ok(JsValue::UNDEFINED)
     }
 }
 

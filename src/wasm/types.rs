@@ -430,44 +430,50 @@ fn str_at(v: &Value, key: &str) -> Option<String> {
 fn gated_tools(json: &Value, key: &str) -> Result<Vec<GatedTool>, Error> {
     let mut path = "$.".to_owned();
     path.push_str(key);
-    let Some(items) = json.get(key).and_then(Value::as_array) else {
-        let mut m = "a suspension needs a \"".to_owned();
-        m.push_str(key);
-        m.push_str("\" array");
-        return Err(Error::parse(m).with_path(path));
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let at = |suffix: &str| {
-            let mut p = path.clone();
-            p.push('[');
-            p.push_str(&u64_string(i as u64));
-            p.push(']');
-            p.push_str(suffix);
-            p
+    // One error site: the message, with `path` pointing at the culprit.
+    let message = 'fail: {
+        let Some(items) = json.get(key).and_then(Value::as_array) else {
+            let mut m = "a suspension needs a \"".to_owned();
+            m.push_str(key);
+            m.push_str("\" array");
+            break 'fail m;
         };
-        let call_id = str_at(item, "callId")
-            .ok_or_else(|| Error::parse("a gated tool needs a string callId").with_path(at("")))?;
-        let approval = item
-            .get("approval")
-            .and_then(Value::as_str)
-            .and_then(Approval::parse)
-            .ok_or_else(|| {
-                Error::parse("approval must be \"pending\", \"approved\" or \"rejected\"")
-                    .with_path(at(".approval"))
-            })?;
-        out.push(GatedTool {
-            call_id,
-            name: String::new(),
-            description: None,
-            inputs: Value::Null,
-            approval,
-            approval_reason: None,
-            reject_reason: str_at(item, "rejectReason"),
-            run_id: None,
-            agent_version_id: None,
-            position: i,
-        });
-    }
-    Ok(out)
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let approval = item
+                .get("approval")
+                .and_then(Value::as_str)
+                .and_then(Approval::parse);
+            // The first field missing, and where.
+            let (message, suffix) = match (str_at(item, "callId"), approval) {
+                (Some(call_id), Some(approval)) => {
+                    out.push(GatedTool {
+                        call_id,
+                        name: String::new(),
+                        description: None,
+                        inputs: Value::Null,
+                        approval,
+                        approval_reason: None,
+                        reject_reason: str_at(item, "rejectReason"),
+                        run_id: None,
+                        agent_version_id: None,
+                        position: i,
+                    });
+                    continue;
+                }
+                (None, _) => ("a gated tool needs a string callId", ""),
+                (Some(_), None) => (
+                    "approval must be \"pending\", \"approved\" or \"rejected\"",
+                    ".approval",
+                ),
+            };
+            path.push('[');
+            path.push_str(&u64_string(i as u64));
+            path.push(']');
+            path.push_str(suffix);
+            break 'fail message.to_owned();
+        }
+        return Ok(out);
+    };
+    Err(Error::parse(message).with_path(path))
 }
