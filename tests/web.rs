@@ -441,3 +441,101 @@ fn nesting_limit_applies_where_the_crate_parses() {
     let e = pending_approvals(JsValue::from_str(&doc)).unwrap_err();
     assert_eq!(error_code(&e), "parse_error");
 }
+
+/// `new Decisions(suspension)` reads what it needs of a `Suspension` object: the order of
+/// `pending` then `decided`, each tool's tail decision, `suspended` from `pending` being non-empty
+/// (whatever its tools' approvals), and the exact error for a malformed one.
+#[wasm_bindgen_test]
+fn decisions_read_a_suspension_object() {
+    // What `new Decisions` gives for a suspension object: `(undecided, toJSON after approving
+    // every undecided tool)` or `(code, "message")`.
+    fn read(json: &str) -> (String, String) {
+        let source = js_parse(json);
+        assert!(source.is_object(), "{json}");
+        match JsDecisions::new(source) {
+            Ok(mut d) => {
+                let undecided = strings(&d.undecided().unwrap());
+                for id in &undecided {
+                    d.approve(JsValue::from_str(id)).unwrap();
+                }
+                (undecided.join(","), stringify(&d.to_json().unwrap()))
+            }
+            Err(e) => (error_code(&e), get(&e, "message").as_string().unwrap()),
+        }
+    }
+    let cases: &[(&str, (&str, &str))] = &[
+        (
+            r#"{"suspended":true,"messageId":7,"pending":[{"callId":"b","approval":"pending","rejectReason":"x"}],
+                "decided":[{"callId":"a","approval":"rejected","rejectReason":"no"},
+                {"callId":"c","approval":"rejected","rejectReason":5},{"callId":"b","approval":"approved"},
+                {"callId":"d","approval":"approved","inputs":"not an object"}]}"#,
+            (
+                "b",
+                r#"{"decisions":{"b":"approve","a":["reject","no"],"c":"reject","d":"approve"}}"#,
+            ),
+        ),
+        (
+            r#"{"suspended":false,"pending":[{"callId":"a","approval":"approved"}],"decided":[]}"#,
+            ("", r#"{"decisions":{"a":"approve"}}"#),
+        ),
+        (
+            r#"{"suspended":true,"pending":[],"decided":[{"callId":"a","approval":"pending"}]}"#,
+            (
+                "not_suspended",
+                "not_suspended: the thread is not suspended: no tool on its last message awaits approval",
+            ),
+        ),
+        (
+            r#"{"suspended":true,"pending":[]}"#,
+            (
+                "parse_error",
+                r#"parse_error: a suspension needs a "decided" array at $.decided"#,
+            ),
+        ),
+        (
+            r#"{"suspended":true,"pending":{},"decided":"x"}"#,
+            (
+                "parse_error",
+                r#"parse_error: a suspension needs a "pending" array at $.pending"#,
+            ),
+        ),
+        (
+            r#"{"suspended":true,"pending":[{"callId":"a","approval":"pending"},null],"decided":[]}"#,
+            (
+                "parse_error",
+                "parse_error: a gated tool needs a string callId at $.pending[1]",
+            ),
+        ),
+        (
+            r#"{"suspended":true,"pending":[{"callId":"a","approval":"pending"}],
+                "decided":[{"callId":"b","approval":["approved"]}]}"#,
+            (
+                "parse_error",
+                r#"parse_error: approval must be "pending", "approved" or "rejected" at $.decided[0].approval"#,
+            ),
+        ),
+        (
+            r#"{"suspended":true,"pending":[{"callId":1,"approval":"maybe"}],"decided":[]}"#,
+            (
+                "parse_error",
+                "parse_error: a gated tool needs a string callId at $.pending[0]",
+            ),
+        ),
+    ];
+    for (json, (a, b)) in cases {
+        assert_eq!(read(json), (a.to_string(), b.to_string()), "{json}");
+    }
+    // What JSON cannot hold, or the crate's parser refuses in `JSON.stringify`'s output, is an
+    // error at `$` first.
+    let source = js_parse(r#"{"suspended":true,"pending":[{"callId":"a"}]}"#);
+    Reflect::set(&source, &"big".into(), &js_sys::BigInt::from(1).into()).unwrap();
+    let e = JsDecisions::new(source).err().unwrap();
+    assert_eq!(error_code(&e), "parse_error");
+    assert_eq!(get(&e, "path").as_string().as_deref(), Some("$"));
+    let source = js_parse(r#"{"suspended":true,"pending":[{"approval":"pending"}],"decided":[]}"#);
+    let lone = JsString::from_char_code1(0xd800);
+    Reflect::set(&path(&source, &["pending", "0"]), &"callId".into(), &lone).unwrap();
+    let e = JsDecisions::new(source).err().unwrap();
+    assert_eq!(error_code(&e), "parse_error");
+    assert_eq!(get(&e, "path").as_string().as_deref(), Some("$"));
+}

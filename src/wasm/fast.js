@@ -225,14 +225,40 @@ function check(doc) {
   return JSON.stringify(out);
 }
 
-// `new Decisions(source)`: whether `source` is a `Suspension` object (as `pendingApprovals`
-// returns), with `suspended` and `pending` (a proxy that throws is not one).
-export function isSuspension(v) {
+// `new Decisions(source)`: a `Suspension` object (as `pendingApprovals` returns), read for the
+// crate. `undefined` when `source` is none: no object with `suspended` and `pending` (a proxy that
+// throws is not one). Else `[json, tail]`: `stringify`'s result (the crate's parser reads the text
+// first, for its errors) and, when that is text, either the `ToolgateError` to throw (the first
+// gated tool of `pending`, then of `decided`, that lacks a string `callId` or an `approval`, or
+// either array missing) or the JSON text of a `tool_call` message with those tools (`callId`,
+// `approval`, `rejectReason`, in that order), the string `messageId` as its `__id`, and
+// `s` when `pending` is not empty (the suspension is suspended).
+export function readSuspension(v) {
   try {
-    return object(v) && 'suspended' in v && 'pending' in v;
+    if (!(object(v) && 'suspended' in v && 'pending' in v)) return;
   } catch {
-    return false;
+    return;
   }
+  const json = stringify(v);
+  if (typeof json != 'string') return [json];
+  const doc = JSON.parse(json);
+  const tools = [];
+  const fail = (detail, path) => [json, toolgateError('parse_error', detail, '$.' + path, -1, -1)];
+  for (const key of ['pending', 'decided']) {
+    const items = doc?.[key];
+    if (!Array.isArray(items)) return fail('a suspension needs a "' + key + '" array', key);
+    for (const [i, t] of items.entries()) {
+      const at = key + '[' + i + ']';
+      const { callId, approval, rejectReason } = t ?? {};
+      if (typeof callId != 'string') return fail('a gated tool needs a string callId', at);
+      if (!['pending', 'approved', 'rejected'].includes(approval))
+        return fail('approval must be "pending", "approved" or "rejected"', at + '.approval');
+      tools.push({ callId, approval, rejectReason });
+    }
+  }
+  const id = doc.messageId;
+  const s = doc.pending.length || undefined;
+  return [json, JSON.stringify({ __id: typeof id == 'string' ? id : null, type: 'tool_call', tools, s })];
 }
 
 // `isToolgateError(e)`: whether `e` is an error thrown by toolgate.

@@ -3,7 +3,6 @@
 //! text (`JSON.stringify` / `JSON.parse`), never converted field by field.
 
 use crate::error::{Error, ErrorCode};
-use crate::json::Value;
 use crate::prelude::*;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
@@ -76,11 +75,6 @@ extern "C" {
     /// for `Config::from_checked`, or the `ToolgateError` to throw.
     #[wasm_bindgen(js_name = readOptions)]
     pub(crate) fn read_options(options: &JsValue) -> JsValue;
-
-    /// Whether a value is a `Suspension` object, as `pendingApprovals` returns: an object with
-    /// `suspended` and `pending`.
-    #[wasm_bindgen(js_name = isSuspension)]
-    pub(crate) fn is_suspension(value: &JsValue) -> bool;
 }
 
 #[wasm_bindgen]
@@ -131,7 +125,11 @@ pub(crate) fn read(input: &JsValue) -> Input<'_> {
 /// A JS value as JSON text (`JSON.stringify`). Values that JSON cannot hold (functions, symbols,
 /// `undefined`, bigints, cycles) are a `parse_error` at `path`.
 pub(crate) fn stringify(value: &JsValue, path: &str) -> Result<String, Error> {
-    let json = json_stringify(value);
+    stringified(json_stringify(value), path)
+}
+
+/// What `stringify` in `fast.js` returned (`json`), as `stringify` reads it.
+pub(crate) fn stringified(json: JsValue, path: &str) -> Result<String, Error> {
     if let Some(s) = string_of(&json) {
         return Ok(s);
     }
@@ -142,11 +140,6 @@ pub(crate) fn stringify(value: &JsValue, path: &str) -> Result<String, Error> {
         m.push_str(&string_of(&json.unchecked_ref::<Array>().get(0)).unwrap_or_default());
     }
     Err(Error::parse(m).with_path(path))
-}
-
-/// A JS value as JSON, for the core.
-pub(crate) fn to_json(value: &JsValue, path: &str) -> Result<Value, Error> {
-    Value::parse(&stringify(value, path)?).map_err(|e| e.with_path(path))
 }
 
 /// `JSON.parse` of text (a JS string) the core has already validated.

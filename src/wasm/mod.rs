@@ -151,10 +151,11 @@ impl JsDecisions {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "Suspension | ThreadInput")] source: JsValue,
     ) -> Result<JsDecisions, JsValue> {
-        let suspension = if input::is_suspension(&source) {
-            types::suspension_from_js(&source)?
-        } else {
+        let read = types::read_suspension(&source);
+        let suspension = if read.is_undefined() {
             suspension_of(&source)?
+        } else {
+            types::suspension_from_js(read)?
         };
         Ok(JsDecisions {
             inner: CoreDecisions::new(&suspension)?,

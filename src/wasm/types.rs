@@ -1,12 +1,15 @@
 //! The TypeScript declarations of the public API (hand-written, checked by a strict `tsc` test),
 //! and reading a `Suspension` back from JS.
 
-use crate::prelude::*;
 use wasm_bindgen::prelude::*;
 
-use crate::approval::{Approval, GatedTool, Suspension};
-use crate::error::Error;
-use crate::json::{u64_string, Value};
+use js_sys::Array;
+use wasm_bindgen::JsCast;
+
+use super::input;
+use crate::approval::Suspension;
+use crate::json::Value;
+use crate::thread::Message;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
@@ -397,83 +400,35 @@ export function parseThread(input: ThreadInput): Thread;
 export function pendingApprovals(input: ThreadInput): Suspension;
 "#;
 
-/// Reads a `Suspension` given back from JS (as `pendingApprovals` made it), for `new Decisions`:
-/// only what the decision set reads (whether it is suspended, `messageId`, and each gated tool's
-/// `callId`, `approval`, `rejectReason` and order); the other fields are left empty.
-pub(crate) fn suspension_from_js(value: &JsValue) -> Result<Suspension, Error> {
-    let json = super::input::to_json(value, "$")?;
-    suspension_from_json(&json)
+#[wasm_bindgen(module = "/src/wasm/fast.js")]
+extern "C" {
+    /// `new Decisions(source)`'s reading of a `Suspension` object (see `fast.js`): `undefined`
+    /// when `source` is none, else `[json, tail]`: what `JSON.stringify` made of it (as
+    /// `stringify` returns it) and, unless that is no text, the error to throw or a tail message
+    /// with its gated tools.
+    #[wasm_bindgen(js_name = readSuspension)]
+    pub(crate) fn read_suspension(source: &JsValue) -> JsValue;
 }
 
-fn suspension_from_json(json: &Value) -> Result<Suspension, Error> {
-    let pending = gated_tools(json, "pending")?;
-    let mut decided = gated_tools(json, "decided")?;
-    // Positions only order pending against decided; keep decided after pending when unknown.
-    for tool in &mut decided {
-        tool.position += pending.len();
-    }
-    Ok(Suspension {
-        suspended: !pending.is_empty(),
-        message_id: str_at(json, "messageId"),
-        resume_token: None,
-        pending,
-        decided,
-    })
-}
-
-fn str_at(v: &Value, key: &str) -> Option<String> {
-    v.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-/// The gated tools of a suspension's `pending` or `decided` array. (Paths and messages are put
-/// together with `push_str`: no formatting machinery.)
-fn gated_tools(json: &Value, key: &str) -> Result<Vec<GatedTool>, Error> {
-    let mut path = "$.".to_owned();
-    path.push_str(key);
-    // One error site: the message, with `path` pointing at the culprit.
-    let message = 'fail: {
-        let Some(items) = json.get(key).and_then(Value::as_array) else {
-            let mut m = "a suspension needs a \"".to_owned();
-            m.push_str(key);
-            m.push_str("\" array");
-            break 'fail m;
-        };
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let approval = item
-                .get("approval")
-                .and_then(Value::as_str)
-                .and_then(Approval::parse);
-            // The first field missing, and where.
-            let (message, suffix) = match (str_at(item, "callId"), approval) {
-                (Some(call_id), Some(approval)) => {
-                    out.push(GatedTool {
-                        call_id,
-                        name: String::new(),
-                        description: None,
-                        inputs: Value::Null,
-                        approval,
-                        approval_reason: None,
-                        reject_reason: str_at(item, "rejectReason"),
-                        run_id: None,
-                        agent_version_id: None,
-                        position: i,
-                    });
-                    continue;
-                }
-                (None, _) => ("a gated tool needs a string callId", ""),
-                (Some(_), None) => (
-                    "approval must be \"pending\", \"approved\" or \"rejected\"",
-                    ".approval",
-                ),
-            };
-            path.push('[');
-            path.push_str(&u64_string(i as u64));
-            path.push(']');
-            path.push_str(suffix);
-            break 'fail message.to_owned();
-        }
-        return Ok(out);
+/// Reads a `Suspension` given back from JS (as `pendingApprovals` made it), for `new Decisions`,
+/// from what `readSuspension` made of it (`read`): only what the decision set reads (whether it
+/// is suspended, `messageId`, and each gated tool's `callId`, `approval`, `rejectReason` and
+/// order). `readSuspension` checks the shape and writes a `tool_call` message with the gated
+/// tools of `pending`, then those of `decided` (the order of the decision set), and `"s"` when
+/// `pending` is not empty: a suspension is suspended by that alone, whatever its tools'
+/// approvals say.
+pub(crate) fn suspension_from_js(read: JsValue) -> Result<Suspension, JsValue> {
+    let read: Array = read.unchecked_into();
+    // The crate's parser reads the JSON text first, as for any value given: what it refuses in
+    // `JSON.stringify`'s output (a lone surrogate, a 128th level of nesting) is the first error.
+    let json = input::stringified(read.get(0), "$")?;
+    Value::parse(&json).map_err(|e| e.with_path("$"))?;
+    let tail = read.get(1);
+    let Some(tail) = input::string_of(&tail) else {
+        return Err(tail);
     };
-    Err(Error::parse(message).with_path(path))
+    let message = Message::parse_str(&tail)?;
+    let mut suspension = Suspension::from_message(&message);
+    suspension.suspended = message.get("s").is_some();
+    Ok(suspension)
 }
