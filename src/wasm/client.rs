@@ -66,11 +66,12 @@ extern "C" {
         ms: f64,
         stream: bool,
     ) -> Function;
-    /// `f(value)`, for functions that do not throw: a promise's `resolve` and `reject`, a
-    /// request's cancel. (Not `Function::call1`, whose `catch` links wasm-bindgen's exception
+    /// `f(value)`, for functions that do not throw: a promise's settle function, a request's
+    /// cancel. (Not `Function::call1`, whose `catch` links wasm-bindgen's exception
     /// passing.)
     fn call(f: &Function, value: &JsValue);
-    /// `[resolve, reject, promise]` of a new promise.
+    /// `[settle, promise]` of a new promise: `settle(value)` resolves it when `value` is
+    /// `undefined`, else rejects it with `value`.
     fn deferred() -> Array;
     /// `localStorage`: reads `key` (`value` undefined), writes it, or removes it (`value` null).
     fn storage(key: &str, value: &JsValue) -> JsValue;
@@ -122,8 +123,8 @@ struct Inner {
     /// A new snapshot's text is that one's plus only what the stream added since (O(delta), not
     /// O(text)).
     stream_text: Option<(u64, usize)>,
-    /// The promises of commands in flight: `(op, resolve, reject)`.
-    ops: Vec<(OpId, Function, Function)>,
+    /// The promises of commands in flight: `(op, settle)` (see `deferred`).
+    ops: Vec<(OpId, Function)>,
     /// The requests on the wire, each with the function that cancels it.
     fetches: Vec<(RequestId, Function)>,
     /// The retry timer: its handle and deadline.
@@ -152,12 +153,12 @@ fn invalid(message: &str) -> Error {
 /// What a step gives the core.
 enum Input<'a> {
     /// A method: `text` is its message or callId; an async command's op is kept with `settle`
-    /// (its `resolve` and `reject`).
+    /// (its promise's settle function).
     Cmd {
         cmd: Cmd,
         text: &'a str,
         reason: Option<&'a str>,
-        settle: Option<(Function, Function)>,
+        settle: Option<&'a Function>,
     },
     /// The retry timer fired.
     Timeout,
@@ -209,10 +210,10 @@ impl Inner {
                 reason,
                 settle,
             } => {
-                if let (Some(op), Some((resolve, reject))) =
+                if let (Some(op), Some(settle)) =
                     (run(&mut self.core, now, cmd, text, reason)?, settle)
                 {
-                    self.ops.push((op, resolve, reject));
+                    self.ops.push((op, settle.clone()));
                 }
             }
             Input::Timeout => {
@@ -278,12 +279,12 @@ impl Inner {
                     );
                 }
                 Output::Done { op, result } => {
-                    if let Some(i) = self.ops.iter().position(|(o, _, _)| o == op) {
-                        let (_, resolve, reject) = self.ops.swap_remove(i);
-                        after.settle.push(match result {
-                            Ok(()) => (resolve, JsValue::UNDEFINED),
-                            Err(e) => (reject, error_to_js(e)),
-                        });
+                    if let Some(i) = self.ops.iter().position(|(o, _)| o == op) {
+                        let value = match result {
+                            Ok(()) => JsValue::UNDEFINED,
+                            Err(e) => error_to_js(e),
+                        };
+                        after.settle.push((self.ops.swap_remove(i).1, value));
                     }
                 }
                 Output::Changed => after.changed = true,
@@ -358,8 +359,8 @@ impl Inner {
         }
         self.listeners.clear();
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
-        for (_, _, reject) in &self.ops {
-            call(reject, &error);
+        for (_, settle) in &self.ops {
+            call(settle, &error);
         }
     }
 }
@@ -647,11 +648,10 @@ impl ApprovalClient {
     /// rejects at once when the command does not start.
     fn command(&self, cmd: Cmd, text: &JsValue, reason: Option<JsValue>) -> Promise {
         let d = deferred();
-        let resolve: Function = d.get(0).unchecked_into();
-        let reject: Function = d.get(1).unchecked_into();
-        let promise: Promise = d.get(2).unchecked_into();
-        if let Err(e) = self.exec(cmd, text, reason, Some((resolve, reject.clone()))) {
-            call(&reject, &error_to_js(&e));
+        let settle: Function = d.get(0).unchecked_into();
+        let promise: Promise = d.get(1).unchecked_into();
+        if let Err(e) = self.exec(cmd, text, reason, Some(&settle)) {
+            call(&settle, &error_to_js(&e));
         }
         promise
     }
@@ -664,7 +664,7 @@ impl ApprovalClient {
         cmd: Cmd,
         text: &JsValue,
         reason: Option<JsValue>,
-        settle: Option<(Function, Function)>,
+        settle: Option<&Function>,
     ) -> Result<(), Error> {
         let (text, reason) = match cmd {
             Cmd::Load | Cmd::Submit => (String::new(), None),

@@ -355,16 +355,19 @@ export function request(report, id, url, init, ms, stream) {
   };
 }
 
-// `f(value)`: a promise's `resolve` or `reject`, a request's cancel.
+// `f(value)`: a promise's settle function, a request's cancel.
 export function call(f, value) {
   f(value);
 }
 
-// `[resolve, reject, promise]` of a new promise.
+// `[settle, promise]` of a new promise: `settle(value)` resolves it (with `undefined`) when
+// `value` is `undefined`, else rejects it with `value`.
 export function deferred() {
-  const d = [];
-  d.push(new Promise((resolve, reject) => d.push(resolve, reject)));
-  return d;
+  let settle;
+  const promise = new Promise((resolve, reject) => {
+    settle = (v) => (v === undefined ? resolve() : reject(v));
+  });
+  return [settle, promise];
 }
 
 // `localStorage` (none in a worker, nor where reading it throws: a sandboxed frame, storage
