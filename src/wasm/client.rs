@@ -344,10 +344,8 @@ impl Inner {
     }
 
     /// `free()`: aborts every request, clears every timer, rejects pending ops with `aborted`.
+    /// (Once: only `ApprovalClient`'s `drop` calls it.)
     fn shutdown(&mut self) {
-        if self.freed {
-            return;
-        }
         self.freed = true;
         // Only what must happen now; the rest goes with the `Inner` (a step in progress holds it
         // a moment longer, and finds it freed).
@@ -362,12 +360,6 @@ impl Inner {
         for (_, settle) in &self.ops {
             call(settle, &error);
         }
-    }
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        self.shutdown();
     }
 }
 
@@ -490,7 +482,7 @@ impl ApprovalClient {
         let listeners = Listeners::new();
         let shared = Rc::new_cyclic(|weak: &Weak<RefCell<Inner>>| {
             let weak = weak.clone();
-            let on_event = Closure::<dyn FnMut(f64, f64, JsValue) -> bool>::new(
+            let on_event = Closure::<dyn Fn(f64, f64, JsValue) -> bool>::new(
                 move |id: f64, code: f64, value: JsValue| {
                     let Some(shared) = weak.upgrade() else {
                         return false;
@@ -683,6 +675,9 @@ impl ApprovalClient {
     }
 }
 
+/// The one shutdown of the core, when the client goes (`free()` or its collection): the `Inner`
+/// has no `Drop` of its own, since it outlives its `ApprovalClient` only in a step, and the borrow
+/// is always free here (a step runs no user code while it holds it).
 impl Drop for ApprovalClient {
     fn drop(&mut self) {
         if let Ok(mut inner) = self.shared.try_borrow_mut() {
