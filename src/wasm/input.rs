@@ -162,9 +162,7 @@ pub(crate) fn args(
 ) -> Result<(String, Option<String>), Error> {
     let text = string(value, what)?;
     let reason = match &reason {
-        Some(v) if !v.is_undefined() && !v.is_null() => {
-            Some(string(v, "a reason must be a string")?)
-        }
+        Some(v) if !v.is_null_or_undefined() => Some(string(v, "a reason must be a string")?),
         _ => None,
     };
     Ok((text, reason))
