@@ -108,6 +108,8 @@ fn ascii_end(bytes: &[u8], mut i: usize) -> usize {
         }
         i += 16;
     }
+    // With SIMD only a tail of under 16 bytes is left: byte by byte is enough.
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     while let Some(chunk) = bytes.get(i..i + 8) {
         let Ok(array) = <[u8; 8]>::try_from(chunk) else {
             break;
