@@ -269,6 +269,15 @@ fn is_blank_is_trim_is_empty() {
 }
 
 #[test]
+fn is_blank_knows_every_whitespace_char() {
+    let mut buf = [0u8; 4];
+    for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
+        let s: &str = c.encode_utf8(&mut buf);
+        assert_eq!(is_blank(Some(s)), c.is_whitespace(), "{c:?}");
+    }
+}
+
+#[test]
 fn error_messages_keep_serde_json_wording() {
     let e = Value::parse("{\n  \"a\": tru }").unwrap_err();
     assert_eq!((e.line, e.column), (Some(2), Some(11)));
