@@ -41,7 +41,11 @@ impl Number {
             if !b.is_ascii_digit() {
                 return None;
             }
-            n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+            // Not `checked_mul`: on wasm32 its overflow check is a 128-bit multiply (`__multi3`).
+            if n > u64::MAX / 10 {
+                return None;
+            }
+            n = (n * 10).checked_add(u64::from(b - b'0'))?;
         }
         Some(n)
     }

@@ -396,9 +396,12 @@ impl SseDecoder {
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
                 let mut ms: u64 = 0;
                 for &d in value {
-                    ms = ms
-                        .saturating_mul(10)
-                        .saturating_add(u64::from(d.wrapping_sub(b'0')));
+                    // Not `saturating_mul`: on wasm32 its overflow check is a 128-bit multiply.
+                    ms = if ms > u64::MAX / 10 {
+                        u64::MAX
+                    } else {
+                        (ms * 10).saturating_add(u64::from(d.wrapping_sub(b'0')))
+                    };
                 }
                 self.retry_ms = Some(ms);
             }
