@@ -427,7 +427,9 @@ impl SseDecoder {
 
     /// A blank line (or the end of the stream): dispatch the event being read, then reset it.
     fn dispatch(&mut self, sink: Sink<'_>) {
-        self.last_event_id.clone_from(&self.id_buffer);
+        // `clone_from` would do the same through code of its own; `push_str` is linked anyway.
+        self.last_event_id.clear();
+        self.last_event_id.push_str(&self.id_buffer);
         if self.bad_utf8 && !self.oversized {
             sink(Err(Error::new(
                 ErrorCode::StreamError,
