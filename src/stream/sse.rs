@@ -437,10 +437,12 @@ impl SseDecoder {
             )));
         } else if self.has_data && !self.oversized {
             // Each data line was followed by `\n`: the last one is not part of the data.
-            let data = self
-                .data
-                .get(..self.data.len().saturating_sub(1))
+            let bytes = self.data.as_bytes();
+            let bytes = bytes
+                .get(..bytes.len().saturating_sub(1))
                 .unwrap_or_default();
+            // SAFETY: `data` is a `String` that ends with the ASCII `\n` cut here (or is empty).
+            let data = unsafe { core::str::from_utf8_unchecked(bytes) };
             let id = if self.last_event_id.is_empty() {
                 None
             } else {
