@@ -155,8 +155,15 @@ impl<'a> Parser<'a> {
     }
 
     /// The text between two positions.
+    ///
+    /// Every position the parser reaches is a char boundary: it moves past ASCII bytes only, but
+    /// for a string's scan, which stops at an ASCII byte (`"`, `\`, a control) or the end.
     pub(crate) fn slice(&self, from: usize, to: usize) -> &'a str {
-        self.text.get(from..to).unwrap_or_default()
+        debug_assert!(self.text.is_char_boundary(from) && self.text.is_char_boundary(to));
+        let bytes = self.text.as_bytes().get(from..to).unwrap_or_default();
+        // SAFETY: `from` and `to` are char boundaries of `text` (see above), so `bytes` is whole
+        // UTF-8 sequences.
+        unsafe { core::str::from_utf8_unchecked(bytes) }
     }
 
     fn byte(&self, i: usize) -> Option<u8> {
