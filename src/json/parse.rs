@@ -129,6 +129,15 @@ pub(crate) fn parse_document(text: &str) -> crate::error::Result<Value> {
     }
 }
 
+/// `Cow::into_owned`, spelled out: the copy goes through the `to_owned` the rest of the crate
+/// links, where `into_owned` brings its own.
+fn owned(s: Cow<'_, str>) -> String {
+    match s {
+        Cow::Borrowed(s) => s.to_owned(),
+        Cow::Owned(s) => s,
+    }
+}
+
 pub(crate) struct Parser<'a> {
     text: &'a str,
     pos: usize,
@@ -323,7 +332,7 @@ impl<'a> Parser<'a> {
                 while let Some(k) = key {
                     let value = self.value(keep)?;
                     if keep {
-                        entries.push((k.into_owned(), value));
+                        entries.push((owned(k), value));
                     }
                     key = self.object_key(false, keep)?;
                 }
@@ -345,7 +354,7 @@ impl<'a> Parser<'a> {
             Some(b'"') => {
                 let s = self.string(keep)?;
                 Ok(if keep {
-                    Value::String(s.into_owned())
+                    Value::String(owned(s))
                 } else {
                     Value::Null
                 })
