@@ -180,8 +180,10 @@ impl FromIterator<(String, Value)> for Map {
 /// `{"a":2}`.
 impl PartialEq for Map {
     fn eq(&self, other: &Map) -> bool {
-        self.0.iter().all(|(k, _)| self.get(k) == other.get(k))
-            && other.0.iter().all(|(k, _)| self.get(k) == other.get(k))
+        // Each key is in the map it comes from, so "equal" is "present in both and equal" (no
+        // `Option` comparison needed).
+        let same = |k: &str| matches!((self.get(k), other.get(k)), (Some(a), Some(b)) if a == b);
+        self.0.iter().all(|(k, _)| same(k)) && other.0.iter().all(|(k, _)| same(k))
     }
 }
 
