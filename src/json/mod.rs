@@ -32,7 +32,7 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
         "unexpected end of input: incomplete UTF-8 sequence".to_owned()
     } else {
         let mut m = "invalid UTF-8 at byte ".to_owned();
-        m.push_str(&u64_string(at as u64));
+        write_u64(&mut m, at as u64);
         m
     };
     Err(Error::parse(message).at(line, column))
