@@ -425,7 +425,7 @@ fn invalid(rel: &str, what: &str, got: &Value) -> Error {
 /// `.tools[i]<field>`.
 fn tool_path(i: usize, field: &str) -> String {
     let mut path = ".tools[".to_owned();
-    path.push_str(&json::u64_string(i as u64));
+    json::write_u64(&mut path, i as u64);
     path.push(']');
     path.push_str(field);
     path
@@ -551,7 +551,7 @@ impl Walked<'_> {
 
 pub(crate) fn message_path(bare: bool, index: usize) -> String {
     let mut path = String::from(if bare { "$[" } else { "$.messages[" });
-    path.push_str(&json::u64_string(index as u64));
+    json::write_u64(&mut path, index as u64);
     path.push(']');
     path
 }

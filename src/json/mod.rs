@@ -32,7 +32,7 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
         "unexpected end of input: incomplete UTF-8 sequence".to_owned()
     } else {
         let mut m = "invalid UTF-8 at byte ".to_owned();
-        m.push_str(&u64_string(at as u64));
+        write_u64(&mut m, at as u64);
         m
     };
     Err(Error::parse(message).at(line, column))
@@ -108,6 +108,8 @@ fn ascii_end(bytes: &[u8], mut i: usize) -> usize {
         }
         i += 16;
     }
+    // With SIMD only a tail of under 16 bytes is left: byte by byte is enough.
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     while let Some(chunk) = bytes.get(i..i + 8) {
         let Ok(array) = <[u8; 8]>::try_from(chunk) else {
             break;
@@ -159,9 +161,27 @@ pub(crate) fn describe_byte(first: Option<u8>) -> &'static str {
 }
 
 /// `true` for `None`, empty and whitespace-only strings: what `s.trim().is_empty()` says (the
-/// same `char::is_whitespace`), without `str::trim`'s two-ended walk.
+/// same set as `char::is_whitespace`, Unicode's White_Space, spelled out: smaller than core's
+/// table lookup), without `str::trim`'s two-ended walk. A test checks every char.
 pub(crate) fn is_blank(s: Option<&str>) -> bool {
-    s.map_or(true, |s| s.chars().all(char::is_whitespace))
+    s.map_or(true, |s| {
+        s.chars().all(|c| {
+            matches!(
+                c,
+                '\t'..='\r'
+                    | ' '
+                    | '\u{85}'
+                    | '\u{a0}'
+                    | '\u{1680}'
+                    | '\u{2000}'..='\u{200a}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+                    | '\u{202f}'
+                    | '\u{205f}'
+                    | '\u{3000}'
+            )
+        })
+    })
 }
 
 #[cfg(test)]

@@ -129,6 +129,15 @@ pub(crate) fn parse_document(text: &str) -> crate::error::Result<Value> {
     }
 }
 
+/// `Cow::into_owned`, spelled out: the copy goes through the `to_owned` the rest of the crate
+/// links, where `into_owned` brings its own.
+fn owned(s: Cow<'_, str>) -> String {
+    match s {
+        Cow::Borrowed(s) => s.to_owned(),
+        Cow::Owned(s) => s,
+    }
+}
+
 pub(crate) struct Parser<'a> {
     text: &'a str,
     pos: usize,
@@ -155,8 +164,15 @@ impl<'a> Parser<'a> {
     }
 
     /// The text between two positions.
+    ///
+    /// Every position the parser reaches is a char boundary: it moves past ASCII bytes only, but
+    /// for a string's scan, which stops at an ASCII byte (`"`, `\`, a control) or the end.
     pub(crate) fn slice(&self, from: usize, to: usize) -> &'a str {
-        self.text.get(from..to).unwrap_or_default()
+        debug_assert!(self.text.is_char_boundary(from) && self.text.is_char_boundary(to));
+        let bytes = self.text.as_bytes().get(from..to).unwrap_or_default();
+        // SAFETY: `from` and `to` are char boundaries of `text` (see above), so `bytes` is whole
+        // UTF-8 sequences.
+        unsafe { core::str::from_utf8_unchecked(bytes) }
     }
 
     fn byte(&self, i: usize) -> Option<u8> {
@@ -316,7 +332,7 @@ impl<'a> Parser<'a> {
                 while let Some(k) = key {
                     let value = self.value(keep)?;
                     if keep {
-                        entries.push((k.into_owned(), value));
+                        entries.push((owned(k), value));
                     }
                     key = self.object_key(false, keep)?;
                 }
@@ -338,7 +354,7 @@ impl<'a> Parser<'a> {
             Some(b'"') => {
                 let s = self.string(keep)?;
                 Ok(if keep {
-                    Value::String(s.into_owned())
+                    Value::String(owned(s))
                 } else {
                     Value::Null
                 })

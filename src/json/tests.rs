@@ -181,6 +181,27 @@ fn objects_keep_order_and_compare_as_json() {
 }
 
 #[test]
+fn number_as_u64_stops_exactly_at_u64_max() {
+    for (text, want) in [
+        ("0", Some(0)),
+        ("007", Some(7)),
+        ("1844674407370955161", Some(1844674407370955161)),
+        ("18446744073709551610", Some(18446744073709551610)),
+        ("18446744073709551615", Some(u64::MAX)),
+        ("18446744073709551616", None),
+        ("18446744073709551620", None),
+        ("184467440737095516150", None),
+        ("-1", None),
+        ("1.0", None),
+        ("1e3", None),
+    ] {
+        let n = Number::from_valid(text);
+        assert_eq!(n.as_u64(), want, "{text}");
+        assert_eq!(n.as_u64(), text.parse::<u64>().ok(), "{text}");
+    }
+}
+
+#[test]
 fn u64_text() {
     for n in [0u64, 7, 10, 99, 1234567890, u64::MAX] {
         assert_eq!(u64_string(n), n.to_string());
@@ -265,6 +286,15 @@ fn is_blank_is_trim_is_empty() {
         "\0",
     ] {
         assert_eq!(is_blank(Some(s)), s.trim().is_empty(), "{s:?}");
+    }
+}
+
+#[test]
+fn is_blank_knows_every_whitespace_char() {
+    let mut buf = [0u8; 4];
+    for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
+        let s: &str = c.encode_utf8(&mut buf);
+        assert_eq!(is_blank(Some(s)), c.is_whitespace(), "{c:?}");
     }
 }
 

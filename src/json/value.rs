@@ -41,7 +41,11 @@ impl Number {
             if !b.is_ascii_digit() {
                 return None;
             }
-            n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+            // Not `checked_mul`: on wasm32 its overflow check is a 128-bit multiply (`__multi3`).
+            if n > u64::MAX / 10 {
+                return None;
+            }
+            n = (n * 10).checked_add(u64::from(b - b'0'))?;
         }
         Some(n)
     }
@@ -176,8 +180,10 @@ impl FromIterator<(String, Value)> for Map {
 /// `{"a":2}`.
 impl PartialEq for Map {
     fn eq(&self, other: &Map) -> bool {
-        self.0.iter().all(|(k, _)| self.get(k) == other.get(k))
-            && other.0.iter().all(|(k, _)| self.get(k) == other.get(k))
+        // Each key is in the map it comes from, so "equal" is "present in both and equal" (no
+        // `Option` comparison needed).
+        let same = |k: &str| matches!((self.get(k), other.get(k)), (Some(a), Some(b)) if a == b);
+        self.0.iter().all(|(k, _)| same(k)) && other.0.iter().all(|(k, _)| same(k))
     }
 }
 

@@ -158,7 +158,7 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
             0..=0x1f => "",
             _ => continue,
         };
-        out.push_str(s.get(start..i).unwrap_or_default());
+        out.push_str(cut(bytes.get(start..i)));
         if escape.is_empty() {
             out.push_str("\\u00");
             out.push(char::from(
@@ -172,8 +172,15 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
         }
         start = i + 1;
     }
-    out.push_str(s.get(start..).unwrap_or_default());
+    out.push_str(cut(bytes.get(start..)));
     out.push('"');
+}
+
+/// A run of `write_str`'s input between escaped bytes (or nothing).
+fn cut(run: Option<&[u8]>) -> &str {
+    // SAFETY: `write_str` cuts its `&str` input only just before or after an ASCII byte, so the
+    // run is whole UTF-8 sequences (as bytes: no char-boundary checks of `str::get`).
+    unsafe { core::str::from_utf8_unchecked(run.unwrap_or_default()) }
 }
 
 /// The decimal digits of `n`, without `core::fmt`.

@@ -182,11 +182,23 @@ fn push_event(ev: Result<SseEventRef<'_>>, out: &mut Vec<Result<Chunk>>) {
 
 /// `s` without its leading and trailing JSON whitespace (all ASCII, so trimmed byte-wise).
 fn trim_json_ws(s: &str) -> &str {
-    let bytes = s.as_bytes();
     let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
-    let start = bytes.iter().position(|b| !ws(b)).unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|b| !ws(b)).map_or(start, |i| i + 1);
-    s.get(start..end).unwrap_or_default()
+    let mut bytes = s.as_bytes();
+    while let [first, rest @ ..] = bytes {
+        if !ws(first) {
+            break;
+        }
+        bytes = rest;
+    }
+    while let [rest @ .., last] = bytes {
+        if !ws(last) {
+            break;
+        }
+        bytes = rest;
+    }
+    // SAFETY: only ASCII bytes were cut from either end of a `str`, so what is left is whole
+    // UTF-8 sequences.
+    unsafe { core::str::from_utf8_unchecked(bytes) }
 }
 
 /// Types one chunk from its JSON text (the data of one event, or one element of a collected

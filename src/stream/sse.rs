@@ -341,6 +341,7 @@ impl SseDecoder {
     }
 
     /// Interprets one complete, non-blank line of a non-oversized event.
+    #[allow(clippy::manual_contains)] // see the `id` field
     fn process_line(&mut self, line: &[u8], sink: Sink<'_>) {
         let (name, value) = match line.iter().position(|&b| b == b':') {
             Some(0) => return, // a comment
@@ -380,7 +381,8 @@ impl SseDecoder {
                 None => self.bad_utf8 = true,
             },
             b"id" => {
-                if value.contains(&0) {
+                // Not `contains(&0)`: for bytes that is core's `memchr`, linked for this alone.
+                if value.iter().any(|&b| b == 0) {
                     return;
                 }
                 match str_of(value) {
@@ -394,9 +396,12 @@ impl SseDecoder {
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
                 let mut ms: u64 = 0;
                 for &d in value {
-                    ms = ms
-                        .saturating_mul(10)
-                        .saturating_add(u64::from(d.wrapping_sub(b'0')));
+                    // Not `saturating_mul`: on wasm32 its overflow check is a 128-bit multiply.
+                    ms = if ms > u64::MAX / 10 {
+                        u64::MAX
+                    } else {
+                        (ms * 10).saturating_add(u64::from(d.wrapping_sub(b'0')))
+                    };
                 }
                 self.retry_ms = Some(ms);
             }
@@ -422,7 +427,9 @@ impl SseDecoder {
 
     /// A blank line (or the end of the stream): dispatch the event being read, then reset it.
     fn dispatch(&mut self, sink: Sink<'_>) {
-        self.last_event_id.clone_from(&self.id_buffer);
+        // `clone_from` would do the same through code of its own; `push_str` is linked anyway.
+        self.last_event_id.clear();
+        self.last_event_id.push_str(&self.id_buffer);
         if self.bad_utf8 && !self.oversized {
             sink(Err(Error::new(
                 ErrorCode::StreamError,
@@ -430,10 +437,12 @@ impl SseDecoder {
             )));
         } else if self.has_data && !self.oversized {
             // Each data line was followed by `\n`: the last one is not part of the data.
-            let data = self
-                .data
-                .get(..self.data.len().saturating_sub(1))
+            let bytes = self.data.as_bytes();
+            let bytes = bytes
+                .get(..bytes.len().saturating_sub(1))
                 .unwrap_or_default();
+            // SAFETY: `data` is a `String` that ends with the ASCII `\n` cut here (or is empty).
+            let data = unsafe { core::str::from_utf8_unchecked(bytes) };
             let id = if self.last_event_id.is_empty() {
                 None
             } else {

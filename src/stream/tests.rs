@@ -125,6 +125,25 @@ fn retry_field() {
 }
 
 #[test]
+fn retry_saturates_exactly_at_u64_max() {
+    for (text, want) in [
+        ("18446744073709551610", 18446744073709551610),
+        ("18446744073709551615", u64::MAX),
+        ("18446744073709551616", u64::MAX),
+        ("18446744073709551619", u64::MAX),
+        ("18446744073709551620", u64::MAX),
+        ("1844674407370955161", 1844674407370955161),
+        ("1844674407370955162", 1844674407370955162),
+        ("00000000000000000000000000042", 42),
+    ] {
+        let mut d = SseDecoder::new();
+        let mut out = Vec::new();
+        d.feed(format!("retry: {text}\n\n").as_bytes(), &mut out);
+        assert_eq!(d.retry_ms(), Some(want), "{text}");
+    }
+}
+
+#[test]
 fn bom_skipped_once_even_split() {
     assert_eq!(
         events(&[b"\xEF", b"\xBB", b"\xBFdata: x\n\n"]),
