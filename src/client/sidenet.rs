@@ -1875,13 +1875,10 @@ impl Sidenet {
     fn suspension_view(&self) -> Option<SuspensionView> {
         let pause = self.pause.as_ref()?;
         let decisions = self.c.decisions.as_ref()?;
-        let mut cards = Vec::new();
-        for card in &pause.tail.pending {
-            cards.push(card);
-        }
+        // The pause's tail has no decided tool: its gated tools are the pending ones, in order.
         Some(suspension_view(
             decisions,
-            &cards,
+            &pause.tail.gated(),
             pause.tail.message_id.as_ref(),
             Some(&pause.run_id),
             pause.agent_version_id.as_ref(),
