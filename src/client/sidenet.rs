@@ -202,13 +202,18 @@ fn chat_body(
 
 /// `{"role":"user","parts":[{"type":"text","text":<text>}]}`.
 fn user_message(text: &str) -> Map {
+    let mut raw = Map::new();
+    put_str(&mut raw, "role", "user");
+    put(&mut raw, "parts", Value::Array(vec![text_part(text)]));
+    raw
+}
+
+/// `{"type":"text","text":<text>}`.
+fn text_part(text: &str) -> Value {
     let mut part = Map::new();
     put_str(&mut part, "type", "text");
     put_str(&mut part, "text", text);
-    let mut raw = Map::new();
-    put_str(&mut raw, "role", "user");
-    put(&mut raw, "parts", Value::Array(vec![Value::Object(part)]));
-    raw
+    Value::Object(part)
 }
 
 /// The Sidenet engine behind [`super::Client`].
@@ -1597,10 +1602,7 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        let mut part = Map::new();
-        put_str(&mut part, "type", "text");
-        put_str(&mut part, "text", "");
-        b.parts.push(Value::Object(part));
+        b.parts.push(text_part(""));
         b.text_part = Some((id, b.parts.len().saturating_sub(1)));
         if !v.text.is_empty() {
             v.text.push('\n');
