@@ -1637,16 +1637,13 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        let inputs = inputs_of(input.as_ref());
-        let found = tool_in(&v.tools, call_id).is_some();
-        if let Some(tool) = tool_view(&mut v.tools, call_id, name, &inputs) {
-            if found {
-                if input.is_some() {
-                    tool.inputs = inputs;
-                }
-                if tool.name.is_empty() {
-                    tool.name = name.to_owned();
-                }
+        // A tool's inputs are never null in the views: null is the new tool's, filled here.
+        if let Some(tool) = tool_view(&mut v.tools, call_id, name, &Value::Null) {
+            if input.is_some() || tool.inputs.is_null() {
+                tool.inputs = inputs_of(input.as_ref());
+            }
+            if tool.name.is_empty() {
+                tool.name = name.to_owned();
             }
         }
         v.kind = MessageKindView::ToolCall;
