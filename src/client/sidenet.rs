@@ -1688,10 +1688,11 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        let mut name = String::new();
         let empty = Value::Object(Map::new());
-        if let Some(tool) = tool_view(&mut v.tools, call_id, "", &empty) {
-            name = tool.name.clone();
+        let mut tool = tool_view(&mut v.tools, call_id, "", &empty);
+        // The part is named after the tool (borrowed, not copied: the lists are apart).
+        let part = tool_part(&mut b.parts, call_id, tool.as_deref().map_or("", |t| &t.name));
+        if let Some(tool) = &mut tool {
             tool.status = status;
             tool.result = result.clone();
             match status {
@@ -1706,7 +1707,7 @@ impl Sidenet {
             }
         }
         v.kind = MessageKindView::ToolCall;
-        if let Some(part) = tool_part(&mut b.parts, call_id, &name) {
+        if let Some(part) = part {
             let had_approval = part.contains_key("approval");
             let (state, key) = match status {
                 ToolStatus::Done => ("output-available", "output"),
