@@ -611,12 +611,9 @@ impl Sidenet {
         // Taken, not moved out: `sub` is dropped whole.
         let then_send = sub.then_send.take();
         let op = sub.op;
-        if self.c.failed {
-            let error = self
-                .c
-                .error
-                .clone()
-                .unwrap_or_else(|| Error::new(ErrorCode::StreamError, "the run failed"));
+        // A failed run always has its error shown (`failed` is never set without one).
+        if let (true, Some(error)) = (self.c.failed, &self.c.error) {
+            let error = error.clone();
             self.c.unsend(then_send);
             self.c.done(op, Err(error));
             return;
