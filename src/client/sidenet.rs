@@ -1131,30 +1131,28 @@ impl Sidenet {
             self.c.run_completed = true;
         }
         match why {
-            Why::User | Why::Sync | Why::Recover(None) => {
-                if let Some(op) = op {
-                    self.c.done(op, Ok(()));
-                }
-            }
-            Why::Recover(Some(sub)) => self.continue_submission(sub),
+            Why::User | Why::Sync | Why::Recover(None) => {}
+            Why::Recover(Some(sub)) => return self.continue_submission(sub),
             Why::VerifySend {
                 text,
                 users_before,
                 error,
             } => {
-                if self.landed(&text, users_before) {
-                    if !paused && !expired {
-                        self.c.run_completed = true;
-                    }
-                    if let Some(op) = op {
-                        self.c.done(op, Ok(()));
-                    }
-                } else {
-                    self.c.give_up(op, Some(text), error, true);
+                if !self.landed(&text, users_before) {
+                    return self.c.give_up(op, Some(text), error, true);
+                }
+                if !paused && !expired {
+                    self.c.run_completed = true;
                 }
             }
-            Why::SendConflict { text, error } => self.c.give_up(op, Some(text), error, false),
-            Why::Reconcile { sub, error } => self.reconciled(sub, error),
+            Why::SendConflict { text, error } => {
+                return self.c.give_up(op, Some(text), error, false)
+            }
+            Why::Reconcile { sub, error } => return self.reconciled(sub, error),
+        }
+        // The load (or the send it verified) is done.
+        if let Some(op) = op {
+            self.c.done(op, Ok(()));
         }
     }
 
@@ -1688,7 +1686,11 @@ impl Sidenet {
         let empty = Value::Object(Map::new());
         let mut tool = tool_view(&mut v.tools, call_id, "", &empty);
         // The part is named after the tool (borrowed, not copied: the lists are apart).
-        let part = tool_part(&mut b.parts, call_id, tool.as_deref().map_or("", |t| &t.name));
+        let part = tool_part(
+            &mut b.parts,
+            call_id,
+            tool.as_deref().map_or("", |t| &t.name),
+        );
         if let Some(tool) = &mut tool {
             tool.status = status;
             tool.result = result.clone();
