@@ -1708,14 +1708,15 @@ impl Sidenet {
         v.kind = MessageKindView::ToolCall;
         if let Some(part) = part {
             let had_approval = part.contains_key("approval");
+            // Done and Error come with a result, Denied without.
             let (state, key) = match status {
                 ToolStatus::Done => ("output-available", "output"),
                 ToolStatus::Error => ("output-error", "errorText"),
                 _ => ("output-denied", ""),
             };
             put_str(part, "state", state);
-            if !key.is_empty() {
-                put(part, key, result.unwrap_or(Value::Null));
+            if let Some(result) = result {
+                put(part, key, result);
             }
             match status {
                 ToolStatus::Done if had_approval => set_approved(part, call_id, true),
