@@ -1466,7 +1466,8 @@ impl Sidenet {
             fill(&mut known.run_id, &mut card.run_id);
             return;
         }
-        card.position = feed.approvals.len();
+        // `position` stays 0: a pause's tail has only pending cards, already in order, so nothing
+        // reads it.
         feed.approvals.push(card);
     }
 
@@ -1481,9 +1482,6 @@ impl Sidenet {
             }
         }
         cards.retain(|c| c.run_id.is_some());
-        for (position, card) in cards.iter_mut().enumerate() {
-            card.position = position;
-        }
         cards
     }
 
