@@ -1824,14 +1824,14 @@ impl Sidenet {
                 }
             }
         }
-        if new_decisions.is_none() {
+        // A pause always has its decisions (its tail is suspended: `Decisions::new` accepts it).
+        if new.is_some() {
+            self.expired = false;
+        } else {
             self.c.last_submission = None;
         }
-        self.pause = if new_decisions.is_some() { new } else { None };
+        self.pause = new;
         self.c.decisions = new_decisions;
-        if self.pause.is_some() {
-            self.expired = false;
-        }
     }
 
     fn drop_draft(&mut self, call_id: &str) {
