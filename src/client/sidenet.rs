@@ -110,7 +110,7 @@ pub(super) struct Feed {
     /// Tool names and inputs seen (`tool-input-*`), for AI SDK approval requests on a replay: kept
     /// as tool views (only `call_id`, `name` and `inputs` are read), the list type the messages use.
     inputs: Vec<ToolView>,
-    finished: bool,
+    /// A `finish`, `[DONE]` or `abort` chunk (each ends what the stream tells; one flag).
     done: bool,
     /// An `error` chunk.
     error: Option<String>,
@@ -128,7 +128,6 @@ impl Default for Feed {
             run_version: None,
             start_id: None,
             inputs: Vec::new(),
-            finished: false,
             done: false,
             error: None,
             malformed: None,
@@ -138,7 +137,7 @@ impl Default for Feed {
 
 impl Feed {
     fn terminal(&self) -> bool {
-        self.done || self.finished || !self.approvals.is_empty() || self.error.is_some()
+        self.done || !self.approvals.is_empty() || self.error.is_some()
     }
 }
 
@@ -1303,9 +1302,7 @@ impl Sidenet {
         // Matched by reference, what is kept taken out: the chunk is dropped whole, by one call.
         let mut chunk = chunk;
         match &mut chunk {
-            Chunk::Done => feed.done = true,
-            Chunk::Finish { .. } => feed.finished = true,
-            Chunk::Abort => feed.done = true,
+            Chunk::Done | Chunk::Finish { .. } | Chunk::Abort => feed.done = true,
             Chunk::Error { error_text } => feed.error = Some(take(error_text)),
             Chunk::StartStep | Chunk::FinishStep => {}
             Chunk::Data { name, data, .. } => {
