@@ -1068,11 +1068,10 @@ impl Sidenet {
                 .unwrap_or(&p.run_id),
             None => "",
         };
-        // The draft stays (held) until the call leaves the pause; it is never sent again.
-        if !self.is_acked(run_id, &id) {
-            let run_id = run_id.to_owned();
-            self.acked.push((run_id, id.clone()));
-        }
+        // The draft stays (held) until the call leaves the pause; it is never sent again (so it
+        // is never acknowledged twice: no need to look before adding it).
+        let run_id = run_id.to_owned();
+        self.acked.push((run_id, id.clone()));
         sub.sent.push((id, decision));
     }
 
