@@ -230,7 +230,8 @@ pub(crate) struct Sidenet {
     pause: Option<Pause>,
     expired: bool,
     expect: Option<Expect>,
-    /// Reasons the user gave to rejections (the protocol carries none): callId → reason.
+    /// Reasons the user gave to rejections (the protocol carries none): (callId, reason), one per
+    /// continuation sent with a reason (a re-send adds its own); the last for a callId counts.
     reasons: Vec<(String, String)>,
     /// Continuations the server accepted: (runId, callId). Never sent again.
     acked: Vec<(String, String)>,
@@ -723,12 +724,8 @@ impl Sidenet {
             Some((run_id, call_id, *decision == Decision::Approve)),
         ));
         if let Some(reason) = decision.reason() {
-            // One reason per callId (looked up by id, so where it sits does not matter).
-            let reason = reason.to_owned();
-            match self.reasons.iter_mut().find(|(id, _)| id == call_id) {
-                Some(known) => known.1 = reason,
-                None => self.reasons.push((call_id.clone(), reason)),
-            }
+            // The last reason given for a callId is the one read (`reason_of` looks from the end).
+            self.reasons.push((call_id.clone(), reason.to_owned()));
         }
         text
     }
@@ -1951,7 +1948,7 @@ fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Valu
 
 /// The reason the user gave to the rejection of a call, if any.
 fn reason_of(reasons: &[(String, String)], call_id: &str) -> Option<String> {
-    let (_, reason) = reasons.iter().find(|(id, _)| id == call_id)?;
+    let (_, reason) = reasons.iter().rev().find(|(id, _)| id == call_id)?;
     Some(reason.clone())
 }
 
