@@ -349,9 +349,10 @@ impl Sidenet {
     pub(crate) fn restore_drafts(&mut self, persisted: &str) {
         if let Some(persisted) = self.c.restore(persisted) {
             self.apply_restore(persisted);
-        } else if let Some(stored) = read_stored(persisted).filter(|s| s.run_id.is_some()) {
-            if self.expect.is_none() {
-                self.expect = Some(Expect::Calls(stored.call_ids));
+        } else if let Some(mut stored) = read_stored(persisted) {
+            // The ids taken, not moved out: `stored` is dropped whole.
+            if stored.run_id.is_some() && self.expect.is_none() {
+                self.expect = Some(Expect::Calls(take(&mut stored.call_ids)));
             }
         }
         self.settle();
