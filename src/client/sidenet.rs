@@ -1847,14 +1847,12 @@ impl Sidenet {
         let Some(stored) = read_stored(persisted) else {
             return;
         };
-        let Some(stored_run) = stored.run_id else {
-            return;
-        };
+        // Read in place, nothing moved out: `stored` is dropped whole.
         let Some(pause) = &self.pause else {
             return;
         };
         let run_id = &pause.run_id;
-        if *run_id != stored_run {
+        if stored.run_id.as_ref() != Some(run_id) {
             return;
         }
         let Some(decisions) = self.c.decisions.as_mut() else {
