@@ -738,19 +738,22 @@ impl Sidenet {
         Some(flight)
     }
 
-    fn aborted(&mut self, mut flight: Flight) {
-        let streamed = matches!(flight.rx.take(), Some(Rx::Stream(_)));
-        if streamed && flight.job.is_chat() {
+    fn aborted(&mut self, flight: Flight) {
+        // Taken apart: the answer is dropped once, the job goes on.
+        let Flight { mut job, rx, .. } = flight;
+        let streamed = matches!(rx, Some(Rx::Stream(_)));
+        drop(rx);
+        if streamed && job.is_chat() {
             // What was shown stays; where the run stands is known again at the next load.
             self.commit_building();
             self.expect = Some(Expect::Unknown);
         }
         if streamed {
-            if let Job::Submit(sub) = &mut flight.job {
+            if let Job::Submit(sub) = &mut job {
                 self.ack_current(sub);
             }
         }
-        self.c.aborted(flight.job, !streamed);
+        self.c.aborted(job, !streamed);
     }
 
     fn verify_send(&mut self, op: OpId, text: String, users_before: Option<usize>, error: Error) {
