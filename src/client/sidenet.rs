@@ -373,9 +373,8 @@ impl Sidenet {
             self.open(id, response.status);
             self.bytes(id, &response.body);
             self.close(now, id);
-        } else if let Some(flight) = self.take_flight(id) {
-            let status = response.status;
-            self.on_response(now, flight.job, flight.attempt, status, &response.body);
+        } else if let Some(Flight { job, attempt, .. }) = self.take_flight(id) {
+            self.on_response(now, job, attempt, response.status, &response.body);
         }
         self.settle();
     }
