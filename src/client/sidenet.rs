@@ -1940,8 +1940,8 @@ fn is_stream_status(status: u16) -> bool {
 }
 
 fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Value>) {
-    let empty = Value::Object(Map::new());
-    if let Some(tool) = tool_view(&mut feed.inputs, call_id, name, &empty) {
+    // Null until known: a card given null inputs shows `{}` (see `on_approval`).
+    if let Some(tool) = tool_view(&mut feed.inputs, call_id, name, &Value::Null) {
         if let Some(input) = input {
             tool.inputs = input;
         }
