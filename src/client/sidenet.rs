@@ -110,7 +110,7 @@ pub(super) struct Feed {
     /// Tool names and inputs seen (`tool-input-*`), for AI SDK approval requests on a replay: kept
     /// as tool views (only `call_id`, `name` and `inputs` are read), the list type the messages use.
     inputs: Vec<ToolView>,
-    /// A `finish`, `[DONE]` or `abort` chunk (each ends what the stream tells; one flag).
+    /// A `finish`, `[DONE]`, `abort` or `error` chunk (each ends what the stream tells; one flag).
     done: bool,
     /// An `error` chunk.
     error: Option<String>,
@@ -137,7 +137,7 @@ impl Default for Feed {
 
 impl Feed {
     fn terminal(&self) -> bool {
-        self.done || !self.approvals.is_empty() || self.error.is_some()
+        self.done || !self.approvals.is_empty()
     }
 }
 
@@ -1303,7 +1303,10 @@ impl Sidenet {
         let mut chunk = chunk;
         match &mut chunk {
             Chunk::Done | Chunk::Finish { .. } | Chunk::Abort => feed.done = true,
-            Chunk::Error { error_text } => feed.error = Some(take(error_text)),
+            Chunk::Error { error_text } => {
+                feed.error = Some(take(error_text));
+                feed.done = true;
+            }
             Chunk::StartStep | Chunk::FinishStep => {}
             Chunk::Data { name, data, .. } => {
                 if name == "run" {
