@@ -1744,8 +1744,9 @@ impl Sidenet {
         }
         let mut raw = b.base;
         put(&mut raw, "parts", Value::Array(b.parts));
+        // Its index is right: set when the stream began (or the paused message was taken back),
+        // and the settled messages do not change while it streams.
         view.raw = raw_message(raw);
-        view.index = self.messages.len();
         self.push_message(view);
     }
 
