@@ -925,9 +925,7 @@ impl Sidenet {
                     match parse_collected(body) {
                         Ok(items) => {
                             self.append_user(text);
-                            self.begin_building();
                             let mut feed = self.collected_feed(items);
-                            feed.done = true;
                             return self.end_send(op, &mut feed);
                         }
                         Err(error) => error,
@@ -948,9 +946,7 @@ impl Sidenet {
                 let error = if ok {
                     match parse_collected(body) {
                         Ok(items) => {
-                            self.begin_building();
                             let mut feed = self.collected_feed(items);
-                            feed.done = true;
                             return self.end_submit(sub, &mut feed);
                         }
                         Err(error) => error,
@@ -969,8 +965,11 @@ impl Sidenet {
 
     /// Applies collected chunks (as a chat stream) and returns what they told.
     fn collected_feed(&mut self, items: Vec<Result<Chunk>>) -> Feed {
+        self.begin_building();
         let mut feed = Feed::default();
         self.apply_all(&mut feed, items, true);
+        // Collected whole: the answer has ended.
+        feed.done = true;
         feed
     }
 
