@@ -713,11 +713,11 @@ impl Sidenet {
                 )
             });
         }
+        // The pause's version already falls back to the configured one (see `make_pause`).
         let agent_version_id = card
             .agent_version_id
             .as_deref()
-            .or(pause.agent_version_id.as_deref())
-            .or(self.c.config.agent_version_id.as_deref());
+            .or(pause.agent_version_id.as_deref());
         let text = Some(chat_body(
             None,
             &self.c.config.thread_id,
