@@ -907,14 +907,10 @@ impl Sidenet {
                     Err(error) => self.c.fail(job, error),
                 };
             }
+            // A replay answered whole is a 204 (any other 2xx is read as a stream): nothing
+            // paused, no chunk to read.
             Job::Load { op, why, .. } if ok => {
-                let mut decoder = ChunkDecoder::new();
-                let mut out = Vec::new();
-                decoder.feed(body, &mut out);
-                decoder.finish(&mut out);
-                let mut feed = Feed::default();
-                self.apply_all(&mut feed, out, false);
-                return self.after_load(op, why, &mut feed);
+                return self.after_load(op, why, &mut Feed::default());
             }
             Job::Send {
                 op,
