@@ -979,9 +979,8 @@ impl Sidenet {
     fn stream_ended(&mut self, now: u64, job: Job, attempt: u32, feed: &mut Feed) {
         let terminal = feed.terminal();
         match job {
-            Job::Load { op, why, stage } if stage == Stage::Replay && terminal => {
-                self.after_load(op, why, feed)
-            }
+            // A load's stream is its replay (the history is never read as one).
+            Job::Load { op, why, .. } if terminal => self.after_load(op, why, feed),
             job @ Job::Load { .. } => {
                 let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
                 self.c.retry_or_fail(now, job, attempt, error);
