@@ -110,7 +110,7 @@ pub(super) struct Feed {
     /// Tool names and inputs seen (`tool-input-*`), for AI SDK approval requests on a replay: kept
     /// as tool views (only `call_id`, `name` and `inputs` are read), the list type the messages use.
     inputs: Vec<ToolView>,
-    finished: bool,
+    /// A `finish`, `[DONE]`, `abort` or `error` chunk (each ends what the stream tells; one flag).
     done: bool,
     /// An `error` chunk.
     error: Option<String>,
@@ -128,7 +128,6 @@ impl Default for Feed {
             run_version: None,
             start_id: None,
             inputs: Vec::new(),
-            finished: false,
             done: false,
             error: None,
             malformed: None,
@@ -138,7 +137,7 @@ impl Default for Feed {
 
 impl Feed {
     fn terminal(&self) -> bool {
-        self.done || self.finished || !self.approvals.is_empty() || self.error.is_some()
+        self.done || !self.approvals.is_empty()
     }
 }
 
@@ -202,13 +201,18 @@ fn chat_body(
 
 /// `{"role":"user","parts":[{"type":"text","text":<text>}]}`.
 fn user_message(text: &str) -> Map {
+    let mut raw = Map::new();
+    put_str(&mut raw, "role", "user");
+    put(&mut raw, "parts", Value::Array(vec![text_part(text)]));
+    raw
+}
+
+/// `{"type":"text","text":<text>}`.
+fn text_part(text: &str) -> Value {
     let mut part = Map::new();
     put_str(&mut part, "type", "text");
     put_str(&mut part, "text", text);
-    let mut raw = Map::new();
-    put_str(&mut raw, "role", "user");
-    put(&mut raw, "parts", Value::Array(vec![Value::Object(part)]));
-    raw
+    Value::Object(part)
 }
 
 /// The Sidenet engine behind [`super::Client`].
@@ -226,7 +230,8 @@ pub(crate) struct Sidenet {
     pause: Option<Pause>,
     expired: bool,
     expect: Option<Expect>,
-    /// Reasons the user gave to rejections (the protocol carries none): callId → reason.
+    /// Reasons the user gave to rejections (the protocol carries none): (callId, reason), one per
+    /// continuation sent with a reason (a re-send adds its own); the last for a callId counts.
     reasons: Vec<(String, String)>,
     /// Continuations the server accepted: (runId, callId). Never sent again.
     acked: Vec<(String, String)>,
@@ -312,14 +317,19 @@ impl Sidenet {
         self.c.tick(now);
         check_text(text)?;
         self.c.check_not_busy()?;
-        let Some(pause) = &self.pause else {
+        if self.pause.is_none() {
             return self.send(now, text);
-        };
-        let undecided = self.c.reject_undecided(reason)?;
-        for id in &undecided {
-            self.audit
-                .hold(&pause.run_id, id, &Decision::reject(reason));
         }
+        let undecided = self.c.reject_undecided(reason)?;
+        // The audit's record of the rejections (no copy of them is made where it is off).
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+        if let Some(pause) = &self.pause {
+            for id in &undecided {
+                self.audit
+                    .hold(&pause.run_id, id, &Decision::reject(reason));
+            }
+        }
+        drop(undecided);
         let op = self.submit_now(Some(text.to_owned()))?;
         self.c.unsent_text = None;
         self.settle();
@@ -339,9 +349,10 @@ impl Sidenet {
     pub(crate) fn restore_drafts(&mut self, persisted: &str) {
         if let Some(persisted) = self.c.restore(persisted) {
             self.apply_restore(persisted);
-        } else if let Some(stored) = read_stored(persisted).filter(|s| s.run_id.is_some()) {
-            if self.expect.is_none() {
-                self.expect = Some(Expect::Calls(stored.call_ids));
+        } else if let Some(mut stored) = read_stored(persisted) {
+            // The ids taken, not moved out: `stored` is dropped whole.
+            if stored.run_id.is_some() && self.expect.is_none() {
+                self.expect = Some(Expect::Calls(take(&mut stored.call_ids)));
             }
         }
         self.settle();
@@ -362,9 +373,8 @@ impl Sidenet {
             self.open(id, response.status);
             self.bytes(id, &response.body);
             self.close(now, id);
-        } else if let Some(flight) = self.take_flight(id) {
-            let status = response.status;
-            self.on_response(now, flight.job, flight.attempt, status, &response.body);
+        } else if let Some(Flight { job, attempt, .. }) = self.take_flight(id) {
+            self.on_response(now, job, attempt, response.status, &response.body);
         }
         self.settle();
     }
@@ -606,12 +616,9 @@ impl Sidenet {
         // Taken, not moved out: `sub` is dropped whole.
         let then_send = sub.then_send.take();
         let op = sub.op;
-        if self.c.failed {
-            let error = self
-                .c
-                .error
-                .clone()
-                .unwrap_or_else(|| Error::new(ErrorCode::StreamError, "the run failed"));
+        // A failed run always has its error shown (`failed` is never set without one).
+        if let (true, Some(error)) = (self.c.failed, &self.c.error) {
+            let error = error.clone();
             self.c.unsend(then_send);
             self.c.done(op, Err(error));
             return;
@@ -697,6 +704,7 @@ impl Sidenet {
             return None;
         };
         let run_id = card.run_id.as_ref().unwrap_or(&pause.run_id);
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
         if self.is_acked(run_id, call_id) {
             self.audit.violation(|| {
                 format!(
@@ -705,11 +713,11 @@ impl Sidenet {
                 )
             });
         }
+        // The pause's version already falls back to the configured one (see `make_pause`).
         let agent_version_id = card
             .agent_version_id
             .as_deref()
-            .or(pause.agent_version_id.as_deref())
-            .or(self.c.config.agent_version_id.as_deref());
+            .or(pause.agent_version_id.as_deref());
         let text = Some(chat_body(
             None,
             &self.c.config.thread_id,
@@ -717,12 +725,8 @@ impl Sidenet {
             Some((run_id, call_id, *decision == Decision::Approve)),
         ));
         if let Some(reason) = decision.reason() {
-            // One reason per callId (looked up by id, so where it sits does not matter).
-            let reason = reason.to_owned();
-            match self.reasons.iter_mut().find(|(id, _)| id == call_id) {
-                Some(known) => known.1 = reason,
-                None => self.reasons.push((call_id.clone(), reason)),
-            }
+            // The last reason given for a callId is the one read (`reason_of` looks from the end).
+            self.reasons.push((call_id.clone(), reason.to_owned()));
         }
         text
     }
@@ -733,19 +737,22 @@ impl Sidenet {
         Some(flight)
     }
 
-    fn aborted(&mut self, mut flight: Flight) {
-        let streamed = matches!(flight.rx.take(), Some(Rx::Stream(_)));
-        if streamed && flight.job.is_chat() {
+    fn aborted(&mut self, flight: Flight) {
+        // Taken apart: the answer is dropped once, the job goes on.
+        let Flight { mut job, rx, .. } = flight;
+        let streamed = matches!(rx, Some(Rx::Stream(_)));
+        drop(rx);
+        if streamed && job.is_chat() {
             // What was shown stays; where the run stands is known again at the next load.
             self.commit_building();
             self.expect = Some(Expect::Unknown);
         }
         if streamed {
-            if let Job::Submit(sub) = &mut flight.job {
+            if let Job::Submit(sub) = &mut job {
                 self.ack_current(sub);
             }
         }
-        self.c.aborted(flight.job, !streamed);
+        self.c.aborted(job, !streamed);
     }
 
     fn verify_send(&mut self, op: OpId, text: String, users_before: Option<usize>, error: Error) {
@@ -808,16 +815,16 @@ impl Sidenet {
                 if out.is_empty() {
                     return;
                 }
-                // The box leaves the flight while its chunks are applied (a pointer moves, not
-                // the feed), and goes back (applying chunks never ends the flight).
-                let Some(mut rx) = flight.rx.take() else {
-                    return;
-                };
-                if let Rx::Stream(boxed) = &mut rx {
-                    self.apply_all(&mut boxed.1, out, chat);
-                }
-                if let State::Busy(flight) = &mut self.c.state {
-                    flight.rx = Some(rx);
+                // The feed leaves the box while its chunks are applied (an empty one stands in),
+                // and goes back (applying chunks never ends the flight).
+                let mut feed = take(&mut boxed.1);
+                self.apply_all(&mut feed, out, chat);
+                if let State::Busy(Flight {
+                    rx: Some(Rx::Stream(boxed)),
+                    ..
+                }) = &mut self.c.state
+                {
+                    boxed.1 = feed;
                 }
             }
             None => {}
@@ -900,14 +907,10 @@ impl Sidenet {
                     Err(error) => self.c.fail(job, error),
                 };
             }
+            // A replay answered whole is a 204 (any other 2xx is read as a stream): nothing
+            // paused, no chunk to read.
             Job::Load { op, why, .. } if ok => {
-                let mut decoder = ChunkDecoder::new();
-                let mut out = Vec::new();
-                decoder.feed(body, &mut out);
-                decoder.finish(&mut out);
-                let mut feed = Feed::default();
-                self.apply_all(&mut feed, out, false);
-                return self.after_load(op, why, &mut feed);
+                return self.after_load(op, why, &mut Feed::default());
             }
             Job::Send {
                 op,
@@ -918,9 +921,7 @@ impl Sidenet {
                     match parse_collected(body) {
                         Ok(items) => {
                             self.append_user(text);
-                            self.begin_building();
                             let mut feed = self.collected_feed(items);
-                            feed.done = true;
                             return self.end_send(op, &mut feed);
                         }
                         Err(error) => error,
@@ -941,9 +942,7 @@ impl Sidenet {
                 let error = if ok {
                     match parse_collected(body) {
                         Ok(items) => {
-                            self.begin_building();
                             let mut feed = self.collected_feed(items);
-                            feed.done = true;
                             return self.end_submit(sub, &mut feed);
                         }
                         Err(error) => error,
@@ -962,8 +961,11 @@ impl Sidenet {
 
     /// Applies collected chunks (as a chat stream) and returns what they told.
     fn collected_feed(&mut self, items: Vec<Result<Chunk>>) -> Feed {
+        self.begin_building();
         let mut feed = Feed::default();
         self.apply_all(&mut feed, items, true);
+        // Collected whole: the answer has ended.
+        feed.done = true;
         feed
     }
 
@@ -977,9 +979,8 @@ impl Sidenet {
     fn stream_ended(&mut self, now: u64, job: Job, attempt: u32, feed: &mut Feed) {
         let terminal = feed.terminal();
         match job {
-            Job::Load { op, why, stage } if stage == Stage::Replay && terminal => {
-                self.after_load(op, why, feed)
-            }
+            // A load's stream is its replay (the history is never read as one).
+            Job::Load { op, why, .. } if terminal => self.after_load(op, why, feed),
             job @ Job::Load { .. } => {
                 let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
                 self.c.retry_or_fail(now, job, attempt, error);
@@ -1062,11 +1063,10 @@ impl Sidenet {
                 .unwrap_or(&p.run_id),
             None => "",
         };
-        // The draft stays (held) until the call leaves the pause; it is never sent again.
-        if !self.is_acked(run_id, &id) {
-            let run_id = run_id.to_owned();
-            self.acked.push((run_id, id.clone()));
-        }
+        // The draft stays (held) until the call leaves the pause; it is never sent again (so it
+        // is never acknowledged twice: no need to look before adding it).
+        let run_id = run_id.to_owned();
+        self.acked.push((run_id, id.clone()));
         sub.sent.push((id, decision));
     }
 
@@ -1129,30 +1129,28 @@ impl Sidenet {
             self.c.run_completed = true;
         }
         match why {
-            Why::User | Why::Sync | Why::Recover(None) => {
-                if let Some(op) = op {
-                    self.c.done(op, Ok(()));
-                }
-            }
-            Why::Recover(Some(sub)) => self.continue_submission(sub),
+            Why::User | Why::Sync | Why::Recover(None) => {}
+            Why::Recover(Some(sub)) => return self.continue_submission(sub),
             Why::VerifySend {
                 text,
                 users_before,
                 error,
             } => {
-                if self.landed(&text, users_before) {
-                    if !paused && !expired {
-                        self.c.run_completed = true;
-                    }
-                    if let Some(op) = op {
-                        self.c.done(op, Ok(()));
-                    }
-                } else {
-                    self.c.give_up(op, Some(text), error, true);
+                if !self.landed(&text, users_before) {
+                    return self.c.give_up(op, Some(text), error, true);
+                }
+                if !paused && !expired {
+                    self.c.run_completed = true;
                 }
             }
-            Why::SendConflict { text, error } => self.c.give_up(op, Some(text), error, false),
-            Why::Reconcile { sub, error } => self.reconciled(sub, error),
+            Why::SendConflict { text, error } => {
+                return self.c.give_up(op, Some(text), error, false)
+            }
+            Why::Reconcile { sub, error } => return self.reconciled(sub, error),
+        }
+        // The load (or the send it verified) is done.
+        if let Some(op) = op {
+            self.c.done(op, Ok(()));
         }
     }
 
@@ -1298,10 +1296,11 @@ impl Sidenet {
         // Matched by reference, what is kept taken out: the chunk is dropped whole, by one call.
         let mut chunk = chunk;
         match &mut chunk {
-            Chunk::Done => feed.done = true,
-            Chunk::Finish { .. } => feed.finished = true,
-            Chunk::Abort => feed.done = true,
-            Chunk::Error { error_text } => feed.error = Some(take(error_text)),
+            Chunk::Done | Chunk::Finish { .. } | Chunk::Abort => feed.done = true,
+            Chunk::Error { error_text } => {
+                feed.error = Some(take(error_text));
+                feed.done = true;
+            }
             Chunk::StartStep | Chunk::FinishStep => {}
             Chunk::Data { name, data, .. } => {
                 if name == "run" {
@@ -1466,7 +1465,8 @@ impl Sidenet {
             fill(&mut known.run_id, &mut card.run_id);
             return;
         }
-        card.position = feed.approvals.len();
+        // `position` stays 0: a pause's tail has only pending cards, already in order, so nothing
+        // reads it.
         feed.approvals.push(card);
     }
 
@@ -1481,9 +1481,6 @@ impl Sidenet {
             }
         }
         cards.retain(|c| c.run_id.is_some());
-        for (position, card) in cards.iter_mut().enumerate() {
-            card.position = position;
-        }
         cards
     }
 
@@ -1597,10 +1594,7 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        let mut part = Map::new();
-        put_str(&mut part, "type", "text");
-        put_str(&mut part, "text", "");
-        b.parts.push(Value::Object(part));
+        b.parts.push(text_part(""));
         b.text_part = Some((id, b.parts.len().saturating_sub(1)));
         if !v.text.is_empty() {
             v.text.push('\n');
@@ -1635,16 +1629,13 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        let inputs = inputs_of(input.as_ref());
-        let found = tool_in(&v.tools, call_id).is_some();
-        if let Some(tool) = tool_view(&mut v.tools, call_id, name, &inputs) {
-            if found {
-                if input.is_some() {
-                    tool.inputs = inputs;
-                }
-                if tool.name.is_empty() {
-                    tool.name = name.to_owned();
-                }
+        // A tool's inputs are never null in the views: null is the new tool's, filled here.
+        if let Some(tool) = tool_view(&mut v.tools, call_id, name, &Value::Null) {
+            if input.is_some() || tool.inputs.is_null() {
+                tool.inputs = inputs_of(input.as_ref());
+            }
+            if tool.name.is_empty() {
+                tool.name = name.to_owned();
             }
         }
         v.kind = MessageKindView::ToolCall;
@@ -1689,10 +1680,15 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        let mut name = String::new();
         let empty = Value::Object(Map::new());
-        if let Some(tool) = tool_view(&mut v.tools, call_id, "", &empty) {
-            name = tool.name.clone();
+        let mut tool = tool_view(&mut v.tools, call_id, "", &empty);
+        // The part is named after the tool (borrowed, not copied: the lists are apart).
+        let part = tool_part(
+            &mut b.parts,
+            call_id,
+            tool.as_deref().map_or("", |t| &t.name),
+        );
+        if let Some(tool) = &mut tool {
             tool.status = status;
             tool.result = result.clone();
             match status {
@@ -1707,16 +1703,17 @@ impl Sidenet {
             }
         }
         v.kind = MessageKindView::ToolCall;
-        if let Some(part) = tool_part(&mut b.parts, call_id, &name) {
+        if let Some(part) = part {
             let had_approval = part.contains_key("approval");
+            // Done and Error come with a result, Denied without.
             let (state, key) = match status {
                 ToolStatus::Done => ("output-available", "output"),
                 ToolStatus::Error => ("output-error", "errorText"),
                 _ => ("output-denied", ""),
             };
             put_str(part, "state", state);
-            if !key.is_empty() {
-                put(part, key, result.unwrap_or(Value::Null));
+            if let Some(result) = result {
+                put(part, key, result);
             }
             match status {
                 ToolStatus::Done if had_approval => set_approved(part, call_id, true),
@@ -1741,8 +1738,9 @@ impl Sidenet {
         }
         let mut raw = b.base;
         put(&mut raw, "parts", Value::Array(b.parts));
+        // Its index is right: set when the stream began (or the paused message was taken back),
+        // and the settled messages do not change while it streams.
         view.raw = raw_message(raw);
-        view.index = self.messages.len();
         self.push_message(view);
     }
 
@@ -1826,14 +1824,14 @@ impl Sidenet {
                 }
             }
         }
-        if new_decisions.is_none() {
+        // A pause always has its decisions (its tail is suspended: `Decisions::new` accepts it).
+        if new.is_some() {
+            self.expired = false;
+        } else {
             self.c.last_submission = None;
         }
-        self.pause = if new_decisions.is_some() { new } else { None };
+        self.pause = new;
         self.c.decisions = new_decisions;
-        if self.pause.is_some() {
-            self.expired = false;
-        }
     }
 
     fn drop_draft(&mut self, call_id: &str) {
@@ -1849,14 +1847,12 @@ impl Sidenet {
         let Some(stored) = read_stored(persisted) else {
             return;
         };
-        let Some(stored_run) = stored.run_id else {
-            return;
-        };
+        // Read in place, nothing moved out: `stored` is dropped whole.
         let Some(pause) = &self.pause else {
             return;
         };
         let run_id = &pause.run_id;
-        if *run_id != stored_run {
+        if stored.run_id.as_ref() != Some(run_id) {
             return;
         }
         let Some(decisions) = self.c.decisions.as_mut() else {
@@ -1875,13 +1871,10 @@ impl Sidenet {
     fn suspension_view(&self) -> Option<SuspensionView> {
         let pause = self.pause.as_ref()?;
         let decisions = self.c.decisions.as_ref()?;
-        let mut cards = Vec::new();
-        for card in &pause.tail.pending {
-            cards.push(card);
-        }
+        // The pause's tail has no decided tool: its gated tools are the pending ones, in order.
         Some(suspension_view(
             decisions,
-            &cards,
+            &pause.tail.gated(),
             pause.tail.message_id.as_ref(),
             Some(&pause.run_id),
             pause.agent_version_id.as_ref(),
@@ -1945,8 +1938,8 @@ fn is_stream_status(status: u16) -> bool {
 }
 
 fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Value>) {
-    let empty = Value::Object(Map::new());
-    if let Some(tool) = tool_view(&mut feed.inputs, call_id, name, &empty) {
+    // Null until known: a card given null inputs shows `{}` (see `on_approval`).
+    if let Some(tool) = tool_view(&mut feed.inputs, call_id, name, &Value::Null) {
         if let Some(input) = input {
             tool.inputs = input;
         }
@@ -1955,7 +1948,7 @@ fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Valu
 
 /// The reason the user gave to the rejection of a call, if any.
 fn reason_of(reasons: &[(String, String)], call_id: &str) -> Option<String> {
-    let (_, reason) = reasons.iter().find(|(id, _)| id == call_id)?;
+    let (_, reason) = reasons.iter().rev().find(|(id, _)| id == call_id)?;
     Some(reason.clone())
 }
 
