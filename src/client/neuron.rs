@@ -100,7 +100,8 @@ pub(crate) fn user_message(text: &str) -> Option<Message> {
     let mut raw = Map::new();
     raw.insert("role".to_owned(), Value::from("user"));
     raw.insert("content".to_owned(), Value::from(text));
-    Message::from_value(Value::Object(raw)).ok()
+    // No error is built for a refusal (which the caller would drop).
+    Message::try_from_map(raw).ok()
 }
 
 /// The text of a message's content: the string itself, or the `text` of its blocks joined by newlines.
