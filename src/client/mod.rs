@@ -1226,13 +1226,10 @@ impl Client {
                 }
             }
         }
-        self.pause = if new_decisions.is_some() {
-            new_key
-        } else {
-            None
-        };
+        // Both are `Some` iff the tail is paused.
+        self.pause = new_key;
         self.c.decisions = new_decisions;
-        if self.pause.is_none() {
+        if !suspension.suspended {
             self.c.last_submission = None;
         }
         self.suspension = suspension;
