@@ -1204,12 +1204,9 @@ impl Client {
                         self.audit.settle(id, Fate::Acknowledged);
                         continue;
                     }
-                    let kept = new_decisions
-                        .as_mut()
-                        .is_some_and(|nd| nd.set(id, draft.clone()).is_ok());
-                    if !kept {
-                        self.audit.settle(id, Fate::Dropped);
-                        self.c.drop_draft(id);
+                    // The same pause has the same gated callIds: the draft is kept.
+                    if let Some(nd) = new_decisions.as_mut() {
+                        let _ = nd.set(id, draft.clone());
                     }
                 } else {
                     let recorded = record.map(|m| records(m, id, draft));
