@@ -762,8 +762,9 @@ impl Client {
 
     /// Starts the submission of the decisions (the op is new).
     fn submit_now(&mut self, then_send: Option<String>) -> Result<OpId> {
-        let decisions = self.c.decisions.as_ref().ok_or_else(not_suspended)?;
-        let pause = self.pause.clone().ok_or_else(not_suspended)?;
+        let (Some(decisions), Some(pause)) = (&self.c.decisions, &self.pause) else {
+            return Err(not_suspended());
+        };
         // One payload for both the body and what was sent.
         let payload = decisions.payload()?;
         let mut body = String::from("{\"decisions\":");
@@ -773,6 +774,7 @@ impl Client {
         for (id, d) in payload.iter() {
             sent.push((id.to_owned(), d.clone()));
         }
+        let pause = pause.clone();
         let op = self.c.new_op();
         self.cancel_sync();
         self.c.clear_notices();
