@@ -919,7 +919,8 @@ impl Client {
         } else {
             Ack::Verify
         };
-        self.set_messages(thread.messages);
+        self.messages = thread.messages;
+        self.messages_changed();
         self.adopt_tail(ack);
         self.c.loaded = true;
         if let Some(held) = self.c.held_restore.take() {
@@ -1045,12 +1046,11 @@ impl Client {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
                 Ok(neuron::ChatReply::Ok { status, message }) => {
                     let was_loaded = self.c.loaded;
-                    let mut messages = core::mem::take(&mut self.messages);
                     if let Some(user) = neuron::user_message(&text) {
-                        messages.push(user);
+                        self.messages.push(user);
                     }
-                    messages.push(message);
-                    self.set_messages(messages);
+                    self.messages.push(message);
+                    self.messages_changed();
                     self.adopt_tail(Ack::Verify);
                     let consistent = (status == neuron::ChatStatus::AwaitingApproval)
                         == self.suspension.suspended;
@@ -1138,7 +1138,7 @@ impl Client {
         status: neuron::ChatStatus,
         message: Message,
     ) {
-        let mut messages = core::mem::take(&mut self.messages);
+        let messages = &mut self.messages;
         let replaces = messages
             .last()
             .is_some_and(|tail| sub.pause.is_message(tail) && sub.pause.is_message(&message));
@@ -1146,7 +1146,7 @@ impl Client {
             messages.pop();
         }
         messages.push(message);
-        self.set_messages(messages);
+        self.messages_changed();
         self.adopt_tail(Ack::Accepted);
         let paused = self.suspension.suspended;
         let consistent = (status == neuron::ChatStatus::AwaitingApproval) == paused;
@@ -1173,12 +1173,12 @@ impl Client {
     // ------------------------------------------------------------------------------------------
     // Internals: thread state and drafts
 
-    fn set_messages(&mut self, messages: Vec<Message>) {
+    /// `messages` changed (edited in place): their views are built again.
+    fn messages_changed(&mut self) {
         let mut view = Vec::new();
-        for m in &messages {
+        for m in &self.messages {
             view.push(neuron::message_view(view.len(), m));
         }
-        self.messages = messages;
         self.view = Messages(Arc::new(view));
         self.c.messages_version += 1;
     }
