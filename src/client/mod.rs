@@ -960,7 +960,7 @@ impl Client {
         if !self.suspension.suspended {
             self.c.run_completed = true;
         }
-        let same_pause = self.pause.as_ref() == Some(&sub.pause);
+        let same_pause = self.pause.as_ref().is_some_and(|p| *p == sub.pause);
         if same_pause {
             // The pause the user decided on is still there: were the decisions applied?
             let decisions = self.c.decisions.as_ref();
