@@ -272,7 +272,7 @@ fn restore_into(
     #[allow(unused_mut)]
     let mut restored = Vec::new();
     for (id, wire) in drafts {
-        let Ok(decision) = Decision::from_wire(wire) else {
+        let Some(decision) = stored_decision(wire) else {
             continue;
         };
         if decisions.local().any(|(l, _)| l == id) || !keep(id, &decision) {
@@ -286,6 +286,23 @@ fn restore_into(
         let _ = decisions.set(id, decision);
     }
     restored
+}
+
+/// A stored draft: the wire form, read as [`Decision::from_wire`] reads it, or `None`. (Not
+/// `from_wire` itself: the error it builds for a bad one, to be dropped here, costs more wasm
+/// than this match.)
+fn stored_decision(wire: &Value) -> Option<Decision> {
+    match wire {
+        Value::String(s) if s == "approve" => Some(Decision::Approve),
+        Value::String(s) if s == "reject" => Some(Decision::Reject(None)),
+        Value::Array(items) => match items.as_slice() {
+            [Value::String(tag), Value::String(reason)] if tag == "reject" => {
+                Some(Decision::reject(Some(reason)))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// `{"v":1,"<pause key>":"<pause>","callIds":[...],"drafts":{...}}`.
@@ -450,11 +467,17 @@ impl Client {
         if !self.suspension.suspended {
             return self.send(now, text);
         }
-        let pause = self.pause.as_ref().ok_or_else(not_suspended)?;
         let undecided = self.c.reject_undecided(reason)?;
-        for id in &undecided {
-            self.audit.hold(pause, id, &Decision::reject(reason));
+        // For the audit only (the pause is set: the decisions are): a build without it makes
+        // no decision per tool just to drop it.
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+        if let Some(pause) = &self.pause {
+            for id in &undecided {
+                self.audit.hold(pause, id, &Decision::reject(reason));
+            }
         }
+        #[cfg(not(any(debug_assertions, fuzzing, feature = "invariants")))]
+        drop(undecided);
         let op = self.submit_now(Some(text.to_owned()))?;
         self.c.unsent_text = None;
         self.settle();
@@ -745,8 +768,9 @@ impl Client {
 
     /// Starts the submission of the decisions (the op is new).
     fn submit_now(&mut self, then_send: Option<String>) -> Result<OpId> {
-        let decisions = self.c.decisions.as_ref().ok_or_else(not_suspended)?;
-        let pause = self.pause.clone().ok_or_else(not_suspended)?;
+        let (Some(decisions), Some(pause)) = (&self.c.decisions, &self.pause) else {
+            return Err(not_suspended());
+        };
         // One payload for both the body and what was sent.
         let payload = decisions.payload()?;
         let mut body = String::from("{\"decisions\":");
@@ -756,6 +780,7 @@ impl Client {
         for (id, d) in payload.iter() {
             sent.push((id.to_owned(), d.clone()));
         }
+        let pause = pause.clone();
         let op = self.c.new_op();
         self.cancel_sync();
         self.c.clear_notices();
@@ -894,7 +919,8 @@ impl Client {
         } else {
             Ack::Verify
         };
-        self.set_messages(thread.messages);
+        self.messages = thread.messages;
+        self.messages_changed();
         self.adopt_tail(ack);
         self.c.loaded = true;
         if let Some(held) = self.c.held_restore.take() {
@@ -934,7 +960,7 @@ impl Client {
         if !self.suspension.suspended {
             self.c.run_completed = true;
         }
-        let same_pause = self.pause.as_ref() == Some(&sub.pause);
+        let same_pause = self.pause.as_ref().is_some_and(|p| *p == sub.pause);
         if same_pause {
             // The pause the user decided on is still there: were the decisions applied?
             let decisions = self.c.decisions.as_ref();
@@ -1020,12 +1046,11 @@ impl Client {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
                 Ok(neuron::ChatReply::Ok { status, message }) => {
                     let was_loaded = self.c.loaded;
-                    let mut messages = core::mem::take(&mut self.messages);
                     if let Some(user) = neuron::user_message(&text) {
-                        messages.push(user);
+                        self.messages.push(user);
                     }
-                    messages.push(message);
-                    self.set_messages(messages);
+                    self.messages.push(message);
+                    self.messages_changed();
                     self.adopt_tail(Ack::Verify);
                     let consistent = (status == neuron::ChatStatus::AwaitingApproval)
                         == self.suspension.suspended;
@@ -1113,7 +1138,7 @@ impl Client {
         status: neuron::ChatStatus,
         message: Message,
     ) {
-        let mut messages = core::mem::take(&mut self.messages);
+        let messages = &mut self.messages;
         let replaces = messages
             .last()
             .is_some_and(|tail| sub.pause.is_message(tail) && sub.pause.is_message(&message));
@@ -1121,7 +1146,7 @@ impl Client {
             messages.pop();
         }
         messages.push(message);
-        self.set_messages(messages);
+        self.messages_changed();
         self.adopt_tail(Ack::Accepted);
         let paused = self.suspension.suspended;
         let consistent = (status == neuron::ChatStatus::AwaitingApproval) == paused;
@@ -1148,12 +1173,12 @@ impl Client {
     // ------------------------------------------------------------------------------------------
     // Internals: thread state and drafts
 
-    fn set_messages(&mut self, messages: Vec<Message>) {
+    /// `messages` changed (edited in place): their views are built again.
+    fn messages_changed(&mut self) {
         let mut view = Vec::new();
-        for m in &messages {
+        for m in &self.messages {
             view.push(neuron::message_view(view.len(), m));
         }
-        self.messages = messages;
         self.view = Messages(Arc::new(view));
         self.c.messages_version += 1;
     }
@@ -1187,12 +1212,9 @@ impl Client {
                         self.audit.settle(id, Fate::Acknowledged);
                         continue;
                     }
-                    let kept = new_decisions
-                        .as_mut()
-                        .is_some_and(|nd| nd.set(id, draft.clone()).is_ok());
-                    if !kept {
-                        self.audit.settle(id, Fate::Dropped);
-                        self.c.drop_draft(id);
+                    // The same pause has the same gated callIds: the draft is kept.
+                    if let Some(nd) = new_decisions.as_mut() {
+                        let _ = nd.set(id, draft.clone());
                     }
                 } else {
                     let recorded = record.map(|m| records(m, id, draft));
@@ -1209,13 +1231,10 @@ impl Client {
                 }
             }
         }
-        self.pause = if new_decisions.is_some() {
-            new_key
-        } else {
-            None
-        };
+        // Both are `Some` iff the tail is paused.
+        self.pause = new_key;
         self.c.decisions = new_decisions;
-        if self.pause.is_none() {
+        if !suspension.suspended {
             self.c.last_submission = None;
         }
         self.suspension = suspension;
@@ -1500,4 +1519,36 @@ fn status_error(status: u16, body: &[u8]) -> Error {
         }
     };
     Error::new(code, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stored_decision;
+    use crate::decisions::Decision;
+    use crate::json::Value;
+
+    #[test]
+    fn stored_decision_reads_as_from_wire() {
+        for text in [
+            r#""approve""#,
+            r#""reject""#,
+            r#"["reject","no"]"#,
+            r#"["reject","  "]"#,
+            r#"["reject"]"#,
+            r#"["reject","a","b"]"#,
+            r#"["approve","x"]"#,
+            r#"["reject",1]"#,
+            r#""Approve""#,
+            r#"null"#,
+            r#"{"reject":"x"}"#,
+            r#"1"#,
+        ] {
+            let value = Value::parse(text).expect("json");
+            assert_eq!(
+                stored_decision(&value),
+                Decision::from_wire(&value).ok(),
+                "{text}"
+            );
+        }
+    }
 }

@@ -9,7 +9,7 @@
 use crate::error::{Error, Result};
 use crate::json::{self, Map, Obj, ToJson, Value};
 use crate::prelude::*;
-use crate::thread::{self, Content, Message, MessageKind, Thread};
+use crate::thread::{self, Content, Message, Thread};
 
 use super::snapshot::{MessageKindView, MessageView, ToolStatus, ToolView};
 
@@ -100,7 +100,8 @@ pub(crate) fn user_message(text: &str) -> Option<Message> {
     let mut raw = Map::new();
     raw.insert("role".to_owned(), Value::from("user"));
     raw.insert("content".to_owned(), Value::from(text));
-    Message::from_value(Value::Object(raw)).ok()
+    // No error is built for a refusal (which the caller would drop).
+    Message::try_from_map(raw).ok()
 }
 
 /// The text of a message's content: the string itself, or the `text` of its blocks joined by newlines.
@@ -130,17 +131,25 @@ pub(crate) fn text_of(message: &Message) -> String {
 
 /// `true` for a user message (role `user`, no tool type).
 pub(crate) fn is_user_text(message: &Message) -> bool {
-    message.role() == Some("user") && message.kind() == MessageKind::Text
+    message.role() == Some("user") && kind_view(message) == MessageKindView::Text
+}
+
+/// What [`Message::kind`] says of a message, as a view: read in place (`kind` copies an unknown
+/// `type` into its answer).
+fn kind_view(message: &Message) -> MessageKindView {
+    match message.get("type") {
+        Some(Value::String(t)) => match t.as_str() {
+            "tool_call" => MessageKindView::ToolCall,
+            "tool_call_result" => MessageKindView::ToolResult,
+            _ => MessageKindView::Other,
+        },
+        _ => MessageKindView::Text,
+    }
 }
 
 /// The dialect-neutral view of one message.
 pub(crate) fn message_view(index: usize, message: &Message) -> MessageView {
-    let kind = match message.kind() {
-        MessageKind::Text => MessageKindView::Text,
-        MessageKind::ToolCall => MessageKindView::ToolCall,
-        MessageKind::ToolCallResult => MessageKindView::ToolResult,
-        MessageKind::Unknown(_) => MessageKindView::Other,
-    };
+    let kind = kind_view(message);
     let is_result = kind == MessageKindView::ToolResult;
     let mut tools = Vec::new();
     for tool in message.tools().iter() {
@@ -172,5 +181,37 @@ pub(crate) fn message_view(index: usize, message: &Message) -> MessageView {
         text: text_of(message),
         tools,
         raw: message.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_user_text, kind_view};
+    use crate::client::snapshot::MessageKindView;
+    use crate::thread::{Message, MessageKind};
+
+    #[test]
+    fn kind_view_says_what_kind_says() {
+        for (text, user) in [
+            (r#"{"role":"user","content":"hi"}"#, true),
+            (r#"{"role":"user","type":null,"content":"hi"}"#, true),
+            (r#"{"role":"assistant","content":"hi"}"#, false),
+            (r#"{"role":"user","type":"note","content":"hi"}"#, false),
+            (r#"{"type":"tool_call","tools":[]}"#, false),
+            (
+                r#"{"role":"user","type":"tool_call_result","tools":[]}"#,
+                false,
+            ),
+        ] {
+            let message = Message::parse_str(text).expect("message");
+            let expected = match message.kind() {
+                MessageKind::Text => MessageKindView::Text,
+                MessageKind::ToolCall => MessageKindView::ToolCall,
+                MessageKind::ToolCallResult => MessageKindView::ToolResult,
+                MessageKind::Unknown(_) => MessageKindView::Other,
+            };
+            assert_eq!(kind_view(&message), expected, "{text}");
+            assert_eq!(is_user_text(&message), user, "{text}");
+        }
     }
 }
