@@ -240,6 +240,10 @@ pub(crate) struct Sidenet {
 }
 
 impl Sidenet {
+    pub(crate) fn config(&self) -> &Config {
+        &self.c.config
+    }
+
     pub(crate) fn new(config: Config) -> Sidenet {
         let mut s = Sidenet {
             c: Core::new(config),
