@@ -111,7 +111,13 @@ impl Retry {
     /// The wait after failed try number `attempt` (1-based).
     pub fn delay(&self, attempt: u32) -> u64 {
         let shift = attempt.saturating_sub(1).min(32);
-        let grown = self.backoff_ms.saturating_mul(1u64 << shift);
+        // `backoff_ms * 2^shift`, saturating: the shift loses no bit iff the top `shift` bits are
+        // clear (no 128-bit multiply needed).
+        let grown = if self.backoff_ms.leading_zeros() >= shift {
+            self.backoff_ms << shift
+        } else {
+            u64::MAX
+        };
         grown.min(self.max_backoff_ms.max(self.backoff_ms))
     }
 }
@@ -636,7 +642,36 @@ fn headers(value: &Value) -> Result<Vec<(String, String)>, &'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::Config;
+    use super::{Config, Retry};
+
+    #[test]
+    fn delay_is_the_saturating_product() {
+        let mut backoffs = vec![0, 1, 2, 3, 7, 11, 1000, 30_000, u64::MAX - 1, u64::MAX];
+        for bit in 0..64 {
+            let p = 1u64 << bit;
+            backoffs.extend([p - 1, p, p + 1, p | (p >> 1), !p, p.wrapping_neg()]);
+        }
+        for backoff_ms in backoffs {
+            for max_backoff_ms in [0, 1, 5000, u64::MAX / 3, u64::MAX] {
+                let r = Retry {
+                    attempts: 3,
+                    backoff_ms,
+                    max_backoff_ms,
+                };
+                for attempt in (0..=40).chain([u32::MAX - 1, u32::MAX]) {
+                    let shift = attempt.saturating_sub(1).min(32);
+                    let old = backoff_ms
+                        .saturating_mul(1u64 << shift)
+                        .min(max_backoff_ms.max(backoff_ms));
+                    assert_eq!(
+                        r.delay(attempt),
+                        old,
+                        "{backoff_ms} {max_backoff_ms} {attempt}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn from_checked_reads_what_read_options_writes() {

@@ -350,9 +350,36 @@ impl Client {
     /// A client for a config already checked as [`Config::validate`] does (by `readOptions` in
     /// `src/wasm/fast.js`, for the wasm driver).
     pub(crate) fn checked(config: Config) -> Client {
-        let sidenet = match config.dialect {
-            Dialect::Sidenet => Some(Box::new(sidenet::Sidenet::new(config.clone()))),
-            Dialect::Neuron => None,
+        let (sidenet, config) = match config.dialect {
+            Dialect::Sidenet => (
+                Some(Box::new(sidenet::Sidenet::new(config))),
+                Config {
+                    dialect: Dialect::Sidenet,
+                    base_url: String::new(),
+                    thread_id: String::new(),
+                    headers: Vec::new(),
+                    routes: Routes {
+                        chat: String::new(),
+                        thread: String::new(),
+                        stream: String::new(),
+                        run: String::new(),
+                    },
+                    auto_submit: false,
+                    persist: false,
+                    timeout_ms: 0,
+                    retry: Retry {
+                        attempts: 0,
+                        backoff_ms: 0,
+                        max_backoff_ms: 0,
+                    },
+                    reload_after_post: false,
+                    token: None,
+                    agent_version_id: None,
+                    transport: Transport::Stream,
+                    agent_id: None,
+                },
+            ),
+            Dialect::Neuron => (None, config),
         };
         let mut client = Client {
             c: Core::new(config),
@@ -370,6 +397,9 @@ impl Client {
 
     /// The configuration.
     pub fn config(&self) -> &Config {
+        if let Some(engine) = self.sidenet.as_ref() {
+            return engine.config();
+        }
         &self.c.config
     }
 
@@ -754,9 +784,13 @@ impl Client {
     }
 
     fn decide(&mut self, call_id: &str, decision: Decision) -> Result<Option<OpId>> {
-        self.c.set_draft(call_id, decision.clone())?;
+        // The audit's copy of the decision (none is made where it is off).
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+        let held = decision.clone();
+        self.c.set_draft(call_id, decision)?;
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
         if let Some(pause) = &self.pause {
-            self.audit.hold(pause, call_id, &decision);
+            self.audit.hold(pause, call_id, &held);
         }
         let mut op = None;
         if self.c.auto_submit_due() {

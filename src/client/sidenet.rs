@@ -240,6 +240,10 @@ pub(crate) struct Sidenet {
 }
 
 impl Sidenet {
+    pub(crate) fn config(&self) -> &Config {
+        &self.c.config
+    }
+
     pub(crate) fn new(config: Config) -> Sidenet {
         let mut s = Sidenet {
             c: Core::new(config),
@@ -280,9 +284,13 @@ impl Sidenet {
     }
 
     pub(crate) fn decide(&mut self, call_id: &str, decision: Decision) -> Result<Option<OpId>> {
-        self.c.set_draft(call_id, decision.clone())?;
+        // The audit's copy of the decision (none is made where it is off).
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+        let held = decision.clone();
+        self.c.set_draft(call_id, decision)?;
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
         if let Some(pause) = &self.pause {
-            self.audit.hold(&pause.run_id, call_id, &decision);
+            self.audit.hold(&pause.run_id, call_id, &held);
         }
         let mut op = None;
         if self.c.auto_submit_due() {
