@@ -1671,7 +1671,7 @@ impl Sidenet {
         v.kind = MessageKindView::ToolCall;
         if let Some(part) = tool_part(&mut b.parts, &card.call_id, &card.name) {
             put_str(part, "state", "approval-requested");
-            if !part.contains_key("input") {
+            if part.get("input").is_none() {
                 put(part, "input", card.inputs.clone());
             }
             let mut approval = Map::new();
@@ -1712,7 +1712,7 @@ impl Sidenet {
         }
         v.kind = MessageKindView::ToolCall;
         if let Some(part) = part {
-            let had_approval = part.contains_key("approval");
+            let had_approval = part.get("approval").is_some();
             // Done and Error come with a result, Denied without.
             let (state, key) = match status {
                 ToolStatus::Done => ("output-available", "output"),
@@ -2030,7 +2030,7 @@ fn set_approved(part: &mut Map, call_id: &str, approved: bool) {
         Some(Value::Object(map)) => map,
         _ => Map::new(),
     };
-    if !approval.contains_key("id") {
+    if approval.get("id").is_none() {
         put_str(&mut approval, "id", call_id);
     }
     put(&mut approval, "approved", Value::Bool(approved));
