@@ -2188,7 +2188,7 @@ fn part_tool(part: &Map, reasons: &[(String, String)]) -> Option<ToolView> {
         Some("output-error") => (ToolStatus::Error, decided, part.get("errorText").cloned()),
         _ => (ToolStatus::Called, None, None),
     };
-    let reject_reason = if approval == Some(Approval::Rejected) {
+    let reject_reason = if matches!(approval, Some(Approval::Rejected)) {
         reason_of(reasons, &call_id)
     } else {
         None
