@@ -2116,14 +2116,15 @@ fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> Mess
                 let Some(part) = part.as_object() else {
                     continue;
                 };
-                if part.get("type").and_then(Value::as_str) == Some("text") {
+                let ty = part.get("type").and_then(Value::as_str);
+                if ty == Some("text") {
                     if let Some(t) = part.get("text").and_then(Value::as_str) {
                         if !text.is_empty() {
                             text.push('\n');
                         }
                         text.push_str(t);
                     }
-                } else if let Some(tool) = part_tool(part, reasons) {
+                } else if let Some(tool) = part_tool(part, ty, reasons) {
                     tools.push(tool);
                 }
             }
@@ -2149,8 +2150,9 @@ fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> Mess
     }
 }
 
-fn part_tool(part: &Map, reasons: &[(String, String)]) -> Option<ToolView> {
-    let ty = part.get("type")?.as_str()?;
+/// The tool of a part whose `type` is `ty`.
+fn part_tool(part: &Map, ty: Option<&str>, reasons: &[(String, String)]) -> Option<ToolView> {
+    let ty = ty?;
     let name = match ty.strip_prefix("tool-") {
         Some(name) => name.to_owned(),
         None if ty == "dynamic-tool" => part
