@@ -242,7 +242,8 @@ impl MessageView {
     /// The JSON form; with `text: false`, `"text":""` stands in for the text (a driver that
     /// keeps the streaming text on its side fills it in).
     fn write(&self, out: &mut String, text: bool) {
-        let text: &dyn json::ToJsonDyn = if text { &self.text } else { &"" };
+        let text = if text { self.text.as_str() } else { "" };
+        let text: &dyn json::ToJsonDyn = &text;
         let mut o = Obj::new(out);
         o.field("id", &self.id)
             .field("index", &self.index)
