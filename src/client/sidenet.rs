@@ -1311,7 +1311,7 @@ impl Sidenet {
             }
             Chunk::StartStep | Chunk::FinishStep => {}
             Chunk::Data { name, data, .. } => {
-                if name == "run" {
+                if let (true, Some(data)) = (name == "run", data.as_object()) {
                     if let Some(run_id) = data.get("runId").and_then(Value::as_str) {
                         feed.run_id = Some(run_id.to_owned());
                         feed.run_version = data
@@ -2088,7 +2088,7 @@ fn parse_history(body: &[u8]) -> Result<Vec<Value>> {
 fn parse_collected(body: &[u8]) -> Result<Vec<Result<Chunk>>> {
     let text = json::utf8(body)?;
     let value = Value::parse(text)?;
-    let Some(Value::Array(chunks)) = value.get("chunks") else {
+    let Some(Value::Array(chunks)) = value.as_object().and_then(|v| v.get("chunks")) else {
         return Err(Error::parse("collected output needs a \"chunks\" array").with_path("$.chunks"));
     };
     let mut items = Vec::new();
