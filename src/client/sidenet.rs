@@ -892,7 +892,7 @@ impl Sidenet {
 
     /// A whole (non-stream) answer.
     fn on_response(&mut self, now: u64, job: Job, attempt: u32, status: u16, body: &[u8]) {
-        let ok = (200..=299).contains(&status);
+        let ok = matches!(status, 200..=299);
         let job = match job {
             // The job goes on whole (its stage set to the replay): nothing moved out and rebuilt.
             mut job @ Job::Load {
@@ -1942,7 +1942,7 @@ fn fill(slot: &mut Option<String>, from: &mut Option<String>) {
 
 /// A 2xx with a body: 204 (no content) is handled as a whole answer.
 fn is_stream_status(status: u16) -> bool {
-    (200..=299).contains(&status) && status != 204
+    matches!(status, 200..=299) && status != 204
 }
 
 fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Value>) {
