@@ -497,11 +497,13 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
 
 fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
     let id = r.opt_str("id");
-    let data = match r.req_value("data") {
-        Value::Object(map) => map,
-        _ => {
-            r.fail("data", false, "an object");
-            Map::new()
+    let empty = Map::new();
+    let data = match r.fields.get("data") {
+        Some(Value::Object(map)) => map,
+        other => {
+            let missing = other.is_none();
+            r.fail("data", missing, if missing { "" } else { "an object" });
+            &empty
         }
     };
     let args = match data.get("args") {
@@ -520,7 +522,7 @@ fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
         Some(v) => Some(v.clone()),
     };
     let mut d = Reader {
-        fields: &data,
+        fields: data,
         ty: r.ty,
         prefix: "data.",
         error: r.error.take(),
