@@ -93,16 +93,14 @@ fn special(b: u8) -> bool {
 /// The (line, column) of a position index, as serde_json counts them.
 pub(crate) fn line_column(bytes: &[u8], at: usize) -> (usize, usize) {
     let before = bytes.get(..at.min(bytes.len())).unwrap_or_default();
-    let start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let line = 1 + before
-        .get(..start)
-        .unwrap_or_default()
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count();
+    // One pass: the line feeds before `at`, and where the last line starts.
+    let (mut line, mut start) = (1, 0);
+    for (i, &b) in before.iter().enumerate() {
+        if b == b'\n' {
+            line += 1;
+            start = i + 1;
+        }
+    }
     (line, before.len() - start)
 }
 
