@@ -285,8 +285,6 @@ impl Reader<'_> {
         if self.error.is_some() {
             return;
         }
-        let mut field = self.prefix.to_owned();
-        field.push_str(name);
         let mut m = "`".to_owned();
         let (what, how) = if missing {
             ("required ", "is missing")
@@ -298,7 +296,8 @@ impl Reader<'_> {
             "` chunk: ",
             what,
             "field `",
-            &field,
+            self.prefix,
+            name,
             "` ",
             how,
             expected,
@@ -306,7 +305,8 @@ impl Reader<'_> {
             m.push_str(piece);
         }
         let mut path = "$.".to_owned();
-        path.push_str(&field);
+        path.push_str(self.prefix);
+        path.push_str(name);
         self.error = Some(stream_error(m).with_path(path));
     }
 
