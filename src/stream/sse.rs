@@ -371,13 +371,7 @@ impl SseDecoder {
                 }
             }
             b"event" => match str_of(value) {
-                Some(text) => match &mut self.event_type {
-                    Some(ty) => {
-                        ty.clear();
-                        ty.push_str(text);
-                    }
-                    None => self.event_type = Some(text.to_owned()),
-                },
+                Some(text) => self.event_type = Some(text.to_owned()),
                 None => self.bad_utf8 = true,
             },
             b"id" => {
