@@ -578,10 +578,10 @@ impl<'a> Parser<'a> {
     fn unicode_escape(&mut self, i: usize) -> PResult<(char, usize)> {
         let n = self.hex4(i + 2)?;
         let after = i + 6;
-        if (0xDC00..=0xDFFF).contains(&n) {
+        if matches!(n, 0xDC00..=0xDFFF) {
             return Err(self.err(Code::LoneSurrogate, after - 1));
         }
-        if !(0xD800..=0xDBFF).contains(&n) {
+        if !matches!(n, 0xD800..=0xDBFF) {
             return Ok((char::from_u32(u32::from(n)).unwrap_or('\u{FFFD}'), after));
         }
         match (self.byte(after), self.byte(after + 1)) {
@@ -593,7 +593,7 @@ impl<'a> Parser<'a> {
             (Some(_), _) => return Err(self.err(Code::UnexpectedEndOfHexEscape, after)),
         }
         let n2 = self.hex4(after + 2)?;
-        if !(0xDC00..=0xDFFF).contains(&n2) {
+        if !matches!(n2, 0xDC00..=0xDFFF) {
             return Err(self.err(Code::LoneSurrogate, after + 5));
         }
         let c = ((u32::from(n) - 0xD800) << 10 | (u32::from(n2) - 0xDC00)) + 0x1_0000;
