@@ -387,9 +387,12 @@ impl SseDecoder {
                     None => self.bad_utf8 = true,
                 }
             }
-            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+            b"retry" if !value.is_empty() => {
                 let mut ms: u64 = 0;
                 for &d in value {
+                    if !d.is_ascii_digit() {
+                        return; // not all digits: ignored
+                    }
                     // Not `saturating_mul`: on wasm32 its overflow check is a 128-bit multiply.
                     ms = if ms > u64::MAX / 10 {
                         u64::MAX
