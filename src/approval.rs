@@ -156,7 +156,7 @@ impl Suspension {
         }
         let mut pending = Vec::new();
         let mut decided = Vec::new();
-        for tool in message.tools() {
+        message.each_tool(|tool| {
             if let Some(gated) = GatedTool::from_tool(&tool) {
                 let list = if gated.approval == Approval::Pending {
                     &mut pending
@@ -165,7 +165,7 @@ impl Suspension {
                 };
                 list.push(gated);
             }
-        }
+        });
         Suspension {
             suspended: !pending.is_empty(),
             message_id: message.id(),

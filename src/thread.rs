@@ -284,12 +284,18 @@ impl Message {
     /// any other message.
     pub fn tools(&self) -> Vec<ToolCall<'_>> {
         let mut out = Vec::new();
+        self.each_tool(|tool| out.push(tool));
+        out
+    }
+
+    /// Calls `f` with each view [`tools`](Self::tools) would list, in order, listing none.
+    pub(crate) fn each_tool<'a>(&'a self, mut f: impl FnMut(ToolCall<'a>)) {
         if let (Some(_), Some(Value::Array(tools))) = (tool_kind(&self.raw), self.raw.get("tools"))
         {
             for (index, tool) in tools.iter().enumerate() {
                 if let Some(raw) = tool.as_object() {
                     if let Some(Value::String(call_id)) = raw.get("callId") {
-                        out.push(ToolCall {
+                        f(ToolCall {
                             raw,
                             call_id,
                             index,
@@ -298,7 +304,6 @@ impl Message {
                 }
             }
         }
-        out
     }
 }
 

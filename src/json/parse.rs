@@ -93,16 +93,14 @@ fn special(b: u8) -> bool {
 /// The (line, column) of a position index, as serde_json counts them.
 pub(crate) fn line_column(bytes: &[u8], at: usize) -> (usize, usize) {
     let before = bytes.get(..at.min(bytes.len())).unwrap_or_default();
-    let start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let line = 1 + before
-        .get(..start)
-        .unwrap_or_default()
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count();
+    // One pass: the line feeds before `at`, and where the last line starts.
+    let (mut line, mut start) = (1, 0);
+    for (i, &b) in before.iter().enumerate() {
+        if b == b'\n' {
+            line += 1;
+            start = i + 1;
+        }
+    }
     (line, before.len() - start)
 }
 
@@ -580,10 +578,10 @@ impl<'a> Parser<'a> {
     fn unicode_escape(&mut self, i: usize) -> PResult<(char, usize)> {
         let n = self.hex4(i + 2)?;
         let after = i + 6;
-        if (0xDC00..=0xDFFF).contains(&n) {
+        if matches!(n, 0xDC00..=0xDFFF) {
             return Err(self.err(Code::LoneSurrogate, after - 1));
         }
-        if !(0xD800..=0xDBFF).contains(&n) {
+        if !matches!(n, 0xD800..=0xDBFF) {
             return Ok((char::from_u32(u32::from(n)).unwrap_or('\u{FFFD}'), after));
         }
         match (self.byte(after), self.byte(after + 1)) {
@@ -595,7 +593,7 @@ impl<'a> Parser<'a> {
             (Some(_), _) => return Err(self.err(Code::UnexpectedEndOfHexEscape, after)),
         }
         let n2 = self.hex4(after + 2)?;
-        if !(0xDC00..=0xDFFF).contains(&n2) {
+        if !matches!(n2, 0xDC00..=0xDFFF) {
             return Err(self.err(Code::LoneSurrogate, after + 5));
         }
         let c = ((u32::from(n) - 0xD800) << 10 | (u32::from(n2) - 0xDC00)) + 0x1_0000;

@@ -183,23 +183,13 @@ fn cut(run: Option<&[u8]>) -> &str {
     unsafe { core::str::from_utf8_unchecked(run.unwrap_or_default()) }
 }
 
-/// The decimal digits of `n`, without `core::fmt`.
-pub(crate) fn write_u64(out: &mut String, mut n: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        if let Some(slot) = buf.get_mut(i) {
-            *slot = b'0' + (n % 10) as u8;
-        }
-        n /= 10;
-        if n == 0 || i == 0 {
-            break;
-        }
+/// The decimal digits of `n`, without `core::fmt` (the leading digits first, by recursion: at
+/// most 20 levels).
+pub(crate) fn write_u64(out: &mut String, n: u64) {
+    if n >= 10 {
+        write_u64(out, n / 10);
     }
-    for &b in buf.get(i..).unwrap_or_default() {
-        out.push(char::from(b));
-    }
+    out.push(char::from(b'0' + (n % 10) as u8));
 }
 
 /// `n` as a decimal string.

@@ -285,8 +285,6 @@ impl Reader<'_> {
         if self.error.is_some() {
             return;
         }
-        let mut field = self.prefix.to_owned();
-        field.push_str(name);
         let mut m = "`".to_owned();
         let (what, how) = if missing {
             ("required ", "is missing")
@@ -298,7 +296,8 @@ impl Reader<'_> {
             "` chunk: ",
             what,
             "field `",
-            &field,
+            self.prefix,
+            name,
             "` ",
             how,
             expected,
@@ -306,7 +305,8 @@ impl Reader<'_> {
             m.push_str(piece);
         }
         let mut path = "$.".to_owned();
-        path.push_str(&field);
+        path.push_str(self.prefix);
+        path.push_str(name);
         self.error = Some(stream_error(m).with_path(path));
     }
 
@@ -497,11 +497,13 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
 
 fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
     let id = r.opt_str("id");
-    let data = match r.req_value("data") {
-        Value::Object(map) => map,
-        _ => {
-            r.fail("data", false, "an object");
-            Map::new()
+    let empty = Map::new();
+    let data = match r.fields.get("data") {
+        Some(Value::Object(map)) => map,
+        other => {
+            let missing = other.is_none();
+            r.fail("data", missing, if missing { "" } else { "an object" });
+            &empty
         }
     };
     let args = match data.get("args") {
@@ -520,7 +522,7 @@ fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
         Some(v) => Some(v.clone()),
     };
     let mut d = Reader {
-        fields: &data,
+        fields: data,
         ty: r.ty,
         prefix: "data.",
         error: r.error.take(),

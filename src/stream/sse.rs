@@ -371,13 +371,7 @@ impl SseDecoder {
                 }
             }
             b"event" => match str_of(value) {
-                Some(text) => match &mut self.event_type {
-                    Some(ty) => {
-                        ty.clear();
-                        ty.push_str(text);
-                    }
-                    None => self.event_type = Some(text.to_owned()),
-                },
+                Some(text) => self.event_type = Some(text.to_owned()),
                 None => self.bad_utf8 = true,
             },
             b"id" => {
@@ -393,9 +387,12 @@ impl SseDecoder {
                     None => self.bad_utf8 = true,
                 }
             }
-            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+            b"retry" if !value.is_empty() => {
                 let mut ms: u64 = 0;
                 for &d in value {
+                    if !d.is_ascii_digit() {
+                        return; // not all digits: ignored
+                    }
                     // Not `saturating_mul`: on wasm32 its overflow check is a 128-bit multiply.
                     ms = if ms > u64::MAX / 10 {
                         u64::MAX
