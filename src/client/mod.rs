@@ -238,7 +238,8 @@ fn read_stored(text: &str) -> Option<StoredIn> {
     let Value::Object(mut o) = Value::parse(text).ok()? else {
         return None;
     };
-    if o.get("v")?.as_number()?.as_u64()? != 1 {
+    // The text "1" is the only JSON number that reads as the integer 1.
+    if o.get("v")?.as_number()?.as_str() != "1" {
         return None;
     }
     let message_id = match o.get("messageId") {
