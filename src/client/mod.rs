@@ -1234,7 +1234,7 @@ impl Client {
         let old_decisions = self.c.decisions.take();
         // By reference: each is dropped whole, once.
         if let (Some(old), Some(old_key)) = (&old_decisions, &old_pause) {
-            let same = new_key.as_ref() == Some(old_key);
+            let same = new_key.as_ref().is_some_and(|k| k == old_key);
             let record = if same {
                 None
             } else {
@@ -1243,7 +1243,7 @@ impl Client {
             for (id, draft) in old.local() {
                 if same {
                     let tail = suspension.tool(id).and_then(Decision::from_tail);
-                    if tail.as_ref() == Some(draft) {
+                    if tail.as_ref().is_some_and(|t| t == draft) {
                         self.audit.settle(id, Fate::Acknowledged);
                         continue;
                     }
@@ -1287,7 +1287,10 @@ impl Client {
         }
         let suspension = &self.suspension;
         let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
-            suspension.tool(id).and_then(Decision::from_tail).as_ref() != Some(decision)
+            !suspension
+                .tool(id)
+                .and_then(Decision::from_tail)
+                .is_some_and(|t| t == *decision)
         });
         // By reference: in a build without the audit the loop is empty and goes away.
         for (id, decision) in &restored {
