@@ -271,11 +271,11 @@ impl Config {
             Value::Number(n) => n.as_u64().unwrap_or(default),
             _ => default,
         };
-        if at(0).as_str() == Some("sidenet") {
+        if matches!(at(0), Value::String(s) if s == "sidenet") {
             c.dialect = Dialect::Sidenet;
             c.routes = Routes::for_dialect(Dialect::Sidenet);
         }
-        if at(1).as_str() == Some("collect") {
+        if matches!(at(1), Value::String(s) if s == "collect") {
             c.transport = Transport::Collect;
         }
         c.thread_id = text(2).unwrap_or_default();
