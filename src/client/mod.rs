@@ -1109,15 +1109,9 @@ impl Client {
                 self.verify_send(op, text, users_before, error);
             }
             status => {
+                // What `Core::fail` does for a `Job::Send`, without building the job.
                 let error = status_error(status, &response.body);
-                self.c.fail(
-                    Job::Send {
-                        op,
-                        text,
-                        users_before,
-                    },
-                    error,
-                );
+                self.c.give_up(Some(op), Some(text), error, true);
             }
         }
     }
