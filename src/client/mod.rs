@@ -1437,11 +1437,10 @@ fn suspension_view(
             .local()
             .find(|(id, _)| *id == tool.call_id)
             .map(|(_, d)| d);
-        let effective = decisions.get(&tool.call_id).ok().flatten();
-        let approval = match effective {
-            Some(Decision::Approve) => Approval::Approved,
-            Some(Decision::Reject(_)) => Approval::Rejected,
-            None => Approval::Pending,
+        let approval = match decisions.get(&tool.call_id) {
+            Ok(Some(Decision::Approve)) => Approval::Approved,
+            Ok(Some(Decision::Reject(_))) => Approval::Rejected,
+            _ => Approval::Pending,
         };
         let reject_reason = match draft {
             Some(d) => d.reason().map(str::to_owned),
