@@ -419,11 +419,14 @@ impl Config {
 
     /// A route with `{threadId}` filled in, prefixed by the base URL.
     /// (Cut at each `{` with `split_once`, not `str::replace`, whose substring searcher and its panic
-    /// paths cost 4 KiB of wasm, nor `split`, whose iterator is one more function with a panic path.)
+    /// paths cost 4 KiB of wasm, nor `split`, whose iterator is one more function with a panic path.
+    /// The pattern is a closure, not the `char` `'{'`: a `char` pattern inlines a word-at-a-time
+    /// `memchr`, larger than the plain loop a closure gets.)
+    #[allow(clippy::manual_pattern_char_comparison)]
     pub(crate) fn url(&self, template: &str) -> String {
         let mut out = self.base().to_owned();
         let mut rest = template;
-        while let Some((head, part)) = rest.split_once('{') {
+        while let Some((head, part)) = rest.split_once(|c| c == '{') {
             out.push_str(head);
             let (value, tail) = if let Some(tail) = part.strip_prefix("threadId}") {
                 (self.thread_id.as_str(), tail)
