@@ -447,15 +447,11 @@ impl Config {
     /// The storage key for this thread's drafts: `toolgate:drafts:<dialect>:<baseUrl>:<threadId>`.
     pub fn persist_key(&self) -> String {
         let mut key = "toolgate:drafts:".to_owned();
-        for piece in [
-            self.dialect.as_str(),
-            ":",
-            self.base(),
-            ":",
-            &self.thread_id,
-        ] {
-            key.push_str(piece);
-        }
+        key.push_str(self.dialect.as_str());
+        key.push(':');
+        key.push_str(self.base());
+        key.push(':');
+        key.push_str(&self.thread_id);
         key
     }
 }
