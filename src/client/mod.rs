@@ -1412,7 +1412,7 @@ fn transport_error(error: TransportError, timeout_ms: u64) -> Option<Error> {
         TransportError::Network(message) => (ErrorCode::Network, message),
         TransportError::Timeout => {
             let mut m = "no answer within ".to_owned();
-            m.push_str(&json::u64_string(timeout_ms));
+            json::write_u64(&mut m, timeout_ms);
             m.push_str(" ms");
             (ErrorCode::Timeout, m)
         }
@@ -1545,7 +1545,7 @@ fn status_error(status: u16, body: &[u8]) -> Error {
         Some(reason) => reason,
         None => {
             let mut m = "the server answered HTTP ".to_owned();
-            m.push_str(&json::u64_string(u64::from(status)));
+            json::write_u64(&mut m, u64::from(status));
             m
         }
     };
