@@ -238,7 +238,8 @@ fn read_stored(text: &str) -> Option<StoredIn> {
     let Value::Object(mut o) = Value::parse(text).ok()? else {
         return None;
     };
-    if o.get("v")?.as_number()?.as_u64()? != 1 {
+    // The text "1" is the only JSON number that reads as the integer 1.
+    if o.get("v")?.as_number()?.as_str() != "1" {
         return None;
     }
     let message_id = match o.get("messageId") {
@@ -1108,15 +1109,9 @@ impl Client {
                 self.verify_send(op, text, users_before, error);
             }
             status => {
+                // What `Core::fail` does for a `Job::Send`, without building the job.
                 let error = status_error(status, &response.body);
-                self.c.fail(
-                    Job::Send {
-                        op,
-                        text,
-                        users_before,
-                    },
-                    error,
-                );
+                self.c.give_up(Some(op), Some(text), error, true);
             }
         }
     }
@@ -1233,7 +1228,7 @@ impl Client {
         let old_decisions = self.c.decisions.take();
         // By reference: each is dropped whole, once.
         if let (Some(old), Some(old_key)) = (&old_decisions, &old_pause) {
-            let same = new_key.as_ref() == Some(old_key);
+            let same = new_key.as_ref().is_some_and(|k| k == old_key);
             let record = if same {
                 None
             } else {
@@ -1242,7 +1237,7 @@ impl Client {
             for (id, draft) in old.local() {
                 if same {
                     let tail = suspension.tool(id).and_then(Decision::from_tail);
-                    if tail.as_ref() == Some(draft) {
+                    if tail.as_ref().is_some_and(|t| t == draft) {
                         self.audit.settle(id, Fate::Acknowledged);
                         continue;
                     }
@@ -1286,7 +1281,10 @@ impl Client {
         }
         let suspension = &self.suspension;
         let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
-            suspension.tool(id).and_then(Decision::from_tail).as_ref() != Some(decision)
+            !suspension
+                .tool(id)
+                .and_then(Decision::from_tail)
+                .is_some_and(|t| t == *decision)
         });
         // By reference: in a build without the audit the loop is empty and goes away.
         for (id, decision) in &restored {
@@ -1414,7 +1412,7 @@ fn transport_error(error: TransportError, timeout_ms: u64) -> Option<Error> {
         TransportError::Network(message) => (ErrorCode::Network, message),
         TransportError::Timeout => {
             let mut m = "no answer within ".to_owned();
-            m.push_str(&json::u64_string(timeout_ms));
+            json::write_u64(&mut m, timeout_ms);
             m.push_str(" ms");
             (ErrorCode::Timeout, m)
         }
@@ -1439,11 +1437,10 @@ fn suspension_view(
             .local()
             .find(|(id, _)| *id == tool.call_id)
             .map(|(_, d)| d);
-        let effective = decisions.get(&tool.call_id).ok().flatten();
-        let approval = match effective {
-            Some(Decision::Approve) => Approval::Approved,
-            Some(Decision::Reject(_)) => Approval::Rejected,
-            None => Approval::Pending,
+        let approval = match decisions.get(&tool.call_id) {
+            Ok(Some(Decision::Approve)) => Approval::Approved,
+            Ok(Some(Decision::Reject(_))) => Approval::Rejected,
+            _ => Approval::Pending,
         };
         let reject_reason = match draft {
             Some(d) => d.reason().map(str::to_owned),
@@ -1548,7 +1545,7 @@ fn status_error(status: u16, body: &[u8]) -> Error {
         Some(reason) => reason,
         None => {
             let mut m = "the server answered HTTP ".to_owned();
-            m.push_str(&json::u64_string(u64::from(status)));
+            json::write_u64(&mut m, u64::from(status));
             m
         }
     };

@@ -80,18 +80,17 @@ pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
 pub(crate) fn error_text(body: &[u8]) -> Option<String> {
     let value = Value::parse(json::str_of(body)?).ok()?;
     let map = value.as_object()?;
-    for key in ["error", "message"] {
-        match map.get(key) {
-            Some(Value::String(s)) if !json::is_blank(Some(s)) => return Some(s.clone()),
-            Some(Value::Object(inner)) => {
-                if let Some(Value::String(s)) = inner.get("message") {
-                    return Some(s.clone());
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+    // Two lookups in turn (not a loop over an array of keys: its by-value iterator is library
+    // code).
+    let text = |key: &str| match map.get(key) {
+        Some(Value::String(s)) if !json::is_blank(Some(s)) => Some(s.clone()),
+        Some(Value::Object(inner)) => match inner.get("message") {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    text("error").or_else(|| text("message"))
 }
 
 /// The user message the server records for a new turn, as the client shows it until the next load
