@@ -123,18 +123,19 @@ impl JsDecisions {
     ) -> Result<JsValue, JsValue> {
         let (call_id, reason) = input::args(call_id, input::CALL_ID, reason)?;
         let d = &mut self.inner;
-        // One `?` for every op's error (`Some` carries what `get` found).
-        let got = match op {
-            Op::Approve => d.approve(&call_id).map(|()| None),
-            Op::Reject => d.reject(&call_id, reason.as_deref()).map(|()| None),
-            Op::Clear => d.clear(&call_id).map(|()| None),
-            Op::Get => d.get(&call_id).map(Some),
+        let done = match op {
+            Op::Approve => d.approve(&call_id),
+            Op::Reject => d.reject(&call_id, reason.as_deref()),
+            Op::Clear => d.clear(&call_id),
+            Op::Get => {
+                return match d.get(&call_id)? {
+                    None => Ok(JsValue::NULL),
+                    Some(decision) => to_js(&decision),
+                }
+            }
         };
-        match got? {
-            None => Ok(JsValue::UNDEFINED),
-            Some(None) => Ok(JsValue::NULL),
-            Some(Some(decision)) => to_js(&decision),
-        }
+        done?;
+        Ok(JsValue::UNDEFINED)
     }
 }
 
