@@ -238,7 +238,9 @@ impl Inner {
             }
             code => {
                 // The request is over.
-                self.fetches.retain(|(f, _)| *f != id);
+                if let Some(i) = self.fetches.iter().position(|(f, _)| *f == id) {
+                    self.fetches.swap_remove(i);
+                }
                 match code {
                     END => core.handle_stream_end(now, id),
                     FAILED => core.handle_failure(
