@@ -238,9 +238,7 @@ impl Inner {
             }
             code => {
                 // The request is over.
-                if let Some(i) = self.fetches.iter().position(|(f, _)| *f == id) {
-                    self.fetches.swap_remove(i);
-                }
+                take_fetch(&mut self.fetches, id);
                 match code {
                     END => core.handle_stream_end(now, id),
                     FAILED => core.handle_failure(
@@ -270,8 +268,8 @@ impl Inner {
             match &output {
                 Output::Http(request) => self.start_fetch(request),
                 Output::Cancel(id) => {
-                    if let Some(i) = self.fetches.iter().position(|(f, _)| f == id) {
-                        cancel(&self.fetches.swap_remove(i).1);
+                    if let Some(f) = take_fetch(&mut self.fetches, *id) {
+                        cancel(&f);
                     }
                 }
                 Output::Persist { key, value } => {
@@ -363,6 +361,12 @@ impl Inner {
             call(settle, &error);
         }
     }
+}
+
+/// Takes a request off the list of those on the wire (`fetches`): its cancel function.
+fn take_fetch(fetches: &mut Vec<(RequestId, Function)>, id: RequestId) -> Option<Function> {
+    let i = fetches.iter().position(|(f, _)| *f == id)?;
+    Some(fetches.swap_remove(i).1)
 }
 
 /// Cancels a request: clears its timeout and aborts it (a late report of it is ignored).
