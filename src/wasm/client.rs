@@ -238,7 +238,7 @@ impl Inner {
             }
             code => {
                 // The request is over.
-                take_fetch(&mut self.fetches, id);
+                take(&mut self.fetches, &id);
                 match code {
                     END => core.handle_stream_end(now, id),
                     FAILED => core.handle_failure(
@@ -268,7 +268,7 @@ impl Inner {
             match &output {
                 Output::Http(request) => self.start_fetch(request),
                 Output::Cancel(id) => {
-                    if let Some(f) = take_fetch(&mut self.fetches, *id) {
+                    if let Some(f) = take(&mut self.fetches, id) {
                         cancel(&f);
                     }
                 }
@@ -279,12 +279,12 @@ impl Inner {
                     );
                 }
                 Output::Done { op, result } => {
-                    if let Some(i) = self.ops.iter().position(|(o, _)| o == op) {
+                    if let Some(settle) = take(&mut self.ops, op) {
                         let value = match result {
                             Ok(()) => JsValue::UNDEFINED,
                             Err(e) => error_to_js(e),
                         };
-                        after.settle.push((self.ops.swap_remove(i).1, value));
+                        after.settle.push((settle, value));
                     }
                 }
                 Output::Changed => after.changed = true,
@@ -363,10 +363,10 @@ impl Inner {
     }
 }
 
-/// Takes a request off the list of those on the wire (`fetches`): its cancel function.
-fn take_fetch(fetches: &mut Vec<(RequestId, Function)>, id: RequestId) -> Option<Function> {
-    let i = fetches.iter().position(|(f, _)| *f == id)?;
-    Some(fetches.swap_remove(i).1)
+/// Takes a request or an op off its list (`fetches`, `ops`): its function.
+fn take<K: PartialEq>(list: &mut Vec<(K, Function)>, key: &K) -> Option<Function> {
+    let i = list.iter().position(|(k, _)| k == key)?;
+    Some(list.swap_remove(i).1)
 }
 
 /// Cancels a request: clears its timeout and aborts it (a late report of it is ignored).
