@@ -421,8 +421,8 @@ pub(crate) fn suspension_from_js(read: JsValue) -> Result<Suspension, JsValue> {
     let read: Array = read.unchecked_into();
     // The crate's parser reads the JSON text first, as for any value given: what it refuses in
     // `JSON.stringify`'s output (a lone surrogate, a 128th level of nesting) is the first error.
-    let json = input::stringified(read.get(0), "$")?;
-    Value::parse(&json).map_err(|e| e.with_path("$"))?;
+    input::stringified(read.get(0), "$")
+        .and_then(|json| Value::parse(&json).map_err(|e| e.with_path("$")))?;
     let tail = read.get(1);
     let Some(tail) = input::string_of(&tail) else {
         return Err(tail);
