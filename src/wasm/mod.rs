@@ -154,12 +154,12 @@ impl JsDecisions {
     ) -> Result<JsDecisions, JsValue> {
         let read = types::read_suspension(&source);
         let suspension = if read.is_undefined() {
-            suspension_of(&source)?
+            suspension_of(&source)
         } else {
-            types::suspension_from_js(read)?
+            Ok(types::suspension_from_js(read)?)
         };
         Ok(JsDecisions {
-            inner: CoreDecisions::new(&suspension)?,
+            inner: suspension.and_then(|s| CoreDecisions::new(&s))?,
         })
     }
 
