@@ -156,7 +156,7 @@ impl JsDecisions {
         let suspension = if read.is_undefined() {
             suspension_of(&source)
         } else {
-            Ok(types::suspension_from_js(read)?)
+            types::suspension_from_js(read)?
         };
         Ok(JsDecisions {
             inner: suspension.and_then(|s| CoreDecisions::new(&s))?,
