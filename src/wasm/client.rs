@@ -488,15 +488,15 @@ impl ApprovalClient {
         let listeners = Listeners::new();
         let shared = Rc::new_cyclic(|weak: &Weak<RefCell<Inner>>| {
             let weak = weak.clone();
-            let on_event = Closure::<dyn Fn(f64, i32, JsValue) -> bool>::new(
-                move |id: f64, code: i32, value: JsValue| {
+            let on_event = Closure::<dyn Fn(f64, f64, JsValue) -> bool>::new(
+                move |id: f64, code: f64, value: JsValue| {
                     let Some(shared) = weak.upgrade() else {
                         return false;
                     };
                     let input = if id.is_nan() {
                         Input::Timeout
                     } else {
-                        Input::Report(RequestId(id as u64), code, value)
+                        Input::Report(RequestId(id as u64), code as i32, value)
                     };
                     step(&shared, input).is_ok()
                 },
