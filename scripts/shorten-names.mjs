@@ -1,7 +1,8 @@
 // Renames the wasm module's imports from wasm-bindgen's glue module ("./toolgate_bg.js",
-// "__wbg_fetch_80c0335ad90dbd8a", ...) to short names (module "w", "a", "b", ...), the module of
-// its imports from the crate's own JS ("./snippets/toolgate-<hash>/src/wasm/fast.js", written once
-// per import) to "s" (each snippet module its own: "s", "s1", ...), and its exports
+// "__wbg_fetch_80c0335ad90dbd8a", ...) to short names (module "w", "a", "b", ...), its imports
+// from the crate's own JS ("./snippets/toolgate-<hash>/src/wasm/fast.js", namespace-imported by the
+// glue once per function) to short names of that same module "w" (the glue imports them by name),
+// and its exports
 // but `memory` ("parseThread", "wasm_bindgen__convert__closures_____invoke__hb98d63cc49481475",
 // ...) to "$a", "$b", ..., consistently in pkg/toolgate_bg.wasm, pkg/toolgate.js (its import object
 // and its `wasm.<export>` accesses) and the InitOutput type of pkg/toolgate.d.ts, before the glue is
@@ -100,8 +101,13 @@ for (let i = 0; i < count; i++) {
     mod = SHORT_MODULE;
     field = renames.get(field);
   } else if (mod.startsWith('./snippets/')) {
-    if (!snippetRenames.has(mod)) snippetRenames.set(mod, `s${snippetRenames.size || ''}`);
-    mod = snippetRenames.get(mod);
+    // Taken into the glue's module too, as a named import of the snippet: no namespace object.
+    const key = `${mod}\0${field}`;
+    if (!renames.has(key)) renames.set(key, short(renames.size));
+    if (!snippetRenames.has(mod)) snippetRenames.set(mod, new Map());
+    snippetRenames.get(mod).set(field, renames.get(key));
+    mod = SHORT_MODULE;
+    field = renames.get(key);
   }
   body.push(...name(mod), ...name(field), ...bytes.subarray(descStart, p));
 }
@@ -147,6 +153,7 @@ for (const [long, s] of exportRenames) {
 
 // The glue: the import object's keys, and the module key of the object it returns.
 for (const [long, s] of renames) {
+  if (long.includes('\0')) continue;
   const re = new RegExp(`\\b${long}(?=\\s*:\\s*function\\b)`, 'g');
   const hits = glue.match(re)?.length ?? 0;
   if (hits !== 1) throw new Error(`import ${long}: ${hits} definitions in the glue, expected 1`);
@@ -156,11 +163,30 @@ for (const [long, s] of renames) {
 const moduleKey = `"${GLUE_MODULE}": import0`;
 if (glue.split(moduleKey).length !== 2) throw new Error(`expected one ${moduleKey} in the glue`);
 glue = glue.replace(moduleKey, `"${SHORT_MODULE}": import0`);
-// The snippet modules' keys in the import object (one `"<path>": importN` per import of it).
-for (const [long, s] of snippetRenames) {
-  const key = `"${long}":`;
-  if (!glue.includes(key)) throw new Error(`snippet module ${long} not in the import object`);
-  glue = glue.split(key).join(`"${s}":`);
+// The snippet modules: each one's namespace imports (`import * as importN from "<path>"`, one per
+// function the wasm imports from it, each an entry `"<path>": importN` of the import object) become
+// one named import, its functions entries of the glue module's import object under their short
+// names. (A namespace object costs the bundle a getter per export of the snippet.)
+let n = 0;
+for (const [mod, fields] of snippetRenames) {
+  const quoted = mod.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const star = new RegExp(`^import \\* as (import\\d+) from ["']${quoted}["'];?\\n`, 'gm');
+  const names = [...glue.matchAll(star)].map((m) => m[1]);
+  if (!names.length) throw new Error(`no namespace import of ${mod} in the glue`);
+  const local = [...fields].map(([field, s]) => [field, `__snippet${n++}_${field}`, s]);
+  const named = `import { ${local.map(([f, l]) => `${f} as ${l}`).join(', ')} } from '${mod}';\n`;
+  let first = true;
+  glue = glue.replace(star, () => (first ? ((first = false), named) : ''));
+  for (const ns of names) {
+    const key = new RegExp(`^\\s*"${quoted}": ${ns},\\n`, 'm');
+    if (!key.test(glue)) throw new Error(`snippet module ${mod} (${ns}) not in the import object`);
+    glue = glue.replace(key, '');
+    if (new RegExp(`\\b${ns}\\b`).test(glue)) throw new Error(`namespace ${ns} still used in the glue`);
+  }
+  const entries = local.map(([, l, s]) => `\n        ${s}: ${l},`).join('');
+  const head = 'const import0 = {\n        __proto__: null,';
+  if (glue.split(head).length !== 2) throw new Error('expected one import0 object in the glue');
+  glue = glue.replace(head, head + entries);
 }
 
 const parts = [];
@@ -176,10 +202,8 @@ parts.push(bytes.subarray(from));
 const out = Buffer.concat(parts);
 // The result must still be a valid module with the new import names.
 const mod = new WebAssembly.Module(out);
-const left = WebAssembly.Module.imports(mod).filter(
-  (i) => i.module === GLUE_MODULE || i.module.startsWith('./snippets/'),
-);
-if (left.length) throw new Error('imports left under the long module name');
+const left = WebAssembly.Module.imports(mod).filter((i) => i.module !== SHORT_MODULE);
+if (left.length) throw new Error('imports left under a long module name');
 
 writeFileSync(wasmPath, out);
 writeFileSync(gluePath, glue);

@@ -238,7 +238,7 @@ impl Inner {
             }
             code => {
                 // The request is over.
-                self.fetches.retain(|(f, _)| *f != id);
+                take(&mut self.fetches, &id);
                 match code {
                     END => core.handle_stream_end(now, id),
                     FAILED => core.handle_failure(
@@ -268,8 +268,8 @@ impl Inner {
             match &output {
                 Output::Http(request) => self.start_fetch(request),
                 Output::Cancel(id) => {
-                    if let Some(i) = self.fetches.iter().position(|(f, _)| f == id) {
-                        cancel(&self.fetches.swap_remove(i).1);
+                    if let Some(f) = take(&mut self.fetches, id) {
+                        cancel(&f);
                     }
                 }
                 Output::Persist { key, value } => {
@@ -279,12 +279,12 @@ impl Inner {
                     );
                 }
                 Output::Done { op, result } => {
-                    if let Some(i) = self.ops.iter().position(|(o, _)| o == op) {
+                    if let Some(settle) = take(&mut self.ops, op) {
                         let value = match result {
                             Ok(()) => JsValue::UNDEFINED,
                             Err(e) => error_to_js(e),
                         };
-                        after.settle.push((self.ops.swap_remove(i).1, value));
+                        after.settle.push((settle, value));
                     }
                 }
                 Output::Changed => after.changed = true,
@@ -361,6 +361,12 @@ impl Inner {
             call(settle, &error);
         }
     }
+}
+
+/// Takes a request or an op off its list (`fetches`, `ops`): its function.
+fn take<K: PartialEq>(list: &mut Vec<(K, Function)>, key: &K) -> Option<Function> {
+    let i = list.iter().position(|(k, _)| k == key)?;
+    Some(list.swap_remove(i).1)
 }
 
 /// Cancels a request: clears its timeout and aborts it (a late report of it is ignored).
@@ -509,7 +515,8 @@ impl ApprovalClient {
             })
         });
         if let Some(saved) = key.and_then(|k| string_of(&storage(&k, &JsValue::UNDEFINED))) {
-            step(&shared, Input::Restore(&saved))?;
+            // Cannot fail: no step runs yet, nothing is freed, and a restore is no command.
+            let _ = step(&shared, Input::Restore(&saved));
         }
         Ok(ApprovalClient { shared, listeners })
     }

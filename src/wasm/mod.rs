@@ -123,18 +123,19 @@ impl JsDecisions {
     ) -> Result<JsValue, JsValue> {
         let (call_id, reason) = input::args(call_id, input::CALL_ID, reason)?;
         let d = &mut self.inner;
-        // One `?` for every op's error (`Some` carries what `get` found).
-        let got = match op {
-            Op::Approve => d.approve(&call_id).map(|()| None),
-            Op::Reject => d.reject(&call_id, reason.as_deref()).map(|()| None),
-            Op::Clear => d.clear(&call_id).map(|()| None),
-            Op::Get => d.get(&call_id).map(Some),
+        let done = match op {
+            Op::Approve => d.approve(&call_id),
+            Op::Reject => d.reject(&call_id, reason.as_deref()),
+            Op::Clear => d.clear(&call_id),
+            Op::Get => {
+                return match d.get(&call_id)? {
+                    None => Ok(JsValue::NULL),
+                    Some(decision) => to_js(&decision),
+                }
+            }
         };
-        match got? {
-            None => Ok(JsValue::UNDEFINED),
-            Some(None) => Ok(JsValue::NULL),
-            Some(Some(decision)) => to_js(&decision),
-        }
+        done?;
+        Ok(JsValue::UNDEFINED)
     }
 }
 
@@ -153,12 +154,12 @@ impl JsDecisions {
     ) -> Result<JsDecisions, JsValue> {
         let read = types::read_suspension(&source);
         let suspension = if read.is_undefined() {
-            suspension_of(&source)?
+            suspension_of(&source)
         } else {
             types::suspension_from_js(read)?
         };
         Ok(JsDecisions {
-            inner: CoreDecisions::new(&suspension)?,
+            inner: suspension.and_then(|s| CoreDecisions::new(&s))?,
         })
     }
 
@@ -214,7 +215,7 @@ impl JsDecisions {
     // `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
     #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "DecisionPayload", skip_jsdoc)]
     pub fn to_json(&self) -> Result<JsValue, JsValue> {
-        let body = self.inner.to_json_string()?;
-        Ok(input::parse(&JsValue::from_str(&body))?)
+        let body = self.inner.to_json_string();
+        Ok(body.and_then(|body| input::parse(&JsValue::from_str(&body)))?)
     }
 }

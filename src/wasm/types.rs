@@ -8,6 +8,7 @@ use wasm_bindgen::JsCast;
 
 use super::input;
 use crate::approval::Suspension;
+use crate::error::Error;
 use crate::json::Value;
 use crate::thread::Message;
 
@@ -417,18 +418,23 @@ extern "C" {
 /// tools of `pending`, then those of `decided` (the order of the decision set), and `"s"` when
 /// `pending` is not empty: a suspension is suspended by that alone, whatever its tools'
 /// approvals say.
-pub(crate) fn suspension_from_js(read: JsValue) -> Result<Suspension, JsValue> {
+/// The crate's errors come as `Ok(Err(_))`, `readSuspension`'s (a JS `ToolgateError`) as `Err`.
+pub(crate) fn suspension_from_js(read: JsValue) -> Result<Result<Suspension, Error>, JsValue> {
     let read: Array = read.unchecked_into();
     // The crate's parser reads the JSON text first, as for any value given: what it refuses in
     // `JSON.stringify`'s output (a lone surrogate, a 128th level of nesting) is the first error.
-    let json = input::stringified(read.get(0), "$")?;
-    Value::parse(&json).map_err(|e| e.with_path("$"))?;
+    if let Err(e) = input::stringified(read.get(0), "$")
+        .and_then(|json| Value::parse(&json).map_err(|e| e.with_path("$")))
+    {
+        return Ok(Err(e));
+    }
     let tail = read.get(1);
     let Some(tail) = input::string_of(&tail) else {
         return Err(tail);
     };
-    let message = Message::parse_str(&tail)?;
-    let mut suspension = Suspension::from_message(&message);
-    suspension.suspended = message.get("s").is_some();
-    Ok(suspension)
+    Ok(Message::parse_str(&tail).map(|message| {
+        let mut suspension = Suspension::from_message(&message);
+        suspension.suspended = message.get("s").is_some();
+        suspension
+    }))
 }
