@@ -70,7 +70,13 @@ impl Decision {
     /// Reads the wire form: exactly `"approve"`, `"reject"` or `["reject", <string>]` (a blank reason
     /// reads as a bare reject). Anything else is a `parse_error`.
     pub fn from_wire(value: &Value) -> Result<Decision> {
-        let decision = match value {
+        Decision::read_wire(value).ok_or_else(|| bad_wire(value))
+    }
+
+    /// [`Decision::from_wire`] without the error: `None` for anything else than the wire form
+    /// (for callers that drop a bad one, such as stored drafts, and would pay for its message).
+    pub(crate) fn read_wire(value: &Value) -> Option<Decision> {
+        match value {
             Value::String(s) if s == "approve" => Some(Decision::Approve),
             Value::String(s) if s == "reject" => Some(Decision::Reject(None)),
             Value::Array(items) => match items.as_slice() {
@@ -80,8 +86,7 @@ impl Decision {
                 _ => None,
             },
             _ => None,
-        };
-        decision.ok_or_else(|| bad_wire(value))
+        }
     }
 }
 

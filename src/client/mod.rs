@@ -273,7 +273,7 @@ fn restore_into(
     #[allow(unused_mut)]
     let mut restored = Vec::new();
     for (id, wire) in drafts {
-        let Some(decision) = stored_decision(wire) else {
+        let Some(decision) = Decision::read_wire(wire) else {
             continue;
         };
         if decisions.local().any(|(l, _)| l == id) || !keep(id, &decision) {
@@ -287,23 +287,6 @@ fn restore_into(
         let _ = decisions.set(id, decision);
     }
     restored
-}
-
-/// A stored draft: the wire form, read as [`Decision::from_wire`] reads it, or `None`. (Not
-/// `from_wire` itself: the error it builds for a bad one, to be dropped here, costs more wasm
-/// than this match.)
-fn stored_decision(wire: &Value) -> Option<Decision> {
-    match wire {
-        Value::String(s) if s == "approve" => Some(Decision::Approve),
-        Value::String(s) if s == "reject" => Some(Decision::Reject(None)),
-        Value::Array(items) => match items.as_slice() {
-            [Value::String(tag), Value::String(reason)] if tag == "reject" => {
-                Some(Decision::reject(Some(reason)))
-            }
-            _ => None,
-        },
-        _ => None,
-    }
 }
 
 /// `{"v":1,"<pause key>":"<pause>","callIds":[...],"drafts":{...}}`.
@@ -1550,36 +1533,4 @@ fn status_error(status: u16, body: &[u8]) -> Error {
         }
     };
     Error::new(code, message)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::stored_decision;
-    use crate::decisions::Decision;
-    use crate::json::Value;
-
-    #[test]
-    fn stored_decision_reads_as_from_wire() {
-        for text in [
-            r#""approve""#,
-            r#""reject""#,
-            r#"["reject","no"]"#,
-            r#"["reject","  "]"#,
-            r#"["reject"]"#,
-            r#"["reject","a","b"]"#,
-            r#"["approve","x"]"#,
-            r#"["reject",1]"#,
-            r#""Approve""#,
-            r#"null"#,
-            r#"{"reject":"x"}"#,
-            r#"1"#,
-        ] {
-            let value = Value::parse(text).expect("json");
-            assert_eq!(
-                stored_decision(&value),
-                Decision::from_wire(&value).ok(),
-                "{text}"
-            );
-        }
-    }
 }
