@@ -101,7 +101,7 @@ impl GatedTool {
             call_id: tool.call_id().to_owned(),
             name: tool.name().unwrap_or_default().to_owned(),
             description: tool.description().map(str::to_owned),
-            inputs: Value::Object(tool.inputs().into_owned()),
+            inputs: Value::Object(tool.owned_inputs()),
             approval,
             approval_reason: tool.approval_reason().map(str::to_owned),
             reject_reason: tool.reject_reason().map(str::to_owned),

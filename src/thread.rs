@@ -358,6 +358,15 @@ impl<'a> ToolCall<'a> {
         }
     }
 
+    /// [`ToolCall::inputs`] as an owned map (a copy when borrowed; `Cow::into_owned` would link
+    /// a copy routine of its own).
+    pub(crate) fn owned_inputs(&self) -> Map {
+        match self.inputs() {
+            Cow::Borrowed(map) => map.clone(),
+            Cow::Owned(map) => map,
+        }
+    }
+
     /// `result`; `None` when absent or null.
     pub fn result(&self) -> Option<&'a Value> {
         self.raw.get("result").filter(|v| !v.is_null())

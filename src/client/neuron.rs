@@ -164,7 +164,7 @@ pub(crate) fn message_view(index: usize, message: &Message) -> MessageView {
         tools.push(ToolView {
             call_id: tool.call_id().to_owned(),
             name: tool.name().unwrap_or_default().to_owned(),
-            inputs: Value::Object(tool.inputs().into_owned()),
+            inputs: Value::Object(tool.owned_inputs()),
             result,
             approval,
             approval_reason: tool.approval_reason().map(str::to_owned),
