@@ -1441,23 +1441,14 @@ impl Sidenet {
             let known = tool_in(&feed.inputs, &card.call_id)
                 .or_else(|| view.and_then(|v| tool_in(&v.tools, &card.call_id)))
                 .or_else(|| self.find_tool(&card.call_id));
-            if let Some(ToolView {
-                name,
-                inputs: input,
-                ..
-            }) = known
-            {
-                if card.name.is_empty() {
-                    // Appended to the empty name: no old string to drop.
-                    card.name.push_str(name);
-                }
-                if card.inputs.is_null() {
-                    card.inputs = input.clone();
-                }
+            if let (true, Some(known)) = (card.name.is_empty(), known) {
+                // Appended to the empty name: no old string to drop.
+                card.name.push_str(&known.name);
             }
-        }
-        if card.inputs.is_null() {
-            card.inputs = Value::Object(Map::new());
+            if card.inputs.is_null() {
+                // Null (unknown or null inputs) shows as `{}`.
+                card.inputs = inputs_of(known.map(|t| &t.inputs));
+            }
         }
         if chat {
             self.tool_pending(&card);
