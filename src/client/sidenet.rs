@@ -730,7 +730,7 @@ impl Sidenet {
             None,
             &self.c.config.thread_id,
             agent_version_id,
-            Some((run_id, call_id, *decision == Decision::Approve)),
+            Some((run_id, call_id, matches!(decision, Decision::Approve))),
         ));
         if let Some(reason) = decision.reason() {
             // The last reason given for a callId is the one read (`reason_of` looks from the end).
