@@ -1166,8 +1166,8 @@ impl Sidenet {
     fn reconciled(&mut self, mut sub: Submission, error: Error) {
         // Looked at, not taken: only an acknowledged call moves on (the submission ends otherwise).
         let Some((id, decision)) = sub.next_queued() else {
-            self.finish_submission(sub);
-            return;
+            // Nothing queued: `continue_submission` finishes the submission.
+            return self.continue_submission(sub);
         };
         let (error, failed) = if self.pause.as_ref().is_some_and(|p| p.has(id)) {
             // Still pending: the decision was not applied. The draft stays.
