@@ -989,14 +989,16 @@ impl Sidenet {
         match job {
             // A load's stream is its replay (the history is never read as one).
             Job::Load { op, why, .. } if terminal => self.after_load(op, why, feed),
-            job @ Job::Load { .. } => {
-                let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
-                self.c.retry_or_fail(now, job, attempt, error);
-            }
             Job::Send { op, .. } if terminal => self.end_send(op, feed),
             Job::Submit(sub) if terminal => self.end_submit(sub, feed),
+            // Cut short: a load's replay is retried (see `stream_dropped`), a chat is recovered.
             job => {
-                let error = Error::new(ErrorCode::Network, "the stream was cut short");
+                let message = if matches!(job, Job::Load { .. }) {
+                    "the replay stream was cut short"
+                } else {
+                    "the stream was cut short"
+                };
+                let error = Error::new(ErrorCode::Network, message);
                 self.stream_dropped(now, job, attempt, feed, error);
             }
         }
