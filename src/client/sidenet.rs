@@ -636,18 +636,18 @@ impl Sidenet {
             Some(text) => self.c.paused_again(op, text),
             None if sub.skipped.is_empty() => self.c.done(op, Ok(())),
             None => {
-                let error = if self.expired {
-                    Error::new(
+                let (code, message) = if self.expired {
+                    (
                         ErrorCode::Expired,
                         "the paused run was abandoned before every decision was sent",
                     )
                 } else {
-                    Error::new(
+                    (
                         ErrorCode::Conflict,
                         "some tools were no longer awaiting approval; those decisions were not sent",
                     )
                 };
-                self.c.refuse(Some(op), error);
+                self.c.refuse(Some(op), Error::new(code, message));
             }
         }
     }
