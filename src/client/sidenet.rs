@@ -1181,18 +1181,19 @@ impl Sidenet {
             }
             self.continue_submission(sub);
             return;
-        } else if self.expired {
-            let error = Error::new(
-                ErrorCode::Expired,
-                "the paused run was abandoned before the decision arrived",
-            );
-            (error, false)
         } else {
-            let error = Error::new(
-                ErrorCode::Conflict,
-                "the paused tool was decided elsewhere; your decision was not applied",
-            );
-            (error, false)
+            let (code, message) = if self.expired {
+                (
+                    ErrorCode::Expired,
+                    "the paused run was abandoned before the decision arrived",
+                )
+            } else {
+                (
+                    ErrorCode::Conflict,
+                    "the paused tool was decided elsewhere; your decision was not applied",
+                )
+            };
+            (Error::new(code, message), false)
         };
         // Taken, not moved out: `sub` is dropped whole (one drop call, not one per field).
         let then_send = sub.then_send.take();
