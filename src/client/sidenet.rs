@@ -72,6 +72,8 @@ const MAX_BUFFER: usize = 1 << 20;
 struct Pause {
     run_id: String,
     agent_version_id: Option<String>,
+    /// The cards' callIds, in order (listed once, for the stored drafts of every step).
+    call_ids: Vec<String>,
     /// The cards (`pending`, never empty) and the assistant message the pause is on
     /// (`message_id`), kept as the [`Suspension`] the decisions are made from (no copy to build).
     tail: Suspension,
@@ -84,10 +86,6 @@ impl Pause {
 
     fn card(&self, call_id: &str) -> Option<&GatedTool> {
         self.tail.pending.iter().find(|c| c.call_id == call_id)
-    }
-
-    fn call_ids(&self) -> Vec<String> {
-        ids_of(&self.tail.pending)
     }
 
     /// The decisions for this pause.
@@ -494,6 +492,9 @@ impl Sidenet {
         if let Some(pause) = &self.pause {
             if pause.tail.pending.is_empty() {
                 return Err("a pause without cards".to_owned());
+            }
+            if pause.call_ids != ids_of(&pause.tail.pending) {
+                return Err("a pause's callIds are not its cards'".to_owned());
             }
             for (id, _) in &drafts.0 {
                 if !pause.has(id) {
@@ -1112,7 +1113,7 @@ impl Sidenet {
             return false;
         }
         let pause = self.make_pause(cards, start_id);
-        self.expect = Some(Expect::Calls(pause.call_ids()));
+        self.expect = Some(Expect::Calls(pause.call_ids.clone()));
         self.adopt_pause(Some(pause));
         true
     }
@@ -1504,6 +1505,7 @@ impl Sidenet {
         Pause {
             run_id,
             agent_version_id,
+            call_ids: ids_of(&cards),
             tail: Suspension {
                 suspended: !cards.is_empty(),
                 message_id,
@@ -1908,7 +1910,7 @@ impl Sidenet {
             let desired = self
                 .pause
                 .as_ref()
-                .and_then(|p| self.c.stored("runId", Some(&p.run_id), &p.call_ids()));
+                .and_then(|p| self.c.stored("runId", Some(&p.run_id), &p.call_ids));
             self.c.persist(desired);
         }
         let next = self.build_head();
