@@ -1719,10 +1719,13 @@ impl Sidenet {
             if let Some(result) = result {
                 put(part, key, result);
             }
-            match status {
-                ToolStatus::Done if had_approval => set_approved(part, call_id, true),
-                ToolStatus::Done | ToolStatus::Error => {}
-                _ => set_approved(part, call_id, false),
+            let approved = match status {
+                ToolStatus::Done if had_approval => Some(true),
+                ToolStatus::Done | ToolStatus::Error => None,
+                _ => Some(false),
+            };
+            if let Some(approved) = approved {
+                set_approved(part, call_id, approved);
             }
         }
         b.text_part = None;
