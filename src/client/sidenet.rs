@@ -1639,7 +1639,8 @@ impl Sidenet {
                 tool.inputs = inputs_of(input.as_ref());
             }
             if tool.name.is_empty() {
-                tool.name = name.to_owned();
+                // Appended to the empty name: no old string to drop.
+                tool.name.push_str(name);
             }
         }
         v.kind = MessageKindView::ToolCall;
