@@ -1008,10 +1008,13 @@ impl Sidenet {
     /// A 2xx stream broke off: the server accepted the request, so never re-send it; find out where
     /// the run stands (history + replay) and go on from there.
     fn stream_dropped(&mut self, now: u64, job: Job, attempt: u32, feed: &Feed, error: Error) {
+        if let Job::Load { .. } = job {
+            return self.c.retry_or_fail(now, job, attempt, error);
+        }
+        self.commit_building();
         match job {
-            Job::Load { .. } => self.c.retry_or_fail(now, job, attempt, error),
+            Job::Load { .. } => {}
             Job::Send { op, .. } => {
-                self.commit_building();
                 self.expect = Some(if feed.approvals.is_empty() {
                     Expect::Unknown
                 } else {
@@ -1020,7 +1023,6 @@ impl Sidenet {
                 self.start_load(Some(op), Why::Recover(None));
             }
             Job::Submit(mut sub) => {
-                self.commit_building();
                 self.ack_current(&mut sub);
                 let mut calls = Vec::new();
                 if let Some(pause) = &self.pause {
