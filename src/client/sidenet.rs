@@ -1854,11 +1854,12 @@ impl Sidenet {
     }
 
     fn apply_restore(&mut self, persisted: &str) {
-        let Some(stored) = read_stored(persisted) else {
+        // Nothing paused: nothing to restore (the stored drafts are not even read).
+        let Some(pause) = &self.pause else {
             return;
         };
         // Read in place, nothing moved out: `stored` is dropped whole.
-        let Some(pause) = &self.pause else {
+        let Some(stored) = read_stored(persisted) else {
             return;
         };
         let run_id = &pause.run_id;
