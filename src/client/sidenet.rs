@@ -1855,7 +1855,7 @@ impl Sidenet {
 
     fn apply_restore(&mut self, persisted: &str) {
         // Nothing paused: nothing to restore (the stored drafts are not even read).
-        let Some(pause) = &self.pause else {
+        let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
             return;
         };
         // Read in place, nothing moved out: `stored` is dropped whole.
@@ -1866,9 +1866,6 @@ impl Sidenet {
         if stored.run_id.as_ref() != Some(run_id) {
             return;
         }
-        let Some(decisions) = self.c.decisions.as_mut() else {
-            return;
-        };
         let call_ids = &stored.call_ids;
         let restored = restore_into(decisions, &stored.drafts, &|id, _| {
             call_ids.iter().any(|c| c == id)
