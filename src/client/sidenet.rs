@@ -900,12 +900,9 @@ impl Sidenet {
                 stage: Stage::History,
                 ..
             } if ok || status == 404 => {
-                let parsed = if status == 404 {
-                    Ok(Vec::new())
-                } else {
-                    parse_history(body)
-                };
-                return match parsed {
+                // A 404 (no thread yet) reads as an empty body: no message.
+                let body = if status == 404 { &[][..] } else { body };
+                return match parse_history(body) {
                     Ok(history) => {
                         self.set_history(history);
                         if let Job::Load { stage, .. } = &mut job {
