@@ -619,8 +619,9 @@ impl Sidenet {
     }
 
     fn finish_submission(&mut self, mut sub: Submission) {
-        let paused = self.pause.is_some();
         let cards = self.pause.as_ref().map_or(&[][..], |p| &p.tail.pending);
+        // A pause never lacks cards.
+        let paused = !cards.is_empty();
         self.c.last_submission = Some(submission_view(cards, &sub.sent, paused));
         // Taken, not moved out: `sub` is dropped whole.
         let then_send = sub.then_send.take();
