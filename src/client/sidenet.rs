@@ -1107,15 +1107,16 @@ impl Sidenet {
     fn adopt_cards(&mut self, feed: &mut Feed) -> bool {
         let cards = self.finish_cards(take(&mut feed.approvals));
         let start_id = feed.start_id.take();
-        if cards.is_empty() {
-            self.adopt_pause(None);
-            self.expect = None;
-            return false;
-        }
-        let pause = self.make_pause(cards, start_id);
-        self.expect = Some(Expect::Calls(pause.call_ids.clone()));
-        self.adopt_pause(Some(pause));
-        true
+        let pause = if cards.is_empty() {
+            None
+        } else {
+            Some(self.make_pause(cards, start_id))
+        };
+        // What is paused is what the client expects to find paused next (nothing: no pause).
+        self.expect = pause.as_ref().map(|p| Expect::Calls(p.call_ids.clone()));
+        let paused = pause.is_some();
+        self.adopt_pause(pause);
+        paused
     }
 
     /// The end of a load (history and replay).
