@@ -627,31 +627,32 @@ impl Sidenet {
         let then_send = sub.then_send.take();
         let op = sub.op;
         // A failed run always has its error shown (`failed` is never set without one).
-        if let (true, Some(error)) = (self.c.failed, &self.c.error) {
+        let result = if let (true, Some(error)) = (self.c.failed, &self.c.error) {
             let error = error.clone();
             self.c.unsend(then_send);
-            self.c.done(op, Err(error));
-            return;
-        }
-        match then_send {
-            Some(text) if !paused => self.start_send(op, text),
-            Some(text) => self.c.paused_again(op, text),
-            None if sub.skipped.is_empty() => self.c.done(op, Ok(())),
-            None => {
-                let (code, message) = if self.expired {
-                    (
-                        ErrorCode::Expired,
-                        "the paused run was abandoned before every decision was sent",
-                    )
-                } else {
-                    (
-                        ErrorCode::Conflict,
-                        "some tools were no longer awaiting approval; those decisions were not sent",
-                    )
-                };
-                self.c.refuse(Some(op), Error::new(code, message));
+            Err(error)
+        } else {
+            match then_send {
+                Some(text) if !paused => return self.start_send(op, text),
+                Some(text) => return self.c.paused_again(op, text),
+                None if sub.skipped.is_empty() => Ok(()),
+                None => {
+                    let (code, message) = if self.expired {
+                        (
+                            ErrorCode::Expired,
+                            "the paused run was abandoned before every decision was sent",
+                        )
+                    } else {
+                        (
+                            ErrorCode::Conflict,
+                            "some tools were no longer awaiting approval; those decisions were not sent",
+                        )
+                    };
+                    return self.c.refuse(Some(op), Error::new(code, message));
+                }
             }
-        }
+        };
+        self.c.done(op, result);
     }
 
     fn issue(&mut self, job: Job, attempt: u32) {
