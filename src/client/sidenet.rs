@@ -72,6 +72,8 @@ const MAX_BUFFER: usize = 1 << 20;
 struct Pause {
     run_id: String,
     agent_version_id: Option<String>,
+    /// The cards' callIds, in order (listed once, for the stored drafts of every step).
+    call_ids: Vec<String>,
     /// The cards (`pending`, never empty) and the assistant message the pause is on
     /// (`message_id`), kept as the [`Suspension`] the decisions are made from (no copy to build).
     tail: Suspension,
@@ -84,10 +86,6 @@ impl Pause {
 
     fn card(&self, call_id: &str) -> Option<&GatedTool> {
         self.tail.pending.iter().find(|c| c.call_id == call_id)
-    }
-
-    fn call_ids(&self) -> Vec<String> {
-        ids_of(&self.tail.pending)
     }
 
     /// The decisions for this pause.
@@ -495,6 +493,9 @@ impl Sidenet {
             if pause.tail.pending.is_empty() {
                 return Err("a pause without cards".to_owned());
             }
+            if pause.call_ids != ids_of(&pause.tail.pending) {
+                return Err("a pause's callIds are not its cards'".to_owned());
+            }
             for (id, _) in &drafts.0 {
                 if !pause.has(id) {
                     return Err(format!(
@@ -618,38 +619,40 @@ impl Sidenet {
     }
 
     fn finish_submission(&mut self, mut sub: Submission) {
-        let paused = self.pause.is_some();
         let cards = self.pause.as_ref().map_or(&[][..], |p| &p.tail.pending);
+        // A pause never lacks cards.
+        let paused = !cards.is_empty();
         self.c.last_submission = Some(submission_view(cards, &sub.sent, paused));
         // Taken, not moved out: `sub` is dropped whole.
         let then_send = sub.then_send.take();
         let op = sub.op;
         // A failed run always has its error shown (`failed` is never set without one).
-        if let (true, Some(error)) = (self.c.failed, &self.c.error) {
+        let result = if let (true, Some(error)) = (self.c.failed, &self.c.error) {
             let error = error.clone();
             self.c.unsend(then_send);
-            self.c.done(op, Err(error));
-            return;
-        }
-        match then_send {
-            Some(text) if !paused => self.start_send(op, text),
-            Some(text) => self.c.paused_again(op, text),
-            None if sub.skipped.is_empty() => self.c.done(op, Ok(())),
-            None => {
-                let error = if self.expired {
-                    Error::new(
-                        ErrorCode::Expired,
-                        "the paused run was abandoned before every decision was sent",
-                    )
-                } else {
-                    Error::new(
-                        ErrorCode::Conflict,
-                        "some tools were no longer awaiting approval; those decisions were not sent",
-                    )
-                };
-                self.c.refuse(Some(op), error);
+            Err(error)
+        } else {
+            match then_send {
+                Some(text) if !paused => return self.start_send(op, text),
+                Some(text) => return self.c.paused_again(op, text),
+                None if sub.skipped.is_empty() => Ok(()),
+                None => {
+                    let (code, message) = if self.expired {
+                        (
+                            ErrorCode::Expired,
+                            "the paused run was abandoned before every decision was sent",
+                        )
+                    } else {
+                        (
+                            ErrorCode::Conflict,
+                            "some tools were no longer awaiting approval; those decisions were not sent",
+                        )
+                    };
+                    return self.c.refuse(Some(op), Error::new(code, message));
+                }
             }
-        }
+        };
+        self.c.done(op, result);
     }
 
     fn issue(&mut self, job: Job, attempt: u32) {
@@ -730,7 +733,7 @@ impl Sidenet {
             None,
             &self.c.config.thread_id,
             agent_version_id,
-            Some((run_id, call_id, *decision == Decision::Approve)),
+            Some((run_id, call_id, matches!(decision, Decision::Approve))),
         ));
         if let Some(reason) = decision.reason() {
             // The last reason given for a callId is the one read (`reason_of` looks from the end).
@@ -899,12 +902,9 @@ impl Sidenet {
                 stage: Stage::History,
                 ..
             } if ok || status == 404 => {
-                let parsed = if status == 404 {
-                    Ok(Vec::new())
-                } else {
-                    parse_history(body)
-                };
-                return match parsed {
+                // A 404 (no thread yet) reads as an empty body: no message.
+                let body = if status == 404 { &[][..] } else { body };
+                return match parse_history(body) {
                     Ok(history) => {
                         self.set_history(history);
                         if let Job::Load { stage, .. } = &mut job {
@@ -989,14 +989,16 @@ impl Sidenet {
         match job {
             // A load's stream is its replay (the history is never read as one).
             Job::Load { op, why, .. } if terminal => self.after_load(op, why, feed),
-            job @ Job::Load { .. } => {
-                let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
-                self.c.retry_or_fail(now, job, attempt, error);
-            }
             Job::Send { op, .. } if terminal => self.end_send(op, feed),
             Job::Submit(sub) if terminal => self.end_submit(sub, feed),
+            // Cut short: a load's replay is retried (see `stream_dropped`), a chat is recovered.
             job => {
-                let error = Error::new(ErrorCode::Network, "the stream was cut short");
+                let message = if matches!(job, Job::Load { .. }) {
+                    "the replay stream was cut short"
+                } else {
+                    "the stream was cut short"
+                };
+                let error = Error::new(ErrorCode::Network, message);
                 self.stream_dropped(now, job, attempt, feed, error);
             }
         }
@@ -1005,10 +1007,13 @@ impl Sidenet {
     /// A 2xx stream broke off: the server accepted the request, so never re-send it; find out where
     /// the run stands (history + replay) and go on from there.
     fn stream_dropped(&mut self, now: u64, job: Job, attempt: u32, feed: &Feed, error: Error) {
+        if let Job::Load { .. } = job {
+            return self.c.retry_or_fail(now, job, attempt, error);
+        }
+        self.commit_building();
         match job {
-            Job::Load { .. } => self.c.retry_or_fail(now, job, attempt, error),
+            Job::Load { .. } => {}
             Job::Send { op, .. } => {
-                self.commit_building();
                 self.expect = Some(if feed.approvals.is_empty() {
                     Expect::Unknown
                 } else {
@@ -1017,7 +1022,6 @@ impl Sidenet {
                 self.start_load(Some(op), Why::Recover(None));
             }
             Job::Submit(mut sub) => {
-                self.commit_building();
                 self.ack_current(&mut sub);
                 let mut calls = Vec::new();
                 if let Some(pause) = &self.pause {
@@ -1104,15 +1108,16 @@ impl Sidenet {
     fn adopt_cards(&mut self, feed: &mut Feed) -> bool {
         let cards = self.finish_cards(take(&mut feed.approvals));
         let start_id = feed.start_id.take();
-        if cards.is_empty() {
-            self.adopt_pause(None);
-            self.expect = None;
-            return false;
-        }
-        let pause = self.make_pause(cards, start_id);
-        self.expect = Some(Expect::Calls(pause.call_ids()));
-        self.adopt_pause(Some(pause));
-        true
+        let pause = if cards.is_empty() {
+            None
+        } else {
+            Some(self.make_pause(cards, start_id))
+        };
+        // What is paused is what the client expects to find paused next (nothing: no pause).
+        self.expect = pause.as_ref().map(|p| Expect::Calls(p.call_ids.clone()));
+        let paused = pause.is_some();
+        self.adopt_pause(pause);
+        paused
     }
 
     /// The end of a load (history and replay).
@@ -1166,8 +1171,8 @@ impl Sidenet {
     fn reconciled(&mut self, mut sub: Submission, error: Error) {
         // Looked at, not taken: only an acknowledged call moves on (the submission ends otherwise).
         let Some((id, decision)) = sub.next_queued() else {
-            self.finish_submission(sub);
-            return;
+            // Nothing queued: `continue_submission` finishes the submission.
+            return self.continue_submission(sub);
         };
         let (error, failed) = if self.pause.as_ref().is_some_and(|p| p.has(id)) {
             // Still pending: the decision was not applied. The draft stays.
@@ -1179,18 +1184,19 @@ impl Sidenet {
             }
             self.continue_submission(sub);
             return;
-        } else if self.expired {
-            let error = Error::new(
-                ErrorCode::Expired,
-                "the paused run was abandoned before the decision arrived",
-            );
-            (error, false)
         } else {
-            let error = Error::new(
-                ErrorCode::Conflict,
-                "the paused tool was decided elsewhere; your decision was not applied",
-            );
-            (error, false)
+            let (code, message) = if self.expired {
+                (
+                    ErrorCode::Expired,
+                    "the paused run was abandoned before the decision arrived",
+                )
+            } else {
+                (
+                    ErrorCode::Conflict,
+                    "the paused tool was decided elsewhere; your decision was not applied",
+                )
+            };
+            (Error::new(code, message), false)
         };
         // Taken, not moved out: `sub` is dropped whole (one drop call, not one per field).
         let then_send = sub.then_send.take();
@@ -1441,23 +1447,14 @@ impl Sidenet {
             let known = tool_in(&feed.inputs, &card.call_id)
                 .or_else(|| view.and_then(|v| tool_in(&v.tools, &card.call_id)))
                 .or_else(|| self.find_tool(&card.call_id));
-            if let Some(ToolView {
-                name,
-                inputs: input,
-                ..
-            }) = known
-            {
-                if card.name.is_empty() {
-                    // Appended to the empty name: no old string to drop.
-                    card.name.push_str(name);
-                }
-                if card.inputs.is_null() {
-                    card.inputs = input.clone();
-                }
+            if let (true, Some(known)) = (card.name.is_empty(), known) {
+                // Appended to the empty name: no old string to drop.
+                card.name.push_str(&known.name);
             }
-        }
-        if card.inputs.is_null() {
-            card.inputs = Value::Object(Map::new());
+            if card.inputs.is_null() {
+                // Null (unknown or null inputs) shows as `{}`.
+                card.inputs = inputs_of(known.map(|t| &t.inputs));
+            }
         }
         if chat {
             self.tool_pending(&card);
@@ -1510,6 +1507,7 @@ impl Sidenet {
         Pause {
             run_id,
             agent_version_id,
+            call_ids: ids_of(&cards),
             tail: Suspension {
                 suspended: !cards.is_empty(),
                 message_id,
@@ -1643,7 +1641,8 @@ impl Sidenet {
                 tool.inputs = inputs_of(input.as_ref());
             }
             if tool.name.is_empty() {
-                tool.name = name.to_owned();
+                // Appended to the empty name: no old string to drop.
+                tool.name.push_str(name);
             }
         }
         v.kind = MessageKindView::ToolCall;
@@ -1723,10 +1722,13 @@ impl Sidenet {
             if let Some(result) = result {
                 put(part, key, result);
             }
-            match status {
-                ToolStatus::Done if had_approval => set_approved(part, call_id, true),
-                ToolStatus::Done | ToolStatus::Error => {}
-                _ => set_approved(part, call_id, false),
+            let approved = match status {
+                ToolStatus::Done if had_approval => Some(true),
+                ToolStatus::Done | ToolStatus::Error => None,
+                _ => Some(false),
+            };
+            if let Some(approved) = approved {
+                set_approved(part, call_id, approved);
             }
         }
         b.text_part = None;
@@ -1852,20 +1854,18 @@ impl Sidenet {
     }
 
     fn apply_restore(&mut self, persisted: &str) {
-        let Some(stored) = read_stored(persisted) else {
+        // Nothing paused: nothing to restore (the stored drafts are not even read).
+        let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
             return;
         };
         // Read in place, nothing moved out: `stored` is dropped whole.
-        let Some(pause) = &self.pause else {
+        let Some(stored) = read_stored(persisted) else {
             return;
         };
         let run_id = &pause.run_id;
         if stored.run_id.as_ref() != Some(run_id) {
             return;
         }
-        let Some(decisions) = self.c.decisions.as_mut() else {
-            return;
-        };
         let call_ids = &stored.call_ids;
         let restored = restore_into(decisions, &stored.drafts, &|id, _| {
             call_ids.iter().any(|c| c == id)
@@ -1914,7 +1914,7 @@ impl Sidenet {
             let desired = self
                 .pause
                 .as_ref()
-                .and_then(|p| self.c.stored("runId", Some(&p.run_id), &p.call_ids()));
+                .and_then(|p| self.c.stored("runId", Some(&p.run_id), &p.call_ids));
             self.c.persist(desired);
         }
         let next = self.build_head();
