@@ -467,12 +467,12 @@ fn encode_into(out: &mut String, s: &str) {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
             out.push(char::from(b));
         } else {
+            // Two pushes, not a loop over a by-value array (whose iterator is library code).
+            let hex =
+                |nibble: u8| char::from(HEX.get(usize::from(nibble)).copied().unwrap_or(b'0'));
             out.push('%');
-            for nibble in [b >> 4, b & 15] {
-                out.push(char::from(
-                    HEX.get(usize::from(nibble)).copied().unwrap_or(b'0'),
-                ));
-            }
+            out.push(hex(b >> 4));
+            out.push(hex(b & 15));
         }
     }
 }
