@@ -1087,14 +1087,15 @@ impl Client {
                 let reason = neuron::error_text(&response.body);
                 self.send_conflict(op, text, reason);
             }
-            status if retryable_status(status) => {
-                let error = status_error(status, &response.body);
-                self.verify_send(op, text, users_before, error);
-            }
             status => {
-                // What `Core::fail` does for a `Job::Send`, without building the job.
+                // One error for both outcomes.
                 let error = status_error(status, &response.body);
-                self.c.give_up(Some(op), Some(text), error, true);
+                if retryable_status(status) {
+                    self.verify_send(op, text, users_before, error);
+                } else {
+                    // What `Core::fail` does for a `Job::Send`, without building the job.
+                    self.c.give_up(Some(op), Some(text), error, true);
+                }
             }
         }
     }
