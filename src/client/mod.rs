@@ -1060,7 +1060,8 @@ impl Client {
         users_before: Option<usize>,
         response: &HttpResponse,
     ) {
-        match response.status {
+        // Every unclear outcome goes to one `verify_send`.
+        let error = match response.status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
                 Ok(neuron::ChatReply::Ok { status, message }) => {
                     let was_loaded = self.c.loaded;
@@ -1077,27 +1078,27 @@ impl Client {
                     if self.c.config.reload_after_post || !consistent || !was_loaded {
                         self.start_sync();
                     }
+                    return;
                 }
                 Ok(neuron::ChatReply::Conflict(reason)) => {
-                    self.send_conflict(op, text, reason);
+                    return self.send_conflict(op, text, reason);
                 }
-                Err(error) => self.verify_send(op, text, users_before, error),
+                Err(error) => error,
             },
             409 => {
                 let reason = neuron::error_text(&response.body);
-                self.send_conflict(op, text, reason);
+                return self.send_conflict(op, text, reason);
             }
             status => {
-                // One error for both outcomes.
                 let error = status_error(status, &response.body);
-                if retryable_status(status) {
-                    self.verify_send(op, text, users_before, error);
-                } else {
+                if !retryable_status(status) {
                     // What `Core::fail` does for a `Job::Send`, without building the job.
-                    self.c.give_up(Some(op), Some(text), error, true);
+                    return self.c.give_up(Some(op), Some(text), error, true);
                 }
+                error
             }
-        }
+        };
+        self.verify_send(op, text, users_before, error);
     }
 
     fn send_conflict(&mut self, op: OpId, text: String, reason: Option<String>) {
