@@ -235,7 +235,7 @@ struct StoredIn {
 
 /// Reads stored drafts; `None` when the text is not a stored-drafts object of version 1.
 fn read_stored(text: &str) -> Option<StoredIn> {
-    let Value::Object(mut o) = Value::parse(text).ok()? else {
+    let Ok(Value::Object(mut o)) = Value::parse(text) else {
         return None;
     };
     // The text "1" is the only JSON number that reads as the integer 1.
