@@ -294,19 +294,16 @@ impl Config {
         c.token = text(9);
         c.agent_version_id = text(10);
         c.agent_id = text(11);
-        for (i, route) in [
-            &mut c.routes.chat,
-            &mut c.routes.thread,
-            &mut c.routes.stream,
-            &mut c.routes.run,
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            if let Some(given) = text(12 + i) {
-                *route = given;
+        // One call per route, not a loop over a by-value array (whose iterator is library code).
+        let route = |slot: &mut String, i: usize| {
+            if let Some(given) = text(i) {
+                *slot = given;
             }
-        }
+        };
+        route(&mut c.routes.chat, 12);
+        route(&mut c.routes.thread, 13);
+        route(&mut c.routes.stream, 14);
+        route(&mut c.routes.run, 15);
         c.retry.attempts = u32::try_from(num(16, 3)).unwrap_or(3);
         c.retry.backoff_ms = num(17, c.retry.backoff_ms);
         c.retry.max_backoff_ms = num(18, c.retry.max_backoff_ms);
