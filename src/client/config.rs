@@ -280,11 +280,13 @@ impl Config {
         }
         c.thread_id = text(2).unwrap_or_default();
         c.base_url = text(3).unwrap_or_default();
-        for pair in at(4).as_array().into_iter().flatten() {
-            if let Some([Value::String(name), Value::String(value)]) =
-                pair.as_array().map(Vec::as_slice)
-            {
-                c.headers.push((name.clone(), value.clone()));
+        if let Value::Array(pairs) = at(4) {
+            for pair in pairs {
+                if let Value::Array(pair) = pair {
+                    if let [Value::String(name), Value::String(value)] = pair.as_slice() {
+                        c.headers.push((name.clone(), value.clone()));
+                    }
+                }
             }
         }
         c.auto_submit = at(5).as_bool().unwrap_or(false);
