@@ -1202,11 +1202,10 @@ impl Client {
     /// drafts of a pause that went away are acknowledged as `ack` says, and dropped (listed in
     /// `droppedDrafts`) otherwise.
     fn adopt_tail(&mut self, ack: Ack) {
-        let suspension = self
-            .messages
-            .last()
-            .map(Suspension::from_message)
-            .unwrap_or_default();
+        let suspension = match self.messages.last() {
+            Some(tail) => Suspension::from_message(tail),
+            None => Suspension::default(),
+        };
         let new_key = PauseKey::of(&suspension);
         let mut new_decisions = Decisions::new(&suspension).ok();
         let old_pause = self.pause.take();
