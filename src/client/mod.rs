@@ -242,22 +242,23 @@ fn read_stored(text: &str) -> Option<StoredIn> {
     if o.get("v")?.as_number()?.as_str() != "1" {
         return None;
     }
+    // Checked in an order that leaves the fewest values to drop on a refusal: the drafts (moved
+    // out), the pause by reference, the callIds, and the copies last, where nothing can fail.
+    let Some(Value::Object(drafts)) = o.remove("drafts") else {
+        return None;
+    };
     let message_id = match o.get("messageId") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::String(s)) => Some(s),
         Some(_) => return None,
     };
-    let run_id = o.get("runId").and_then(Value::as_str).map(str::to_owned);
     let mut call_ids = Vec::new();
     for id in o.get("callIds")?.as_array()? {
         call_ids.push(id.as_str()?.to_owned());
     }
-    let Some(Value::Object(drafts)) = o.remove("drafts") else {
-        return None;
-    };
     Some(StoredIn {
-        message_id,
-        run_id,
+        message_id: message_id.cloned(),
+        run_id: o.get("runId").and_then(Value::as_str).map(str::to_owned),
         call_ids,
         drafts,
     })
@@ -1221,7 +1222,7 @@ impl Client {
             for (id, draft) in old.local() {
                 if same {
                     let tail = suspension.tool(id).and_then(Decision::from_tail);
-                    if tail.as_ref().is_some_and(|t| t == draft) {
+                    if tail.as_ref() == Some(draft) {
                         self.audit.settle(id, Fate::Acknowledged);
                         continue;
                     }
