@@ -266,7 +266,10 @@ impl Config {
             return c;
         };
         let at = |i: usize| items.get(i).unwrap_or(&Value::Null);
-        let text = |i: usize| at(i).as_str().map(str::to_owned);
+        let text = |i: usize| match items.get(i) {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        };
         let num = |i: usize, default: u64| match at(i) {
             Value::Number(n) => n.as_u64().unwrap_or(default),
             _ => default,
