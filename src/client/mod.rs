@@ -1376,11 +1376,7 @@ fn same_stored(a: Option<&str>, b: Option<&str>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(a), Some(b)) => {
-            a == b
-                || matches!(
-                    (Value::parse(a), Value::parse(b)),
-                    (Ok(x), Ok(y)) if x == y
-                )
+            a == b || matches!(Value::parse(a), Ok(x) if Value::parse(b).is_ok_and(|y| x == y))
         }
         _ => false,
     }
