@@ -779,7 +779,9 @@ impl Client {
         }
         let mut op = None;
         if self.c.auto_submit_due() {
-            op = self.submit_now(None).ok();
+            if let Ok(id) = self.submit_now(None) {
+                op = Some(id);
+            }
         }
         self.settle();
         Ok(op)
