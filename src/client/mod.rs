@@ -1224,7 +1224,7 @@ impl Client {
             for (id, draft) in old.local() {
                 if same {
                     let tail = suspension.tool(id).and_then(Decision::from_tail);
-                    if tail.as_ref() == Some(draft) {
+                    if tail.as_ref().is_some_and(|t| t == draft) {
                         self.audit.settle(id, Fate::Acknowledged);
                         continue;
                     }
