@@ -281,8 +281,15 @@ impl Config {
         if matches!(at(1), Value::String(s) if s == "collect") {
             c.transport = Transport::Collect;
         }
-        c.thread_id = text(2).unwrap_or_default();
-        c.base_url = text(3).unwrap_or_default();
+        // One call per text option (these two start empty), not a loop over a by-value array
+        // (whose iterator is library code).
+        let set = |slot: &mut String, i: usize| {
+            if let Some(given) = text(i) {
+                *slot = given;
+            }
+        };
+        set(&mut c.thread_id, 2);
+        set(&mut c.base_url, 3);
         if let Value::Array(pairs) = at(4) {
             for pair in pairs {
                 if let Value::Array(pair) = pair {
@@ -299,16 +306,10 @@ impl Config {
         c.token = text(9);
         c.agent_version_id = text(10);
         c.agent_id = text(11);
-        // One call per route, not a loop over a by-value array (whose iterator is library code).
-        let route = |slot: &mut String, i: usize| {
-            if let Some(given) = text(i) {
-                *slot = given;
-            }
-        };
-        route(&mut c.routes.chat, 12);
-        route(&mut c.routes.thread, 13);
-        route(&mut c.routes.stream, 14);
-        route(&mut c.routes.run, 15);
+        set(&mut c.routes.chat, 12);
+        set(&mut c.routes.thread, 13);
+        set(&mut c.routes.stream, 14);
+        set(&mut c.routes.run, 15);
         c.retry.attempts = u32::try_from(num(16, 3)).unwrap_or(3);
         c.retry.backoff_ms = num(17, c.retry.backoff_ms);
         c.retry.max_backoff_ms = num(18, c.retry.max_backoff_ms);
