@@ -442,7 +442,11 @@ impl Config {
             let (value, tail) = if let Some(tail) = part.strip_prefix("threadId}") {
                 (self.thread_id.as_str(), tail)
             } else if let Some(tail) = part.strip_prefix("agentId}") {
-                (self.agent_id.as_deref().unwrap_or_default(), tail)
+                let id = match &self.agent_id {
+                    Some(id) => id.as_str(),
+                    None => "",
+                };
+                (id, tail)
             } else {
                 out.push('{');
                 rest = part;
