@@ -1443,11 +1443,13 @@ fn suspension_view(
             run_id: tool.run_id.clone(),
             agent_version_id: tool.agent_version_id.as_ref().or(agent_version_id).cloned(),
         };
-        if approval == Approval::Pending {
-            pending.push(view.clone());
+        // One copy, into the list the tool belongs to.
+        let list = if approval == Approval::Pending {
+            &mut pending
         } else {
-            decided.push(view.clone());
-        }
+            &mut decided
+        };
+        list.push(view.clone());
         tools.push(view);
     }
     SuspensionView {
