@@ -91,7 +91,10 @@ pub(crate) fn error_text(body: &[u8]) -> Option<String> {
         },
         _ => None,
     };
-    text("error").or_else(|| text("message"))
+    match text("error") {
+        Some(text) => Some(text),
+        None => text("message"),
+    }
 }
 
 /// The user message the server records for a new turn, as the client shows it until the next load
