@@ -266,7 +266,10 @@ impl Config {
             return c;
         };
         let at = |i: usize| items.get(i).unwrap_or(&Value::Null);
-        let text = |i: usize| at(i).as_str().map(str::to_owned);
+        let text = |i: usize| match items.get(i) {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        };
         let num = |i: usize, default: u64| match at(i) {
             Value::Number(n) => n.as_u64().unwrap_or(default),
             _ => default,
@@ -278,13 +281,22 @@ impl Config {
         if matches!(at(1), Value::String(s) if s == "collect") {
             c.transport = Transport::Collect;
         }
-        c.thread_id = text(2).unwrap_or_default();
-        c.base_url = text(3).unwrap_or_default();
-        for pair in at(4).as_array().into_iter().flatten() {
-            if let Some([Value::String(name), Value::String(value)]) =
-                pair.as_array().map(Vec::as_slice)
-            {
-                c.headers.push((name.clone(), value.clone()));
+        // One call per text option (these two start empty), not a loop over a by-value array
+        // (whose iterator is library code).
+        let set = |slot: &mut String, i: usize| {
+            if let Some(given) = text(i) {
+                *slot = given;
+            }
+        };
+        set(&mut c.thread_id, 2);
+        set(&mut c.base_url, 3);
+        if let Value::Array(pairs) = at(4) {
+            for pair in pairs {
+                if let Value::Array(pair) = pair {
+                    if let [Value::String(name), Value::String(value)] = pair.as_slice() {
+                        c.headers.push((name.clone(), value.clone()));
+                    }
+                }
             }
         }
         c.auto_submit = at(5).as_bool().unwrap_or(false);
@@ -294,19 +306,10 @@ impl Config {
         c.token = text(9);
         c.agent_version_id = text(10);
         c.agent_id = text(11);
-        for (i, route) in [
-            &mut c.routes.chat,
-            &mut c.routes.thread,
-            &mut c.routes.stream,
-            &mut c.routes.run,
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            if let Some(given) = text(12 + i) {
-                *route = given;
-            }
-        }
+        set(&mut c.routes.chat, 12);
+        set(&mut c.routes.thread, 13);
+        set(&mut c.routes.stream, 14);
+        set(&mut c.routes.run, 15);
         c.retry.attempts = u32::try_from(num(16, 3)).unwrap_or(3);
         c.retry.backoff_ms = num(17, c.retry.backoff_ms);
         c.retry.max_backoff_ms = num(18, c.retry.max_backoff_ms);
@@ -418,20 +421,32 @@ impl Config {
     }
 
     /// A route with `{threadId}` filled in, prefixed by the base URL.
-    /// (Cut at each `{` with `split_once`, not `str::replace`, whose substring searcher and its panic
-    /// paths cost 4 KiB of wasm, nor `split`, whose iterator is one more function with a panic path.
-    /// The pattern is a closure, not the `char` `'{'`: a `char` pattern inlines a word-at-a-time
-    /// `memchr`, larger than the plain loop a closure gets.)
-    #[allow(clippy::manual_pattern_char_comparison)]
+    /// (Cut at each `{`, found by a plain byte loop and `split_at_checked`: not `str::replace`,
+    /// whose substring searcher and its panic paths cost 4 KiB of wasm, nor `split`, whose iterator
+    /// is one more function with a panic path, nor `split_once` with a `char` pattern (a
+    /// word-at-a-time `memchr`) or a closure (a loop decoding each `char`).)
     pub(crate) fn url(&self, template: &str) -> String {
         let mut out = self.base().to_owned();
         let mut rest = template;
-        while let Some((head, part)) = rest.split_once(|c| c == '{') {
+        while let Some((head, part)) = rest
+            .bytes()
+            .position(|b| b == b'{')
+            .and_then(|i| rest.split_at_checked(i))
+        {
             out.push_str(head);
+            // (Always there: `part` starts at the `{` found.)
+            let Some(part) = part.strip_prefix("{") else {
+                rest = part;
+                break;
+            };
             let (value, tail) = if let Some(tail) = part.strip_prefix("threadId}") {
                 (self.thread_id.as_str(), tail)
             } else if let Some(tail) = part.strip_prefix("agentId}") {
-                (self.agent_id.as_deref().unwrap_or_default(), tail)
+                let id = match &self.agent_id {
+                    Some(id) => id.as_str(),
+                    None => "",
+                };
+                (id, tail)
             } else {
                 out.push('{');
                 rest = part;
@@ -467,12 +482,12 @@ fn encode_into(out: &mut String, s: &str) {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
             out.push(char::from(b));
         } else {
+            // Two pushes, not a loop over a by-value array (whose iterator is library code).
+            let hex =
+                |nibble: u8| char::from(HEX.get(usize::from(nibble)).copied().unwrap_or(b'0'));
             out.push('%');
-            for nibble in [b >> 4, b & 15] {
-                out.push(char::from(
-                    HEX.get(usize::from(nibble)).copied().unwrap_or(b'0'),
-                ));
-            }
+            out.push(hex(b >> 4));
+            out.push(hex(b & 15));
         }
     }
 }

@@ -235,29 +235,30 @@ struct StoredIn {
 
 /// Reads stored drafts; `None` when the text is not a stored-drafts object of version 1.
 fn read_stored(text: &str) -> Option<StoredIn> {
-    let Value::Object(mut o) = Value::parse(text).ok()? else {
+    let Ok(Value::Object(mut o)) = Value::parse(text) else {
         return None;
     };
     // The text "1" is the only JSON number that reads as the integer 1.
     if o.get("v")?.as_number()?.as_str() != "1" {
         return None;
     }
+    // Checked in an order that leaves the fewest values to drop on a refusal: the drafts (moved
+    // out), the pause by reference, the callIds, and the copies last, where nothing can fail.
+    let Some(Value::Object(drafts)) = o.remove("drafts") else {
+        return None;
+    };
     let message_id = match o.get("messageId") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::String(s)) => Some(s),
         Some(_) => return None,
     };
-    let run_id = o.get("runId").and_then(Value::as_str).map(str::to_owned);
     let mut call_ids = Vec::new();
     for id in o.get("callIds")?.as_array()? {
         call_ids.push(id.as_str()?.to_owned());
     }
-    let Some(Value::Object(drafts)) = o.remove("drafts") else {
-        return None;
-    };
     Some(StoredIn {
-        message_id,
-        run_id,
+        message_id: message_id.cloned(),
+        run_id: o.get("runId").and_then(Value::as_str).map(str::to_owned),
         call_ids,
         drafts,
     })
@@ -778,7 +779,9 @@ impl Client {
         }
         let mut op = None;
         if self.c.auto_submit_due() {
-            op = self.submit_now(None).ok();
+            if let Ok(id) = self.submit_now(None) {
+                op = Some(id);
+            }
         }
         self.settle();
         Ok(op)
@@ -1060,7 +1063,8 @@ impl Client {
         users_before: Option<usize>,
         response: &HttpResponse,
     ) {
-        match response.status {
+        // Every unclear outcome goes to one `verify_send`.
+        let error = match response.status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
                 Ok(neuron::ChatReply::Ok { status, message }) => {
                     let was_loaded = self.c.loaded;
@@ -1077,26 +1081,27 @@ impl Client {
                     if self.c.config.reload_after_post || !consistent || !was_loaded {
                         self.start_sync();
                     }
+                    return;
                 }
                 Ok(neuron::ChatReply::Conflict(reason)) => {
-                    self.send_conflict(op, text, reason);
+                    return self.send_conflict(op, text, reason);
                 }
-                Err(error) => self.verify_send(op, text, users_before, error),
+                Err(error) => error,
             },
             409 => {
                 let reason = neuron::error_text(&response.body);
-                self.send_conflict(op, text, reason);
-            }
-            status if retryable_status(status) => {
-                let error = status_error(status, &response.body);
-                self.verify_send(op, text, users_before, error);
+                return self.send_conflict(op, text, reason);
             }
             status => {
-                // What `Core::fail` does for a `Job::Send`, without building the job.
                 let error = status_error(status, &response.body);
-                self.c.give_up(Some(op), Some(text), error, true);
+                if !retryable_status(status) {
+                    // What `Core::fail` does for a `Job::Send`, without building the job.
+                    return self.c.give_up(Some(op), Some(text), error, true);
+                }
+                error
             }
-        }
+        };
+        self.verify_send(op, text, users_before, error);
     }
 
     fn send_conflict(&mut self, op: OpId, text: String, reason: Option<String>) {
@@ -1200,11 +1205,10 @@ impl Client {
     /// drafts of a pause that went away are acknowledged as `ack` says, and dropped (listed in
     /// `droppedDrafts`) otherwise.
     fn adopt_tail(&mut self, ack: Ack) {
-        let suspension = self
-            .messages
-            .last()
-            .map(Suspension::from_message)
-            .unwrap_or_default();
+        let suspension = match self.messages.last() {
+            Some(tail) => Suspension::from_message(tail),
+            None => Suspension::default(),
+        };
         let new_key = PauseKey::of(&suspension);
         let mut new_decisions = Decisions::new(&suspension).ok();
         let old_pause = self.pause.take();
@@ -1374,11 +1378,7 @@ fn same_stored(a: Option<&str>, b: Option<&str>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(a), Some(b)) => {
-            a == b
-                || matches!(
-                    (Value::parse(a), Value::parse(b)),
-                    (Ok(x), Ok(y)) if x == y
-                )
+            a == b || matches!(Value::parse(a), Ok(x) if Value::parse(b).is_ok_and(|y| x == y))
         }
         _ => false,
     }
@@ -1443,11 +1443,13 @@ fn suspension_view(
             run_id: tool.run_id.clone(),
             agent_version_id: tool.agent_version_id.as_ref().or(agent_version_id).cloned(),
         };
-        if approval == Approval::Pending {
-            pending.push(view.clone());
+        // One copy, into the list the tool belongs to.
+        let list = if approval == Approval::Pending {
+            &mut pending
         } else {
-            decided.push(view.clone());
-        }
+            &mut decided
+        };
+        list.push(view.clone());
         tools.push(view);
     }
     SuspensionView {

@@ -78,8 +78,9 @@ pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
 
 /// The server's explanation in an error body (`{"error": "..."}` or `{"message": "..."}`), if any.
 pub(crate) fn error_text(body: &[u8]) -> Option<String> {
-    let value = Value::parse(json::str_of(body)?).ok()?;
-    let map = value.as_object()?;
+    let Ok(Value::Object(map)) = Value::parse(json::str_of(body)?) else {
+        return None;
+    };
     // Two lookups in turn (not a loop over an array of keys: its by-value iterator is library
     // code).
     let text = |key: &str| match map.get(key) {
@@ -90,7 +91,10 @@ pub(crate) fn error_text(body: &[u8]) -> Option<String> {
         },
         _ => None,
     };
-    text("error").or_else(|| text("message"))
+    match text("error") {
+        Some(text) => Some(text),
+        None => text("message"),
+    }
 }
 
 /// The user message the server records for a new turn, as the client shows it until the next load
