@@ -102,7 +102,10 @@ fn utf8_of(s: &JsValue) -> String {
     let mut buf = vec![0u8; units.saturating_mul(3)];
     let written = encode_into(s, &mut buf) as usize;
     buf.truncate(written);
-    crate::json::into_string(buf).unwrap_or_default()
+    // SAFETY: `TextEncoder.encodeInto` writes UTF-8 only, and whole sequences only (a lone
+    // surrogate becomes U+FFFD); with room for three bytes per UTF-16 unit it writes the whole
+    // string, and `written` is the length of what it wrote.
+    unsafe { String::from_utf8_unchecked(buf) }
 }
 
 /// A JS string as a Rust string, `None` for any other value. (Not `JsValue::as_string`: its
