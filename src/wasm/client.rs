@@ -578,14 +578,14 @@ impl ApprovalClient {
     // request is in flight.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn load(&self) -> Promise {
-        self.command(Cmd::Load, &JsValue::UNDEFINED, None)
+        self.command(Cmd::Load, &JsValue::UNDEFINED, &JsValue::UNDEFINED)
     }
 
     // Sends a new user message. Rejects with `invalid_argument` (blank), `busy`, `input_locked`
     // (the conversation awaits approval), `conflict` (the server refused it: 409), ...
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn send(&self, #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Promise {
-        self.command(Cmd::Send, &text, None)
+        self.command(Cmd::Send, &text, &JsValue::UNDEFINED)
     }
 
     // Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
@@ -595,7 +595,7 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.exec(Cmd::Approve, &call_id, None, None)?)
+        Ok(self.exec(Cmd::Approve, &call_id, &JsValue::UNDEFINED, None)?)
     }
 
     // Rejects a gated tool, with an optional reason the model reads verbatim.
@@ -603,9 +603,9 @@ impl ApprovalClient {
     pub fn reject(
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
+        #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] reason: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.exec(Cmd::Reject, &call_id, reason, None)?)
+        Ok(self.exec(Cmd::Reject, &call_id, &reason, None)?)
     }
 
     // Drops the draft for a tool.
@@ -614,14 +614,14 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.exec(Cmd::Clear, &call_id, None, None)?)
+        Ok(self.exec(Cmd::Clear, &call_id, &JsValue::UNDEFINED, None)?)
     }
 
     // POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
     // `not_suspended`, `empty_decisions`, ...
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn submit(&self) -> Promise {
-        self.command(Cmd::Submit, &JsValue::UNDEFINED, None)
+        self.command(Cmd::Submit, &JsValue::UNDEFINED, &JsValue::UNDEFINED)
     }
 
     // The way out of a locked composer: rejects every undecided tool with `reason`, submits, then
@@ -630,9 +630,9 @@ impl ApprovalClient {
     pub fn reject_all_and_send(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
+        #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] reason: JsValue,
     ) -> Promise {
-        self.command(Cmd::RejectAllAndSend, &text, reason)
+        self.command(Cmd::RejectAllAndSend, &text, &reason)
     }
 
     // Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
@@ -645,7 +645,7 @@ impl ApprovalClient {
 impl ApprovalClient {
     /// Runs an async command: its promise settles on the core's `Done` for the returned op, or
     /// rejects at once when the command does not start.
-    fn command(&self, cmd: Cmd, text: &JsValue, reason: Option<JsValue>) -> Promise {
+    fn command(&self, cmd: Cmd, text: &JsValue, reason: &JsValue) -> Promise {
         let d = deferred();
         let settle: Function = d.get(0).unchecked_into();
         let promise: Promise = d.get(1).unchecked_into();
@@ -662,7 +662,7 @@ impl ApprovalClient {
         &self,
         cmd: Cmd,
         text: &JsValue,
-        reason: Option<JsValue>,
+        reason: &JsValue,
         settle: Option<&Function>,
     ) -> Result<(), Error> {
         let (text, reason) = match cmd {

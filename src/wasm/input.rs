@@ -161,12 +161,13 @@ pub(crate) const CALL_ID: &str = "a callId must be a string";
 pub(crate) fn args(
     value: &JsValue,
     what: &str,
-    reason: Option<JsValue>,
+    reason: &JsValue,
 ) -> Result<(String, Option<String>), Error> {
     let text = string(value, what)?;
-    let reason = match &reason {
-        Some(v) if !v.is_null_or_undefined() => Some(string(v, "a reason must be a string")?),
-        _ => None,
+    let reason = if reason.is_null_or_undefined() {
+        None
+    } else {
+        Some(string(reason, "a reason must be a string")?)
     };
     Ok((text, reason))
 }
