@@ -49,7 +49,8 @@ use crate::json::write_str;
 extern "C" {
     // Subscriptions (see `fast.js`): a client's listeners are a JS `Map` from each one's
     // unsubscribe function (idempotent, harmless after `free()`) to the listener.
-    /// Adds a listener: its unsubscribe function; `undefined` when `listener` is no function.
+    /// Adds a listener: its unsubscribe function; the `invalid_argument` error to throw when
+    /// `listener` is no function.
     #[wasm_bindgen(js_name = addListener)]
     fn add_listener(listeners: &Listeners, listener: &JsValue) -> JsValue;
     /// Calls the listeners (exceptions go to `console.error`), skipping any removed meanwhile.
@@ -144,10 +145,6 @@ struct After {
 
 fn now() -> u64 {
     js_sys::Date::now() as u64
-}
-
-fn invalid(message: &str) -> Error {
-    Error::new(ErrorCode::InvalidArgument, message)
 }
 
 /// What a step gives the core.
@@ -568,10 +565,11 @@ impl ApprovalClient {
     ) -> Result<JsValue, JsValue> {
         // (The map, not the core: no borrow.)
         let off = add_listener(&self.listeners, &listener);
-        if off.is_undefined() {
-            return Err(invalid("a listener must be a function").into());
+        if super::error::is_toolgate_error(&off) {
+            Err(off)
+        } else {
+            Ok(off)
         }
-        Ok(off)
     }
 
     // `GET` the thread and find any pending approvals. Rejects with `busy` while another command's
