@@ -3,9 +3,9 @@
 //!
 //! # How it runs the core
 //!
-//! The core lives in one `Rc<RefCell<Inner>>`. Every method, fetch completion and timer borrows it for
-//! one synchronous *step* (a command or an input, then draining [`Client::poll_output`] and re-arming
-//! the single retry timer), releases the borrow, and only then settles promises and calls listeners.
+//! The core lives in one `RefCell<Inner>` (in an `Rc`, beside the listeners). Every method, fetch
+//! completion and timer borrows it for one synchronous *step* (a command or an input, then
+//! draining [`Client::poll_output`] and re-arming the single retry timer), releases the borrow, and only then settles promises and calls listeners.
 //! No borrow is ever held across a promise callback or while user code runs, so a listener may call any
 //! method reentrantly. The requests themselves run in JS (`request` in `fast.js`: fetch, abort
 //! signal, timeout, body reading), which reports each one's course to the client's one callback;
@@ -91,7 +91,6 @@ extern "C" {
 extern "C" {
     /// A client's listeners (a `Map`: see `addListener` in `fast.js`).
     #[wasm_bindgen(js_name = Map)]
-    #[derive(Clone)]
     type Listeners;
     #[wasm_bindgen(constructor, js_class = "Map")]
     fn new() -> Listeners;
@@ -103,7 +102,13 @@ extern "C" {
     fn clear_timeout(handle: &JsValue);
 }
 
-type Shared = Rc<RefCell<Inner>>;
+/// The core's state, and the listeners (outside its `RefCell`: no borrow to reach them).
+struct State {
+    inner: RefCell<Inner>,
+    listeners: Listeners,
+}
+
+type Shared = Rc<State>;
 
 /// What `request` in `fast.js` reports besides an HTTP status (`>= 0`: the headers of a stream,
 /// with no value, or a whole answer, with its body).
@@ -115,7 +120,6 @@ const TIMED_OUT: i32 = -4;
 struct Inner {
     core: Client,
     freed: bool,
-    listeners: Listeners,
     /// `(version, frozen snapshot object)`.
     snapshot: Option<(u64, JsValue)>,
     /// `(messagesVersion, frozen messages array)`.
@@ -172,7 +176,7 @@ enum Input<'a> {
 fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
     let now = now();
     let after = {
-        let Ok(mut inner) = shared.try_borrow_mut() else {
+        let Ok(mut inner) = shared.inner.try_borrow_mut() else {
             return Err(Error::new(
                 ErrorCode::InvalidState,
                 "the client is already running a step",
@@ -183,16 +187,16 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
         }
         let result = inner.apply(input, now);
         let after = inner.drain(now);
-        (result, after, inner.listeners.clone())
+        (result, after)
     };
-    let (result, after, listeners) = after;
+    let (result, after) = after;
     for (settle, value) in after.settle {
         call(&settle, &value);
     }
     if after.changed {
         // None while a borrow is held; one removed meanwhile is skipped, and so are all of them
         // once the client is freed (`shutdown` clears them).
-        call_listeners(&listeners);
+        call_listeners(&shared.listeners);
     }
     result
 }
@@ -342,7 +346,7 @@ impl Inner {
 
     /// `free()`: aborts every request, clears every timer, rejects pending ops with `aborted`.
     /// (Once: only `ApprovalClient`'s `drop` calls it.)
-    fn shutdown(&mut self) {
+    fn shutdown(&mut self, listeners: &Listeners) {
         self.freed = true;
         // Only what must happen now; the rest goes with the `Inner` (a step in progress holds it
         // a moment longer, and finds it freed).
@@ -352,7 +356,7 @@ impl Inner {
         if let Some((handle, _)) = &self.timer {
             clear_timeout(handle);
         }
-        self.listeners.clear();
+        listeners.clear();
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
         for (_, settle) in &self.ops {
             call(settle, &error);
@@ -398,8 +402,6 @@ fn grow_text(cache: &mut Option<(u64, usize)>, epoch: u64, text: Option<&str>) -
 #[wasm_bindgen(js_name = ApprovalClient, skip_typescript)]
 pub struct ApprovalClient {
     shared: Shared,
-    /// The listeners, also in the core's `Inner`.
-    listeners: Listeners,
 }
 
 /// What a method asks of the core.
@@ -482,8 +484,7 @@ impl ApprovalClient {
         let config = parse_options(&options)?;
         let key = config.persist.then(|| config.persist_key());
         let core = Client::checked(config);
-        let listeners = Listeners::new();
-        let shared = Rc::new_cyclic(|weak: &Weak<RefCell<Inner>>| {
+        let shared = Rc::new_cyclic(|weak: &Weak<State>| {
             let weak = weak.clone();
             let on_event = Closure::<dyn Fn(f64, f64, JsValue) -> bool>::new(
                 move |id: f64, code: f64, value: JsValue| {
@@ -498,10 +499,9 @@ impl ApprovalClient {
                     step(&shared, input).is_ok()
                 },
             );
-            RefCell::new(Inner {
+            let inner = RefCell::new(Inner {
                 core,
                 freed: false,
-                listeners: listeners.clone(),
                 snapshot: None,
                 messages: None,
                 stream_text: None,
@@ -509,13 +509,17 @@ impl ApprovalClient {
                 fetches: Vec::new(),
                 timer: None,
                 on_event: on_event.into_js_value().unchecked_into(),
-            })
+            });
+            State {
+                inner,
+                listeners: Listeners::new(),
+            }
         });
         if let Some(saved) = key.and_then(|k| string_of(&storage(&k, &JsValue::UNDEFINED))) {
             // Cannot fail: no step runs yet, nothing is freed, and a restore is no command.
             let _ = step(&shared, Input::Restore(&saved));
         }
-        Ok(ApprovalClient { shared, listeners })
+        Ok(ApprovalClient { shared })
     }
 
     // The current snapshot: the same frozen object until something changes.
@@ -523,6 +527,7 @@ impl ApprovalClient {
     pub fn get_snapshot(&self) -> Result<JsValue, JsValue> {
         let mut guard = self
             .shared
+            .inner
             .try_borrow_mut()
             .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?;
         let inner = &mut *guard;
@@ -564,7 +569,7 @@ impl ApprovalClient {
         #[wasm_bindgen(unchecked_param_type = "() => void")] listener: JsValue,
     ) -> Result<JsValue, JsValue> {
         // (The map, not the core: no borrow.)
-        let off = add_listener(&self.listeners, &listener);
+        let off = add_listener(&self.shared.listeners, &listener);
         if super::error::is_toolgate_error(&off) {
             Err(off)
         } else {
@@ -685,8 +690,8 @@ impl ApprovalClient {
 /// is always free here (a step runs no user code while it holds it).
 impl Drop for ApprovalClient {
     fn drop(&mut self) {
-        if let Ok(mut inner) = self.shared.try_borrow_mut() {
-            inner.shutdown();
+        if let Ok(mut inner) = self.shared.inner.try_borrow_mut() {
+            inner.shutdown(&self.shared.listeners);
         }
     }
 }
