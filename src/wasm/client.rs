@@ -32,12 +32,13 @@ use crate::prelude::*;
 use alloc::rc::{Rc, Weak};
 use core::cell::RefCell;
 
-use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::error::to_js as error_to_js;
-use super::input::{args, read_options, string_of, to_vec, CALL_ID};
+use super::input::{
+    args, date_now, read_options, string_of, to_vec, Array, Function, Promise, CALL_ID,
+};
 use super::to_js;
 use crate::client::{
     Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
@@ -148,7 +149,7 @@ struct After {
 }
 
 fn now() -> u64 {
-    js_sys::Date::now() as u64
+    date_now() as u64
 }
 
 /// What a step gives the core.

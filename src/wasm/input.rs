@@ -4,7 +4,6 @@
 
 use crate::error::{Error, ErrorCode};
 use crate::prelude::*;
-use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -79,6 +78,22 @@ extern "C" {
 
 #[wasm_bindgen]
 extern "C" {
+    // The few JS types the skin names, declared here rather than taken from js-sys: linking
+    // js-sys brings its JSPI task machinery along (exported, then kept by the function table).
+    /// An array (what a `fast.js` function returns as a tuple).
+    pub(crate) type Array;
+    /// `array[i]`.
+    #[wasm_bindgen(method, indexing_getter)]
+    pub(crate) fn get(this: &Array, i: u32) -> JsValue;
+    /// A JS function.
+    #[derive(Clone)]
+    pub(crate) type Function;
+    /// A promise (what the client's async methods return).
+    pub type Promise;
+    /// `Date.now()`.
+    #[wasm_bindgen(js_namespace = Date, js_name = now)]
+    pub(crate) fn date_now() -> f64;
+
     /// A string or an array.
     type Sized;
     /// Its `length`. (One import for both kinds, where `JsString::length` and
