@@ -164,8 +164,8 @@ impl JsDecisions {
         &mut self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        self.on(Op::Approve, &call_id, &JsValue::UNDEFINED)
-            .map(drop)
+        self.on(Op::Approve, &call_id, &JsValue::UNDEFINED)?;
+        Ok(())
     }
 
     // Reject a gated tool, with an optional reason for the model (blank means none).
@@ -175,7 +175,8 @@ impl JsDecisions {
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] reason: JsValue,
     ) -> Result<(), JsValue> {
-        self.on(Op::Reject, &call_id, &reason).map(drop)
+        self.on(Op::Reject, &call_id, &reason)?;
+        Ok(())
     }
 
     // Drop the local decision for a tool (its decision on the tail, if any, still counts).
@@ -184,7 +185,8 @@ impl JsDecisions {
         &mut self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        self.on(Op::Clear, &call_id, &JsValue::UNDEFINED).map(drop)
+        self.on(Op::Clear, &call_id, &JsValue::UNDEFINED)?;
+        Ok(())
     }
 
     // The effective decision in wire form: `"approve"`, `"reject"`, `["reject", reason]`, or `null`.
