@@ -45,9 +45,9 @@ extern "C" {
 
     /// `parseThread`'s result from JSON text the crate has checked: `{ id, messages }`, the
     /// messages being the document (`bare`) or its `messages`; `undefined` where `JSON.parse`
-    /// throws.
+    /// throws. (`bare` as a number, 1 or 0: it crosses as it is, with no wrapper in the glue.)
     #[wasm_bindgen(js_name = threadOf)]
-    pub(crate) fn thread_of(text: &JsValue, id: &JsValue, bare: bool) -> JsValue;
+    pub(crate) fn thread_of(text: &JsValue, id: &JsValue, bare: f64) -> JsValue;
 
     /// `TextEncoder.encodeInto` into a view of wasm memory: the bytes written.
     #[wasm_bindgen(js_name = encodeInto)]

@@ -65,7 +65,7 @@ pub fn parse_thread(
         Input::Value(_) => return Err(Error::parse("not a JSON value").with_path("$").into()),
     };
     let id = id.map_or(JsValue::NULL, |id| JsValue::from_str(&id));
-    let thread = input::thread_of(&text, &id, bare);
+    let thread = input::thread_of(&text, &id, f64::from(u8::from(bare)));
     if thread.is_undefined() {
         return Err(Error::parse("invalid JSON").into());
     }
