@@ -58,7 +58,7 @@ extern "C" {
     #[wasm_bindgen(js_name = callListeners)]
     fn call_listeners(listeners: &Listeners);
     /// Performs one request (see `request` in `fast.js`) and reports to `report`: the function
-    /// that cancels it.
+    /// that cancels it. (`stream` as a number, 1 or 0: no bool conversion in the glue.)
     #[wasm_bindgen(js_name = request)]
     fn start_request(
         report: &Function,
@@ -66,7 +66,7 @@ extern "C" {
         url: &str,
         init: &str,
         ms: f64,
-        stream: bool,
+        stream: f64,
     ) -> Function;
     /// `f(value)`, for functions that do not throw: a promise's settle function, a request's
     /// cancel. (Not `Function::call1`, whose `catch` links wasm-bindgen's exception
@@ -340,7 +340,7 @@ impl Inner {
             &request.url,
             &init,
             request.timeout_ms as f64,
-            request.streaming,
+            f64::from(u8::from(request.streaming)),
         );
         self.fetches.push((request.id, cancel));
     }
