@@ -131,7 +131,7 @@ fn decisions_build_the_exact_wire_payload() {
             .as_deref(),
         Some("approve")
     );
-    d.reject("toolu_08G9H0I1J2K3L4".into(), Some("   ".into()))
+    d.reject("toolu_08G9H0I1J2K3L4".into(), "   ".into())
         .unwrap();
     assert_eq!(
         d.get("toolu_08G9H0I1J2K3L4".into())
@@ -166,7 +166,7 @@ fn errors_are_toolgate_errors_with_codes() {
     let e = d.approve(JsValue::from(42)).unwrap_err();
     assert_eq!(error_code(&e), "invalid_argument");
     let e = d
-        .reject("toolu_01A2B3C4D5E6F7".into(), Some(JsValue::from(1)))
+        .reject("toolu_01A2B3C4D5E6F7".into(), JsValue::from(1))
         .unwrap_err();
     assert_eq!(error_code(&e), "invalid_argument");
 

@@ -83,7 +83,7 @@ async fn two_gated_tools_partial_then_reject_with_reason() {
     assert_eq!(pending(&c), vec![(email.clone(), "send_email".to_owned())]);
 
     // Reject the other with a reason: the run completes and the answer quotes the reason.
-    c.reject(s(&email), Some(s("Do not email the whole team")))
+    c.reject(s(&email), s("Do not email the whole team"))
         .expect("reject");
     wait(c.submit()).await.expect("final submit");
     assert_eq!(phase(&c), "completed");
@@ -132,7 +132,7 @@ async fn reject_all_and_send_unlocks_the_composer() {
     assert_eq!(phase(&c), "awaiting_approval");
     let delete = call_id_of(&c, "delete_file");
     c.approve(s(&delete)).expect("approve");
-    wait(c.reject_all_and_send(s("read /tmp/notes.txt"), Some(s("Not today"))))
+    wait(c.reject_all_and_send(s("read /tmp/notes.txt"), s("Not today")))
         .await
         .expect("rejectAllAndSend");
     assert_eq!(phase(&c), "completed");
@@ -177,7 +177,7 @@ async fn a_second_client_sending_while_paused_gets_409_and_the_first_is_locked()
 
     // The first client finishes the run.
     let id = call_id_of(&a, "delete_file");
-    a.reject(s(&id), None).expect("reject");
+    a.reject(s(&id), JsValue::UNDEFINED).expect("reject");
     wait(a.submit()).await.expect("submit");
     assert_eq!(phase(&a), "completed");
     assert!(last_text(&a).contains("No specific instruction provided."));
@@ -193,8 +193,7 @@ async fn drafts_survive_a_reload() {
     let delete = call_id_of(&a, "delete_file");
     let email = call_id_of(&a, "send_email");
     a.approve(s(&delete)).expect("approve");
-    a.reject(s(&email), Some(s("Ask me tomorrow")))
-        .expect("reject");
+    a.reject(s(&email), s("Ask me tomorrow")).expect("reject");
     drop(a); // free(): the page reloads
 
     let b = client(&thread, "");
@@ -342,12 +341,12 @@ async fn misuse_is_a_toolgate_error_with_the_core_code() {
     assert_eq!(code(&e), "input_locked");
     let e = c.approve(s("toolu_not_there")).unwrap_err();
     assert_eq!(code(&e), "unknown_call_id");
-    let e = c.reject(s("toolu_not_there"), Some(s("no"))).unwrap_err();
+    let e = c.reject(s("toolu_not_there"), s("no")).unwrap_err();
     assert_eq!(code(&e), "unknown_call_id");
     let e = c.clear(s("toolu_not_there")).unwrap_err();
     assert_eq!(code(&e), "unknown_call_id");
     let e = c
-        .reject(s(&call_id_of(&c, "delete_file")), Some(JsValue::from(1)))
+        .reject(s(&call_id_of(&c, "delete_file")), JsValue::from(1))
         .unwrap_err();
     assert_eq!(code(&e), "invalid_argument");
     // empty_decisions: nothing decided yet.
@@ -588,7 +587,7 @@ async fn run_turn(c: &ApprovalClient, turn: usize, expected: &mut HashMap<String
             match &decision {
                 Expect::Approved => c.approve(s(id)).expect("approve"),
                 Expect::Rejected(reason) => c
-                    .reject(s(id), Some(reason.as_deref().map_or(JsValue::NULL, s)))
+                    .reject(s(id), reason.as_deref().map_or(JsValue::NULL, s))
                     .expect("reject"),
             }
             if let Some(previous) = expected.insert(id.clone(), decision.clone()) {
@@ -745,8 +744,7 @@ async fn sidenet_streams_pauses_and_continues() {
     let delete = call_id_of(&c, "delete_file");
     let email = call_id_of(&c, "send_email");
     c.approve(s(&delete)).expect("approve");
-    c.reject(s(&email), Some(s("Not this one")))
-        .expect("reject");
+    c.reject(s(&email), s("Not this one")).expect("reject");
     wait(c.submit()).await.expect("submit");
     assert_eq!(phase(&c), "completed", "{:?}", snap(&c));
     assert!(get(&snap(&c), "streaming").is_null());

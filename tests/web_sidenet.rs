@@ -616,7 +616,7 @@ async fn decline_with_a_reason_is_stored_denied_and_the_reason_kept() {
         "Send an email to a@b.c about \"x\""
     );
 
-    c.reject(s(&email), Some(s("Not to them"))).expect("reject");
+    c.reject(s(&email), s("Not to them")).expect("reject");
     let snapshot = snap(&c);
     assert_eq!(
         json(&path(&snapshot, &["decisions", &email])),
@@ -698,7 +698,7 @@ async fn two_gated_calls_are_answered_one_continuation_at_a_time() {
     let email = call_id_of(&c, "send_email");
 
     // Decide both (email first: the order of deciding does not matter), submit once.
-    c.reject(s(&email), Some(s("no mail"))).expect("reject");
+    c.reject(s(&email), s("no mail")).expect("reject");
     c.approve(s(&delete)).expect("approve");
     assert_eq!(path(&snap(&c), &["suspension", "complete"]), JsValue::TRUE);
     wait(c.submit()).await.expect("submit");
@@ -1036,7 +1036,7 @@ async fn the_grace_window_expiring() {
         .await
         .expect("a new message");
     assert_eq!(phase(&c), "awaiting_approval");
-    c.reject(s(&call_id_of(&c, "delete_file")), None)
+    c.reject(s(&call_id_of(&c, "delete_file")), JsValue::UNDEFINED)
         .expect("reject");
     wait(c.submit()).await.expect("submit");
     assert_eq!(phase(&c), "completed");
@@ -1194,7 +1194,7 @@ async fn the_ai_sdk_approval_form_gives_the_same_cards_and_completes() {
     let delete = call_id_of(&c, "delete_file");
     let email = call_id_of(&c, "send_email");
     c.approve(s(&delete)).expect("approve");
-    c.reject(s(&email), Some(s("no"))).expect("reject");
+    c.reject(s(&email), s("no")).expect("reject");
     wait(c.submit()).await.expect("submit");
     assert_eq!(phase(&c), "completed", "{}", json(&snap(&c)));
     assert_eq!(
@@ -1281,7 +1281,7 @@ async fn faults_apply_every_decision_exactly_once() {
                 if approve {
                     c.approve(s(&id)).expect("approve");
                 } else {
-                    c.reject(s(&id), Some(s("no email"))).expect("reject");
+                    c.reject(s(&id), s("no email")).expect("reject");
                 }
                 if let Some(previous) = expected.insert(id.clone(), approve) {
                     assert_eq!(previous, approve, "decided {id} differently");

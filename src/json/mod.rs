@@ -48,17 +48,6 @@ pub(crate) fn str_of(bytes: &[u8]) -> Option<&str> {
     }
 }
 
-/// `bytes` as a `String` when it is valid UTF-8 (what `String::from_utf8(bytes).ok()` gives, with
-/// the crate's own check, so core's validator is not linked in). For `wasm::input::utf8_of`.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-pub(crate) fn into_string(bytes: Vec<u8>) -> Option<String> {
-    match utf8_error(&bytes) {
-        // SAFETY: `utf8_error` found no error, so `bytes` is valid UTF-8 (see its proof).
-        None => Some(unsafe { String::from_utf8_unchecked(bytes) }),
-        Some(_) => None,
-    }
-}
-
 /// `None` when `bytes` is valid UTF-8; else what `core::str::from_utf8` reports: the length of the
 /// valid prefix, and whether the input ends inside a sequence (`error_len() == None`). ASCII is
 /// skipped a block at a time (16 bytes with wasm SIMD, 8 elsewhere); each other sequence is checked

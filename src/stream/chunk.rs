@@ -386,7 +386,7 @@ const KNOWN: [&str; 13] = [
 
 fn build(fields: &Map) -> Result<Option<Chunk>> {
     for (i, key) in fields.keys().enumerate() {
-        if KNOWN.contains(&key.as_str()) && fields.keys().take(i).any(|k| k == key) {
+        if fields.keys().take(i).any(|k| k == key) && KNOWN.contains(&key.as_str()) {
             let mut m = "chunk has a duplicate field `".to_owned();
             m.push_str(key);
             m.push('`');

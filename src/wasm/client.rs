@@ -3,9 +3,9 @@
 //!
 //! # How it runs the core
 //!
-//! The core lives in one `Rc<RefCell<Inner>>`. Every method, fetch completion and timer borrows it for
-//! one synchronous *step* (a command or an input, then draining [`Client::poll_output`] and re-arming
-//! the single retry timer), releases the borrow, and only then settles promises and calls listeners.
+//! The core lives in one `RefCell<Inner>` (in an `Rc`, beside the listeners). Every method, fetch
+//! completion and timer borrows it for one synchronous *step* (a command or an input, then
+//! draining [`Client::poll_output`] and re-arming the single retry timer), releases the borrow, and only then settles promises and calls listeners.
 //! No borrow is ever held across a promise callback or while user code runs, so a listener may call any
 //! method reentrantly. The requests themselves run in JS (`request` in `fast.js`: fetch, abort
 //! signal, timeout, body reading), which reports each one's course to the client's one callback;
@@ -32,12 +32,13 @@ use crate::prelude::*;
 use alloc::rc::{Rc, Weak};
 use core::cell::RefCell;
 
-use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::error::to_js as error_to_js;
-use super::input::{args, read_options, string_of, to_vec, CALL_ID};
+use super::input::{
+    args, date_now, read_options, string_of, to_vec, Array, Function, Promise, CALL_ID,
+};
 use super::to_js;
 use crate::client::{
     Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
@@ -49,14 +50,15 @@ use crate::json::write_str;
 extern "C" {
     // Subscriptions (see `fast.js`): a client's listeners are a JS `Map` from each one's
     // unsubscribe function (idempotent, harmless after `free()`) to the listener.
-    /// Adds a listener: its unsubscribe function; `undefined` when `listener` is no function.
+    /// Adds a listener: its unsubscribe function; the `invalid_argument` error to throw when
+    /// `listener` is no function.
     #[wasm_bindgen(js_name = addListener)]
     fn add_listener(listeners: &Listeners, listener: &JsValue) -> JsValue;
     /// Calls the listeners (exceptions go to `console.error`), skipping any removed meanwhile.
     #[wasm_bindgen(js_name = callListeners)]
     fn call_listeners(listeners: &Listeners);
     /// Performs one request (see `request` in `fast.js`) and reports to `report`: the function
-    /// that cancels it.
+    /// that cancels it. (`stream` as a number, 1 or 0: no bool conversion in the glue.)
     #[wasm_bindgen(js_name = request)]
     fn start_request(
         report: &Function,
@@ -64,7 +66,7 @@ extern "C" {
         url: &str,
         init: &str,
         ms: f64,
-        stream: bool,
+        stream: f64,
     ) -> Function;
     /// `f(value)`, for functions that do not throw: a promise's settle function, a request's
     /// cancel. (Not `Function::call1`, whose `catch` links wasm-bindgen's exception
@@ -90,7 +92,6 @@ extern "C" {
 extern "C" {
     /// A client's listeners (a `Map`: see `addListener` in `fast.js`).
     #[wasm_bindgen(js_name = Map)]
-    #[derive(Clone)]
     type Listeners;
     #[wasm_bindgen(constructor, js_class = "Map")]
     fn new() -> Listeners;
@@ -102,7 +103,13 @@ extern "C" {
     fn clear_timeout(handle: &JsValue);
 }
 
-type Shared = Rc<RefCell<Inner>>;
+/// The core's state, and the listeners (outside its `RefCell`: no borrow to reach them).
+struct State {
+    inner: RefCell<Inner>,
+    listeners: Listeners,
+}
+
+type Shared = Rc<State>;
 
 /// What `request` in `fast.js` reports besides an HTTP status (`>= 0`: the headers of a stream,
 /// with no value, or a whole answer, with its body).
@@ -114,7 +121,6 @@ const TIMED_OUT: i32 = -4;
 struct Inner {
     core: Client,
     freed: bool,
-    listeners: Listeners,
     /// `(version, frozen snapshot object)`.
     snapshot: Option<(u64, JsValue)>,
     /// `(messagesVersion, frozen messages array)`.
@@ -143,11 +149,7 @@ struct After {
 }
 
 fn now() -> u64 {
-    js_sys::Date::now() as u64
-}
-
-fn invalid(message: &str) -> Error {
-    Error::new(ErrorCode::InvalidArgument, message)
+    date_now() as u64
 }
 
 /// What a step gives the core.
@@ -175,7 +177,7 @@ enum Input<'a> {
 fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
     let now = now();
     let after = {
-        let Ok(mut inner) = shared.try_borrow_mut() else {
+        let Ok(mut inner) = shared.inner.try_borrow_mut() else {
             return Err(Error::new(
                 ErrorCode::InvalidState,
                 "the client is already running a step",
@@ -186,16 +188,16 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
         }
         let result = inner.apply(input, now);
         let after = inner.drain(now);
-        (result, after, inner.listeners.clone())
+        (result, after)
     };
-    let (result, after, listeners) = after;
+    let (result, after) = after;
     for (settle, value) in after.settle {
         call(&settle, &value);
     }
     if after.changed {
         // None while a borrow is held; one removed meanwhile is skipped, and so are all of them
         // once the client is freed (`shutdown` clears them).
-        call_listeners(&listeners);
+        call_listeners(&shared.listeners);
     }
     result
 }
@@ -338,14 +340,14 @@ impl Inner {
             &request.url,
             &init,
             request.timeout_ms as f64,
-            request.streaming,
+            f64::from(u8::from(request.streaming)),
         );
         self.fetches.push((request.id, cancel));
     }
 
     /// `free()`: aborts every request, clears every timer, rejects pending ops with `aborted`.
     /// (Once: only `ApprovalClient`'s `drop` calls it.)
-    fn shutdown(&mut self) {
+    fn shutdown(&mut self, listeners: &Listeners) {
         self.freed = true;
         // Only what must happen now; the rest goes with the `Inner` (a step in progress holds it
         // a moment longer, and finds it freed).
@@ -355,7 +357,7 @@ impl Inner {
         if let Some((handle, _)) = &self.timer {
             clear_timeout(handle);
         }
-        self.listeners.clear();
+        listeners.clear();
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
         for (_, settle) in &self.ops {
             call(settle, &error);
@@ -401,8 +403,6 @@ fn grow_text(cache: &mut Option<(u64, usize)>, epoch: u64, text: Option<&str>) -
 #[wasm_bindgen(js_name = ApprovalClient, skip_typescript)]
 pub struct ApprovalClient {
     shared: Shared,
-    /// The listeners, also in the core's `Inner`.
-    listeners: Listeners,
 }
 
 /// What a method asks of the core.
@@ -485,8 +485,7 @@ impl ApprovalClient {
         let config = parse_options(&options)?;
         let key = config.persist.then(|| config.persist_key());
         let core = Client::checked(config);
-        let listeners = Listeners::new();
-        let shared = Rc::new_cyclic(|weak: &Weak<RefCell<Inner>>| {
+        let shared = Rc::new_cyclic(|weak: &Weak<State>| {
             let weak = weak.clone();
             let on_event = Closure::<dyn Fn(f64, f64, JsValue) -> bool>::new(
                 move |id: f64, code: f64, value: JsValue| {
@@ -501,10 +500,9 @@ impl ApprovalClient {
                     step(&shared, input).is_ok()
                 },
             );
-            RefCell::new(Inner {
+            let inner = RefCell::new(Inner {
                 core,
                 freed: false,
-                listeners: listeners.clone(),
                 snapshot: None,
                 messages: None,
                 stream_text: None,
@@ -512,13 +510,17 @@ impl ApprovalClient {
                 fetches: Vec::new(),
                 timer: None,
                 on_event: on_event.into_js_value().unchecked_into(),
-            })
+            });
+            State {
+                inner,
+                listeners: Listeners::new(),
+            }
         });
         if let Some(saved) = key.and_then(|k| string_of(&storage(&k, &JsValue::UNDEFINED))) {
             // Cannot fail: no step runs yet, nothing is freed, and a restore is no command.
             let _ = step(&shared, Input::Restore(&saved));
         }
-        Ok(ApprovalClient { shared, listeners })
+        Ok(ApprovalClient { shared })
     }
 
     // The current snapshot: the same frozen object until something changes.
@@ -526,6 +528,7 @@ impl ApprovalClient {
     pub fn get_snapshot(&self) -> Result<JsValue, JsValue> {
         let mut guard = self
             .shared
+            .inner
             .try_borrow_mut()
             .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?;
         let inner = &mut *guard;
@@ -567,25 +570,26 @@ impl ApprovalClient {
         #[wasm_bindgen(unchecked_param_type = "() => void")] listener: JsValue,
     ) -> Result<JsValue, JsValue> {
         // (The map, not the core: no borrow.)
-        let off = add_listener(&self.listeners, &listener);
-        if off.is_undefined() {
-            return Err(invalid("a listener must be a function").into());
+        let off = add_listener(&self.shared.listeners, &listener);
+        if super::error::is_toolgate_error(&off) {
+            Err(off)
+        } else {
+            Ok(off)
         }
-        Ok(off)
     }
 
     // `GET` the thread and find any pending approvals. Rejects with `busy` while another command's
     // request is in flight.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn load(&self) -> Promise {
-        self.command(Cmd::Load, &JsValue::UNDEFINED, None)
+        self.command(Cmd::Load, &JsValue::UNDEFINED, &JsValue::UNDEFINED)
     }
 
     // Sends a new user message. Rejects with `invalid_argument` (blank), `busy`, `input_locked`
     // (the conversation awaits approval), `conflict` (the server refused it: 409), ...
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn send(&self, #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Promise {
-        self.command(Cmd::Send, &text, None)
+        self.command(Cmd::Send, &text, &JsValue::UNDEFINED)
     }
 
     // Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
@@ -595,7 +599,7 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.exec(Cmd::Approve, &call_id, None, None)?)
+        Ok(self.exec(Cmd::Approve, &call_id, &JsValue::UNDEFINED, None)?)
     }
 
     // Rejects a gated tool, with an optional reason the model reads verbatim.
@@ -603,9 +607,9 @@ impl ApprovalClient {
     pub fn reject(
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
+        #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] reason: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.exec(Cmd::Reject, &call_id, reason, None)?)
+        Ok(self.exec(Cmd::Reject, &call_id, &reason, None)?)
     }
 
     // Drops the draft for a tool.
@@ -614,14 +618,14 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.exec(Cmd::Clear, &call_id, None, None)?)
+        Ok(self.exec(Cmd::Clear, &call_id, &JsValue::UNDEFINED, None)?)
     }
 
     // POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
     // `not_suspended`, `empty_decisions`, ...
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
     pub fn submit(&self) -> Promise {
-        self.command(Cmd::Submit, &JsValue::UNDEFINED, None)
+        self.command(Cmd::Submit, &JsValue::UNDEFINED, &JsValue::UNDEFINED)
     }
 
     // The way out of a locked composer: rejects every undecided tool with `reason`, submits, then
@@ -630,9 +634,9 @@ impl ApprovalClient {
     pub fn reject_all_and_send(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
+        #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] reason: JsValue,
     ) -> Promise {
-        self.command(Cmd::RejectAllAndSend, &text, reason)
+        self.command(Cmd::RejectAllAndSend, &text, &reason)
     }
 
     // Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
@@ -645,7 +649,7 @@ impl ApprovalClient {
 impl ApprovalClient {
     /// Runs an async command: its promise settles on the core's `Done` for the returned op, or
     /// rejects at once when the command does not start.
-    fn command(&self, cmd: Cmd, text: &JsValue, reason: Option<JsValue>) -> Promise {
+    fn command(&self, cmd: Cmd, text: &JsValue, reason: &JsValue) -> Promise {
         let d = deferred();
         let settle: Function = d.get(0).unchecked_into();
         let promise: Promise = d.get(1).unchecked_into();
@@ -662,7 +666,7 @@ impl ApprovalClient {
         &self,
         cmd: Cmd,
         text: &JsValue,
-        reason: Option<JsValue>,
+        reason: &JsValue,
         settle: Option<&Function>,
     ) -> Result<(), Error> {
         let (text, reason) = match cmd {
@@ -687,8 +691,8 @@ impl ApprovalClient {
 /// is always free here (a step runs no user code while it holds it).
 impl Drop for ApprovalClient {
     fn drop(&mut self) {
-        if let Ok(mut inner) = self.shared.try_borrow_mut() {
-            inner.shutdown();
+        if let Ok(mut inner) = self.shared.inner.try_borrow_mut() {
+            inner.shutdown(&self.shared.listeners);
         }
     }
 }

@@ -285,9 +285,9 @@ export function toolgateError(code, detail, path, line, column) {
 
 // An `ApprovalClient`'s listeners: a `Map` from each one's unsubscribe function to the listener.
 // Unsubscribing is idempotent, and harmless after `free()` (which clears the map). A listener that
-// is no function is not added (`undefined`: the crate throws).
+// is no function is not added: the `ToolgateError` for the crate to throw.
 export function addListener(listeners, listener) {
-  if (typeof listener !== 'function') return;
+  if (typeof listener !== 'function') return fail('a listener must be a function');
   const off = () => {
     listeners.delete(off);
   };

@@ -4,7 +4,6 @@
 
 use crate::error::{Error, ErrorCode};
 use crate::prelude::*;
-use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -46,9 +45,9 @@ extern "C" {
 
     /// `parseThread`'s result from JSON text the crate has checked: `{ id, messages }`, the
     /// messages being the document (`bare`) or its `messages`; `undefined` where `JSON.parse`
-    /// throws.
+    /// throws. (`bare` as a number, 1 or 0: it crosses as it is, with no wrapper in the glue.)
     #[wasm_bindgen(js_name = threadOf)]
-    pub(crate) fn thread_of(text: &JsValue, id: &JsValue, bare: bool) -> JsValue;
+    pub(crate) fn thread_of(text: &JsValue, id: &JsValue, bare: f64) -> JsValue;
 
     /// `TextEncoder.encodeInto` into a view of wasm memory: the bytes written.
     #[wasm_bindgen(js_name = encodeInto)]
@@ -79,6 +78,22 @@ extern "C" {
 
 #[wasm_bindgen]
 extern "C" {
+    // The few JS types the skin names, declared here rather than taken from js-sys: linking
+    // js-sys brings its JSPI task machinery along (exported, then kept by the function table).
+    /// An array (what a `fast.js` function returns as a tuple).
+    pub(crate) type Array;
+    /// `array[i]`.
+    #[wasm_bindgen(method, indexing_getter)]
+    pub(crate) fn get(this: &Array, i: u32) -> JsValue;
+    /// A JS function.
+    #[derive(Clone)]
+    pub(crate) type Function;
+    /// A promise (what the client's async methods return).
+    pub type Promise;
+    /// `Date.now()`.
+    #[wasm_bindgen(js_namespace = Date, js_name = now)]
+    pub(crate) fn date_now() -> f64;
+
     /// A string or an array.
     type Sized;
     /// Its `length`. (One import for both kinds, where `JsString::length` and
@@ -90,8 +105,17 @@ extern "C" {
 /// The bytes of a `Uint8Array`. (Not `Uint8Array::to_vec`, which asserts the length it reads
 /// twice, with the assertion's formatting.)
 pub(crate) fn to_vec(bytes: &JsValue) -> Vec<u8> {
-    let mut buf = vec![0u8; bytes.unchecked_ref::<Sized>().length() as usize];
+    let mut buf = zeroed(bytes.unchecked_ref::<Sized>().length() as usize);
     copy_into(bytes, &mut buf);
+    buf
+}
+
+/// `n` zero bytes, filled by `resize`: `vec![0; n]` (what clippy suggests) links `from_elem` and
+/// its zeroed allocation for these two callers alone.
+#[allow(clippy::slow_vector_initialization)]
+fn zeroed(n: usize) -> Vec<u8> {
+    let mut buf = Vec::new();
+    buf.resize(n, 0);
     buf
 }
 
@@ -99,10 +123,13 @@ pub(crate) fn to_vec(bytes: &JsValue) -> Vec<u8> {
 /// for the worst case: one pass, no re-allocation while encoding.
 fn utf8_of(s: &JsValue) -> String {
     let units = s.unchecked_ref::<Sized>().length() as usize;
-    let mut buf = vec![0u8; units.saturating_mul(3)];
+    let mut buf = zeroed(units.saturating_mul(3));
     let written = encode_into(s, &mut buf) as usize;
     buf.truncate(written);
-    crate::json::into_string(buf).unwrap_or_default()
+    // SAFETY: `TextEncoder.encodeInto` writes UTF-8 only, and whole sequences only (a lone
+    // surrogate becomes U+FFFD); with room for three bytes per UTF-16 unit it writes the whole
+    // string, and `written` is the length of what it wrote.
+    unsafe { String::from_utf8_unchecked(buf) }
 }
 
 /// A JS string as a Rust string, `None` for any other value. (Not `JsValue::as_string`: its
@@ -158,12 +185,13 @@ pub(crate) const CALL_ID: &str = "a callId must be a string";
 pub(crate) fn args(
     value: &JsValue,
     what: &str,
-    reason: Option<JsValue>,
+    reason: &JsValue,
 ) -> Result<(String, Option<String>), Error> {
     let text = string(value, what)?;
-    let reason = match &reason {
-        Some(v) if !v.is_null_or_undefined() => Some(string(v, "a reason must be a string")?),
-        _ => None,
+    let reason = if reason.is_null_or_undefined() {
+        None
+    } else {
+        Some(string(reason, "a reason must be a string")?)
     };
     Ok((text, reason))
 }

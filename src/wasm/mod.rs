@@ -65,7 +65,7 @@ pub fn parse_thread(
         Input::Value(_) => return Err(Error::parse("not a JSON value").with_path("$").into()),
     };
     let id = id.map_or(JsValue::NULL, |id| JsValue::from_str(&id));
-    let thread = input::thread_of(&text, &id, bare);
+    let thread = input::thread_of(&text, &id, f64::from(u8::from(bare)));
     if thread.is_undefined() {
         return Err(Error::parse("invalid JSON").into());
     }
@@ -115,12 +115,7 @@ impl JsDecisions {
     /// The callId methods, in one body: read the arguments, apply `op`, return the decision
     /// (`get`) or `undefined`.
     #[inline(never)]
-    fn on(
-        &mut self,
-        op: Op,
-        call_id: &JsValue,
-        reason: Option<JsValue>,
-    ) -> Result<JsValue, JsValue> {
+    fn on(&mut self, op: Op, call_id: &JsValue, reason: &JsValue) -> Result<JsValue, JsValue> {
         let (call_id, reason) = input::args(call_id, input::CALL_ID, reason)?;
         let d = &mut self.inner;
         let done = match op {
@@ -169,7 +164,8 @@ impl JsDecisions {
         &mut self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        self.on(Op::Approve, &call_id, None).map(drop)
+        self.on(Op::Approve, &call_id, &JsValue::UNDEFINED)?;
+        Ok(())
     }
 
     // Reject a gated tool, with an optional reason for the model (blank means none).
@@ -177,9 +173,10 @@ impl JsDecisions {
     pub fn reject(
         &mut self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "string | null")] reason: Option<JsValue>,
+        #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] reason: JsValue,
     ) -> Result<(), JsValue> {
-        self.on(Op::Reject, &call_id, reason).map(drop)
+        self.on(Op::Reject, &call_id, &reason)?;
+        Ok(())
     }
 
     // Drop the local decision for a tool (its decision on the tail, if any, still counts).
@@ -188,7 +185,8 @@ impl JsDecisions {
         &mut self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        self.on(Op::Clear, &call_id, None).map(drop)
+        self.on(Op::Clear, &call_id, &JsValue::UNDEFINED)?;
+        Ok(())
     }
 
     // The effective decision in wire form: `"approve"`, `"reject"`, `["reject", reason]`, or `null`.
@@ -197,7 +195,7 @@ impl JsDecisions {
         &mut self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<JsValue, JsValue> {
-        self.on(Op::Get, &call_id, None)
+        self.on(Op::Get, &call_id, &JsValue::UNDEFINED)
     }
 
     // Whether every gated tool of the tail has a decision.

@@ -3,10 +3,9 @@
 
 use wasm_bindgen::prelude::*;
 
-use js_sys::Array;
 use wasm_bindgen::JsCast;
 
-use super::input;
+use super::input::{self, Array};
 use crate::approval::Suspension;
 use crate::error::Error;
 use crate::json::Value;

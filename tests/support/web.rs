@@ -78,6 +78,6 @@ pub fn string(v: &JsValue) -> String {
     v.as_string().unwrap_or_default()
 }
 
-pub async fn wait(p: Promise) -> Result<JsValue, JsValue> {
-    JsFuture::from(p).await
+pub async fn wait(p: impl Into<JsValue>) -> Result<JsValue, JsValue> {
+    JsFuture::from(Promise::from(p.into())).await
 }
