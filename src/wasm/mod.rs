@@ -1,4 +1,4 @@
-//! The JS boundary: the only module that names wasm-bindgen, js-sys, web-sys or gloo-net.
+//! The JS boundary: the only module that names wasm-bindgen (and the JS it imports).
 //!
 //! Exported functions and classes use camelCase names. Values cross as JSON text: the core writes
 //! it and `JSON.parse` makes plain objects (`None` is `null`); JS values going in are
