@@ -203,6 +203,15 @@ impl Decisions {
         Ok(self.entry(call_id)?.effective().cloned())
     }
 
+    /// A tool's local draft and its effective decision, by reference and in one look-up, without
+    /// [`Decisions::get`]'s error: `(None, None)` for a callId that is not gated.
+    pub(crate) fn lookup(&self, call_id: &str) -> (Option<&Decision>, Option<&Decision>) {
+        match self.entries.iter().find(|e| e.call_id == call_id) {
+            Some(e) => (e.local.as_ref(), e.effective()),
+            None => (None, None),
+        }
+    }
+
     /// The local drafts only, in tail order.
     pub fn local(&self) -> impl Iterator<Item = (&str, &Decision)> {
         self.entries

@@ -986,10 +986,8 @@ impl Client {
             // The pause the user decided on is still there: were the decisions applied?
             let decisions = self.c.decisions.as_ref();
             let applied = sub.sent.iter().all(|(id, d)| {
-                decisions.is_some_and(|ds| {
-                    ds.local().all(|(lid, _)| lid != id)
-                        && matches!(ds.get(id), Ok(Some(ref e)) if e == d)
-                })
+                // No draft left, and the tail records the decision.
+                decisions.is_some_and(|ds| matches!(ds.lookup(id), (None, Some(e)) if e == d))
             });
             if applied {
                 self.after_acknowledged(sub);
@@ -1416,14 +1414,11 @@ fn suspension_view(
     let mut pending = Vec::new();
     let mut decided = Vec::new();
     for tool in gated {
-        let draft = decisions
-            .local()
-            .find(|(id, _)| *id == tool.call_id)
-            .map(|(_, d)| d);
-        let approval = match decisions.get(&tool.call_id) {
-            Ok(Some(Decision::Approve)) => Approval::Approved,
-            Ok(Some(Decision::Reject(_))) => Approval::Rejected,
-            _ => Approval::Pending,
+        let (draft, effective) = decisions.lookup(&tool.call_id);
+        let approval = match effective {
+            Some(Decision::Approve) => Approval::Approved,
+            Some(Decision::Reject(_)) => Approval::Rejected,
+            None => Approval::Pending,
         };
         let reject_reason = match draft {
             Some(d) => d.reason().map(str::to_owned),
