@@ -165,12 +165,21 @@ fn default_timeout() -> u64 {
 impl Config {
     /// A Neuron config with every default.
     pub fn new(base_url: impl Into<String>, thread_id: impl Into<String>) -> Config {
+        let mut c = Config::of(Dialect::Neuron);
+        c.base_url = base_url.into();
+        c.thread_id = thread_id.into();
+        c
+    }
+
+    /// A config of a dialect with every default, and no base URL nor thread id (its routes built
+    /// once, for that dialect).
+    fn of(dialect: Dialect) -> Config {
         Config {
-            dialect: Dialect::Neuron,
-            base_url: base_url.into(),
-            thread_id: thread_id.into(),
+            dialect,
+            base_url: String::new(),
+            thread_id: String::new(),
             headers: Vec::new(),
-            routes: Routes::default(),
+            routes: Routes::for_dialect(dialect),
             auto_submit: false,
             persist: true,
             timeout_ms: default_timeout(),
@@ -261,9 +270,10 @@ impl Config {
     /// at its default.
     #[cfg(any(target_arch = "wasm32", test))]
     pub(crate) fn from_checked(input: &str) -> Config {
-        let mut c = Config::new(String::new(), String::new());
-        let Ok(Value::Array(items)) = Value::parse(input) else {
-            return c;
+        let parsed = Value::parse(input);
+        let items = match &parsed {
+            Ok(Value::Array(items)) => items.as_slice(),
+            _ => &[],
         };
         let at = |i: usize| items.get(i).unwrap_or(&Value::Null);
         let text = |i: usize| match items.get(i) {
@@ -274,10 +284,12 @@ impl Config {
             Value::Number(n) => n.as_u64().unwrap_or(default),
             _ => default,
         };
-        if matches!(at(0), Value::String(s) if s == "sidenet") {
-            c.dialect = Dialect::Sidenet;
-            c.routes = Routes::for_dialect(Dialect::Sidenet);
-        }
+        // The dialect first: its default routes are built once (not Neuron's, then replaced).
+        let mut c = Config::of(if matches!(at(0), Value::String(s) if s == "sidenet") {
+            Dialect::Sidenet
+        } else {
+            Dialect::Neuron
+        });
         if matches!(at(1), Value::String(s) if s == "collect") {
             c.transport = Transport::Collect;
         }
