@@ -173,7 +173,7 @@ impl Config {
 
     /// A config of a dialect with every default, and no base URL nor thread id (its routes built
     /// once, for that dialect).
-    fn of(dialect: Dialect) -> Config {
+    pub(super) fn of(dialect: Dialect) -> Config {
         Config {
             dialect,
             base_url: String::new(),

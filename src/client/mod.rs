@@ -338,31 +338,8 @@ impl Client {
         let (sidenet, config) = match config.dialect {
             Dialect::Sidenet => (
                 Some(Box::new(sidenet::Sidenet::new(config))),
-                Config {
-                    dialect: Dialect::Sidenet,
-                    base_url: String::new(),
-                    thread_id: String::new(),
-                    headers: Vec::new(),
-                    routes: Routes {
-                        chat: String::new(),
-                        thread: String::new(),
-                        stream: String::new(),
-                        run: String::new(),
-                    },
-                    auto_submit: false,
-                    persist: false,
-                    timeout_ms: 0,
-                    retry: Retry {
-                        attempts: 0,
-                        backoff_ms: 0,
-                        max_backoff_ms: 0,
-                    },
-                    reload_after_post: false,
-                    token: None,
-                    agent_version_id: None,
-                    transport: Transport::Stream,
-                    agent_id: None,
-                },
+                // A placeholder: the Sidenet engine answers every call.
+                Config::of(Dialect::Sidenet),
             ),
             Dialect::Neuron => (None, config),
         };
