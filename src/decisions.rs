@@ -139,11 +139,19 @@ impl Decisions {
     /// Starts a decision set for a suspended tail; a suspension that is not suspended is
     /// `not_suspended`. A callId repeated on the tail is kept once (its first occurrence).
     pub fn new(suspension: &Suspension) -> Result<Decisions> {
-        if !suspension.suspended {
-            return Err(Error::new(
+        Decisions::of(suspension).ok_or_else(|| {
+            Error::new(
                 ErrorCode::NotSuspended,
                 "the thread is not suspended: no tool on its last message awaits approval",
-            ));
+            )
+        })
+    }
+
+    /// [`Decisions::new`] without the error: `None` for a suspension that is not suspended (for
+    /// the clients, which drop the error).
+    pub(crate) fn of(suspension: &Suspension) -> Option<Decisions> {
+        if !suspension.suspended {
+            return None;
         }
         let mut entries: Vec<Entry> = Vec::new();
         for tool in suspension.gated() {
@@ -156,7 +164,7 @@ impl Decisions {
                 local: None,
             });
         }
-        Ok(Decisions {
+        Some(Decisions {
             message_id: suspension.message_id.clone(),
             entries,
         })

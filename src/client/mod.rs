@@ -1185,7 +1185,7 @@ impl Client {
             None => Suspension::default(),
         };
         let new_key = PauseKey::of(&suspension);
-        let mut new_decisions = Decisions::new(&suspension).ok();
+        let mut new_decisions = Decisions::of(&suspension);
         let old_pause = self.pause.take();
         let old_decisions = self.c.decisions.take();
         // By reference: each is dropped whole, once.

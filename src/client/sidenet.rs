@@ -90,7 +90,7 @@ impl Pause {
 
     /// The decisions for this pause.
     fn decisions(&self) -> Option<Decisions> {
-        Decisions::new(&self.tail).ok()
+        Decisions::of(&self.tail)
     }
 }
 
@@ -1834,7 +1834,7 @@ impl Sidenet {
                 }
             }
         }
-        // A pause always has its decisions (its tail is suspended: `Decisions::new` accepts it).
+        // A pause always has its decisions (its tail is suspended: `Decisions::of` accepts it).
         if new.is_some() {
             self.expired = false;
         } else {
