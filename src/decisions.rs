@@ -200,6 +200,16 @@ impl Decisions {
         }
     }
 
+    /// Rejects every tool without an effective decision, with an optional reason (blank ⇒ bare
+    /// reject); the decided ones are left as they are.
+    pub(crate) fn reject_undecided(&mut self, reason: Option<&str>) {
+        for e in &mut self.entries {
+            if e.effective().is_none() {
+                e.local = Some(Decision::reject(reason));
+            }
+        }
+    }
+
     /// Drops the local decision for a tool; the tail's own decision, if any, counts again.
     pub fn clear(&mut self, call_id: &str) -> Result<()> {
         self.entry_mut(call_id)?.local = None;

@@ -14,8 +14,8 @@ use super::snapshot::{
     DraftMap, ErrorView, Messages, Phase, Snapshot, SubmissionView, SuspensionView,
 };
 use super::{
-    not_suspended, owned, request_headers, retryable_status, same_stored, write_stored,
-    HttpRequest, Method, OpId, Output, PauseKey, RequestId,
+    not_suspended, request_headers, retryable_status, same_stored, write_stored, HttpRequest,
+    Method, OpId, Output, PauseKey, RequestId,
 };
 
 /// A decision submission. Neuron sends `body` (for `pause`) at once; Sidenet sends `queue` one
@@ -356,14 +356,18 @@ impl Core {
         Ok(had)
     }
 
-    /// Rejects every undecided tool with `reason`; returns their callIds.
-    pub(super) fn reject_undecided(&mut self, reason: Option<&str>) -> Result<Vec<String>> {
-        let decisions = self.decisions_mut()?;
-        let undecided = owned(&decisions.undecided());
-        for id in &undecided {
-            decisions.reject(id, reason)?;
-        }
-        Ok(undecided)
+    /// Rejects every undecided tool with `reason`; `not_suspended` without a pause.
+    pub(super) fn reject_undecided(&mut self, reason: Option<&str>) -> Result<()> {
+        self.decisions_mut()?.reject_undecided(reason);
+        Ok(())
+    }
+
+    /// The callIds without a decision (for the audit only: a build without it lists none).
+    #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+    pub(super) fn undecided(&self) -> Vec<String> {
+        self.decisions
+            .as_ref()
+            .map_or_else(Vec::new, |d| super::owned(&d.undecided()))
     }
 
     /// Keeps stored drafts for the first load, or hands them back to apply now.

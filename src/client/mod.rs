@@ -459,17 +459,17 @@ impl Client {
         if !self.suspension.suspended {
             return self.send(now, text);
         }
-        let undecided = self.c.reject_undecided(reason)?;
-        // For the audit only (the pause is set: the decisions are): a build without it makes
-        // no decision per tool just to drop it.
+        // For the audit only (the pause is set: the decisions are): a build without it lists no
+        // callId, nor makes a decision per tool, just to drop them.
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+        let undecided = self.c.undecided();
+        self.c.reject_undecided(reason)?;
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
         if let Some(pause) = &self.pause {
             for id in &undecided {
                 self.audit.hold(pause, id, &Decision::reject(reason));
             }
         }
-        #[cfg(not(any(debug_assertions, fuzzing, feature = "invariants")))]
-        drop(undecided);
         let op = self.submit_now(Some(text.to_owned()))?;
         self.c.unsent_text = None;
         self.settle();

@@ -326,8 +326,10 @@ impl Sidenet {
         if self.pause.is_none() {
             return self.send(now, text);
         }
-        let undecided = self.c.reject_undecided(reason)?;
-        // The audit's record of the rejections (no copy of them is made where it is off).
+        // The audit's record of the rejections (no list of them is made where it is off).
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+        let undecided = self.c.undecided();
+        self.c.reject_undecided(reason)?;
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
         if let Some(pause) = &self.pause {
             for id in &undecided {
@@ -335,7 +337,6 @@ impl Sidenet {
                     .hold(&pause.run_id, id, &Decision::reject(reason));
             }
         }
-        drop(undecided);
         let op = self.submit_now(Some(text.to_owned()))?;
         self.c.unsent_text = None;
         self.settle();
