@@ -1424,12 +1424,14 @@ fn suspension_view(
         list.push(view.clone());
         tools.push(view);
     }
+    let undecided = owned(&decisions.undecided());
     SuspensionView {
         message_id: message_id.cloned(),
         run_id: run_id.cloned(),
         agent_version_id: agent_version_id.cloned(),
-        undecided: owned(&decisions.undecided()),
-        complete: decisions.is_complete(),
+        // Complete iff nothing is undecided (no second pass over the decisions).
+        complete: undecided.is_empty(),
+        undecided,
         tools,
         pending,
         decided,
