@@ -1270,16 +1270,15 @@ impl Client {
 
     fn build_snapshot(&self) -> Snapshot {
         let paused = self.suspension.suspended;
-        let can_submit = paused
-            && self
-                .c
-                .decisions
-                .as_ref()
-                .is_some_and(|d| d.payload().is_ok());
+        let suspension = self.suspension_view();
+        // A payload to send iff a gated tool has a decision (read off the view: no payload, nor
+        // its `empty_decisions` error, built to be dropped). The view is there iff paused with
+        // decisions.
+        let can_submit = suspension.as_ref().is_some_and(|v| !v.decided.is_empty());
         self.c.head(
             self.c.phase(paused, false),
             self.view.clone(),
-            self.suspension_view(),
+            suspension,
             can_submit,
             paused,
         )
