@@ -1259,13 +1259,7 @@ impl Client {
         if !self.suspension.suspended {
             return None;
         }
-        Some(suspension_view(
-            decisions,
-            &self.suspension.gated(),
-            self.suspension.message_id.as_ref(),
-            None,
-            None,
-        ))
+        Some(suspension_view(decisions, &self.suspension, None, None))
     }
 
     fn build_snapshot(&self) -> Snapshot {
@@ -1381,15 +1375,14 @@ fn transport_error(error: TransportError, timeout_ms: u64) -> Option<Error> {
 /// pause's, the fallback of each tool's; Sidenet only, as is `run_id`).
 fn suspension_view(
     decisions: &Decisions,
-    gated: &[&GatedTool],
-    message_id: Option<&String>,
+    tail: &Suspension,
     run_id: Option<&String>,
     agent_version_id: Option<&String>,
 ) -> SuspensionView {
     let mut tools = Vec::new();
     let mut pending = Vec::new();
     let mut decided = Vec::new();
-    for tool in gated {
+    for tool in tail.gated() {
         let (draft, effective) = decisions.lookup(&tool.call_id);
         let approval = match effective {
             Some(Decision::Approve) => Approval::Approved,
@@ -1425,7 +1418,7 @@ fn suspension_view(
     }
     let undecided = owned(&decisions.undecided());
     SuspensionView {
-        message_id: message_id.cloned(),
+        message_id: tail.message_id.clone(),
         run_id: run_id.cloned(),
         agent_version_id: agent_version_id.cloned(),
         // Complete iff nothing is undecided (no second pass over the decisions).

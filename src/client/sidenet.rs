@@ -1883,8 +1883,7 @@ impl Sidenet {
         // The pause's tail has no decided tool: its gated tools are the pending ones, in order.
         Some(suspension_view(
             decisions,
-            &pause.tail.gated(),
-            pause.tail.message_id.as_ref(),
+            &pause.tail,
             Some(&pause.run_id),
             pause.agent_version_id.as_ref(),
         ))
