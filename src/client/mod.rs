@@ -277,7 +277,7 @@ fn restore_into(
         let Some(decision) = Decision::read_wire(wire) else {
             continue;
         };
-        if decisions.local().any(|(l, _)| l == id) || !keep(id, &decision) {
+        if decisions.lookup(id).0.is_some() || !keep(id, &decision) {
             continue;
         }
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
