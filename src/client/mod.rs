@@ -1255,10 +1255,8 @@ impl Client {
     }
 
     fn suspension_view(&self) -> Option<SuspensionView> {
+        // A decision set exists iff the tail is suspended.
         let decisions = self.c.decisions.as_ref()?;
-        if !self.suspension.suspended {
-            return None;
-        }
         Some(suspension_view(decisions, &self.suspension, None, None))
     }
 
