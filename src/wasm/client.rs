@@ -5,11 +5,13 @@
 //!
 //! The core lives in one `RefCell<Inner>` (in an `Rc`, beside the listeners). Every method, fetch
 //! completion and timer borrows it for one synchronous *step* (a command or an input, then
-//! draining [`Client::poll_output`] and re-arming the single retry timer), releases the borrow, and only then settles promises and calls listeners.
-//! No borrow is ever held across a promise callback or while user code runs, so a listener may call any
-//! method reentrantly. The requests themselves run in JS (`request` in `fast.js`: fetch, abort
-//! signal, timeout, body reading), which reports each one's course to the client's one callback;
-//! that callback, also the retry timer's, holds a `Weak`: after `free()` it finds nothing and stops.
+//! draining [`Client::poll_output`], settling the promises of ops done (their reactions run as
+//! later jobs) and re-arming the single retry timer), releases the borrow, and only then calls
+//! listeners. No borrow is ever held across a promise callback or while user code runs, so a
+//! listener may call any method reentrantly. The requests themselves run in JS (`request` in
+//! `fast.js`: fetch, abort signal, timeout, body reading), which reports each one's course to the
+//! client's one callback; that callback, also the retry timer's, holds a `Weak`: after `free()`
+//! it finds nothing and stops.
 //!
 //! # Contract, as JS sees it
 //!
@@ -141,13 +143,6 @@ struct Inner {
     on_event: Function,
 }
 
-/// What to do once the borrow is released.
-#[derive(Default)]
-struct After {
-    settle: Vec<(Function, JsValue)>,
-    changed: bool,
-}
-
 fn now() -> u64 {
     date_now() as u64
 }
@@ -176,7 +171,7 @@ enum Input<'a> {
 /// did not run. (One `Input` value, not a closure per caller: no vtables, one body.)
 fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
     let now = now();
-    let after = {
+    let (result, changed) = {
         let Ok(mut inner) = shared.inner.try_borrow_mut() else {
             return Err(Error::new(
                 ErrorCode::InvalidState,
@@ -187,14 +182,10 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
             return Err(Error::new(ErrorCode::InvalidState, "the client was freed"));
         }
         let result = inner.apply(input, now);
-        let after = inner.drain(now);
-        (result, after)
+        let changed = inner.drain(now);
+        (result, changed)
     };
-    let (result, after) = after;
-    for (settle, value) in after.settle {
-        call(&settle, &value);
-    }
-    if after.changed {
+    if changed {
         // None while a borrow is held; one removed meanwhile is skipped, and so are all of them
         // once the client is freed (`shutdown` clears them).
         call_listeners(&shared.listeners);
@@ -261,10 +252,10 @@ impl Inner {
         }
     }
 
-    /// Performs the step's effects that call no user code (fetch, abort, storage, timer) and
-    /// collects the rest.
-    fn drain(&mut self, now: u64) -> After {
-        let mut after = After::default();
+    /// Performs the step's effects that call no user code (fetch, abort, storage, timer, and
+    /// settling promises, whose reactions run as later jobs): whether the snapshot changed.
+    fn drain(&mut self, now: u64) -> bool {
+        let mut changed = false;
         while let Some(output) = self.core.poll_output() {
             // By reference: the output is then dropped whole, in one call.
             match &output {
@@ -286,14 +277,14 @@ impl Inner {
                             Ok(()) => JsValue::UNDEFINED,
                             Err(e) => error_to_js(e),
                         };
-                        after.settle.push((settle, value));
+                        call(&settle, &value);
                     }
                 }
-                Output::Changed => after.changed = true,
+                Output::Changed => changed = true,
             }
         }
         self.arm_timer(now);
-        after
+        changed
     }
 
     /// Keeps one timer armed for the core's next deadline.
