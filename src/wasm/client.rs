@@ -147,7 +147,7 @@ fn now() -> u64 {
     date_now() as u64
 }
 
-/// What a step gives the core.
+/// What a step gives the core (values lent: the caller drops them once, whatever the step does).
 enum Input<'a> {
     /// A method: `text` is its message or callId; an async command's op is kept with `settle`
     /// (its promise's settle function).
@@ -164,7 +164,7 @@ enum Input<'a> {
     Abort,
     /// What a request reports: a status or one of `CHUNK`, `END`, `FAILED`, `TIMED_OUT`, and its
     /// value (see `request` in `fast.js`).
-    Report(RequestId, i32, JsValue),
+    Report(RequestId, i32, &'a JsValue),
 }
 
 /// Runs one synchronous step on the core, then performs its effects; the error of a command that
@@ -215,7 +215,7 @@ impl Inner {
             }
             Input::Restore(saved) => self.core.restore_drafts(saved),
             Input::Abort => self.core.abort(),
-            Input::Report(id, code, value) => self.report(now, id, code, &value),
+            Input::Report(id, code, value) => self.report(now, id, code, value),
         }
         Ok(())
     }
@@ -486,7 +486,7 @@ impl ApprovalClient {
                     let input = if id.is_nan() {
                         Input::Timeout
                     } else {
-                        Input::Report(RequestId(id as u64), code as i32, value)
+                        Input::Report(RequestId(id as u64), code as i32, &value)
                     };
                     step(&shared, input).is_ok()
                 },
