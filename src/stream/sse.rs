@@ -226,13 +226,12 @@ impl SseDecoder {
         self.dispatch(sink);
         // Ready for a new stream, as a new decoder with the same cap, but keeping the last event
         // ID (dispatch made the ID buffer equal to it) and the retry time; dispatch already
-        // reset the event's own state.
+        // reset the event's own state, and left its data buffer empty, as `end_line` left the
+        // line's (each at most `KEEP_CAPACITY` bytes of capacity kept).
         self.bom = Bom::Pending(0);
         self.pending_cr = false;
-        self.line = Vec::new();
         self.line_discard = false;
         self.line_started = false;
-        self.data = String::new();
     }
 
     /// Splits `bytes` into lines; the only loop over the fed bytes.
