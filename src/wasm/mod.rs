@@ -116,21 +116,23 @@ impl JsDecisions {
     /// (`get`) or `undefined`.
     #[inline(never)]
     fn on(&mut self, op: Op, call_id: &JsValue, reason: &JsValue) -> Result<JsValue, JsValue> {
-        let (call_id, reason) = input::args(call_id, input::CALL_ID, reason)?;
-        let d = &mut self.inner;
-        let done = match op {
-            Op::Approve => d.approve(&call_id),
-            Op::Reject => d.reject(&call_id, reason.as_deref()),
-            Op::Clear => d.clear(&call_id),
-            Op::Get => {
-                return match d.get(&call_id)? {
-                    None => Ok(JsValue::NULL),
-                    Some(decision) => to_js(&decision),
-                }
+        // The core's errors converted at one place.
+        let got = (|| {
+            let (call_id, reason) = input::args(call_id, input::CALL_ID, reason)?;
+            let d = &mut self.inner;
+            match op {
+                Op::Approve => d.approve(&call_id)?,
+                Op::Reject => d.reject(&call_id, reason.as_deref())?,
+                Op::Clear => d.clear(&call_id)?,
+                Op::Get => return d.get(&call_id).map(Some),
             }
-        };
-        done?;
-        Ok(JsValue::UNDEFINED)
+            Ok(None)
+        })()?;
+        match got {
+            None => Ok(JsValue::UNDEFINED),
+            Some(None) => Ok(JsValue::NULL),
+            Some(Some(decision)) => to_js(&decision),
+        }
     }
 }
 
