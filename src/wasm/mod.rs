@@ -44,32 +44,35 @@ pub(crate) fn to_js(value: &dyn ToJsonDyn) -> Result<JsValue, JsValue> {
 pub fn parse_thread(
     #[wasm_bindgen(unchecked_param_type = "ThreadInput")] input: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let text = match input::kind(&input) {
-        input::Kind::Text | input::Kind::Bytes => input,
-        input::Kind::Value => JsValue::from_str(&input::stringify(&input, "$")?),
-    };
-    let fast = input::fast_thread(&text);
-    if !fast.is_undefined() {
-        return Ok(fast);
-    }
-    let (text, (id, bare)) = match &input::read(&text) {
-        Input::Text(s) => {
-            let checked = thread::check_thread_str(s)?;
-            (text, checked)
+    // The crate's errors converted at one place.
+    Ok((|| {
+        let text = match input::kind(&input) {
+            input::Kind::Text | input::Kind::Bytes => input,
+            input::Kind::Value => JsValue::from_str(&input::stringify(&input, "$")?),
+        };
+        let fast = input::fast_thread(&text);
+        if !fast.is_undefined() {
+            return Ok(fast);
         }
-        Input::Bytes(bytes) => {
-            let text = json::utf8(bytes)?;
-            let checked = thread::check_thread_str(text)?;
-            (JsValue::from_str(text), checked)
+        let (text, (id, bare)) = match &input::read(&text) {
+            Input::Text(s) => {
+                let checked = thread::check_thread_str(s)?;
+                (text, checked)
+            }
+            Input::Bytes(bytes) => {
+                let text = json::utf8(bytes)?;
+                let checked = thread::check_thread_str(text)?;
+                (JsValue::from_str(text), checked)
+            }
+            Input::Value(_) => return Err(Error::parse("not a JSON value").with_path("$")),
+        };
+        let id = id.map_or(JsValue::NULL, |id| JsValue::from_str(&id));
+        let thread = input::thread_of(&text, &id, f64::from(u8::from(bare)));
+        if thread.is_undefined() {
+            return Err(Error::parse("invalid JSON"));
         }
-        Input::Value(_) => return Err(Error::parse("not a JSON value").with_path("$").into()),
-    };
-    let id = id.map_or(JsValue::NULL, |id| JsValue::from_str(&id));
-    let thread = input::thread_of(&text, &id, f64::from(u8::from(bare)));
-    if thread.is_undefined() {
-        return Err(Error::parse("invalid JSON").into());
-    }
-    Ok(thread)
+        Ok(thread)
+    })()?)
 }
 
 // `pendingApprovals(input)`: where the thread stands, by its last message alone.
