@@ -590,7 +590,7 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.exec(Cmd::Approve, &call_id, &JsValue::UNDEFINED, None)?)
+        self.exec(Cmd::Approve, &call_id, &JsValue::UNDEFINED, None)
     }
 
     // Rejects a gated tool, with an optional reason the model reads verbatim.
@@ -600,7 +600,7 @@ impl ApprovalClient {
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] reason: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.exec(Cmd::Reject, &call_id, &reason, None)?)
+        self.exec(Cmd::Reject, &call_id, &reason, None)
     }
 
     // Drops the draft for a tool.
@@ -609,7 +609,7 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.exec(Cmd::Clear, &call_id, &JsValue::UNDEFINED, None)?)
+        self.exec(Cmd::Clear, &call_id, &JsValue::UNDEFINED, None)
     }
 
     // POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
@@ -645,7 +645,7 @@ impl ApprovalClient {
         let settle: Function = d.get(0).unchecked_into();
         let promise: Promise = d.get(1).unchecked_into();
         if let Err(e) = self.exec(cmd, text, reason, Some(&settle)) {
-            call(&settle, &error_to_js(&e));
+            call(&settle, &e);
         }
         promise
     }
@@ -659,21 +659,24 @@ impl ApprovalClient {
         text: &JsValue,
         reason: &JsValue,
         settle: Option<&Function>,
-    ) -> Result<(), Error> {
-        let (text, reason) = match cmd {
-            Cmd::Load | Cmd::Submit => (String::new(), None),
-            Cmd::Send | Cmd::RejectAllAndSend => args(text, MESSAGE, reason)?,
-            Cmd::Approve | Cmd::Reject | Cmd::Clear => args(text, CALL_ID, reason)?,
-        };
-        step(
-            &self.shared,
-            Input::Cmd {
-                cmd,
-                text: &text,
-                reason: reason.as_deref(),
-                settle,
-            },
-        )
+    ) -> Result<(), JsValue> {
+        // The error converted to JS here, once, not by each caller.
+        Ok((|| {
+            let (text, reason) = match cmd {
+                Cmd::Load | Cmd::Submit => (String::new(), None),
+                Cmd::Send | Cmd::RejectAllAndSend => args(text, MESSAGE, reason)?,
+                Cmd::Approve | Cmd::Reject | Cmd::Clear => args(text, CALL_ID, reason)?,
+            };
+            step(
+                &self.shared,
+                Input::Cmd {
+                    cmd,
+                    text: &text,
+                    reason: reason.as_deref(),
+                    settle,
+                },
+            )
+        })()?)
     }
 }
 
