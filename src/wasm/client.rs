@@ -517,40 +517,44 @@ impl ApprovalClient {
     // The current snapshot: the same frozen object until something changes.
     #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "Snapshot", skip_jsdoc)]
     pub fn get_snapshot(&self) -> Result<JsValue, JsValue> {
-        let mut guard = self
-            .shared
-            .inner
-            .try_borrow_mut()
-            .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?;
-        let inner = &mut *guard;
-        let version = inner.core.version();
-        if let Some((v, object)) = &inner.snapshot {
-            if *v == version {
-                return Ok(object.clone());
+        // The crate's errors converted at one place.
+        Ok((|| {
+            let Ok(mut guard) = self.shared.inner.try_borrow_mut() else {
+                return Err(Error::new(
+                    ErrorCode::InvalidState,
+                    "the client is running a step",
+                ));
+            };
+            let inner = &mut *guard;
+            let version = inner.core.version();
+            if let Some((v, object)) = &inner.snapshot {
+                if *v == version {
+                    return Ok(object.clone());
+                }
             }
-        }
-        let snapshot = inner.core.snapshot();
-        let messages = match &inner.messages {
-            Some((v, array)) if *v == snapshot.messages_version => array.clone(),
-            _ => {
-                // (Frozen by `snapshot` in `fast.js`.)
-                let array = to_js(&snapshot.messages)?;
-                inner.messages = Some((snapshot.messages_version, array.clone()));
-                array
-            }
-        };
-        // The streaming text is not converted again: only what was appended since the last
-        // snapshot crosses (the rest of the snapshot is small, whatever the reply's length).
-        let head = to_js(&snapshot.head_without_stream_text())?;
-        let text = snapshot.streaming.as_ref().map(|view| view.text.as_str());
-        let (text, prev) = grow_text(&mut inner.stream_text, inner.core.stream_epoch(), text);
-        let prev = match (prev, &inner.snapshot) {
-            (true, Some((_, object))) => object.clone(),
-            _ => JsValue::UNDEFINED,
-        };
-        let object = freeze_snapshot(&head, &messages, &text, &prev);
-        inner.snapshot = Some((version, object.clone()));
-        Ok(object)
+            let snapshot = inner.core.snapshot();
+            let messages = match &inner.messages {
+                Some((v, array)) if *v == snapshot.messages_version => array.clone(),
+                _ => {
+                    // (Frozen by `snapshot` in `fast.js`.)
+                    let array = to_js(&snapshot.messages)?;
+                    inner.messages = Some((snapshot.messages_version, array.clone()));
+                    array
+                }
+            };
+            // The streaming text is not converted again: only what was appended since the last
+            // snapshot crosses (the rest of the snapshot is small, whatever the reply's length).
+            let head = to_js(&snapshot.head_without_stream_text())?;
+            let text = snapshot.streaming.as_ref().map(|view| view.text.as_str());
+            let (text, prev) = grow_text(&mut inner.stream_text, inner.core.stream_epoch(), text);
+            let prev = match (prev, &inner.snapshot) {
+                (true, Some((_, object))) => object.clone(),
+                _ => JsValue::UNDEFINED,
+            };
+            let object = freeze_snapshot(&head, &messages, &text, &prev);
+            inner.snapshot = Some((version, object.clone()));
+            Ok(object)
+        })()?)
     }
 
     // Calls `listener` (synchronously, with no arguments) after each change; returns the function

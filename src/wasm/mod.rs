@@ -30,10 +30,10 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 pub use error::is_toolgate_error;
 
 /// A value for JS: its JSON text, `JSON.parse`d (plain objects and arrays, `null` for `None`).
-pub(crate) fn to_js(value: &dyn ToJsonDyn) -> Result<JsValue, JsValue> {
+pub(crate) fn to_js(value: &dyn ToJsonDyn) -> Result<JsValue, Error> {
     let mut text = String::new();
     value.write_dyn(&mut text);
-    Ok(input::parse(&JsValue::from_str(&text))?)
+    input::parse(&JsValue::from_str(&text))
 }
 
 // `parseThread(input)`: the whole thread as plain objects, `{ id, messages }`. `JSON.parse` builds
@@ -80,7 +80,7 @@ pub fn parse_thread(
 pub fn pending_approvals(
     #[wasm_bindgen(unchecked_param_type = "ThreadInput")] input: JsValue,
 ) -> Result<JsValue, JsValue> {
-    to_js(&suspension_of(&input)?)
+    Ok(suspension_of(&input).and_then(|s| to_js(&s))?)
 }
 
 fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
@@ -120,22 +120,22 @@ impl JsDecisions {
     #[inline(never)]
     fn on(&mut self, op: Op, call_id: &JsValue, reason: &JsValue) -> Result<JsValue, JsValue> {
         // The core's errors converted at one place.
-        let got = (|| {
+        Ok((|| {
             let (call_id, reason) = input::args(call_id, input::CALL_ID, reason)?;
             let d = &mut self.inner;
             match op {
                 Op::Approve => d.approve(&call_id)?,
                 Op::Reject => d.reject(&call_id, reason.as_deref())?,
                 Op::Clear => d.clear(&call_id)?,
-                Op::Get => return d.get(&call_id).map(Some),
+                Op::Get => {
+                    return match d.get(&call_id)? {
+                        None => Ok(JsValue::NULL),
+                        Some(decision) => to_js(&decision),
+                    }
+                }
             }
-            Ok(None)
-        })()?;
-        match got {
-            None => Ok(JsValue::UNDEFINED),
-            Some(None) => Ok(JsValue::NULL),
-            Some(Some(decision)) => to_js(&decision),
-        }
+            Ok(JsValue::UNDEFINED)
+        })()?)
     }
 }
 
@@ -212,7 +212,7 @@ impl JsDecisions {
     // The callIds still without a decision, in tail order.
     #[wasm_bindgen(getter, unchecked_return_type = "string[]", skip_jsdoc)]
     pub fn undecided(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.inner.undecided())
+        Ok(to_js(&self.inner.undecided())?)
     }
 
     // `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
