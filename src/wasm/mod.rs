@@ -66,7 +66,7 @@ pub fn parse_thread(
             }
             Input::Value(_) => return Err(Error::parse("not a JSON value").with_path("$")),
         };
-        let id = id.map_or(JsValue::NULL, |id| JsValue::from_str(&id));
+        let id = id.as_deref().map_or(JsValue::NULL, JsValue::from_str);
         let thread = input::thread_of(&text, &id, f64::from(u8::from(bare)));
         if thread.is_undefined() {
             return Err(Error::parse("invalid JSON"));
