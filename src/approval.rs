@@ -181,15 +181,12 @@ impl Suspension {
         // and no sort routine in the binary.
         let mut all: Vec<&GatedTool> = Vec::new();
         for tool in self.pending.iter().chain(&self.decided) {
-            all.push(tool);
-            let mut j = all.len() - 1;
-            while j > 0 {
-                match (all.get(j - 1), all.get(j)) {
-                    (Some(a), Some(b)) if a.position > b.position => all.swap(j - 1, j),
-                    _ => break,
-                }
-                j -= 1;
-            }
+            // After the last one not after it (`all` is sorted).
+            let at = all
+                .iter()
+                .rposition(|t| t.position <= tool.position)
+                .map_or(0, |i| i + 1);
+            all.insert(at, tool);
         }
         all
     }

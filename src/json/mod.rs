@@ -153,24 +153,21 @@ pub(crate) fn describe_byte(first: Option<u8>) -> &'static str {
 /// same set as `char::is_whitespace`, Unicode's White_Space, spelled out: smaller than core's
 /// table lookup), without `str::trim`'s two-ended walk. A test checks every char.
 pub(crate) fn is_blank(s: Option<&str>) -> bool {
-    s.map_or(true, |s| {
-        s.chars().all(|c| {
-            matches!(
-                c,
-                '\t'..='\r'
-                    | ' '
-                    | '\u{85}'
-                    | '\u{a0}'
-                    | '\u{1680}'
-                    | '\u{2000}'..='\u{200a}'
-                    | '\u{2028}'
-                    | '\u{2029}'
-                    | '\u{202f}'
-                    | '\u{205f}'
-                    | '\u{3000}'
-            )
-        })
-    })
+    let Some(s) = s else { return true };
+    // Byte-wise over the UTF-8 encodings of those chars: no char decoding linked for this.
+    let mut b = s.as_bytes();
+    loop {
+        b = match b {
+            [] => return true,
+            [b'\t'..=b'\r' | b' ', rest @ ..]
+            | [0xC2, 0x85 | 0xA0, rest @ ..]
+            | [0xE1, 0x9A, 0x80, rest @ ..]
+            | [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, rest @ ..]
+            | [0xE2, 0x81, 0x9F, rest @ ..]
+            | [0xE3, 0x80, 0x80, rest @ ..] => rest,
+            _ => return false,
+        };
+    }
 }
 
 #[cfg(test)]

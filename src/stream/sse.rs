@@ -175,30 +175,24 @@ impl SseDecoder {
     }
 
     /// [`Self::feed_with`], compiled once.
-    fn feed_dyn(&mut self, bytes: &[u8], sink: Sink<'_>) {
-        let mut bytes = bytes;
+    fn feed_dyn(&mut self, mut bytes: &[u8], sink: Sink<'_>) {
         if let Bom::Pending(seen) = self.bom {
-            let mut seen = usize::from(seen);
-            while let Some((&b, rest)) = bytes.split_first() {
-                if BOM.get(seen) == Some(&b) {
-                    seen += 1;
-                    bytes = rest;
-                    if seen == BOM.len() {
-                        self.bom = Bom::Done;
-                        break;
-                    }
-                } else {
-                    // Not a BOM: the bytes held back are ordinary line bytes (no CR or LF among them).
-                    self.bom = Bom::Done;
-                    let held = BOM.get(..seen).unwrap_or(&[]);
-                    self.scan(held, sink);
-                    break;
+            // What is left of the BOM, against as much of it as this feed holds.
+            let rest = BOM.get(usize::from(seen)..).unwrap_or_default();
+            let n = rest.len().min(bytes.len());
+            if bytes.get(..n) == rest.get(..n) {
+                if n < rest.len() {
+                    // All of this feed was a prefix of the rest of a BOM.
+                    self.bom = Bom::Pending(seen + n as u8);
+                    return;
                 }
-            }
-            if let Bom::Pending(_) = self.bom {
-                // All of this feed was a prefix of a BOM (seen < 3 here).
-                self.bom = Bom::Pending(u8::try_from(seen).unwrap_or(0));
-                return;
+                self.bom = Bom::Done;
+                bytes = bytes.get(n..).unwrap_or_default();
+            } else {
+                // Not a BOM: the bytes held back are ordinary line bytes (no CR or LF among
+                // them), followed by this feed's.
+                self.bom = Bom::Done;
+                self.scan(BOM.get(..usize::from(seen)).unwrap_or_default(), sink);
             }
         }
         self.scan(bytes, sink);
@@ -232,13 +226,12 @@ impl SseDecoder {
         self.dispatch(sink);
         // Ready for a new stream, as a new decoder with the same cap, but keeping the last event
         // ID (dispatch made the ID buffer equal to it) and the retry time; dispatch already
-        // reset the event's own state.
+        // reset the event's own state, and left its data buffer empty, as `end_line` left the
+        // line's (each at most `KEEP_CAPACITY` bytes of capacity kept).
         self.bom = Bom::Pending(0);
         self.pending_cr = false;
-        self.line = Vec::new();
         self.line_discard = false;
         self.line_started = false;
-        self.data = String::new();
     }
 
     /// Splits `bytes` into lines; the only loop over the fed bytes.

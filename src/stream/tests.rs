@@ -334,3 +334,26 @@ fn chunk_sizes_stay_small() {
         core::mem::size_of::<Chunk>()
     );
 }
+
+#[test]
+fn bom_handling_does_not_depend_on_where_feeds_split() {
+    let inputs: [&[u8]; 7] = [
+        b"\xEF\xBB\xBFdata: a\n\n",
+        b"\xEF\xBBdata: a\n\ndata: b\n\n",
+        b"\xEFdata: b\n\ndata: c\n\n",
+        b"\xEF\xBB\xBF\xEFdata: a\n\ndata: d\n\n",
+        b"\xEF\xBB\n\ndata: z\n\n",
+        b"\xEF\xBB\xBF\r\ndata: y\r\n\r\n",
+        b"data: \xEF\xBB\xBF\n\n",
+    ];
+    for input in inputs {
+        let whole = events(&[input]);
+        for i in 0..=input.len() {
+            for j in i..=input.len() {
+                let (a, rest) = input.split_at(i);
+                let (b, c) = rest.split_at(j - i);
+                assert_eq!(events(&[a, b, c]), whole, "{input:?} cut at {i}, {j}");
+            }
+        }
+    }
+}

@@ -5,11 +5,13 @@
 //!
 //! The core lives in one `RefCell<Inner>` (in an `Rc`, beside the listeners). Every method, fetch
 //! completion and timer borrows it for one synchronous *step* (a command or an input, then
-//! draining [`Client::poll_output`] and re-arming the single retry timer), releases the borrow, and only then settles promises and calls listeners.
-//! No borrow is ever held across a promise callback or while user code runs, so a listener may call any
-//! method reentrantly. The requests themselves run in JS (`request` in `fast.js`: fetch, abort
-//! signal, timeout, body reading), which reports each one's course to the client's one callback;
-//! that callback, also the retry timer's, holds a `Weak`: after `free()` it finds nothing and stops.
+//! draining [`Client::poll_output`], settling the promises of ops done (their reactions run as
+//! later jobs) and re-arming the single retry timer), releases the borrow, and only then calls
+//! listeners. No borrow is ever held across a promise callback or while user code runs, so a
+//! listener may call any method reentrantly. The requests themselves run in JS (`request` in
+//! `fast.js`: fetch, abort signal, timeout, body reading), which reports each one's course to the
+//! client's one callback; that callback, also the retry timer's, holds a `Weak`: after `free()`
+//! it finds nothing and stops.
 //!
 //! # Contract, as JS sees it
 //!
@@ -141,18 +143,11 @@ struct Inner {
     on_event: Function,
 }
 
-/// What to do once the borrow is released.
-#[derive(Default)]
-struct After {
-    settle: Vec<(Function, JsValue)>,
-    changed: bool,
-}
-
 fn now() -> u64 {
     date_now() as u64
 }
 
-/// What a step gives the core.
+/// What a step gives the core (values lent: the caller drops them once, whatever the step does).
 enum Input<'a> {
     /// A method: `text` is its message or callId; an async command's op is kept with `settle`
     /// (its promise's settle function).
@@ -169,14 +164,14 @@ enum Input<'a> {
     Abort,
     /// What a request reports: a status or one of `CHUNK`, `END`, `FAILED`, `TIMED_OUT`, and its
     /// value (see `request` in `fast.js`).
-    Report(RequestId, i32, JsValue),
+    Report(RequestId, i32, &'a JsValue),
 }
 
 /// Runs one synchronous step on the core, then performs its effects; the error of a command that
 /// did not run. (One `Input` value, not a closure per caller: no vtables, one body.)
 fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
     let now = now();
-    let after = {
+    let (result, changed) = {
         let Ok(mut inner) = shared.inner.try_borrow_mut() else {
             return Err(Error::new(
                 ErrorCode::InvalidState,
@@ -187,14 +182,10 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
             return Err(Error::new(ErrorCode::InvalidState, "the client was freed"));
         }
         let result = inner.apply(input, now);
-        let after = inner.drain(now);
-        (result, after)
+        let changed = inner.drain(now);
+        (result, changed)
     };
-    let (result, after) = after;
-    for (settle, value) in after.settle {
-        call(&settle, &value);
-    }
-    if after.changed {
+    if changed {
         // None while a borrow is held; one removed meanwhile is skipped, and so are all of them
         // once the client is freed (`shutdown` clears them).
         call_listeners(&shared.listeners);
@@ -224,7 +215,7 @@ impl Inner {
             }
             Input::Restore(saved) => self.core.restore_drafts(saved),
             Input::Abort => self.core.abort(),
-            Input::Report(id, code, value) => self.report(now, id, code, &value),
+            Input::Report(id, code, value) => self.report(now, id, code, value),
         }
         Ok(())
     }
@@ -261,10 +252,10 @@ impl Inner {
         }
     }
 
-    /// Performs the step's effects that call no user code (fetch, abort, storage, timer) and
-    /// collects the rest.
-    fn drain(&mut self, now: u64) -> After {
-        let mut after = After::default();
+    /// Performs the step's effects that call no user code (fetch, abort, storage, timer, and
+    /// settling promises, whose reactions run as later jobs): whether the snapshot changed.
+    fn drain(&mut self, now: u64) -> bool {
+        let mut changed = false;
         while let Some(output) = self.core.poll_output() {
             // By reference: the output is then dropped whole, in one call.
             match &output {
@@ -286,14 +277,14 @@ impl Inner {
                             Ok(()) => JsValue::UNDEFINED,
                             Err(e) => error_to_js(e),
                         };
-                        after.settle.push((settle, value));
+                        call(&settle, &value);
                     }
                 }
-                Output::Changed => after.changed = true,
+                Output::Changed => changed = true,
             }
         }
         self.arm_timer(now);
-        after
+        changed
     }
 
     /// Keeps one timer armed for the core's next deadline.
@@ -495,7 +486,7 @@ impl ApprovalClient {
                     let input = if id.is_nan() {
                         Input::Timeout
                     } else {
-                        Input::Report(RequestId(id as u64), code as i32, value)
+                        Input::Report(RequestId(id as u64), code as i32, &value)
                     };
                     step(&shared, input).is_ok()
                 },
@@ -526,40 +517,44 @@ impl ApprovalClient {
     // The current snapshot: the same frozen object until something changes.
     #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "Snapshot", skip_jsdoc)]
     pub fn get_snapshot(&self) -> Result<JsValue, JsValue> {
-        let mut guard = self
-            .shared
-            .inner
-            .try_borrow_mut()
-            .map_err(|_| Error::new(ErrorCode::InvalidState, "the client is running a step"))?;
-        let inner = &mut *guard;
-        let version = inner.core.version();
-        if let Some((v, object)) = &inner.snapshot {
-            if *v == version {
-                return Ok(object.clone());
+        // The crate's errors converted at one place.
+        Ok((|| {
+            let Ok(mut guard) = self.shared.inner.try_borrow_mut() else {
+                return Err(Error::new(
+                    ErrorCode::InvalidState,
+                    "the client is running a step",
+                ));
+            };
+            let inner = &mut *guard;
+            let version = inner.core.version();
+            if let Some((v, object)) = &inner.snapshot {
+                if *v == version {
+                    return Ok(object.clone());
+                }
             }
-        }
-        let snapshot = inner.core.snapshot();
-        let messages = match &inner.messages {
-            Some((v, array)) if *v == snapshot.messages_version => array.clone(),
-            _ => {
-                // (Frozen by `snapshot` in `fast.js`.)
-                let array = to_js(&snapshot.messages)?;
-                inner.messages = Some((snapshot.messages_version, array.clone()));
-                array
-            }
-        };
-        // The streaming text is not converted again: only what was appended since the last
-        // snapshot crosses (the rest of the snapshot is small, whatever the reply's length).
-        let head = to_js(&snapshot.head_without_stream_text())?;
-        let text = snapshot.streaming.as_ref().map(|view| view.text.as_str());
-        let (text, prev) = grow_text(&mut inner.stream_text, inner.core.stream_epoch(), text);
-        let prev = match (prev, &inner.snapshot) {
-            (true, Some((_, object))) => object.clone(),
-            _ => JsValue::UNDEFINED,
-        };
-        let object = freeze_snapshot(&head, &messages, &text, &prev);
-        inner.snapshot = Some((version, object.clone()));
-        Ok(object)
+            let snapshot = inner.core.snapshot();
+            let messages = match &inner.messages {
+                Some((v, array)) if *v == snapshot.messages_version => array.clone(),
+                _ => {
+                    // (Frozen by `snapshot` in `fast.js`.)
+                    let array = to_js(&snapshot.messages)?;
+                    inner.messages = Some((snapshot.messages_version, array.clone()));
+                    array
+                }
+            };
+            // The streaming text is not converted again: only what was appended since the last
+            // snapshot crosses (the rest of the snapshot is small, whatever the reply's length).
+            let head = to_js(&snapshot.head_without_stream_text())?;
+            let text = snapshot.streaming.as_ref().map(|view| view.text.as_str());
+            let (text, prev) = grow_text(&mut inner.stream_text, inner.core.stream_epoch(), text);
+            let prev = match (prev, &inner.snapshot) {
+                (true, Some((_, object))) => object.clone(),
+                _ => JsValue::UNDEFINED,
+            };
+            let object = freeze_snapshot(&head, &messages, &text, &prev);
+            inner.snapshot = Some((version, object.clone()));
+            Ok(object)
+        })()?)
     }
 
     // Calls `listener` (synchronously, with no arguments) after each change; returns the function
@@ -599,7 +594,7 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.exec(Cmd::Approve, &call_id, &JsValue::UNDEFINED, None)?)
+        self.exec(Cmd::Approve, &call_id, &JsValue::UNDEFINED, None)
     }
 
     // Rejects a gated tool, with an optional reason the model reads verbatim.
@@ -609,7 +604,7 @@ impl ApprovalClient {
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] reason: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.exec(Cmd::Reject, &call_id, &reason, None)?)
+        self.exec(Cmd::Reject, &call_id, &reason, None)
     }
 
     // Drops the draft for a tool.
@@ -618,7 +613,7 @@ impl ApprovalClient {
         &self,
         #[wasm_bindgen(js_name = callId, unchecked_param_type = "string")] call_id: JsValue,
     ) -> Result<(), JsValue> {
-        Ok(self.exec(Cmd::Clear, &call_id, &JsValue::UNDEFINED, None)?)
+        self.exec(Cmd::Clear, &call_id, &JsValue::UNDEFINED, None)
     }
 
     // POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
@@ -654,7 +649,7 @@ impl ApprovalClient {
         let settle: Function = d.get(0).unchecked_into();
         let promise: Promise = d.get(1).unchecked_into();
         if let Err(e) = self.exec(cmd, text, reason, Some(&settle)) {
-            call(&settle, &error_to_js(&e));
+            call(&settle, &e);
         }
         promise
     }
@@ -668,21 +663,24 @@ impl ApprovalClient {
         text: &JsValue,
         reason: &JsValue,
         settle: Option<&Function>,
-    ) -> Result<(), Error> {
-        let (text, reason) = match cmd {
-            Cmd::Load | Cmd::Submit => (String::new(), None),
-            Cmd::Send | Cmd::RejectAllAndSend => args(text, MESSAGE, reason)?,
-            Cmd::Approve | Cmd::Reject | Cmd::Clear => args(text, CALL_ID, reason)?,
-        };
-        step(
-            &self.shared,
-            Input::Cmd {
-                cmd,
-                text: &text,
-                reason: reason.as_deref(),
-                settle,
-            },
-        )
+    ) -> Result<(), JsValue> {
+        // The error converted to JS here, once, not by each caller.
+        Ok((|| {
+            let (text, reason) = match cmd {
+                Cmd::Load | Cmd::Submit => (String::new(), None),
+                Cmd::Send | Cmd::RejectAllAndSend => args(text, MESSAGE, reason)?,
+                Cmd::Approve | Cmd::Reject | Cmd::Clear => args(text, CALL_ID, reason)?,
+            };
+            step(
+                &self.shared,
+                Input::Cmd {
+                    cmd,
+                    text: &text,
+                    reason: reason.as_deref(),
+                    settle,
+                },
+            )
+        })()?)
     }
 }
 

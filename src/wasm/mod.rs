@@ -30,10 +30,10 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 pub use error::is_toolgate_error;
 
 /// A value for JS: its JSON text, `JSON.parse`d (plain objects and arrays, `null` for `None`).
-pub(crate) fn to_js(value: &dyn ToJsonDyn) -> Result<JsValue, JsValue> {
+pub(crate) fn to_js(value: &dyn ToJsonDyn) -> Result<JsValue, Error> {
     let mut text = String::new();
     value.write_dyn(&mut text);
-    Ok(input::parse(&JsValue::from_str(&text))?)
+    input::parse(&JsValue::from_str(&text))
 }
 
 // `parseThread(input)`: the whole thread as plain objects, `{ id, messages }`. `JSON.parse` builds
@@ -44,32 +44,35 @@ pub(crate) fn to_js(value: &dyn ToJsonDyn) -> Result<JsValue, JsValue> {
 pub fn parse_thread(
     #[wasm_bindgen(unchecked_param_type = "ThreadInput")] input: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let text = match input::kind(&input) {
-        input::Kind::Text | input::Kind::Bytes => input,
-        input::Kind::Value => JsValue::from_str(&input::stringify(&input, "$")?),
-    };
-    let fast = input::fast_thread(&text);
-    if !fast.is_undefined() {
-        return Ok(fast);
-    }
-    let (text, (id, bare)) = match &input::read(&text) {
-        Input::Text(s) => {
-            let checked = thread::check_thread_str(s)?;
-            (text, checked)
+    // The crate's errors converted at one place.
+    Ok((|| {
+        let text = match input::kind(&input) {
+            input::Kind::Text | input::Kind::Bytes => input,
+            input::Kind::Value => JsValue::from_str(&input::stringify(&input, "$")?),
+        };
+        let fast = input::fast_thread(&text);
+        if !fast.is_undefined() {
+            return Ok(fast);
         }
-        Input::Bytes(bytes) => {
-            let text = json::utf8(bytes)?;
-            let checked = thread::check_thread_str(text)?;
-            (JsValue::from_str(text), checked)
+        let (text, (id, bare)) = match &input::read(&text) {
+            Input::Text(s) => {
+                let checked = thread::check_thread_str(s)?;
+                (text, checked)
+            }
+            Input::Bytes(bytes) => {
+                let text = json::utf8(bytes)?;
+                let checked = thread::check_thread_str(text)?;
+                (JsValue::from_str(text), checked)
+            }
+            Input::Value(_) => return Err(Error::parse("not a JSON value").with_path("$")),
+        };
+        let id = id.as_deref().map_or(JsValue::NULL, JsValue::from_str);
+        let thread = input::thread_of(&text, &id, f64::from(u8::from(bare)));
+        if thread.is_undefined() {
+            return Err(Error::parse("invalid JSON"));
         }
-        Input::Value(_) => return Err(Error::parse("not a JSON value").with_path("$").into()),
-    };
-    let id = id.map_or(JsValue::NULL, |id| JsValue::from_str(&id));
-    let thread = input::thread_of(&text, &id, f64::from(u8::from(bare)));
-    if thread.is_undefined() {
-        return Err(Error::parse("invalid JSON").into());
-    }
-    Ok(thread)
+        Ok(thread)
+    })()?)
 }
 
 // `pendingApprovals(input)`: where the thread stands, by its last message alone.
@@ -77,7 +80,7 @@ pub fn parse_thread(
 pub fn pending_approvals(
     #[wasm_bindgen(unchecked_param_type = "ThreadInput")] input: JsValue,
 ) -> Result<JsValue, JsValue> {
-    to_js(&suspension_of(&input)?)
+    Ok(suspension_of(&input).and_then(|s| to_js(&s))?)
 }
 
 fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
@@ -116,21 +119,23 @@ impl JsDecisions {
     /// (`get`) or `undefined`.
     #[inline(never)]
     fn on(&mut self, op: Op, call_id: &JsValue, reason: &JsValue) -> Result<JsValue, JsValue> {
-        let (call_id, reason) = input::args(call_id, input::CALL_ID, reason)?;
-        let d = &mut self.inner;
-        let done = match op {
-            Op::Approve => d.approve(&call_id),
-            Op::Reject => d.reject(&call_id, reason.as_deref()),
-            Op::Clear => d.clear(&call_id),
-            Op::Get => {
-                return match d.get(&call_id)? {
-                    None => Ok(JsValue::NULL),
-                    Some(decision) => to_js(&decision),
+        // The core's errors converted at one place.
+        Ok((|| {
+            let (call_id, reason) = input::args(call_id, input::CALL_ID, reason)?;
+            let d = &mut self.inner;
+            match op {
+                Op::Approve => d.approve(&call_id)?,
+                Op::Reject => d.reject(&call_id, reason.as_deref())?,
+                Op::Clear => d.clear(&call_id)?,
+                Op::Get => {
+                    return match d.get(&call_id)? {
+                        None => Ok(JsValue::NULL),
+                        Some(decision) => to_js(&decision),
+                    }
                 }
             }
-        };
-        done?;
-        Ok(JsValue::UNDEFINED)
+            Ok(JsValue::UNDEFINED)
+        })()?)
     }
 }
 
@@ -207,7 +212,7 @@ impl JsDecisions {
     // The callIds still without a decision, in tail order.
     #[wasm_bindgen(getter, unchecked_return_type = "string[]", skip_jsdoc)]
     pub fn undecided(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.inner.undecided())
+        Ok(to_js(&self.inner.undecided())?)
     }
 
     // `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
