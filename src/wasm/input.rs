@@ -105,17 +105,8 @@ extern "C" {
 /// The bytes of a `Uint8Array`. (Not `Uint8Array::to_vec`, which asserts the length it reads
 /// twice, with the assertion's formatting.)
 pub(crate) fn to_vec(bytes: &JsValue) -> Vec<u8> {
-    let mut buf = zeroed(bytes.unchecked_ref::<Sized>().length() as usize);
+    let mut buf = vec![0u8; bytes.unchecked_ref::<Sized>().length() as usize];
     copy_into(bytes, &mut buf);
-    buf
-}
-
-/// `n` zero bytes, filled by `resize`: `vec![0; n]` (what clippy suggests) links `from_elem` and
-/// its zeroed allocation for these two callers alone.
-#[allow(clippy::slow_vector_initialization)]
-fn zeroed(n: usize) -> Vec<u8> {
-    let mut buf = Vec::new();
-    buf.resize(n, 0);
     buf
 }
 
@@ -123,7 +114,7 @@ fn zeroed(n: usize) -> Vec<u8> {
 /// for the worst case: one pass, no re-allocation while encoding.
 fn utf8_of(s: &JsValue) -> String {
     let units = s.unchecked_ref::<Sized>().length() as usize;
-    let mut buf = zeroed(units.saturating_mul(3));
+    let mut buf = vec![0u8; units.saturating_mul(3)];
     let written = encode_into(s, &mut buf) as usize;
     buf.truncate(written);
     // SAFETY: `TextEncoder.encodeInto` writes UTF-8 only, and whole sequences only (a lone
