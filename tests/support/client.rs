@@ -8,6 +8,22 @@ use toolgate::error::ErrorCode;
 
 use super::KEY;
 
+/// `Client::check_invariants()` where the build keeps the invariant bookkeeping (debug builds,
+/// `--features invariants`, `--cfg fuzzing`). A release build without the feature keeps none, so
+/// there is nothing to check: `cargo test --release` still compiles and runs every scenario.
+pub trait Invariants {
+    fn invariants(&self) -> Result<(), String>;
+}
+
+impl Invariants for toolgate::client::Client {
+    fn invariants(&self) -> Result<(), String> {
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+        return self.check_invariants();
+        #[cfg(not(any(debug_assertions, fuzzing, feature = "invariants")))]
+        return Ok(());
+    }
+}
+
 /// A toolgate value as a serde_json value (serde_json is the oracle of these tests).
 pub fn sj<T: toolgate::json::ToJson + ?Sized>(value: &T) -> Value {
     serde_json::from_str(&value.to_json_string()).expect("toolgate writes valid JSON")
