@@ -1129,9 +1129,9 @@ impl Sidenet {
         let expired = !paused && expected.as_ref().is_some_and(|e| self.abandoned(e));
         self.c.loaded = true;
         if let Some(held) = self.c.held_restore.take() {
+            // Drafts only: the pause stays as adopted.
             self.apply_restore(&held);
         }
-        let paused = self.pause.is_some();
         self.expired = expired;
         if expired {
             self.c.run_completed = false;
