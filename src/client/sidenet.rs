@@ -819,7 +819,8 @@ impl Sidenet {
         match &mut flight.rx {
             Some(Rx::Buffer { body, .. }) => {
                 let room = MAX_BUFFER.saturating_sub(body.len());
-                body.extend_from_slice(bytes.get(..room.min(bytes.len())).unwrap_or_default());
+                // Shorter than the room left: all of it.
+                body.extend_from_slice(bytes.get(..room).unwrap_or(bytes));
             }
             Some(Rx::Stream(boxed)) => {
                 let mut out = Vec::new();
