@@ -828,16 +828,14 @@ impl Sidenet {
                 if out.is_empty() {
                     return;
                 }
-                // The feed leaves the box while its chunks are applied (an empty one stands in),
-                // and goes back (applying chunks never ends the flight).
-                let mut feed = take(&mut boxed.1);
-                self.apply_all(&mut feed, out, chat);
-                if let State::Busy(Flight {
-                    rx: Some(Rx::Stream(boxed)),
-                    ..
-                }) = &mut self.c.state
-                {
-                    boxed.1 = feed;
+                // The box leaves the flight while its chunks are applied (no stand-in feed made
+                // and dropped), and goes back (applying chunks never ends the flight).
+                let Some(Rx::Stream(mut boxed)) = flight.rx.take() else {
+                    return;
+                };
+                self.apply_all(&mut boxed.1, out, chat);
+                if let State::Busy(flight) = &mut self.c.state {
+                    flight.rx = Some(Rx::Stream(boxed));
                 }
             }
             None => {}
