@@ -1484,8 +1484,9 @@ impl Sidenet {
                 m.push_str(" came without a run id");
                 self.c.error = Some(Error::new(ErrorCode::StreamError, m));
             }
+            // Only then a pass to drop them.
+            cards.retain(|c| c.run_id.is_some());
         }
-        cards.retain(|c| c.run_id.is_some());
         cards
     }
 
