@@ -992,13 +992,9 @@ impl Sidenet {
             Job::Send { op, .. } if terminal => self.end_send(op, feed),
             Job::Submit(sub) if terminal => self.end_submit(sub, feed),
             // Cut short: a load's replay is retried (see `stream_dropped`), a chat is recovered.
+            // Only a load reads the error (a chat's is dropped unread): it names the replay.
             job => {
-                let message = if matches!(job, Job::Load { .. }) {
-                    "the replay stream was cut short"
-                } else {
-                    "the stream was cut short"
-                };
-                let error = Error::new(ErrorCode::Network, message);
+                let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
                 self.stream_dropped(now, job, attempt, feed, error);
             }
         }
