@@ -822,17 +822,14 @@ impl Sidenet {
                 // Shorter than the room left: all of it.
                 body.extend_from_slice(bytes.get(..room).unwrap_or(bytes));
             }
-            Some(Rx::Stream(boxed)) => {
-                let mut out = Vec::new();
-                boxed.0.feed(bytes, &mut out);
-                if out.is_empty() {
-                    return;
-                }
+            rx @ Some(Rx::Stream(_)) => {
                 // The box leaves the flight while its chunks are applied (no stand-in feed made
                 // and dropped), and goes back (applying chunks never ends the flight).
-                let Some(Rx::Stream(mut boxed)) = flight.rx.take() else {
+                let Some(Rx::Stream(mut boxed)) = rx.take() else {
                     return;
                 };
+                let mut out = Vec::new();
+                boxed.0.feed(bytes, &mut out);
                 self.apply_all(&mut boxed.1, out, chat);
                 if let State::Busy(flight) = &mut self.c.state {
                     flight.rx = Some(Rx::Stream(boxed));
