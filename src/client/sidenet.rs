@@ -819,24 +819,20 @@ impl Sidenet {
         match &mut flight.rx {
             Some(Rx::Buffer { body, .. }) => {
                 let room = MAX_BUFFER.saturating_sub(body.len());
-                body.extend_from_slice(bytes.get(..room.min(bytes.len())).unwrap_or_default());
+                // Shorter than the room left: all of it.
+                body.extend_from_slice(bytes.get(..room).unwrap_or(bytes));
             }
-            Some(Rx::Stream(boxed)) => {
+            rx @ Some(Rx::Stream(_)) => {
+                // The box leaves the flight while its chunks are applied (no stand-in feed made
+                // and dropped), and goes back (applying chunks never ends the flight).
+                let Some(Rx::Stream(mut boxed)) = rx.take() else {
+                    return;
+                };
                 let mut out = Vec::new();
                 boxed.0.feed(bytes, &mut out);
-                if out.is_empty() {
-                    return;
-                }
-                // The feed leaves the box while its chunks are applied (an empty one stands in),
-                // and goes back (applying chunks never ends the flight).
-                let mut feed = take(&mut boxed.1);
-                self.apply_all(&mut feed, out, chat);
-                if let State::Busy(Flight {
-                    rx: Some(Rx::Stream(boxed)),
-                    ..
-                }) = &mut self.c.state
-                {
-                    boxed.1 = feed;
+                self.apply_all(&mut boxed.1, out, chat);
+                if let State::Busy(flight) = &mut self.c.state {
+                    flight.rx = Some(Rx::Stream(boxed));
                 }
             }
             None => {}
@@ -993,13 +989,9 @@ impl Sidenet {
             Job::Send { op, .. } if terminal => self.end_send(op, feed),
             Job::Submit(sub) if terminal => self.end_submit(sub, feed),
             // Cut short: a load's replay is retried (see `stream_dropped`), a chat is recovered.
+            // Only a load reads the error (a chat's is dropped unread): it names the replay.
             job => {
-                let message = if matches!(job, Job::Load { .. }) {
-                    "the replay stream was cut short"
-                } else {
-                    "the stream was cut short"
-                };
-                let error = Error::new(ErrorCode::Network, message);
+                let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
                 self.stream_dropped(now, job, attempt, feed, error);
             }
         }
@@ -1129,9 +1121,9 @@ impl Sidenet {
         let expired = !paused && expected.as_ref().is_some_and(|e| self.abandoned(e));
         self.c.loaded = true;
         if let Some(held) = self.c.held_restore.take() {
+            // Drafts only: the pause stays as adopted.
             self.apply_restore(&held);
         }
-        let paused = self.pause.is_some();
         self.expired = expired;
         if expired {
             self.c.run_completed = false;
@@ -1485,8 +1477,9 @@ impl Sidenet {
                 m.push_str(" came without a run id");
                 self.c.error = Some(Error::new(ErrorCode::StreamError, m));
             }
+            // Only then a pass to drop them.
+            cards.retain(|c| c.run_id.is_some());
         }
-        cards.retain(|c| c.run_id.is_some());
         cards
     }
 
