@@ -205,7 +205,7 @@ impl PauseKey {
 
 fn gated_ids(suspension: &Suspension) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
-    for tool in suspension.gated() {
+    for tool in suspension.each_gated() {
         if !ids.contains(&tool.call_id) {
             ids.push(tool.call_id.clone());
         }
@@ -1380,7 +1380,7 @@ fn suspension_view(
     let mut tools = Vec::new();
     let mut pending = Vec::new();
     let mut decided = Vec::new();
-    for tool in tail.gated() {
+    for tool in tail.each_gated() {
         let (draft, effective) = decisions.lookup(&tool.call_id);
         let approval = match effective {
             Some(Decision::Approve) => Approval::Approved,
