@@ -399,19 +399,12 @@ impl Client {
     /// Approves a gated tool on the paused tail (a local draft). Returns the op of the submission
     /// when autoSubmit fired. `busy`, `not_suspended`, `unknown_call_id`.
     pub fn approve(&mut self, call_id: &str) -> Result<Option<OpId>> {
-        if let Some(engine) = self.sidenet.as_mut() {
-            return engine.decide(call_id, Decision::Approve);
-        }
         self.decide(call_id, Decision::Approve)
     }
 
     /// Rejects a gated tool, with an optional reason the model reads verbatim (blank ⇒ none).
     pub fn reject(&mut self, call_id: &str, reason: Option<&str>) -> Result<Option<OpId>> {
-        let decision = Decision::reject(reason);
-        if let Some(engine) = self.sidenet.as_mut() {
-            return engine.decide(call_id, decision);
-        }
-        self.decide(call_id, decision)
+        self.decide(call_id, Decision::reject(reason))
     }
 
     /// Drops the draft for a tool (the tail's own decision, if any, counts again).
@@ -745,7 +738,11 @@ impl Client {
         }
     }
 
+    /// [`approve`](Self::approve) and [`reject`](Self::reject), for both dialects.
     fn decide(&mut self, call_id: &str, decision: Decision) -> Result<Option<OpId>> {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.decide(call_id, decision);
+        }
         // The audit's copy of the decision (none is made where it is off).
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
         let held = decision.clone();
