@@ -446,12 +446,13 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.reject_all_and_send(now, text, reason);
         }
-        self.c.tick(now);
-        check_text(text)?;
-        self.c.check_not_busy()?;
+        // Not paused: `send`, which checks the text and the flight as below.
         if !self.suspension.suspended {
             return self.send(now, text);
         }
+        self.c.tick(now);
+        check_text(text)?;
+        self.c.check_not_busy()?;
         // For the audit only (the pause is set: the decisions are): a build without it lists no
         // callId, nor makes a decision per tool, just to drop them.
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
