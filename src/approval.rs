@@ -191,6 +191,21 @@ impl Suspension {
         all
     }
 
+    /// [`Suspension::gated`] without the allocation, for the clients and [`crate::Decisions`]:
+    /// a merge by position of `pending` and `decided` (pending first among equals), each in tail
+    /// order as [`Suspension::from_message`] builds them (a Sidenet pause has only `pending`).
+    pub(crate) fn each_gated(&self) -> impl Iterator<Item = &GatedTool> {
+        let (mut p, mut d) = (
+            self.pending.iter().peekable(),
+            self.decided.iter().peekable(),
+        );
+        core::iter::from_fn(move || match (p.peek(), d.peek()) {
+            (Some(a), Some(b)) if b.position < a.position => d.next(),
+            (Some(_), _) => p.next(),
+            _ => d.next(),
+        })
+    }
+
     /// The gated tool with this callId, if any.
     pub fn tool(&self, call_id: &str) -> Option<&GatedTool> {
         self.pending
@@ -237,4 +252,36 @@ pub fn pending_approvals_value(document: &Value) -> Result<Suspension> {
     let index = messages.len() - 1;
     let message = Message::from_value_at(tail.clone(), || thread::message_path(bare, index))?;
     Ok(Suspension::from_message(&message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Suspension;
+    use crate::prelude::*;
+    use crate::thread::Message;
+
+    /// `each_gated` walks what `gated` collects, for every mix of pending, decided and ungated
+    /// tools (a callId repeated too) on a tail of up to five tools.
+    #[test]
+    fn each_gated_is_gated() {
+        let kinds = [r#""pending""#, r#""approved""#, r#""rejected""#, "null"];
+        for n in 0..=5u32 {
+            for mut code in 0..4usize.pow(n) {
+                let mut tools = Vec::new();
+                for i in 0..n {
+                    let kind = kinds[code % 4];
+                    code /= 4;
+                    let id = if i == 3 { 0 } else { i };
+                    tools.push(format!(r#"{{"callId":"c{id}","approval":{kind}}}"#));
+                }
+                let text = format!(
+                    r#"{{"role":"assistant","type":"tool_call","tools":[{}]}}"#,
+                    tools.join(",")
+                );
+                let s = Suspension::from_message(&Message::parse_str(&text).unwrap());
+                let walked: Vec<_> = s.each_gated().collect();
+                assert_eq!(walked, s.gated(), "{text}");
+            }
+        }
+    }
 }

@@ -154,7 +154,7 @@ impl Decisions {
             return None;
         }
         let mut entries: Vec<Entry> = Vec::new();
-        for tool in suspension.gated() {
+        for tool in suspension.each_gated() {
             if entries.iter().any(|e| e.call_id == tool.call_id) {
                 continue;
             }

@@ -205,7 +205,7 @@ impl PauseKey {
 
 fn gated_ids(suspension: &Suspension) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
-    for tool in suspension.gated() {
+    for tool in suspension.each_gated() {
         if !ids.contains(&tool.call_id) {
             ids.push(tool.call_id.clone());
         }
@@ -399,19 +399,12 @@ impl Client {
     /// Approves a gated tool on the paused tail (a local draft). Returns the op of the submission
     /// when autoSubmit fired. `busy`, `not_suspended`, `unknown_call_id`.
     pub fn approve(&mut self, call_id: &str) -> Result<Option<OpId>> {
-        if let Some(engine) = self.sidenet.as_mut() {
-            return engine.decide(call_id, Decision::Approve);
-        }
         self.decide(call_id, Decision::Approve)
     }
 
     /// Rejects a gated tool, with an optional reason the model reads verbatim (blank ⇒ none).
     pub fn reject(&mut self, call_id: &str, reason: Option<&str>) -> Result<Option<OpId>> {
-        let decision = Decision::reject(reason);
-        if let Some(engine) = self.sidenet.as_mut() {
-            return engine.decide(call_id, decision);
-        }
-        self.decide(call_id, decision)
+        self.decide(call_id, Decision::reject(reason))
     }
 
     /// Drops the draft for a tool (the tail's own decision, if any, counts again).
@@ -453,12 +446,13 @@ impl Client {
         if let Some(engine) = self.sidenet.as_mut() {
             return engine.reject_all_and_send(now, text, reason);
         }
-        self.c.tick(now);
-        check_text(text)?;
-        self.c.check_not_busy()?;
+        // Not paused: `send`, which checks the text and the flight as below.
         if !self.suspension.suspended {
             return self.send(now, text);
         }
+        self.c.tick(now);
+        check_text(text)?;
+        self.c.check_not_busy()?;
         // For the audit only (the pause is set: the decisions are): a build without it lists no
         // callId, nor makes a decision per tool, just to drop them.
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
@@ -745,7 +739,11 @@ impl Client {
         }
     }
 
+    /// [`approve`](Self::approve) and [`reject`](Self::reject), for both dialects.
     fn decide(&mut self, call_id: &str, decision: Decision) -> Result<Option<OpId>> {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.decide(call_id, decision);
+        }
         // The audit's copy of the decision (none is made where it is off).
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
         let held = decision.clone();
@@ -1380,7 +1378,7 @@ fn suspension_view(
     let mut tools = Vec::new();
     let mut pending = Vec::new();
     let mut decided = Vec::new();
-    for tool in tail.gated() {
+    for tool in tail.each_gated() {
         let (draft, effective) = decisions.lookup(&tool.call_id);
         let approval = match effective {
             Some(Decision::Approve) => Approval::Approved,
