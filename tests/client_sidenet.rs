@@ -526,6 +526,44 @@ fn per_delta_work_does_not_depend_on_thread_length() {
     assert_eq!(long, 0, "no message view is built or copied per delta");
 }
 
+// A turn (the user's message, then the streamed reply committed) builds its own views only: the
+// settled history is edited in place, not copied, however long it is.
+#[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+#[test]
+fn a_turn_does_not_copy_the_history() {
+    fn run(history_len: usize) -> u64 {
+        let mut h = H::new();
+        let (_, get) = h.load();
+        let get = one_http(&get);
+        let msgs: Vec<Value> = (0..history_len)
+            .map(|i| user_ui(&format!("m{i}"), "old"))
+            .collect();
+        let outs = h.respond(get.id, history(msgs));
+        let replay = one_http(&outs);
+        h.respond(replay.id, HttpResponse::new(204, ""));
+        let touched = h.c.messages_touched();
+        let mv = h.c.snapshot().messages_version;
+        let (_, post) = h.send("hi");
+        let mut chunks = vec![
+            start("msg_x"),
+            json!({"type": "text-start", "id": "t"}),
+            json!({"type": "text-delta", "id": "t", "delta": "hello"}),
+            json!({"type": "text-end", "id": "t"}),
+        ];
+        chunks.extend(finish());
+        h.stream(post.id, &sse(&chunks, true));
+        let s = h.c.snapshot();
+        assert_eq!(s.messages.as_slice().len(), history_len + 2);
+        assert!(s.messages_version > mv, "the new messages show");
+        assert_eq!(s.phase, Phase::Completed);
+        h.c.messages_touched() - touched
+    }
+    let short = run(1);
+    let long = run(300);
+    assert!(short <= 4, "a turn builds a few views ({short})");
+    assert_eq!(long, short, "and none more for a longer history");
+}
+
 // ----------------------------------------------------------------------------------------------
 // The approval card
 

@@ -483,6 +483,9 @@ impl Sidenet {
         if self.c.snapshot.streaming.is_some() != self.building.is_some() {
             return Err("the snapshot's streaming message is out of step".to_owned());
         }
+        if !Arc::ptr_eq(&self.c.snapshot.messages.0, &self.messages) {
+            return Err("the snapshot does not show the settled messages".to_owned());
+        }
         if self.c.decisions.is_some() != self.pause.is_some() {
             return Err("a decision set exists iff the run is paused".to_owned());
         }
@@ -1771,9 +1774,13 @@ impl Sidenet {
         self.c.messages_version += 1;
     }
 
-    /// The settled messages, to edit: copied first while a snapshot shares them (no
-    /// `Arc::make_mut`, whose weak-reference path is dead weight here). Always `Some`.
+    /// The settled messages, to edit. The snapshot's share of them is released first: every step
+    /// ends by building the next snapshot (`settle`), which shares the edited list again (an
+    /// invariant), so a new message is pushed in place instead of copying the whole thread. A copy
+    /// is made only while someone else holds the list (a clone of a snapshot). No
+    /// `Arc::make_mut`, whose weak-reference path is dead weight here. Always `Some`.
     fn messages_mut(&mut self) -> Option<&mut Vec<MessageView>> {
+        self.c.snapshot.messages = Messages(Arc::new(Vec::new()));
         if Arc::get_mut(&mut self.messages).is_none() {
             self.audit.touch(self.messages.len() as u64);
             self.messages = Arc::new(self.messages.to_vec());
