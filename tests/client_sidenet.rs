@@ -307,6 +307,20 @@ impl H {
             .unwrap_or_default()
     }
 
+    /// A client loaded with a history of `len` user messages (no run to resume). For the tests
+    /// that count message views, which exist where the invariant bookkeeping does.
+    #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+    fn with_history(len: usize) -> H {
+        let mut h = H::new();
+        let (_, get) = h.load();
+        let get = one_http(&get);
+        let msgs: Vec<Value> = (0..len).map(|i| user_ui(&format!("m{i}"), "old")).collect();
+        let outs = h.respond(get.id, history(msgs));
+        let replay = one_http(&outs);
+        h.respond(replay.id, HttpResponse::new(204, ""));
+        h
+    }
+
     /// A client that sent "delete /tmp/x" and is paused on call_A (and call_B).
     fn paused(two: bool) -> H {
         let mut h = H::new();
@@ -490,15 +504,7 @@ fn the_streaming_text_only_grows_while_the_stream_epoch_stays() {
 #[test]
 fn per_delta_work_does_not_depend_on_thread_length() {
     fn run(history_len: usize) -> (u64, u64) {
-        let mut h = H::new();
-        let (_, get) = h.load();
-        let get = one_http(&get);
-        let msgs: Vec<Value> = (0..history_len)
-            .map(|i| user_ui(&format!("m{i}"), "old"))
-            .collect();
-        let outs = h.respond(get.id, history(msgs));
-        let replay = one_http(&outs);
-        h.respond(replay.id, HttpResponse::new(204, ""));
+        let mut h = H::with_history(history_len);
         let (_, post) = h.send("hi");
         h.open(post.id, 200);
         h.feed(
@@ -532,15 +538,7 @@ fn per_delta_work_does_not_depend_on_thread_length() {
 #[test]
 fn a_turn_does_not_copy_the_history() {
     fn run(history_len: usize) -> u64 {
-        let mut h = H::new();
-        let (_, get) = h.load();
-        let get = one_http(&get);
-        let msgs: Vec<Value> = (0..history_len)
-            .map(|i| user_ui(&format!("m{i}"), "old"))
-            .collect();
-        let outs = h.respond(get.id, history(msgs));
-        let replay = one_http(&outs);
-        h.respond(replay.id, HttpResponse::new(204, ""));
+        let mut h = H::with_history(history_len);
         let touched = h.c.messages_touched();
         let mv = h.c.snapshot().messages_version;
         let (_, post) = h.send("hi");
