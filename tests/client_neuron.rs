@@ -938,6 +938,56 @@ fn conflict_on_send_reloads_and_shows_the_pause() {
     assert!(!s.can_send);
 }
 
+/// A 409 on a message that landed all the same (the browser re-sent a POST whose connection died
+/// after the server applied it; the re-send is refused): the reload shows the text, the send is
+/// done, nothing waits in `unsentText` and no error shows.
+#[test]
+fn conflict_on_a_send_that_landed_is_the_send_done() {
+    let mut h = H::loaded(vec![user("msg_1", "hi"), assistant("msg_2", "hello")]);
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.respond(
+        post.id,
+        status(
+            409,
+            json!({"status": "conflict", "error": "Thread is awaiting approval"}),
+        ),
+    );
+    let g = one_http(&outs);
+    assert_eq!(h.phase(), Phase::Conflict);
+    let outs = h.respond(
+        g.id,
+        thread(vec![
+            user("msg_1", "hi"),
+            assistant("msg_2", "hello"),
+            user("msg_3", "Delete old logs"),
+            pause_two(),
+        ]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert!(s.error.is_none());
+    assert_eq!(s.unsent_text, None);
+
+    // A client that never loaded has no count to compare: the same text as the last user
+    // message is more likely an earlier send than this one, and the refusal stands.
+    let mut h = H::new();
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, status(409, json!({"status": "conflict"})));
+    let g = one_http(&outs);
+    let outs = h.respond(
+        g.id,
+        thread(vec![user("msg_1", "Delete old logs"), pause_two()]),
+    );
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(s.unsent_text.as_deref(), Some("Delete old logs"));
+}
+
 #[test]
 fn send_not_retried_verified_by_reload() {
     // Landed: the reload shows the message; continue from there.

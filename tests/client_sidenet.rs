@@ -1084,6 +1084,39 @@ fn a_409_on_a_new_message_reloads_and_keeps_the_text() {
     assert_eq!(h.error_code(), Some("conflict"));
 }
 
+/// A 409 on a message that landed all the same (a browser's silent re-send of a POST the server
+/// had applied): the reload shows the text, and the send is done without an error.
+#[test]
+fn a_409_on_a_message_that_landed_is_the_send_done() {
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, history(vec![]));
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    assert_eq!(done(&outs, op), Ok(()));
+
+    let (op, post) = h.send("delete /tmp/x");
+    h.open(post.id, 409);
+    h.feed(
+        post.id,
+        br#"{"error":"run awaiting approval","code":"run_paused"}"#,
+        10,
+    );
+    let outs = h.end(post.id);
+    assert_eq!(h.phase(), Phase::Conflict);
+    let get = one_http(&outs);
+    // The history ends with the message, and its run paused.
+    let outs = h.respond(get.id, history(paused_history(false)));
+    let replay = one_http(&outs);
+    let outs = h.stream(replay.id, &replay_stream(false));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(s.unsent_text, None);
+    assert_eq!(h.error_code(), None);
+}
+
 #[test]
 fn a_failed_message_post_is_not_retried_but_checked_against_history() {
     let mut h = H::new();

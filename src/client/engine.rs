@@ -63,14 +63,16 @@ pub(super) enum Why {
     /// Sidenet: a stream dropped after the server accepted the request: find out where the run
     /// stands, then go on with the submission, if any.
     Recover(Option<Submission>),
-    /// A message POST failed without a clear answer: did the text land?
+    /// A message POST failed without a clear answer, or was refused (`refused`: a 409): did the
+    /// text land? A refused POST may be a browser's silent re-send of one that landed (Chromium
+    /// re-sends a request, even a POST, when a reused connection dies before any byte of the
+    /// answer): the reload tells. Otherwise a refusal shows the state that refused it.
     VerifySend {
         text: String,
         users_before: Option<usize>,
         error: Error,
+        refused: bool,
     },
-    /// A message POST got 409: show the state that refused it.
-    SendConflict { text: String, error: Error },
     /// A decision POST got 409 / 400 / a bad body: reconcile the drafts with the server.
     Reconcile { sub: Submission, error: Error },
 }
@@ -532,12 +534,12 @@ impl Core {
                 } => return Phase::Loading,
                 Job::Load { why: Why::Sync, .. } => {}
                 Job::Load {
-                    why: Why::VerifySend { .. },
+                    why: Why::VerifySend { refused: false, .. },
                     ..
                 }
                 | Job::Send { .. } => return Phase::Sending,
                 Job::Load {
-                    why: Why::SendConflict { .. } | Why::Reconcile { .. },
+                    why: Why::VerifySend { refused: true, .. } | Why::Reconcile { .. },
                     ..
                 } => return Phase::Conflict,
                 Job::Submit(_) => return Phase::Submitting,
@@ -664,9 +666,7 @@ fn leftovers(job: Job) -> (Option<OpId>, Option<String>, Option<Error>) {
         Job::Load { op, why, .. } => match why {
             Why::User | Why::Sync | Why::Recover(None) => (op, None, None),
             Why::Recover(Some(mut sub)) => (op, sub.then_send.take(), None),
-            Why::VerifySend { text, error, .. } | Why::SendConflict { text, error } => {
-                (op, Some(text), Some(error))
-            }
+            Why::VerifySend { text, error, .. } => (op, Some(text), Some(error)),
             Why::Reconcile { mut sub, error } => (op, sub.then_send.take(), Some(error)),
         },
         Job::Send { op, text, .. } => (Some(op), Some(text), None),

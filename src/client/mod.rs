@@ -25,6 +25,7 @@
 //!       ▼
 //!   ┌─────────┐  2xx {status, message} ─▶ append; awaiting_approval | completed  (+ quiet reload: syncing)
 //!   │ sending │  409 ─────────────────▶ conflict (reload) ─▶ awaiting_approval + error conflict + unsentText
+//!   │         │                           (unless the reload shows the text landed: a re-sent POST)
 //!   └─────────┘  5xx / network / timeout / bad body: NOT retried (not idempotent) ─▶ sending (reload):
 //!                    the text landed? ─ yes ─▶ continue from the loaded thread
 //!                                      └ no ──▶ error + unsentText
@@ -578,7 +579,7 @@ impl Client {
                     op,
                     text,
                     users_before,
-                } => self.verify_send(op, text, users_before, error),
+                } => self.verify_send(op, text, users_before, error, false),
                 job => self.c.retry_or_fail(now, job, flight.attempt, error),
             },
         }
@@ -936,17 +937,17 @@ impl Client {
                 text,
                 users_before,
                 error,
+                refused,
             } => {
-                if self.landed(&text, users_before) {
+                if self.landed(&text, users_before, refused) {
                     self.c.run_completed = !paused;
                     if let Some(op) = op {
                         self.c.done(op, Ok(()));
                     }
                 } else {
-                    self.c.give_up(op, Some(text), error, true);
+                    self.c.give_up(op, Some(text), error, !refused);
                 }
             }
-            Why::SendConflict { text, error } => self.c.give_up(op, Some(text), error, false),
             Why::Reconcile { sub, error } => self.reconciled(sub, error),
         }
     }
@@ -999,9 +1000,12 @@ impl Client {
         }
     }
 
-    fn landed(&self, text: &str, users_before: Option<usize>) -> bool {
+    /// Did `text` land: is the last user message `text`, and one more than `users_before`? Without
+    /// that count, the last message alone tells, but not for a `refused` POST: the refusal is the
+    /// likelier story then (the same text sent twice).
+    fn landed(&self, text: &str, users_before: Option<usize>, refused: bool) -> bool {
         let (count, last) = self.users();
-        let grew = users_before.map_or(true, |before| count > before);
+        let grew = users_before.map_or(!refused, |before| count > before);
         grew && last.is_some_and(|m| neuron::text_of(m) == text)
     }
 
@@ -1018,13 +1022,21 @@ impl Client {
         (count, last)
     }
 
-    fn verify_send(&mut self, op: OpId, text: String, users_before: Option<usize>, error: Error) {
+    fn verify_send(
+        &mut self,
+        op: OpId,
+        text: String,
+        users_before: Option<usize>,
+        error: Error,
+        refused: bool,
+    ) {
         self.start_load(
             Some(op),
             Why::VerifySend {
                 text,
                 users_before,
                 error,
+                refused,
             },
         );
     }
@@ -1057,13 +1069,13 @@ impl Client {
                     return;
                 }
                 Ok(neuron::ChatReply::Conflict(reason)) => {
-                    return self.send_conflict(op, text, reason);
+                    return self.send_conflict(op, text, users_before, reason);
                 }
                 Err(error) => error,
             },
             409 => {
                 let reason = neuron::error_text(&response.body);
-                return self.send_conflict(op, text, reason);
+                return self.send_conflict(op, text, users_before, reason);
             }
             status => {
                 let error = status_error(status, &response.body);
@@ -1074,15 +1086,21 @@ impl Client {
                 error
             }
         };
-        self.verify_send(op, text, users_before, error);
+        self.verify_send(op, text, users_before, error, false);
     }
 
-    fn send_conflict(&mut self, op: OpId, text: String, reason: Option<String>) {
+    fn send_conflict(
+        &mut self,
+        op: OpId,
+        text: String,
+        users_before: Option<usize>,
+        reason: Option<String>,
+    ) {
         let error = Error::new(
             ErrorCode::Conflict,
             reason.unwrap_or_else(|| "the server refused the message (409)".to_owned()),
         );
-        self.start_load(Some(op), Why::SendConflict { text, error });
+        self.verify_send(op, text, users_before, error, true);
     }
 
     fn start_sync(&mut self) {

@@ -28,7 +28,7 @@
 //!                                                                       └ 204 ─▶ idle | completed
 //!   send(text) ─▶ sending ─ 2xx ─▶ streaming (deltas into `streaming`) ─┬ approvals ─▶ awaiting_approval
 //!                   │                                                   └ finish / [DONE] ─▶ completed
-//!                   ├ 409 ─▶ conflict (reload) ─▶ error conflict + unsentText
+//!                   ├ 409 ─▶ conflict (reload) ─▶ error conflict + unsentText (unless it landed)
 //!                   ├ 5xx / network before the stream: NOT retried ─▶ sending (reload): landed?
 //!                   └ dropped mid-stream ─▶ loading (history + replay), the op goes on
 //!   awaiting_approval ─ approve / reject (drafts) ─ submit() ─▶ submitting ─ 2xx ─▶ streaming ─▶ next
@@ -770,13 +770,21 @@ impl Sidenet {
         self.c.aborted(job, !streamed);
     }
 
-    fn verify_send(&mut self, op: OpId, text: String, users_before: Option<usize>, error: Error) {
+    fn verify_send(
+        &mut self,
+        op: OpId,
+        text: String,
+        users_before: Option<usize>,
+        error: Error,
+        refused: bool,
+    ) {
         self.start_load(
             Some(op),
             Why::VerifySend {
                 text,
                 users_before,
                 error,
+                refused,
             },
         );
     }
@@ -888,7 +896,7 @@ impl Sidenet {
                 op,
                 text,
                 users_before,
-            } => self.verify_send(op, text, users_before, error),
+            } => self.verify_send(op, text, users_before, error, false),
             job => self.c.retry_or_fail(now, job, attempt, error),
         }
     }
@@ -937,10 +945,9 @@ impl Sidenet {
                 } else {
                     status_error(status, body)
                 };
-                return if status == 409 {
-                    self.start_load(Some(op), Why::SendConflict { text, error });
-                } else if ok || retryable_status(status) {
-                    self.verify_send(op, text, users_before, error);
+                let refused = status == 409;
+                return if refused || ok || retryable_status(status) {
+                    self.verify_send(op, text, users_before, error, refused);
                 } else {
                     // As `fail` would: the op fails, the text waits in unsentText.
                     self.c.give_up(Some(op), Some(text), error, true);
@@ -1144,16 +1151,14 @@ impl Sidenet {
                 text,
                 users_before,
                 error,
+                refused,
             } => {
-                if !self.landed(&text, users_before) {
-                    return self.c.give_up(op, Some(text), error, true);
+                if !self.landed(&text, users_before, refused) {
+                    return self.c.give_up(op, Some(text), error, !refused);
                 }
                 if !paused && !expired {
                     self.c.run_completed = true;
                 }
-            }
-            Why::SendConflict { text, error } => {
-                return self.c.give_up(op, Some(text), error, false)
             }
             Why::Reconcile { sub, error } => return self.reconciled(sub, error),
         }
@@ -1231,9 +1236,12 @@ impl Sidenet {
         }
     }
 
-    fn landed(&self, text: &str, users_before: Option<usize>) -> bool {
+    /// Did `text` land: is the last user message `text`, and one more than `users_before`? Without
+    /// that count, the last message alone tells, but not for a `refused` POST: the refusal is the
+    /// likelier story then (the same text sent twice).
+    fn landed(&self, text: &str, users_before: Option<usize>, refused: bool) -> bool {
         let (count, last) = self.users();
-        let grew = users_before.map_or(true, |before| count > before);
+        let grew = users_before.map_or(!refused, |before| count > before);
         grew && last.is_some_and(|m| m.text == text)
     }
 
