@@ -6,6 +6,7 @@ use toolgate::client::{
     Client, Config, HttpRequest, HttpResponse, Method, OpId, Output, Phase, RequestId,
     TransportError,
 };
+use toolgate::decisions::Decision;
 use toolgate::error::ErrorCode;
 #[path = "support/client.rs"]
 mod support;
@@ -1892,4 +1893,156 @@ fn client_and_snapshot_are_send() {
     fn send<T: Send>() {}
     send::<Client>();
     send::<toolgate::client::Snapshot>();
+}
+
+// ----------------------------------------------------------------------------------------------
+// Allowed tools (allow for this session)
+
+impl H {
+    fn allow(&mut self, name: &str, allow: bool) -> Vec<Output> {
+        self.c.allow_tool(self.now, name, allow);
+        self.drain()
+    }
+}
+
+#[test]
+fn an_allowed_tool_is_approved_and_the_person_decides_the_rest() {
+    let mut h = H::loaded(vec![user("msg_1", "hi"), assistant("msg_2", "hello")]);
+    let outs = h.allow("delete_file", true);
+    no_http(&outs);
+    assert!(changed(&outs));
+    assert_eq!(h.c.snapshot().allowed_tools, vec!["delete_file"]);
+    let (op, outs) = h.send("Delete old logs and email the team");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("awaiting_approval", pause_two()));
+    assert_eq!(done(&outs, op), Ok(()));
+    // The quiet reload only: nothing submitted, a person must decide send_email.
+    assert_get(&one_http(&outs));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(s.decisions.get("call_A"), Some(&Decision::Approve));
+    assert_eq!(s.decisions.get("call_B"), None);
+    // The person decides; the payload carries both.
+    h.reject("call_B", Some("not now"));
+    let (_, outs) = h.submit();
+    let posts: Vec<HttpRequest> = https(&outs)
+        .into_iter()
+        .filter(|r| r.method == Method::Post)
+        .collect();
+    assert_eq!(posts.len(), 1);
+    assert_post(
+        &posts[0],
+        r#"{"decisions":{"call_A":"approve","call_B":["reject","not now"]}}"#,
+    );
+}
+
+#[test]
+fn when_every_pending_tool_is_allowed_the_decisions_go_at_once() {
+    let mut h = H::loaded(vec![]);
+    h.allow("delete_file", true);
+    h.allow("send_email", true);
+    h.allow("delete_file", true); // listed once
+    assert_eq!(
+        h.c.snapshot().allowed_tools,
+        vec!["send_email", "delete_file"]
+    );
+    let (op, outs) = h.send("Delete old logs and email the team");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("awaiting_approval", pause_two()));
+    assert_eq!(done(&outs, op), Ok(()));
+    // The submission replaces the quiet reload (cancelled in the same step).
+    let reqs = https(&outs);
+    assert_eq!(reqs.len(), 2);
+    assert_get(&reqs[0]);
+    assert!(outs.contains(&Output::Cancel(reqs[0].id)));
+    let sub = reqs[1].clone();
+    assert_post(
+        &sub,
+        r#"{"decisions":{"call_A":"approve","call_B":"approve"}}"#,
+    );
+    assert_eq!(h.phase(), Phase::Submitting);
+    let outs = h.respond(sub.id, reply("completed", assistant("msg_3", "Done.")));
+    let get = one_http(&outs);
+    assert_get(&get);
+    assert_eq!(h.phase(), Phase::Completed);
+    let s = h.c.snapshot();
+    assert_eq!(
+        s.last_submission.as_ref().map(|l| l.call_ids.clone()),
+        Some(vec!["call_A".to_owned(), "call_B".to_owned()])
+    );
+}
+
+#[test]
+fn allowing_a_tool_while_paused_approves_its_calls_and_may_submit() {
+    let mut h = H::paused();
+    let outs = h.allow("send_email", true);
+    no_http(&outs);
+    assert_eq!(
+        h.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Approve)
+    );
+    // The last one needed: the set is complete and only the allow-list decided it.
+    let outs = h.allow("delete_file", true);
+    assert_post(
+        &one_http(&outs),
+        r#"{"decisions":{"call_A":"approve","call_B":"approve"}}"#,
+    );
+}
+
+#[test]
+fn a_person_s_decision_in_the_set_waits_for_submit() {
+    let mut h = H::paused();
+    h.reject("call_A", Some("no"));
+    // Complete now, but with a person's draft in it: not sent without `submit`.
+    let outs = h.allow("send_email", true);
+    no_http(&outs);
+    assert!(h.c.snapshot().can_submit);
+    assert_eq!(
+        h.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::reject(Some("no")))
+    );
+}
+
+#[test]
+fn a_cleared_allowed_approval_stays_cleared() {
+    let mut h = H::paused();
+    h.allow("send_email", true);
+    h.c.clear("call_B").expect("clear");
+    let outs = h.drain();
+    no_http(&outs);
+    assert_eq!(h.c.snapshot().decisions.get("call_B"), None);
+    // Later steps do not approve it again, nor does allowing another tool.
+    h.allow("other", true);
+    assert_eq!(h.c.snapshot().decisions.get("call_B"), None);
+}
+
+#[test]
+fn a_failed_automatic_submission_is_not_repeated() {
+    let mut h = H::paused();
+    h.allow("send_email", true);
+    let outs = h.allow("delete_file", true);
+    let sub = one_http(&outs);
+    let outs = h.respond(sub.id, status(422, json!({"error": "nope"})));
+    no_http(&outs);
+    assert_eq!(h.phase(), Phase::Error);
+    // Another step (a timer, another allow) does not send it again: the person submits.
+    no_http(&h.at(h.now + 60_000));
+    no_http(&h.allow("other", true));
+    let (_, outs) = h.submit();
+    assert_post(
+        &one_http(&outs),
+        r#"{"decisions":{"call_A":"approve","call_B":"approve"}}"#,
+    );
+}
+
+#[test]
+fn a_disallowed_tool_is_asked_for_again() {
+    let mut h = H::loaded(vec![]);
+    h.allow("delete_file", true);
+    h.allow("delete_file", false);
+    assert!(h.c.snapshot().allowed_tools.is_empty());
+    let (_, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    h.respond(post.id, reply("awaiting_approval", pause_two()));
+    assert!(h.c.snapshot().decisions.is_empty());
 }

@@ -6,6 +6,7 @@ use toolgate::client::{
     Client, Config, HttpRequest, HttpResponse, Method, OpId, Output, Phase, RequestId, ToolStatus,
     Transport, TransportError,
 };
+use toolgate::decisions::Decision;
 use toolgate::error::ErrorCode;
 #[path = "support/client.rs"]
 mod support;
@@ -1573,4 +1574,89 @@ fn the_snapshot_serializes_with_the_new_phases() {
     );
     assert_eq!(Phase::Expired.as_str(), "expired");
     assert_eq!(sj(&ToolStatus::Denied), json!("denied"));
+}
+
+// ----------------------------------------------------------------------------------------------
+// Allowed tools (allow for this session)
+
+#[test]
+fn allowed_tools_are_approved_once_the_stream_ends_and_go_without_asking() {
+    let mut h = H::new();
+    for tool in ["delete_file", "send_email"] {
+        h.c.allow_tool(h.now, tool, true);
+        h.drain();
+    }
+    let (op, post) = h.send("delete /tmp/x");
+    let bytes = sse(&pause_stream(true), true);
+    let mut outs = h.open(post.id, 200);
+    outs.extend(h.feed(post.id, &bytes, 13));
+    // While the answer streams, nothing is decided nor sent.
+    no_http(&outs);
+    assert!(h.c.snapshot().decisions.is_empty());
+    let outs = h.end(post.id);
+    assert_eq!(done(&outs, op), Ok(()));
+    let first = one_http(&outs);
+    assert_continuation(&first, "call_A", true);
+    assert_eq!(h.phase(), Phase::Submitting);
+
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    let outs = h.stream(first.id, &sse(&c, true));
+    let second = one_http(&outs);
+    assert_continuation(&second, "call_B", true);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
+    ];
+    c.extend(final_text("done"));
+    let outs = h.stream(second.id, &sse(&c, true));
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert_eq!(
+        s.last_submission.as_ref().expect("last").call_ids,
+        vec!["call_A", "call_B"]
+    );
+}
+
+#[test]
+fn an_allowed_tool_beside_another_waits_for_the_person() {
+    let mut h = H::new();
+    h.c.allow_tool(h.now, "send_email", true);
+    h.drain();
+    let (_, post) = h.send("delete /tmp/x");
+    let outs = h.stream(post.id, &sse(&pause_stream(true), true));
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.allowed_tools, vec!["send_email"]);
+    assert_eq!(s.decisions.get("call_B"), Some(&Decision::Approve));
+    assert_eq!(s.decisions.get("call_A"), None);
+    h.c.reject("call_A", Some("keep it")).expect("reject");
+    no_http(&h.drain());
+    let (_, first) = h.submit();
+    assert_continuation(&first, "call_A", false);
+}
+
+#[test]
+fn an_aborted_automatic_submission_is_not_started_again() {
+    let mut h = H::paused(false);
+    h.c.allow_tool(h.now, "delete_file", true);
+    let outs = h.drain();
+    let first = one_http(&outs);
+    assert_continuation(&first, "call_A", true);
+    h.c.abort();
+    let outs = h.drain();
+    assert!(outs.contains(&Output::Cancel(first.id)));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert_eq!(
+        h.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Approve)
+    );
+    // Later steps leave it to the person.
+    no_http(&h.at(h.now + 60_000));
+    let (_, again) = h.submit();
+    assert_continuation(&again, "call_A", true);
 }

@@ -473,6 +473,81 @@ async fn auto_submit_and_network_errors() {
     assert_eq!(string(&path(&snap(&c), &["error", "code"])), "network");
 }
 
+/// Waits (up to ~2 s) for the client to reach `want`.
+async fn until_phase(c: &ApprovalClient, want: &str) {
+    for _ in 0..200 {
+        if phase(c) == want {
+            return;
+        }
+        sleep(10).await;
+    }
+    assert_eq!(phase(c), want, "{:?}", snap(c));
+}
+
+/// Allowed tools, in both dialects against the endpoint: a pause on allowed tools only goes on
+/// without asking (a chained run pauses twice and is never shown as waiting), a pause with
+/// another tool waits for the person with the allowed one approved, and a tool no longer
+/// allowed is asked for again.
+#[wasm_bindgen_test]
+async fn allowed_tools_run_without_asking() {
+    for dialect in ["neuron", "sidenet"] {
+        let extra = format!(r#""dialect":"{dialect}","persist":false"#);
+        let c = client(&fresh_thread("allow"), &extra);
+        c.allow_tool(s("delete_file")).expect("allow");
+        c.allow_tool(s("run_tests")).expect("allow");
+        c.allow_tool(s("deploy")).expect("allow");
+        let e = c.allow_tool(JsValue::from(1)).unwrap_err();
+        assert_eq!(code(&e), "invalid_argument");
+        assert_eq!(
+            JSON::stringify(&get(&snap(&c), "allowedTools"))
+                .expect("json")
+                .as_string()
+                .expect("text"),
+            r#"["delete_file","run_tests","deploy"]"#
+        );
+        wait(c.send(s("delete /tmp/cache.db and deploy web")))
+            .await
+            .expect("send");
+        until_phase(&c, "completed").await;
+        let text = last_text(&c);
+        assert!(
+            text.contains("delete_file /tmp/cache.db: done."),
+            "{dialect}: {text}"
+        );
+        assert!(text.contains("deploy web: done."), "{dialect}: {text}");
+
+        // send_email is not allowed: the pause waits, delete_file already approved.
+        wait(c.send(s("delete /tmp/b.log and email b@example.com about B")))
+            .await
+            .expect("send");
+        sleep(50).await;
+        assert_eq!(phase(&c), "awaiting_approval", "{dialect}");
+        // delete_file is decided (approved), so not among the `pending` cards.
+        let tools = array(&path(&snap(&c), &["suspension", "tools"]));
+        let id_of = |name: &str| {
+            tools
+                .iter()
+                .find(|t| string(&get(t, "name")) == name)
+                .map(|t| string(&get(t, "callId")))
+                .unwrap_or_else(|| panic!("{dialect}: no {name} card"))
+        };
+        let (delete, email) = (id_of("delete_file"), id_of("send_email"));
+        assert_eq!(pending(&c), vec![(email.clone(), "send_email".to_owned())]);
+        assert_eq!(string(&path(&snap(&c), &["decisions", &delete])), "approve");
+        assert!(path(&snap(&c), &["decisions", &email]).is_undefined());
+        c.reject(s(&email), s("Not now")).expect("reject");
+        wait(c.submit()).await.expect("submit");
+        until_phase(&c, "completed").await;
+
+        // No longer allowed: asked for again.
+        c.disallow_tool(s("delete_file")).expect("disallow");
+        wait(c.send(s("delete /tmp/c.log"))).await.expect("send");
+        sleep(50).await;
+        assert_eq!(phase(&c), "awaiting_approval", "{dialect}");
+        assert!(path(&snap(&c), &["decisions", &call_id_of(&c, "delete_file")]).is_undefined());
+    }
+}
+
 #[wasm_bindgen_test]
 async fn a_request_that_never_answers_times_out_and_is_retried() {
     let Some(hole) = BLACKHOLE_ENDPOINT else {

@@ -11,6 +11,9 @@ const DIALECT_NAMES = { neuron: 'Neuron', sidenet: 'Sidenet' };
 const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const REJECT_ALL_REASON = 'The user sent a new request instead of deciding on this call.';
 const PREFS = 'toolgate-demo:';
+// The tools allowed for this browser session (sessionStorage: gone when the tab closes), given to
+// every thread's client.
+const ALLOWED = 'toolgate-demo:allowed';
 const EXAMPLES = [
   'Delete /tmp/old-logs.txt and email team@example.com about Logs cleanup',
   'Buy 3 tickets at 45',
@@ -45,6 +48,8 @@ const ui = {
   send: $('send'),
   rejectAll: $('reject-all'),
   lockNote: $('lock-note'),
+  allowed: $('allowed'),
+  allowedList: $('allowed-list'),
 };
 
 /** The open thread: one ApprovalClient and what the page remembers about it. */
@@ -67,6 +72,23 @@ function setPref(name, value) {
     localStorage.setItem(PREFS + name, JSON.stringify(value));
   } catch {
     /* storage full or disabled: preferences are a nicety */
+  }
+}
+
+function allowedTools() {
+  try {
+    const v = JSON.parse(sessionStorage.getItem(ALLOWED) ?? '[]');
+    return Array.isArray(v) ? v.filter((n) => typeof n === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function setAllowed(names) {
+  try {
+    sessionStorage.setItem(ALLOWED, JSON.stringify(names));
+  } catch {
+    /* storage disabled: the allowance lasts as long as this client */
   }
 }
 
@@ -135,6 +157,7 @@ function openThread(thread, dialect) {
   let client;
   try {
     client = new ApprovalClient({ dialect, baseUrl: location.origin, threadId: thread, autoSubmit: false });
+    for (const name of allowedTools()) client.allowTool(name);
   } catch (e) {
     fatal(`Cannot open thread ${thread}.`, e);
     return;
@@ -308,7 +331,21 @@ const cardActions = {
   reject: (id, reason) => (reason === undefined ? session?.client.reject(id) : session?.client.reject(id, reason)),
   clear: (id) => session?.client.clear(id),
   decided: (id) => afterDecision(id),
+  allow: (name) => allowTool(name, true),
 };
+
+/** Allows a tool for the session (its calls approved without asking), or stops allowing it. */
+function allowTool(name, allow) {
+  const s = session;
+  if (!s) return;
+  if (allow) s.client.allowTool(name);
+  else s.client.disallowTool(name);
+  setAllowed([...s.client.getSnapshot().allowedTools]);
+  setText(ui.status, allow
+    ? `${name} is allowed for this session: its calls are approved without asking.`
+    : `${name} is no longer allowed: the agent asks before running it.`);
+  renderNow();
+}
 
 function guard(fn) {
   return (...args) => {
@@ -323,7 +360,7 @@ function guard(fn) {
     }
   };
 }
-for (const k of ['approve', 'reject', 'clear']) cardActions[k] = guard(cardActions[k]);
+for (const k of ['approve', 'reject', 'clear', 'allow']) cardActions[k] = guard(cardActions[k]);
 
 /** After a decision: move on to the next undecided card, or to the submit button. */
 function afterDecision(callId) {
@@ -568,6 +605,7 @@ function render() {
   ui.empty.hidden = !(snap.loaded && snap.messages.length === 0 && !streamingNow && !suspended);
 
   renderApprovals(snap, s);
+  renderAllowed(snap);
 
   // Composer: locked while suspended, with a way out.
   const hasText = ui.input.value.trim() !== '';
@@ -615,7 +653,7 @@ function renderApprovals(snap, s) {
       card = new ApprovalCard(tool.callId, cardActions);
       s.cards.set(tool.callId, card);
     }
-    card.update(tool, { busy, dialect: s.dialect });
+    card.update(tool, { busy, dialect: s.dialect, allowed: snap.allowedTools });
     if (ui.cards.children[i] !== card.el) ui.cards.insertBefore(card.el, ui.cards.children[i] ?? null);
   });
 
@@ -653,6 +691,20 @@ function renderApprovals(snap, s) {
       });
     }
   }
+}
+
+/** The tools allowed this session, each with a way to stop allowing it. */
+function renderAllowed(snap) {
+  const names = snap.allowedTools;
+  const key = names.join('\n');
+  ui.allowed.hidden = names.length === 0;
+  if (ui.allowedList.dataset.key === key) return;
+  ui.allowedList.dataset.key = key;
+  ui.allowedList.replaceChildren(...names.map((name) =>
+    h('li', { class: 'allowed-tool' },
+      h('code', null, name),
+      h('button', { type: 'button', class: 'btn btn-link', 'aria-label': `Stop allowing ${name}`,
+        onclick: guard(() => allowTool(name, false)) }, 'Ask again'))));
 }
 
 /** Shows the whole approval panel when it fits (it is last in the conversation), else its top. */

@@ -1,13 +1,14 @@
 // The approval cards: one per gated tool on the paused tail (the seed's rendering guidance): the tool
 // name, the reason as the headline, the real inputs as key/value, Approve / Deny with an optional reason
-// sent verbatim, the decision shown and revisable until the set is submitted.
+// sent verbatim, the decision shown and revisable until the set is submitted; and "Always allow",
+// which approves this tool's calls without asking for the rest of the session.
 import { h, nextId, setText } from './dom.js';
 import { kvView } from './render.js';
 
 export class ApprovalCard {
   /**
    * @param {object} actions { approve(callId), reject(callId, reason|undefined), clear(callId),
-   *                          decided(callId) }  (decided: move focus on)
+   *                          decided(callId), allow(toolName) }  (decided: move focus on)
    */
   constructor(callId, actions) {
     this.callId = callId;
@@ -32,6 +33,9 @@ export class ApprovalCard {
     this.denyBtn = h('button', { type: 'button', class: 'btn btn-deny', 'aria-pressed': 'false', 'aria-expanded': 'false', 'aria-controls': formId, onclick: () => this.openDeny() },
       h('span', { 'aria-hidden': 'true', class: 'btn-icon' }, '✕'), 'Deny');
     this.undoBtn = h('button', { type: 'button', class: 'btn btn-link', onclick: () => this.onUndo() }, 'Undo');
+    this.allowName = h('span', { class: 'sr-only' });
+    this.allowBtn = h('button', { type: 'button', class: 'btn btn-link btn-allow', onclick: () => this.onAllow() },
+      'Always allow', this.allowName);
 
     this.reason = h('textarea', { id: reasonId, class: 'deny-input', rows: '2', 'aria-describedby': hintId,
       placeholder: 'e.g. Do not email the whole team', onkeydown: (e) => this.onReasonKey(e) });
@@ -48,11 +52,11 @@ export class ApprovalCard {
       this.title,
       this.inputs,
       this.decision,
-      h('div', { class: 'card-actions' }, this.approveBtn, this.denyBtn, this.undoBtn),
+      h('div', { class: 'card-actions' }, this.approveBtn, this.denyBtn, this.undoBtn, this.allowBtn),
       this.form);
   }
 
-  /** @param view GatedView  @param ctx { busy, dialect } */
+  /** @param view GatedView  @param ctx { busy, dialect, allowed: string[] (the snapshot's allowedTools) } */
   update(view, ctx) {
     this.view = view;
     this.busy = ctx.busy;
@@ -82,13 +86,19 @@ export class ApprovalCard {
           : ['You denied this call, without a reason.']),
       );
     } else if (state === 'approved') {
-      this.decision.replaceChildren('You approved this call. It runs exactly as shown once you submit.');
+      const allowed = ctx.allowed?.includes(view.name);
+      this.decision.replaceChildren(allowed && view.draft
+        ? `Approved without asking: you allowed ${view.name} for this session.`
+        : 'You approved this call. It runs exactly as shown once you submit.');
     } else this.decision.replaceChildren();
     this.decision.hidden = state === 'pending';
     this.approveBtn.setAttribute('aria-pressed', String(state === 'approved'));
     this.denyBtn.setAttribute('aria-pressed', String(state === 'rejected'));
     this.undoBtn.hidden = !view.draft;
-    for (const b of [this.approveBtn, this.denyBtn, this.undoBtn, this.confirmBtn]) {
+    // "Always allow" while this call still waits on a person, for a tool not allowed yet.
+    setText(this.allowName, ` ${view.name} this session`);
+    this.allowBtn.hidden = sent || !view.name || !!ctx.allowed?.includes(view.name);
+    for (const b of [this.approveBtn, this.denyBtn, this.undoBtn, this.allowBtn, this.confirmBtn]) {
       b.setAttribute('aria-disabled', String(!!ctx.busy));
     }
   }
@@ -123,6 +133,13 @@ export class ApprovalCard {
     // Verbatim: what was typed is what the agent receives; only a blank field means "no reason".
     this.actions.reject(this.callId, text.trim() === '' ? undefined : text);
     this.closeDeny(false);
+    this.actions.decided(this.callId);
+  }
+
+  onAllow() {
+    if (this.busy || !this.view) return;
+    this.closeDeny(false);
+    this.actions.allow(this.view.name);
     this.actions.decided(this.callId);
   }
 

@@ -1,6 +1,6 @@
 //! The sans-IO client, both dialects, driven by an arbitrary sequence of commands (load, send,
-//! approve, reject, clear, submit, rejectAllAndSend, abort, restore) and inputs (replies with any
-//! status and a canned, garbled or random body, streams split anywhere or cut mid-way, network
+//! approve, reject, clear, submit, rejectAllAndSend, abort, restore, allowTool) and inputs (replies
+//! with any status and a canned, garbled or random body, streams split anywhere or cut mid-way, network
 //! failures, timeouts, stale replies, the clock). After every step:
 //!
 //! - `check_invariants()` is `Ok` (the machine's own ledger);
@@ -384,6 +384,8 @@ enum Step {
         approve: bool,
         reason: Option<u8>,
     },
+    /// `allowTool("tool")` (every gated call of the fuzz threads is named `tool`) or its undoing.
+    Allow(bool),
 }
 
 #[derive(Debug, Arbitrary)]
@@ -584,6 +586,15 @@ impl Harness {
             .filter(|o| matches!(o, Output::Changed))
             .count();
         assert!(changed <= 1, "more than one Changed in a step");
+        // Approvals of an allowed tool are the person's (given ahead by `allowTool`): the core's
+        // audit checks they are made only for allowed tools, once per call.
+        if after.allowed_tools.iter().any(|n| n == "tool") {
+            for (id, d) in &after.decisions.0 {
+                if *d == Decision::Approve && !self.user_made(id, d) {
+                    self.made.push((id.clone(), d.clone()));
+                }
+            }
+        }
         if changed == 1 {
             assert!(
                 matches!(outputs.last(), Some(Output::Changed)),
@@ -818,6 +829,7 @@ impl Harness {
                 }
             }
             Step::Abort => self.client.abort(),
+            Step::Allow(allow) => self.client.allow_tool(now, "tool", *allow),
             Step::RestoreLast => {
                 if let Some(p) = self.persisted.clone() {
                     self.client.restore_drafts(&p);

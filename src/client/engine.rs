@@ -5,6 +5,7 @@
 use crate::json::{self, ToJson};
 use crate::prelude::*;
 
+use crate::approval::GatedTool;
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -165,6 +166,13 @@ pub(super) struct Core {
     pub(super) last_submission: Option<SubmissionView>,
     pub(super) dropped: Vec<String>,
     pub(super) held_restore: Option<String>,
+    /// The tools allowed for the client's life (`allow_tool`): their calls are approved without
+    /// asking.
+    pub(super) allowed: Vec<String>,
+    /// The calls approved that way since nothing was last paused, each once (a draft cleared by
+    /// the user stays cleared), and whether an automatic submission has taken it (it is never
+    /// taken twice).
+    pub(super) auto: Vec<(String, bool)>,
     /// What storage holds for our key, as far as we know.
     pub(super) persisted: Option<String>,
     /// The effects not yet polled: `outputs[polled..]` (FIFO; emptied once all are polled).
@@ -194,6 +202,7 @@ impl Core {
             unsent_text: None,
             last_submission: None,
             dropped_drafts: Vec::new(),
+            allowed_tools: Vec::new(),
         };
         Core {
             config,
@@ -211,6 +220,8 @@ impl Core {
             last_submission: None,
             dropped: Vec::new(),
             held_restore: None,
+            allowed: Vec::new(),
+            auto: Vec::new(),
             persisted: None,
             outputs: Vec::new(),
             polled: 0,
@@ -590,6 +601,62 @@ impl Core {
             unsent_text: self.unsent_text.clone(),
             last_submission: self.last_submission.clone(),
             dropped_drafts: self.dropped.clone(),
+            allowed_tools: self.allowed.clone(),
+        }
+    }
+
+    /// Adds a tool to the allowed ones (`allow`), or removes it: later pauses ask for it again;
+    /// drafts already made stay.
+    pub(super) fn allow_tool(&mut self, name: &str, allow: bool) {
+        self.allowed.retain(|n| n != name);
+        if allow {
+            self.allowed.push(name.to_owned());
+        }
+    }
+
+    /// The allowed tools' part of a step, with the pause's `pending` tools: when no command is in
+    /// flight, approves each undecided call of an allowed tool (once per call). `true` when the
+    /// decision set is then complete and every draft in it is such an approval no submission has
+    /// taken yet: no person needs to be asked, submit it. `approved` hears of each approval (for
+    /// the audit). One copy for both engines: not inlined, `approved` not generic.
+    #[inline(never)]
+    pub(super) fn allow_step(
+        &mut self,
+        pending: &[GatedTool],
+        approved: &mut dyn FnMut(&str),
+    ) -> bool {
+        let idle = self.check_not_busy().is_ok();
+        let Some(decisions) = &mut self.decisions else {
+            // Nothing paused: the calls remembered are over.
+            self.auto.clear();
+            return false;
+        };
+        if !idle {
+            return false;
+        }
+        let auto = &mut self.auto;
+        for tool in pending {
+            let id = &tool.call_id;
+            if self.allowed.contains(&tool.name)
+                && !auto.iter().any(|(a, _)| a == id)
+                && decisions.lookup(id).1.is_none()
+                && decisions.approve(id).is_ok()
+            {
+                auto.push((id.clone(), false));
+                approved(id);
+            }
+        }
+        // A suspended tail has a pending tool: complete means at least one draft.
+        decisions.is_complete()
+            && decisions.local().all(|(id, d)| {
+                *d == Decision::Approve && auto.iter().any(|(a, sent)| a == id && !sent)
+            })
+    }
+
+    /// An automatic submission took the allowed calls' approvals.
+    pub(super) fn auto_sent(&mut self) {
+        for (_, sent) in &mut self.auto {
+            *sent = true;
         }
     }
 

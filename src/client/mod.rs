@@ -408,6 +408,21 @@ impl Client {
         self.decide(call_id, Decision::reject(reason))
     }
 
+    /// Allows the tool `name` for the client's life (`allow`), or stops allowing it. An allowed
+    /// tool's calls are approved without asking: those of the current pause still undecided, and
+    /// those of every later pause, each once (a draft the user clears or changes stays so); when
+    /// that leaves nothing for a person to decide, the decisions are submitted at once (an op with
+    /// no command: its end shows in the snapshot). No longer allowed: later pauses ask for it
+    /// again; drafts already made stay. `snapshot().allowed_tools` lists them.
+    pub fn allow_tool(&mut self, now: u64, name: &str, allow: bool) {
+        if let Some(engine) = self.sidenet.as_mut() {
+            return engine.allow_tool(now, name, allow);
+        }
+        self.c.tick(now);
+        self.c.allow_tool(name, allow);
+        self.settle();
+    }
+
     /// Drops the draft for a tool (the tail's own decision, if any, counts again).
     pub fn clear(&mut self, call_id: &str) -> Result<()> {
         if let Some(engine) = self.sidenet.as_mut() {
@@ -1295,6 +1310,16 @@ impl Client {
     /// The end of every step: persist the drafts if they changed, and emit one `Changed` if the
     /// snapshot did.
     fn settle(&mut self) {
+        // The allowed tools' approvals, and their submission when no person needs asking.
+        let (pause, audit) = (&self.pause, &mut self.audit);
+        let due = self.c.allow_step(&self.suspension.pending, &mut |id| {
+            if let Some(pause) = pause {
+                audit.hold(pause, id, &Decision::Approve);
+            }
+        });
+        if due && self.submit_now(None).is_ok() {
+            self.c.auto_sent();
+        }
         if self.c.persisting() {
             let desired = self.pause.as_ref().and_then(|p| {
                 self.c

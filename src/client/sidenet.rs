@@ -306,6 +306,12 @@ impl Sidenet {
         Ok(())
     }
 
+    pub(crate) fn allow_tool(&mut self, now: u64, name: &str, allow: bool) {
+        self.c.tick(now);
+        self.c.allow_tool(name, allow);
+        self.settle();
+    }
+
     pub(crate) fn submit(&mut self, now: u64) -> Result<OpId> {
         self.c.tick(now);
         self.c.check_not_busy()?;
@@ -1918,6 +1924,16 @@ impl Sidenet {
     /// The end of every step: persist the drafts if they changed, and emit one `Changed` if the
     /// snapshot did. The streaming message is not cloned: it moves from the old snapshot to the new.
     fn settle(&mut self) {
+        // The allowed tools' approvals, and their submission when no person needs asking.
+        if let Some(pause) = &self.pause {
+            let audit = &mut self.audit;
+            let due = self.c.allow_step(&pause.tail.pending, &mut |id| {
+                audit.hold(&pause.run_id, id, &Decision::Approve)
+            });
+            if due && self.submit_now(None).is_ok() {
+                self.c.auto_sent();
+            }
+        }
         if self.c.persisting() {
             let desired = self
                 .pause

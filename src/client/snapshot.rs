@@ -21,6 +21,7 @@
 //!   unsentText: string | null,     // a message that was not (or not surely) delivered
 //!   lastSubmission: SubmissionView | null,
 //!   droppedDrafts: string[],       // callIds whose drafts were dropped because the pause changed
+//!   allowedTools: string[],        // tools whose calls are approved without asking (allowTool)
 //! }
 //! MessageView  = { id: string | null, index: number, role: string | null,
 //!                  kind: "text" | "tool_call" | "tool_result" | "other", text: string,
@@ -452,6 +453,7 @@ pub struct Snapshot {
     pub unsent_text: Option<String>,
     pub last_submission: Option<SubmissionView>,
     pub dropped_drafts: Vec<String>,
+    pub allowed_tools: Vec<String>,
 }
 
 impl Snapshot {
@@ -493,7 +495,8 @@ impl Snapshot {
             .field("error", &self.error)
             .field("unsentText", &self.unsent_text)
             .field("lastSubmission", &self.last_submission)
-            .field("droppedDrafts", &self.dropped_drafts);
+            .field("droppedDrafts", &self.dropped_drafts)
+            .field("allowedTools", &self.allowed_tools);
         o.end();
     }
 }

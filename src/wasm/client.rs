@@ -406,6 +406,8 @@ enum Cmd {
     Approve,
     Reject,
     Clear,
+    Allow,
+    Disallow,
 }
 
 /// Runs `cmd` on the core: an async command's op, `None` for a synchronous one. (One match, not
@@ -434,10 +436,15 @@ fn run(
             core.clear(text)?;
             return Ok(None);
         }
+        Cmd::Allow | Cmd::Disallow => {
+            core.allow_tool(now, text, matches!(cmd, Cmd::Allow));
+            return Ok(None);
+        }
     }))
 }
 
 const MESSAGE: &str = "the message must be a string";
+const TOOL_NAME: &str = "a tool name must be a string";
 
 /// The options, read and checked by `readOptions` in `fast.js` as `Config::from_json` and
 /// `Config::validate` would; the error to throw otherwise. Their JSON text goes through the crate's
@@ -616,6 +623,24 @@ impl ApprovalClient {
         self.exec(Cmd::Clear, &call_id, &JsValue::UNDEFINED, None)
     }
 
+    // Approves the tool's calls without asking, from now on, for the client's life.
+    #[wasm_bindgen(js_name = allowTool, skip_jsdoc)]
+    pub fn allow_tool(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    ) -> Result<(), JsValue> {
+        self.exec(Cmd::Allow, &name, &JsValue::UNDEFINED, None)
+    }
+
+    // Asks for the tool's calls again, from the next pause on.
+    #[wasm_bindgen(js_name = disallowTool, skip_jsdoc)]
+    pub fn disallow_tool(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    ) -> Result<(), JsValue> {
+        self.exec(Cmd::Disallow, &name, &JsValue::UNDEFINED, None)
+    }
+
     // POSTs the decisions (the cumulative set for this pause). Rejects with `busy`,
     // `not_suspended`, `empty_decisions`, ...
     #[wasm_bindgen(unchecked_return_type = "Promise<void>", skip_jsdoc)]
@@ -670,6 +695,7 @@ impl ApprovalClient {
                 Cmd::Load | Cmd::Submit => (String::new(), None),
                 Cmd::Send | Cmd::RejectAllAndSend => args(text, MESSAGE, reason)?,
                 Cmd::Approve | Cmd::Reject | Cmd::Clear => args(text, CALL_ID, reason)?,
+                Cmd::Allow | Cmd::Disallow => args(text, TOOL_NAME, reason)?,
             };
             step(
                 &self.shared,

@@ -272,6 +272,8 @@ export interface Snapshot {
   readonly lastSubmission: SubmissionView | null;
   /** callIds whose drafts were dropped because the pause changed. */
   readonly droppedDrafts: string[];
+  /** The tools allowed with `allowTool`, whose calls are approved without asking. */
+  readonly allowedTools: string[];
 }
 "#;
 
@@ -292,6 +294,18 @@ export class ApprovalClient {
      * Cancels the request in flight, if any; its promise rejects with `aborted`. Drafts are kept.
      */
     abort(): void;
+    /**
+     * Allows a tool for the client's life ("allow for this session"): its calls are approved
+     * without asking, those of the current pause still undecided and those of every later pause,
+     * each once (a draft the person clears or changes stays so). When that leaves nothing for a
+     * person to decide, the decisions are submitted at once; the snapshot shows that submission
+     * (`submitting`, then `lastSubmission`). Throws `invalid_argument` when `name` is no string.
+     */
+    allowTool(name: string): void;
+    /**
+     * Stops allowing a tool: later pauses ask for it again (drafts already made stay).
+     */
+    disallowTool(name: string): void;
     /**
      * Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
      * `unknown_call_id`.

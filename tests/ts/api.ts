@@ -130,6 +130,8 @@ export async function drive(baseUrl: string, threadId: string, token: string): P
     const draft: DecisionValue | undefined = s.decisions['toolu_1'];
     const n: number = s.version + s.messagesVersion;
     const flags: boolean = s.canSend && s.canSubmit && s.busy && s.syncing && s.loaded;
+    const allowed: string[] = s.allowedTools;
+    void allowed;
     void streaming;
     void headline;
     void code;
@@ -141,6 +143,8 @@ export async function drive(baseUrl: string, threadId: string, token: string): P
   };
   const stop: () => void = client.subscribe(() => render(client.getSnapshot()));
   try {
+    client.allowTool('read_file');
+    client.disallowTool('read_file');
     await client.load();
     await client.send('Delete old logs');
     const s = client.getSnapshot();
@@ -161,6 +165,8 @@ export async function drive(baseUrl: string, threadId: string, token: string): P
     stop();
     client.free();
   }
+  // @ts-expect-error a tool is named by a string
+  client.allowTool(['read_file']);
   // @ts-expect-error threadId is required
   new ApprovalClient({ baseUrl });
   // @ts-expect-error no such dialect
