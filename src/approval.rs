@@ -10,11 +10,16 @@
 //! message, and build and validate that one message alone. Older messages are not otherwise inspected,
 //! so a document whose old messages break a rule [`crate::thread::parse_thread_str`] enforces (say a
 //! `tool_call` without `tools`) still answers here.
+//!
+//! [`pending_approvals_windows`] does the same over a document it reads a window at a time into
+//! one reused buffer (what `pendingApprovals` does with a `Uint8Array`, so that wasm memory, which
+//! never shrinks, stays O(window + largest message) whatever the thread's size), with the same
+//! result and the same errors.
 
 use crate::error::Result;
 use crate::json::{self, Obj, ToJson, Value};
 use crate::prelude::*;
-use crate::thread::{self, Message, Mode, Thread, ToolCall};
+use crate::thread::{self, Message, Mode, Thread, ToolCall, Walked};
 
 /// The approval state of a gated tool. Written as `"pending"`, `"approved"`, `"rejected"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -217,22 +222,44 @@ impl Suspension {
 
 /// The suspension of a thread document given as text, building only its last message.
 pub fn pending_approvals_str(input: &str) -> Result<Suspension> {
-    let walked = thread::walk(input, Mode::Tail)?;
+    of_tail(thread::walk(input, Mode::Tail)?)
+}
+
+/// The suspension a tail walk found, building its last message.
+fn of_tail(walked: Walked<'_>) -> Result<Suspension> {
     let Some(raw) = walked.tail else {
         return Ok(Suspension::default());
     };
-    let index = walked.count.saturating_sub(1);
+    let (bare, count) = (walked.bare, walked.count);
     // A parse error of the message (a lone surrogate escape, which the walk's skip lets
     // through) is at the message's path; a check error under it.
     let message = Value::parse(raw)
         .and_then(Message::checked)
-        .map_err(|e| thread::under(walked.message_path(index), e))?;
+        .map_err(|e| thread::under(thread::message_path(bare, count.saturating_sub(1)), e))?;
     Ok(Suspension::from_message(&message))
 }
 
 /// The suspension of a thread document given as UTF-8 bytes (checked in place, not copied).
 pub fn pending_approvals_bytes(input: &[u8]) -> Result<Suspension> {
     pending_approvals_str(json::utf8(input)?)
+}
+
+/// [`pending_approvals_bytes`] of a document of `len` bytes read a window at a time:
+/// `fill(offset, dest)` copies the document's bytes from `offset` into `dest` (never past `len`),
+/// into one buffer of about `window` bytes, reused. The result is the same, the memory
+/// O(`window` + the largest message) however long the document. On a bad document (invalid JSON
+/// or UTF-8, a wrong shape, a cut) the whole document is read into memory after all, for
+/// [`pending_approvals_bytes`]' exact error.
+pub fn pending_approvals_windows(
+    len: usize,
+    window: usize,
+    mut fill: impl FnMut(usize, &mut [u8]),
+) -> Result<Suspension> {
+    thread::walk_windows(len, window, &mut fill, of_tail).unwrap_or_else(|| {
+        let mut all = vec![0; len];
+        fill(0, &mut all);
+        pending_approvals_bytes(&all)
+    })
 }
 
 /// The suspension of an already parsed thread document, cloning only its last message.

@@ -532,6 +532,11 @@ fn check(raw: &Map) -> Result<()> {
 // The streaming walk over a document: validates the JSON and the thread's shape, and either builds every
 // message (`Mode::All`) or keeps only the raw text of the last one (`Mode::Tail`), never a Vec of the
 // others nor a `Value` per message.
+//
+// It is a small state machine over the top level of the document (before it, between the root
+// object's members, between messages, after it), so that a walk can stop at any of those
+// checkpoints and resume there on more text: `walk_windows` reads a document a window at a time
+// that way. Inside a member or a message the parser's recursive descent does the work.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -556,13 +561,7 @@ pub(crate) struct Walked<'de> {
     pub(crate) messages: Vec<Message>,
 }
 
-impl Walked<'_> {
-    /// The path of message `index`, e.g. `$.messages[3]` or `$[3]`.
-    pub(crate) fn message_path(&self, index: usize) -> String {
-        message_path(self.bare, index)
-    }
-}
-
+/// The path of message `index`, e.g. `$.messages[3]` or `$[3]` (`bare`).
 pub(crate) fn message_path(bare: bool, index: usize) -> String {
     let mut path = String::from(if bare { "$[" } else { "$.messages[" });
     json::write_u64(&mut path, index as u64);
@@ -576,21 +575,52 @@ enum Loc {
     Root,
     Id,
     Messages,
-    Message(usize),
+    Message,
 }
 
-struct Walker<'a> {
+/// Where a walk stands, at a checkpoint.
+#[derive(Debug, Clone, Copy)]
+enum At {
+    /// Before the document.
+    Start,
+    /// In the root object: before its first member (`true`) or after a member.
+    Root(bool),
+    /// In the messages array: before its first message (`true`) or after a message.
+    Messages(bool),
+    /// After the document: whitespace only, to the end.
+    End,
+}
+
+/// What a walk knows at its checkpoint: all it needs to resume there.
+struct State {
+    at: At,
+    /// The checkpoint's position in the text.
+    cp: usize,
+    id: Option<String>,
+    bare: bool,
+    /// A `messages` member was read.
+    seen: bool,
+    /// The messages of the messages array being read, so far.
+    index: usize,
+    /// The messages of the last whole messages array.
+    count: usize,
+    /// `Mode::Tail`: the last message's place in the text.
+    tail: Option<(usize, usize)>,
+}
+
+struct Walker<'a, 's> {
     p: Parser<'a>,
     mode: Mode,
     loc: Loc,
-    /// What the walk found so far.
-    out: Walked<'a>,
+    s: &'s mut State,
+    /// `Mode::All`: every message so far.
+    messages: Vec<Message>,
     /// Why the walk stopped, when not for a syntax error (which the parser keeps, and whose path
     /// is where the walk was, `loc`).
     shape: Option<Error>,
 }
 
-impl Walker<'_> {
+impl Walker<'_, '_> {
     /// Stops the walk with an error of ours (with its own path).
     fn stop(&mut self, e: Error) -> Fail {
         self.shape = Some(e);
@@ -600,127 +630,248 @@ impl Walker<'_> {
 
 type Step = core::result::Result<(), Fail>;
 
-/// Walks a thread document once: checks the JSON and the thread's shape, and builds every message
-/// (`Mode::All`) or keeps only the last one's raw text (`Mode::Tail`).
-pub(crate) fn walk(input: &str, mode: Mode) -> Result<Walked<'_>> {
-    let mut w = Walker {
-        p: Parser::new(input),
+/// A walker over `text` resuming at `s`'s checkpoint.
+#[inline(never)]
+fn walker<'a, 's>(text: &'a str, mode: Mode, s: &'s mut State) -> Walker<'a, 's> {
+    let depth = match s.at {
+        At::Start | At::End => 0,
+        At::Root(_) => 1,
+        At::Messages(_) => 2 - u32::from(s.bare),
+    };
+    Walker {
+        p: Parser::resume(text, s.cp, depth),
         mode,
         loc: Loc::Root,
-        out: Walked {
-            id: None,
-            bare: false,
-            count: 0,
-            tail: None,
-            messages: Vec::new(),
-        },
+        s,
+        messages: Vec::new(),
         shape: None,
-    };
-    let result = walk_root(&mut w).and_then(|()| {
-        w.loc = Loc::Root;
-        w.p.end()
-    });
-    match (result, w.shape) {
-        (Ok(()), _) => Ok(w.out),
-        (Err(Fail), Some(error)) => Err(error),
-        (Err(Fail), None) => {
-            let path = match w.loc {
-                Loc::Root => "$".to_owned(),
-                Loc::Id => "$.id".to_owned(),
-                Loc::Messages => "$.messages".to_owned(),
-                Loc::Message(i) => message_path(w.out.bare, i),
-            };
-            Err(json::to_error(input, w.p.syntax()).with_path(path))
-        }
     }
 }
 
+/// The state before a document.
+fn start() -> State {
+    State {
+        at: At::Start,
+        cp: 0,
+        id: None,
+        bare: false,
+        seen: false,
+        index: 0,
+        count: 0,
+        tail: None,
+    }
+}
+
+/// What a finished walk found.
+fn walked<'a>(w: Walker<'a, '_>) -> Walked<'a> {
+    Walked {
+        tail: w.s.tail.map(|(from, to)| w.p.slice(from, to)),
+        id: w.s.id.take(),
+        bare: w.s.bare,
+        count: w.s.count,
+        messages: w.messages,
+    }
+}
+
+/// Walks a thread document once: checks the JSON and the thread's shape, and builds every message
+/// (`Mode::All`) or keeps only the last one's raw text (`Mode::Tail`).
+pub(crate) fn walk(input: &str, mode: Mode) -> Result<Walked<'_>> {
+    let mut s = start();
+    let mut w = walker(input, mode, &mut s);
+    if steps(&mut w).is_ok() {
+        return Ok(walked(w));
+    }
+    if let Some(error) = w.shape {
+        return Err(error);
+    }
+    let path = match w.loc {
+        Loc::Root => "$".to_owned(),
+        Loc::Id => "$.id".to_owned(),
+        Loc::Messages => "$.messages".to_owned(),
+        Loc::Message => message_path(w.s.bare, w.s.index),
+    };
+    Err(json::to_error(input, w.p.syntax()).with_path(path))
+}
+
 /// Skips a value that is not of the expected kind (valid JSON first), then reports its kind.
-fn wrong(w: &mut Walker<'_>, what: &str, path: &str) -> Step {
+fn wrong(w: &mut Walker<'_, '_>, what: &str, path: &str) -> Step {
     let first = w.p.ws();
     w.p.skip_value()?;
     Err(w.stop(got_error(what, json::describe_byte(first), path)))
 }
 
-fn walk_root(w: &mut Walker<'_>) -> Step {
-    match w.p.ws() {
-        Some(b'[') => {
-            w.out.bare = true;
-            walk_messages(w)
-        }
-        Some(b'{') => {
-            w.p.enter()?;
-            let mut seen = false;
-            let mut key = w.p.object_first()?;
-            while let Some(k) = key {
-                match &*k {
-                    "id" => {
+/// Walks from the checkpoint to the end of the text, one member or message at a time, moving
+/// the checkpoint past each once it is whole; `Ok` at the end of the document. A repeated
+/// `messages` key replaces what an earlier one gave.
+fn steps(w: &mut Walker<'_, '_>) -> Step {
+    loop {
+        let next = w.p.ws();
+        w.s.cp = w.p.pos();
+        w.loc = Loc::Root;
+        match w.s.at {
+            At::Start => {
+                w.s.at = match next {
+                    Some(b'[') => At::Messages(true),
+                    Some(b'{') => At::Root(true),
+                    // A scalar document: valid JSON first, then the wrong shape.
+                    _ => return wrong(w, BAD_THREAD, "$"),
+                };
+                w.s.bare = next == Some(b'[');
+                w.p.enter()?;
+            }
+            At::Root(first) => {
+                let key = if first {
+                    w.p.object_first()?
+                } else {
+                    w.p.object_next()?
+                };
+                match key.as_deref() {
+                    None if w.s.seen => {
+                        w.s.at = At::End;
+                        continue;
+                    }
+                    None => return Err(w.stop(missing_messages())),
+                    Some("id") => {
                         w.loc = Loc::Id;
                         let value = w.p.parse_value()?;
-                        w.out.id = match id_from_value(&value) {
+                        w.s.id = match id_from_value(&value) {
                             Ok(id) => id,
                             Err(got) => return Err(w.stop(got_error(BAD_ID, got, "$.id"))),
                         };
                     }
-                    "messages" => {
+                    Some("messages") => {
                         w.loc = Loc::Messages;
-                        match w.p.ws() {
-                            Some(b'[') => walk_messages(w)?,
-                            _ => return wrong(w, BAD_MESSAGES, "$.messages"),
+                        if w.p.ws() != Some(b'[') {
+                            return wrong(w, BAD_MESSAGES, "$.messages");
                         }
-                        seen = true;
+                        w.p.enter()?;
+                        (w.s.seen, w.s.tail, w.s.index) = (true, None, 0);
+                        w.messages.clear();
+                        w.s.at = At::Messages(true);
+                        continue;
                     }
-                    _ => w.p.skip_value()?,
+                    Some(_) => w.p.skip_value()?,
                 }
-                w.loc = Loc::Root;
-                key = w.p.object_next()?;
+                // A number at the end of the text may go on in the next piece: the member is
+                // whole once something follows it. (At the end of the document this is the
+                // next step's error, at the same place.)
+                if w.p.ws().is_none() {
+                    w.loc = Loc::Root;
+                    w.p.object_next()?;
+                }
+                w.s.at = At::Root(false);
             }
-            if seen {
-                Ok(())
-            } else {
-                Err(w.stop(missing_messages()))
+            At::Messages(first) => {
+                w.loc = Loc::Message;
+                let more = if first {
+                    w.p.array_first()?
+                } else {
+                    w.p.array_next()?
+                };
+                if !more {
+                    w.s.count = w.s.index;
+                    w.s.at = if w.s.bare { At::End } else { At::Root(false) };
+                    continue;
+                }
+                let (bare, index) = (w.s.bare, w.s.index);
+                if w.mode == Mode::Tail {
+                    if w.p.ws() != Some(b'{') {
+                        return wrong(w, BAD_MESSAGE, &message_path(bare, index));
+                    }
+                    let start = w.p.pos();
+                    w.p.skip_value()?;
+                    w.s.tail = Some((start, w.p.pos()));
+                } else {
+                    let value = w.p.parse_value()?;
+                    let message = match Message::from_value_at(value, || message_path(bare, index))
+                    {
+                        Ok(message) => message,
+                        Err(e) => return Err(w.stop(e)),
+                    };
+                    if w.mode == Mode::All {
+                        w.messages.push(message);
+                    }
+                }
+                w.s.index += 1;
+                w.s.at = At::Messages(false);
             }
+            At::End => return w.p.end(),
         }
-        // A scalar document: valid JSON first, then the wrong shape.
-        _ => wrong(w, BAD_THREAD, "$"),
     }
 }
 
-/// The messages array (at its `[`). A repeated `messages` key replaces what an earlier one gave.
-fn walk_messages(w: &mut Walker<'_>) -> Step {
-    let bare = w.out.bare;
-    w.out.tail = None;
-    w.out.messages.clear();
-    let mut index = 0usize;
-    w.loc = Loc::Message(0);
-    w.p.enter()?;
-    let mut more = w.p.array_first()?;
-    while more {
-        w.loc = Loc::Message(index);
-        match w.mode {
-            Mode::Tail => {
-                if w.p.ws() != Some(b'{') {
-                    return wrong(w, BAD_MESSAGE, &message_path(bare, index));
-                }
-                let start = w.p.pos();
-                w.p.skip_value()?;
-                w.out.tail = Some(w.p.slice(start, w.p.pos()));
-            }
-            Mode::All | Mode::Check => {
-                let value = w.p.parse_value()?;
-                let message = match Message::from_value_at(value, || message_path(bare, index)) {
-                    Ok(message) => message,
-                    Err(e) => return Err(w.stop(e)),
-                };
-                if w.mode == Mode::All {
-                    w.out.messages.push(message);
-                }
-            }
+// ---------------------------------------------------------------------------------------------------
+// The tail walk over a document read a window at a time: what `walk(.., Mode::Tail)` does, with the
+// input copied piece by piece into one reused buffer, so that memory stays O(window + largest
+// message) whatever the document's size.
+//
+// When the parser runs out of text (an EOF syntax code) with input still to come, the bytes still
+// needed (the last message so far, and everything from the checkpoint on) move to the front of
+// the buffer, the next piece is appended, and a fresh parser resumes at the checkpoint. Every
+// decision the parser makes before the end of its text is the one it makes on the whole input (a
+// cut anywhere is an EOF code, never another error nor a success; the one value that can end
+// with the text, a number, is a member's value only once something follows it), so a walk that
+// ends is the whole walk. Any other failure (bad JSON, a wrong shape, invalid UTF-8, a truncated
+// document) ends it with `None`, and the caller reads the whole input the usual way for the
+// exact error. Memory: the buffer, O(window + the largest message or other top-level member).
+
+/// The tail walk over a document of `len` bytes that `fill(offset, dest)` copies into `dest`,
+/// into a buffer of `window` bytes (larger when a message is: the buffer then doubles, so
+/// re-reading a message cut by a window's end stays linear). `then` gets what [`walk`] in
+/// `Mode::Tail` finds; `None` when the walk failed, for whatever reason.
+pub(crate) fn walk_windows<R>(
+    len: usize,
+    window: usize,
+    fill: &mut dyn FnMut(usize, &mut [u8]),
+    then: impl FnOnce(Walked<'_>) -> R,
+) -> Option<R> {
+    let mut buf = Vec::new();
+    // Bytes in the buffer; of them, checked as whole UTF-8 sequences; of the input, read.
+    let (mut filled, mut checked, mut read) = (0, 0, 0);
+    let mut s = start();
+    loop {
+        // The buffer stays at the window's size, or twice what is kept when that is more.
+        let n = (window.max(2 * filled) - filled).max(1).min(len - read);
+        if buf.len() < filled + n {
+            // A new buffer with what is kept (`vec!` zeroes it faster than `resize` would).
+            let mut bigger = vec![0; filled + n];
+            bigger
+                .get_mut(..filled)?
+                .copy_from_slice(buf.get(..filled)?);
+            buf = bigger;
         }
-        index += 1;
-        w.loc = Loc::Message(index);
-        more = w.p.array_next()?;
+        fill(read, buf.get_mut(filled..filled + n)?);
+        read += n;
+        filled += n;
+        let last = read == len;
+        match json::utf8_error(buf.get(checked..filled)?) {
+            None => checked = filled,
+            // A sequence cut by the window's end: checked again with the next piece.
+            Some((valid, true)) if !last => checked += valid,
+            Some(_) => return None,
+        }
+        // SAFETY: `buf[..checked]` is valid UTF-8: each piece appended is checked from where the
+        // valid text ended (above), and the compaction below keeps two runs of that text that
+        // start and end at positions the parser reached, which are char boundaries (see
+        // `Parser::slice`).
+        let text = unsafe { core::str::from_utf8_unchecked(buf.get(..checked)?) };
+        let mut w = walker(text, Mode::Tail, &mut s);
+        match steps(&mut w) {
+            Ok(()) if last => return Some(then(walked(w))),
+            // The end of the document so far, or a cut: read on.
+            Ok(()) => {}
+            Err(Fail) if !last && w.shape.is_none() && w.p.syntax().code.is_eof() => {}
+            Err(Fail) => return None,
+        }
+        // Keep the tail and what follows the checkpoint, at the front of the buffer.
+        let (from, to) = s.tail.unwrap_or((s.cp, s.cp));
+        let kept = to - from;
+        buf.copy_within(from..to, 0);
+        buf.copy_within(s.cp..filled, kept);
+        let shift = s.cp - kept;
+        filled -= shift;
+        checked -= shift;
+        s.cp = kept;
+        s.tail = s.tail.map(|_| (0, kept));
     }
-    w.out.count = index;
-    Ok(())
 }

@@ -6,7 +6,10 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
-use toolgate::approval::{pending_approvals_str, pending_approvals_value, Suspension};
+use toolgate::approval::{
+    pending_approvals_bytes, pending_approvals_str, pending_approvals_value,
+    pending_approvals_windows, Suspension,
+};
 use toolgate::decisions::{Decision, Decisions};
 use toolgate::error::ErrorCode;
 use toolgate::json::{ToJson, Value as TgValue};
@@ -486,8 +489,106 @@ enum Spelling {
     AsciiEscaped,
 }
 
+/// A generated thread document, and its text spelled as `spelling` says.
+fn thread_document(
+    messages: &[MessageModel],
+    id: &Option<Value>,
+    bare: bool,
+    top_extra: &Map<String, Value>,
+    spelling: Spelling,
+) -> (Value, String) {
+    let items: Vec<Value> = messages.iter().map(message_json).collect();
+    let document = if bare {
+        Value::Array(items)
+    } else {
+        let mut o = top_extra.clone();
+        o.remove("id");
+        o.remove("messages");
+        if let Some(id) = id {
+            o.insert("id".into(), id.clone());
+        }
+        o.insert("messages".into(), Value::Array(items));
+        Value::Object(o)
+    };
+    let text = match spelling {
+        Spelling::Compact => serde_json::to_string(&document).unwrap(),
+        Spelling::Pretty => serde_json::to_string_pretty(&document).unwrap(),
+        Spelling::AsciiEscaped => ascii_escaped(&serde_json::to_string(&document).unwrap()),
+    };
+    (document, text)
+}
+
+/// What is done to a generated document's bytes before it is read a window at a time.
+#[derive(Debug, Clone)]
+enum Damage {
+    None,
+    /// Cut at this fraction of its length.
+    Truncate(f64),
+    /// This byte put in at this fraction of its length.
+    Insert(f64, u8),
+    /// The byte at this fraction of its length replaced.
+    Replace(f64, u8),
+}
+
+fn damage() -> impl Strategy<Value = Damage> {
+    let byte = prop_oneof![
+        4 => proptest::sample::select(b"{}[],:\" 0-.e\nxtfu".to_vec()),
+        1 => any::<u8>(),
+    ];
+    prop_oneof![
+        3 => Just(Damage::None),
+        1 => (0.0..1.0f64).prop_map(Damage::Truncate),
+        1 => (0.0..1.0f64, byte.clone()).prop_map(|(at, b)| Damage::Insert(at, b)),
+        1 => (0.0..1.0f64, byte).prop_map(|(at, b)| Damage::Replace(at, b)),
+    ]
+}
+
 proptest! {
     #![proptest_config(config(768))]
+
+    /// A document read a window at a time (`pendingApprovals` of a `Uint8Array`) gives exactly
+    /// what the whole document gives, result or error, valid or damaged, whatever the window.
+    #[test]
+    fn windowed_pending_equals_whole(
+        messages in proptest::collection::vec(message_model(), 0..5),
+        id in proptest::option::of(prop_oneof![
+            Just(Value::Null),
+            any::<String>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+        ]),
+        bare in any::<bool>(),
+        top_extra in unknown_fields(),
+        spelling in prop_oneof![Just(Spelling::Compact), Just(Spelling::Pretty), Just(Spelling::AsciiEscaped)],
+        damage in damage(),
+        windows in proptest::collection::vec(prop_oneof![1..8usize, 8..64usize, 64..4096usize], 1..4),
+    ) {
+        let (_, text) = thread_document(&messages, &id, bare, &top_extra, spelling);
+        let mut bytes = text.into_bytes();
+        let at = |f: f64, len: usize| ((len as f64 * f) as usize).min(len);
+        match damage {
+            Damage::None => {}
+            Damage::Truncate(f) => bytes.truncate(at(f, bytes.len())),
+            Damage::Insert(f, b) => bytes.insert(at(f, bytes.len()), b),
+            Damage::Replace(f, b) => {
+                let i = at(f, bytes.len() - 1);
+                bytes[i] = b;
+            }
+        }
+        let whole = pending_approvals_bytes(&bytes);
+        for window in windows {
+            let mut read = 0;
+            let windowed = pending_approvals_windows(bytes.len(), window, |offset, dest| {
+                dest.copy_from_slice(&bytes[offset..offset + dest.len()]);
+                read += dest.len();
+            });
+            prop_assert_eq!(&windowed, &whole, "window {}", window);
+            if whole.is_ok() {
+                // Each byte read once: no fallback to the whole document on a valid one.
+                prop_assert_eq!(read, bytes.len(), "window {}", window);
+            }
+        }
+    }
 
     /// parse → serialize → parse is the identity, whatever the spelling of the document; pending
     /// detection (text and value) equals the tail rule applied to the generated model.
@@ -503,24 +604,7 @@ proptest! {
         top_extra in unknown_fields(),
         spelling in prop_oneof![Just(Spelling::Compact), Just(Spelling::Pretty), Just(Spelling::AsciiEscaped)],
     ) {
-        let items: Vec<Value> = messages.iter().map(message_json).collect();
-        let document = if bare {
-            Value::Array(items)
-        } else {
-            let mut o = top_extra.clone();
-            o.remove("id");
-            o.remove("messages");
-            if let Some(id) = &id {
-                o.insert("id".into(), id.clone());
-            }
-            o.insert("messages".into(), Value::Array(items));
-            Value::Object(o)
-        };
-        let text = match spelling {
-            Spelling::Compact => serde_json::to_string(&document).unwrap(),
-            Spelling::Pretty => serde_json::to_string_pretty(&document).unwrap(),
-            Spelling::AsciiEscaped => ascii_escaped(&serde_json::to_string(&document).unwrap()),
-        };
+        let (document, text) = thread_document(&messages, &id, bare, &top_extra, spelling);
 
         let thread = parse_thread_str(&text).unwrap();
         prop_assert_eq!(thread.messages.len(), messages.len());

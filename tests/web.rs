@@ -539,3 +539,48 @@ fn decisions_read_a_suspension_object() {
     assert_eq!(error_code(&e), "parse_error");
     assert_eq!(get(&e, "path").as_string().as_deref(), Some("$"));
 }
+
+/// The wasm memory's size, in bytes.
+fn memory_bytes() -> f64 {
+    let buffer = Reflect::get(&wasm_bindgen::memory(), &"buffer".into()).unwrap();
+    get(&buffer, "byteLength").as_f64().unwrap()
+}
+
+/// `pendingApprovals` of a `Uint8Array` reads it a window at a time (1 MiB, `WINDOW` in
+/// src/wasm/input.rs): wasm memory, which never shrinks, grows by less than 2 MiB for a thread of
+/// over 20 MB (larger when memory already was, so that a copy of the whole document could not fit
+/// in what the module has: with one, memory grows by the document's size). The budget: the
+/// buffer, which stays at the window's size while what it keeps between windows (the last
+/// message and the cut one, under 4 KiB each here) is less than half of it; the tail built and
+/// the result's JSON (a few KiB); the allocator's rounding to whole 64 KiB pages. Measured: 1.06
+/// MiB (17 pages); 26 MiB with a window as large as the document. The document is built in JS,
+/// outside wasm memory.
+#[wasm_bindgen_test]
+fn pending_approvals_of_bytes_keeps_wasm_memory_bounded() {
+    // Warm up: the allocator's first growth and the glue's own buffers are not this test's.
+    pending_approvals(Uint8Array::from(SEED.as_bytes()).into()).unwrap();
+    let before = memory_bytes();
+    let size = before.max(15e6) + 1e6;
+    let make = js_sys::Function::new_with_args(
+        "size, tail",
+        "const m = JSON.stringify({ role: 'user', content: 'Un message, \"cité\", 日本語 😀\\n'.repeat(30) });
+         const parts = [];
+         let n = 0;
+         for (let i = 0; n < size; i++) { const s = m.replace('Un', 'Un ' + i); parts.push(s); n += s.length + 1; }
+         return new TextEncoder().encode('{\"id\":\"t\",\"messages\":[' + parts.join(',') + ',' + tail + ']}');",
+    );
+    let tail = r#"{"type":"tool_call","tools":[{"callId":"c1","approval":"pending"}]}"#;
+    let bytes = make
+        .call2(&JsValue::NULL, &size.into(), &tail.into())
+        .unwrap();
+    let len = get(&bytes, "length").as_f64().unwrap();
+    assert!(len > 20e6 && len > before, "{len} bytes");
+    assert_eq!(memory_bytes(), before, "the document is not in wasm memory");
+    let s = pending_approvals(bytes).unwrap();
+    assert_eq!(get(&s, "suspended"), JsValue::TRUE);
+    let grown = memory_bytes() - before;
+    assert!(
+        grown < f64::from(2u32 << 20),
+        "wasm memory grew by {grown} bytes for a {len}-byte document ({before} before)"
+    );
+}

@@ -1,4 +1,4 @@
-//! `pending_approvals_bytes` / `_str` / `_value` agree with each other and, whenever
+//! `pending_approvals_bytes` / `_windows` / `_str` / `_value` agree with each other and, whenever
 //! `parse_thread` accepts the document, with `Suspension::from_thread(parse_thread(..))` (and then
 //! none of them errs). Pending detection is deliberately laxer than `parse_thread` about non-tail
 //! messages, so where only one side accepts nothing is compared. Never a panic.
@@ -6,7 +6,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use toolgate::approval::{
-    pending_approvals_bytes, pending_approvals_str, pending_approvals_value, Approval, Suspension,
+    pending_approvals_bytes, pending_approvals_str, pending_approvals_value,
+    pending_approvals_windows, Approval, Suspension,
 };
 use toolgate::thread::parse_thread_str;
 
@@ -39,6 +40,19 @@ fn norm(s: &Suspension) -> Suspension {
 
 fuzz_target!(|data: &[u8]| {
     let from_bytes = pending_approvals_bytes(data);
+    // Read a window at a time (as `pendingApprovals` reads a `Uint8Array`), with a window taken
+    // from the input (its last byte): the same result or error, and on a valid document each
+    // byte read once.
+    let window = 1 + usize::from(data.last().copied().unwrap_or(0) % 64);
+    let mut read = 0;
+    let windowed = pending_approvals_windows(data.len(), window, |at, dest| {
+        dest.copy_from_slice(&data[at..at + dest.len()]);
+        read += dest.len();
+    });
+    assert_eq!(windowed, from_bytes, "windowed and whole disagree (window {window})");
+    if from_bytes.is_ok() {
+        assert_eq!(read, data.len(), "a valid document read more than once");
+    }
     let Ok(text) = std::str::from_utf8(data) else {
         assert!(from_bytes.is_err());
         return;

@@ -56,7 +56,7 @@ pub(crate) fn str_of(bytes: &[u8]) -> Option<&str> {
 /// code points past U+10FFFF), later bytes are continuation bytes (0x80-0xBF). The error is at the
 /// sequence's lead byte; the input "ends inside a sequence" when it runs out while every byte of
 /// the sequence so far was right (core's `error_len() == None`). A test compares it with core.
-fn utf8_error(bytes: &[u8]) -> Option<(usize, bool)> {
+pub(crate) fn utf8_error(bytes: &[u8]) -> Option<(usize, bool)> {
     let mut i = 0;
     loop {
         i = ascii_end(bytes, i);

@@ -157,6 +157,16 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A parser over `text` that starts at `pos`, `depth` levels deep: a walk resumed where it
+    /// stopped, on text that holds what came before `pos` and more after it.
+    pub(crate) fn resume(text: &'a str, pos: usize, depth: u32) -> Parser<'a> {
+        Parser {
+            pos,
+            depth,
+            ..Parser::new(text)
+        }
+    }
+
     pub(crate) fn pos(&self) -> usize {
         self.pos
     }

@@ -97,9 +97,9 @@ export function bytesOf(v) {
   } catch {}
 }
 
-// A `Uint8Array` into `dest`, a view of wasm memory of its length.
-export function copyInto(bytes, dest) {
-  dest.set(bytes);
+// The bytes of a `Uint8Array` from `offset` into `dest`, a view of wasm memory (as many as it holds).
+export function copyInto(bytes, dest, offset) {
+  dest.set(bytes.subarray(offset, offset + dest.length));
 }
 
 // A JS string as UTF-8 into `dest` (a view of wasm memory at least 3 bytes per UTF-16 unit, so

@@ -2,6 +2,7 @@
 //! `ArrayBuffer`) of UTF-8 JSON, or an already-parsed JS value. Values cross the boundary as JSON
 //! text (`JSON.stringify` / `JSON.parse`), never converted field by field.
 
+use crate::approval::{self, Suspension};
 use crate::error::{Error, ErrorCode};
 use crate::prelude::*;
 use wasm_bindgen::prelude::*;
@@ -9,7 +10,8 @@ use wasm_bindgen::JsCast;
 
 pub(crate) enum Input<'a> {
     Text(String),
-    Bytes(Vec<u8>),
+    /// A `Uint8Array`, not yet copied (see [`to_vec`] and [`pending_approvals_bytes`]).
+    Bytes(JsValue),
     /// Lent, not copied: nothing to clone or drop.
     Value(&'a JsValue),
 }
@@ -61,9 +63,10 @@ extern "C" {
     #[wasm_bindgen(js_name = bytesOf)]
     fn bytes_of(value: &JsValue) -> JsValue;
 
-    /// Copies a `Uint8Array` into a view of wasm memory of its length.
+    /// Copies the bytes of a `Uint8Array` from `offset` into a view of wasm memory, as many as
+    /// it holds.
     #[wasm_bindgen(js_name = copyInto)]
-    fn copy_into(bytes: &JsValue, dest: &mut [u8]);
+    fn copy_into(bytes: &JsValue, dest: &mut [u8], offset: u32);
 
     /// `JSON.stringify(value)` (see `fast.js`): its text, `undefined` for a value JSON cannot
     /// hold, or `[message]` when it throws.
@@ -106,8 +109,21 @@ extern "C" {
 /// twice, with the assertion's formatting.)
 pub(crate) fn to_vec(bytes: &JsValue) -> Vec<u8> {
     let mut buf = vec![0u8; bytes.unchecked_ref::<Sized>().length() as usize];
-    copy_into(bytes, &mut buf);
+    copy_into(bytes, &mut buf, 0);
     buf
+}
+
+/// How much of a `Uint8Array` `pendingApprovals` copies into wasm memory at a time (measured:
+/// see BENCHMARKS.md, section 1).
+pub(crate) const WINDOW: usize = 1 << 20;
+
+/// `pendingApprovals` of a `Uint8Array`, read a window at a time (wasm memory never holds the
+/// whole document, unless it is bad: see [`approval::pending_approvals_windows`]).
+pub(crate) fn pending_approvals_bytes(bytes: &JsValue) -> Result<Suspension, Error> {
+    let len = bytes.unchecked_ref::<Sized>().length() as usize;
+    approval::pending_approvals_windows(len, WINDOW, |at, dest| {
+        copy_into(bytes, dest, at as u32);
+    })
 }
 
 /// A JS string as UTF-8 (lone surrogates become U+FFFD), encoded straight into a buffer sized
@@ -137,7 +153,7 @@ pub(crate) fn read(input: &JsValue) -> Input<'_> {
     if bytes.is_undefined() {
         return Input::Value(input);
     }
-    Input::Bytes(to_vec(&bytes))
+    Input::Bytes(bytes)
 }
 
 /// A JS value as JSON text (`JSON.stringify`). Values that JSON cannot hold (functions, symbols,

@@ -60,7 +60,8 @@ pub fn parse_thread(
                 (text, checked)
             }
             Input::Bytes(bytes) => {
-                let text = json::utf8(bytes)?;
+                let bytes = input::to_vec(bytes);
+                let text = json::utf8(&bytes)?;
                 let checked = thread::check_thread_str(text)?;
                 (JsValue::from_str(text), checked)
             }
@@ -86,7 +87,7 @@ pub fn pending_approvals(
 fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
     // A JS string is read by `JSON.parse` (faster than copying it into wasm memory as UTF-8, and
     // nothing of the copy outlives the call), then only its tail crosses; a parsed value likewise.
-    // Bytes are scanned in place by the crate, which builds only the tail.
+    // Bytes are scanned by the crate a window at a time, and only the tail is built.
     if let input::Kind::Text | input::Kind::Value = input::kind(input) {
         if let Some(tail) = input::string_of(&input::fast_tail(input)) {
             if tail.is_empty() {
@@ -99,7 +100,7 @@ fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
     }
     match &input::read(input) {
         Input::Text(text) => approval::pending_approvals_str(text),
-        Input::Bytes(bytes) => approval::pending_approvals_bytes(bytes),
+        Input::Bytes(bytes) => input::pending_approvals_bytes(bytes),
         // A value `fastTail` did not take: its JSON text, read as text is, for the exact error.
         Input::Value(value) => approval::pending_approvals_str(&input::stringify(value, "$")?),
     }
