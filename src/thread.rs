@@ -866,8 +866,17 @@ pub(crate) fn walk_windows<R>(
         // Keep the tail and what follows the checkpoint, at the front of the buffer.
         let (from, to) = s.tail.unwrap_or((s.cp, s.cp));
         let kept = to - from;
-        buf.copy_within(from..to, 0);
-        buf.copy_within(s.cp..filled, kept);
+        if !(from <= to && to <= s.cp && s.cp <= filled && filled <= buf.len()) {
+            return None;
+        }
+        // SAFETY: both runs, and their destinations before them, lie within `buf`: the
+        // positions are in order and within it (checked just above). (`copy_within` would check
+        // again, with a panic path and its location strings in the module.)
+        unsafe {
+            let p = buf.as_mut_ptr();
+            core::ptr::copy(p.add(from), p, kept);
+            core::ptr::copy(p.add(s.cp), p.add(kept), filled - s.cp);
+        }
         let shift = s.cp - kept;
         filled -= shift;
         checked -= shift;
