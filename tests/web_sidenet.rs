@@ -1343,3 +1343,78 @@ async fn faults_apply_every_decision_exactly_once() {
     assert_eq!(deduped, (0..turns).map(fault_turn).collect::<Vec<_>>());
     assert_eq!(phase(&c), "completed");
 }
+
+// ------------------------------------------------------------------------------------------------
+// 9. A custom fetch.
+
+/// The `fetch` option performs every request: here it adds the bearer token (as a token refreshed
+/// per request would be) to a client configured with none, and logs each call, in both dialects
+/// (Sidenet's streamed answers come through the `Response` it returns). It gets the headers as a
+/// `Headers` and the client's abort signal. A non-function is `invalid_argument` at `fetch`; what
+/// it rejects with is a `network` failure carrying its message.
+#[wasm_bindgen_test]
+async fn a_custom_fetch_performs_every_request() {
+    let Some(base) = TOKEN_ENDPOINT else {
+        return;
+    };
+    let options = |dialect: &str, extra: &str| {
+        JSON::parse(&format!(
+            r#"{{"baseUrl":"{base}","threadId":"{}","dialect":"{dialect}","persist":false{extra}}}"#,
+            fresh_thread("fetch")
+        ))
+        .expect("options JSON")
+    };
+    let log = || Reflect::get(&js_sys::global(), &"__fetched".into()).expect("log");
+    let custom = Function::new_with_args(
+        "url, init",
+        &format!(
+            "globalThis.__fetched.push([init.method, init.headers instanceof Headers, \
+             init.signal instanceof AbortSignal]); \
+             init.headers.set('Authorization', 'Bearer {TOKEN}'); \
+             return fetch(url, init);"
+        ),
+    );
+    for dialect in ["neuron", "sidenet"] {
+        Reflect::set(&js_sys::global(), &"__fetched".into(), &Array::new()).expect("log");
+        let o = options(dialect, "");
+        Reflect::set(&o, &"fetch".into(), &custom).expect("fetch");
+        let c = ApprovalClient::new(o).expect("client");
+        wait(c.load()).await.expect("load");
+        wait(c.send(s("delete /tmp/fetch.log")))
+            .await
+            .expect("send");
+        assert_eq!(phase(&c), "awaiting_approval", "{dialect}");
+        c.approve(s(&call_id_of(&c, "delete_file")))
+            .expect("approve");
+        wait(c.submit()).await.expect("submit");
+        assert_eq!(phase(&c), "completed", "{dialect}");
+        let calls = array(&log());
+        assert!(calls.len() >= 3, "{dialect}: {} requests", calls.len());
+        let methods: Vec<String> = calls.iter().map(|c| string(&get(c, "0"))).collect();
+        assert!(methods.contains(&"GET".to_owned()), "{methods:?}");
+        assert!(methods.contains(&"POST".to_owned()), "{methods:?}");
+        for call in &calls {
+            assert_eq!(get(call, "1"), JsValue::TRUE, "headers as a Headers");
+            assert_eq!(get(call, "2"), JsValue::TRUE, "the abort signal");
+        }
+    }
+
+    let o = options("neuron", "");
+    Reflect::set(&o, &"fetch".into(), &JsValue::from(1)).expect("fetch");
+    let Err(e) = ApprovalClient::new(o) else {
+        panic!("a fetch that is no function was accepted");
+    };
+    assert_eq!(code(&e), "invalid_argument");
+    assert_eq!(string(&get(&e, "path")), "fetch");
+
+    let o = options("neuron", r#","retry":{"attempts":1}"#);
+    let offline = Function::new_no_args("return Promise.reject(new Error('offline for a test'))");
+    Reflect::set(&o, &"fetch".into(), &offline).expect("fetch");
+    let c = ApprovalClient::new(o).expect("client");
+    let e = wait(c.load()).await.expect_err("offline");
+    assert_eq!(code(&e), "network");
+    assert!(
+        string(&get(&e, "message")).contains("offline for a test"),
+        "{e:?}"
+    );
+}

@@ -79,6 +79,9 @@ extern "C" {
     fn deferred() -> Array;
     /// `localStorage`: reads `key` (`value` undefined), writes it, or removes it (`value` null).
     fn storage(key: &str, value: &JsValue) -> JsValue;
+    /// Keeps the `fetch` option (if any) on the client's callback, for `request`.
+    #[wasm_bindgen(js_name = useFetch)]
+    fn use_fetch(report: &Function, options: &JsValue);
     /// The snapshot object, frozen: the head with its messages (frozen too) and its streaming
     /// text (appended to `prev`'s when that is given).
     #[wasm_bindgen(js_name = snapshot)]
@@ -498,6 +501,8 @@ impl ApprovalClient {
                     step(&shared, input).is_ok()
                 },
             );
+            let on_event: Function = on_event.into_js_value().unchecked_into();
+            use_fetch(&on_event, &options);
             let inner = RefCell::new(Inner {
                 core,
                 freed: false,
@@ -507,7 +512,7 @@ impl ApprovalClient {
                 ops: Vec::new(),
                 fetches: Vec::new(),
                 timer: None,
-                on_event: on_event.into_js_value().unchecked_into(),
+                on_event,
             });
             State {
                 inner,

@@ -149,6 +149,10 @@ const CCWS = /[\p{Cc}\p{White_Space}]/u;
 const fail = (detail, path = null) => toolgateError('invalid_argument', detail, path, -1, -1);
 export function readOptions(options) {
   if (!object(options)) return fail('the options must be an object');
+  // `fetch` is a function, which JSON leaves out: checked here (see `useFetch`).
+  const f = options.fetch;
+  if (f != null && typeof f != 'function')
+    return fail('invalid client options: fetch must be a function', 'fetch');
   const json = stringify(options);
   if (typeof json != 'string') return fail('the options must be JSON-serializable');
   return [json, check(JSON.parse(json))];
@@ -316,6 +320,12 @@ export function callListeners(listeners) {
 // failure as `(-4)` when the timeout aborted it, else `(-3, message)`. `report` returns `false`
 // once the client is gone: the stream is then cancelled. Returns the function that cancels the
 // request (clears its timeout and aborts it).
+// A client's own `fetch` (the `fetch` option, checked by `readOptions`), kept on its callback:
+// `request` gets that with every request.
+export function useFetch(report, options) {
+  report.f = options.fetch;
+}
+
 export function request(report, id, url, init, ms, stream) {
   const c = new AbortController();
   let timer;
@@ -332,7 +342,12 @@ export function request(report, id, url, init, ms, stream) {
     .then(async () => {
       const o = JSON.parse(init);
       o.signal = c.signal;
-      const r = await fetch(url, o);
+      // A custom fetch gets the headers as a `Headers`, and is called as a plain function
+      // (`window.fetch` refuses another `this`).
+      let f = report.f;
+      if (f) o.headers = new Headers(o.headers);
+      else f = fetch;
+      const r = await f(url, o);
       if (!stream) return end(r.status, new Uint8Array(await r.arrayBuffer()));
       arm();
       if (!report(id, r.status)) return clearTimeout(timer);

@@ -153,6 +153,15 @@ export interface ApprovalClientOptions {
   transport?: "stream" | "collect";
   /** Sidenet, `transport: "collect"`: the agent id (required there). */
   agentId?: string | null;
+  /** Performs every request instead of the global `fetch`, called as `fetch(url, init)` with
+   *  `init.method`, `init.headers` (a `Headers`), `init.body` (a string, on POSTs) and
+   *  `init.signal` (aborts on timeout, `abort()` and `free()`): to refresh a token per request,
+   *  send cookies cross-origin (`credentials: "include"`), trace or proxy. Whatever it throws or
+   *  rejects with is a `network` failure. */
+  fetch?: (
+    url: string,
+    init: RequestInit & { headers: Headers; signal: AbortSignal },
+  ) => Promise<Response>;
 }
 
 /** Where the client stands. */

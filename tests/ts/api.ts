@@ -103,6 +103,16 @@ export async function drive(baseUrl: string, threadId: string, token: string): P
   const client = new ApprovalClient(options);
   new ApprovalClient({ threadId, headers: [['X-Trace', '1']], reloadAfterPost: false }).free();
   new ApprovalClient({
+    threadId,
+    fetch: async (url, init) => {
+      init.headers.set('Authorization', `Bearer ${token}`);
+      const signal: AbortSignal = init.signal;
+      return fetch(url, { ...init, signal, credentials: 'include' });
+    },
+  }).free();
+  // @ts-expect-error fetch is a function
+  new ApprovalClient({ threadId, fetch: 'https://proxy.example.com' });
+  new ApprovalClient({
     dialect: 'sidenet',
     baseUrl,
     threadId,
