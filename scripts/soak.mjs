@@ -3,7 +3,9 @@
 // through the browser driver (`ApprovalClient` of pkg/) against the reference endpoint started with
 // FAULTS (drops, 500s, delays) and killed (SIGKILL) and restarted on the same port and DATA_DIR in
 // the middle. Then the server's stored history (the thread files and effects.jsonl) is checked:
-// every decision the person made was applied exactly once, and none was invented.
+// every decision the person made was applied exactly once, and none was invented. In a third of
+// the conversations the person has allowed `delete_file` and `send_email` for the session
+// (`allowTool`): their calls must then be approved, and run, exactly once without being asked.
 //
 //   node scripts/soak.mjs                       # 200 conversations, seed 7
 //   SOAK_CONVERSATIONS=50 SOAK_SEED=3 node scripts/soak.mjs
@@ -43,13 +45,14 @@ function choose(callId, seed) {
 }
 const userTexts = (s) => s.messages.filter((m) => m.role === 'user').map((m) => m.text);
 
-window.runConversation = async ({ dialect, threadId, texts, seed }) => {
+window.runConversation = async ({ dialect, threadId, texts, seed, allow }) => {
   await ready;
-  const out = { dialect, threadId, made: {}, errors: [], finished: false, steps: 0 };
+  const out = { dialect, threadId, allow, made: {}, errors: [], asked: [], finished: false, steps: 0 };
   const client = new ApprovalClient({
     dialect, threadId, persist: false, timeoutMs: 4000,
     retry: { attempts: 8, backoffMs: 60, maxBackoffMs: 600 },
   });
+  for (const tool of allow) client.allowTool(tool);
   const snap = () => client.getSnapshot();
   const attempt = async (what, fn) => {
     try { await fn(); return true; } catch (e) {
@@ -64,8 +67,12 @@ window.runConversation = async ({ dialect, threadId, texts, seed }) => {
     for (let guard = 0; guard < 80 && !done; guard++) {
       out.steps++;
       const s = snap();
-      const paused = s.suspension && s.suspension.pending.length > 0;
+      // Undecided calls, or decisions left unsubmitted (an automatic submission that failed).
+      const paused = s.suspension && (s.suspension.pending.length > 0 || (s.canSubmit && !s.busy));
       if (paused) {
+        // An allowed tool is never asked for (once nothing is in flight: a pause streaming in is
+        // decided when its stream has ended).
+        if (!s.busy) for (const t of s.suspension.pending) if (allow.includes(t.name)) out.asked.push(t.callId);
         for (const id of s.suspension.undecided) {
           const d = out.made[id] || choose(id, seed);
           try {
@@ -179,7 +186,8 @@ function conversation(i) {
     [`read /tmp/soak_${i}.txt`, `buy 3 tickets at 50`],
     [`buy 2 tickets at 80 and delete /tmp/soak_${i}_c.txt`, `email w${i}@example.com about again ${i}`],
   ];
-  return { dialect, threadId, texts: menu[(i * 7 + SEED) % menu.length], seed: SEED * 1000 + i };
+  const allow = i % 3 === 2 ? ['delete_file', 'send_email'] : [];
+  return { dialect, threadId, texts: menu[(i * 7 + SEED) % menu.length], seed: SEED * 1000 + i, allow };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -196,7 +204,7 @@ function readRecord(dataDir, dialect, id) {
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : null;
 }
 
-/** The gated calls a record stores, with the state the server recorded for each. */
+/** The gated calls a record stores, with the tool and the state the server recorded for each. */
 function storedDecisions(dialect, rec) {
   const out = new Map();
   if (!rec) return out;
@@ -205,7 +213,7 @@ function storedDecisions(dialect, rec) {
       if (m.type !== 'tool_call') continue;
       for (const t of m.tools || []) {
         if (t.approval === null || t.approval === undefined) continue;
-        out.set(t.callId, { state: t.approval, reason: t.rejectReason ?? null });
+        out.set(t.callId, { name: t.name, state: t.approval, reason: t.rejectReason ?? null });
       }
     }
   } else {
@@ -213,7 +221,8 @@ function storedDecisions(dialect, rec) {
       for (const p of m.parts || []) {
         if (!p.approval || typeof p.toolCallId !== 'string') continue;
         const a = p.approval.approved;
-        out.set(p.toolCallId, { state: a === true ? 'approved' : a === false ? 'rejected' : 'pending', reason: null });
+        const name = p.toolName ?? (typeof p.type === 'string' && p.type.startsWith('tool-') ? p.type.slice(5) : null);
+        out.set(p.toolCallId, { name, state: a === true ? 'approved' : a === false ? 'rejected' : 'pending', reason: null });
       }
     }
   }
@@ -222,11 +231,19 @@ function storedDecisions(dialect, rec) {
 
 function verify(dataDir, results, reasonFor) {
   const effects = readEffects(dataDir);
-  const report = { decisions: 0, approvals: 0, rejections: 0, lost: [], duplicated: [], invented: [] };
+  const report = { decisions: 0, approvals: 0, rejections: 0, allowed: 0, lost: [], duplicated: [], invented: [] };
   const byThread = new Map(results.map((r) => [r.threadId, r]));
   for (const r of results) {
     const rec = readRecord(dataDir, r.dialect, r.threadId);
     const stored = storedDecisions(r.dialect, rec);
+    // The person approved every call of an allowed tool ahead, by allowing it: each must have
+    // been approved and run once, like the calls they decided one by one.
+    for (const [callId, s] of stored) {
+      if (r.allow.includes(s.name) && !(callId in r.made)) {
+        r.made[callId] = 'approve';
+        report.allowed++;
+      }
+    }
     for (const [callId, d] of Object.entries(r.made)) {
       report.decisions++;
       if (d === 'approve') report.approvals++;
@@ -341,6 +358,7 @@ async function main() {
   const reasonFor = (id) => `soak: not ${id} <b>"as asked"</b>`;
   const { report, effects } = verify(dataDir, results, reasonFor);
   const unfinished = results.filter((r) => !r.finished);
+  const asked = results.flatMap((r) => r.asked.map((id) => `${r.dialect} ${r.threadId} ${id}`));
   const errors = results.reduce((n, r) => n + r.errors.length, 0);
   const seconds = ((Date.now() - t0) / 1000).toFixed(1);
   console.log('');
@@ -348,14 +366,16 @@ async function main() {
   console.log(`server restarts: ${restarted ? 1 : 0} (SIGKILL mid-batch)`);
   console.log(`faults injected: ${faults.drops + faults.errors} (drops ${faults.drops}, errors ${faults.errors}, delays ${faults.delays})`);
   console.log(`client-visible failures (rejected promises, retried by the script): ${errors}`);
-  console.log(`decisions: ${report.decisions} (approve ${report.approvals}, reject ${report.rejections}); effects executed: ${effects}`);
+  console.log(`decisions: ${report.decisions} (approve ${report.approvals}, reject ${report.rejections}; ${report.allowed} approved by an allowed tool without asking); effects executed: ${effects}`);
   console.log(`lost: ${report.lost.length}`);
   console.log(`duplicated: ${report.duplicated.length}`);
   console.log(`invented: ${report.invented.length}`);
-  for (const l of [...report.lost, ...report.duplicated, ...report.invented].slice(0, 20)) console.log(`  ${l}`);
+  console.log(`allowed tools asked for: ${asked.length}`);
+  for (const l of [...report.lost, ...report.duplicated, ...report.invented, ...asked].slice(0, 20)) console.log(`  ${l}`);
   for (const u of unfinished.slice(0, 10)) console.log(`  unfinished ${u.dialect} ${u.threadId}: ${u.errors.slice(-3).join(' | ')}`);
   for (const p of problems.slice(0, 10)) console.log(`  ${p}`);
-  const bad = report.lost.length + report.duplicated.length + report.invented.length + unfinished.length + problems.length;
+  const bad = report.lost.length + report.duplicated.length + report.invented.length + asked.length
+    + unfinished.length + problems.length;
   if (bad === 0) rmSync(work, { recursive: true, force: true });
   else console.log(`kept ${work} for inspection`);
   process.exit(bad === 0 ? 0 : 1);
