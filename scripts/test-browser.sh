@@ -2,7 +2,8 @@
 # Browser tests: the wasm package's JS surface and the client driver, compiled to wasm32 and run
 # by wasm-bindgen-test-runner in headless Chromium, against the reference endpoint, which this
 # script starts on a free loopback port with a fresh data directory and stops afterwards. A second
-# endpoint with fault injection on (drops, 500s, delays; seeded) serves the client's fault tests; the
+# endpoint with fault injection on (drops, 500s, delays; seeded) serves the client's fault tests, two
+# more read Neuron decisions as Neuron's incremental and cumulative revisions do; the
 # Sidenet tests (tests/web_sidenet.rs) also use one with slower stream chunks and one that requires a
 # bearer token. The grace window of a paused Sidenet run is short (GRACE_MS, 3 s) so expiry is tested.
 # The core's own tests (tests/core.rs, stream.rs, client_neuron.rs, client_sidenet.rs) run here
@@ -47,6 +48,13 @@ export TOOLGATE_ENDPOINT="$url"
 # The same with faults: ~15% dropped connections, ~10% 500s (before or after applying), delays.
 start_endpoint faulty GRACE_MS="${GRACE_MS:-3000}" QUIET="${QUIET:-1}" FAULTS="${FAULTS:-drop:0.15,error:0.1,delay:30,seed:7}"
 export TOOLGATE_FAULTY_ENDPOINT="$url"
+
+# Neuron: the decision semantics of Neuron's other revisions (the reference endpoint's default is
+# the newest, strict one).
+start_endpoint incremental QUIET="${QUIET:-1}" NEURON_DECISIONS=incremental
+export TOOLGATE_INCREMENTAL_ENDPOINT="$url"
+start_endpoint cumulative QUIET="${QUIET:-1}" NEURON_DECISIONS=cumulative
+export TOOLGATE_CUMULATIVE_ENDPOINT="$url"
 
 # Sidenet: slower chunks (text deltas surely arrive one by one), and one that requires a token.
 start_endpoint slow GRACE_MS="${GRACE_MS:-3000}" QUIET="${QUIET:-1}" CHUNK_DELAY_MS=25

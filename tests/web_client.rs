@@ -23,6 +23,9 @@ wasm_bindgen_test_configure!(run_in_browser);
 const FAULTY_ENDPOINT: Option<&str> = option_env!("TOOLGATE_FAULTY_ENDPOINT");
 /// Accepts connections and never answers.
 const BLACKHOLE_ENDPOINT: Option<&str> = option_env!("TOOLGATE_BLACKHOLE_ENDPOINT");
+/// Neuron decisions read as Neuron's incremental and cumulative revisions do (`NEURON_DECISIONS`).
+const INCREMENTAL_ENDPOINT: Option<&str> = option_env!("TOOLGATE_INCREMENTAL_ENDPOINT");
+const CUMULATIVE_ENDPOINT: Option<&str> = option_env!("TOOLGATE_CUMULATIVE_ENDPOINT");
 
 fn fresh_thread(tag: &str) -> String {
     format!(
@@ -97,6 +100,62 @@ async fn two_gated_tools_partial_then_reject_with_reason() {
     );
     assert!(get(&snap(&c), "suspension").is_null());
     assert_eq!(get(&snap(&c), "canSend"), JsValue::TRUE);
+}
+
+/// The same partial-then-complete turn against each of Neuron's readings of a decision payload:
+/// strict (the reference endpoint), incremental, and cumulative, where a partial set is held aside
+/// and the tail keeps showing every call pending until the set is whole. The client's cumulative
+/// payloads, restating what is decided, are right under all three; under the cumulative one the
+/// first decision stays a draft after the partial submission (the tail does not show it), and is
+/// sent again with the second.
+#[wasm_bindgen_test]
+async fn a_partial_then_complete_turn_under_every_neuron_revision() {
+    for (name, base) in [
+        ("strict", Some(endpoint())),
+        ("incremental", INCREMENTAL_ENDPOINT),
+        ("cumulative", CUMULATIVE_ENDPOINT),
+    ] {
+        let Some(base) = base else { continue };
+        let c = ApprovalClient::new(options(base, &fresh_thread("rev"), r#""persist":false"#))
+            .expect("client");
+        wait(c.send(s("delete /tmp/rev.log and email rev@example.com about Rev")))
+            .await
+            .expect("send");
+        let delete = call_id_of(&c, "delete_file");
+        let email = call_id_of(&c, "send_email");
+        c.approve(s(&delete)).expect("approve");
+        wait(c.submit()).await.expect("partial submit");
+        assert_eq!(phase(&c), "awaiting_approval", "{name}");
+        assert_eq!(
+            pending(&c),
+            vec![(email.clone(), "send_email".to_owned())],
+            "{name}"
+        );
+        let held = path(&snap(&c), &["decisions", &delete]);
+        if name == "cumulative" {
+            // Not on the tail yet: still a draft, so it goes again with the rest.
+            assert_eq!(string(&held), "approve", "{name}");
+        } else {
+            assert!(held.is_undefined(), "{name}: acknowledged by the tail");
+        }
+        c.reject(s(&email), s("Not to everyone")).expect("reject");
+        wait(c.submit()).await.expect("final submit");
+        assert_eq!(phase(&c), "completed", "{name}");
+        let text = last_text(&c);
+        assert!(
+            text.contains("delete_file /tmp/rev.log: done."),
+            "{name}: {text}"
+        );
+        assert!(text.contains("\"Not to everyone\""), "{name}: {text}");
+        assert!(get(&snap(&c), "decisions").is_object());
+        assert_eq!(
+            JSON::stringify(&get(&snap(&c), "decisions"))
+                .expect("json")
+                .as_string(),
+            Some("{}".to_owned()),
+            "{name}: no draft left"
+        );
+    }
 }
 
 #[wasm_bindgen_test]

@@ -672,7 +672,13 @@ function renderApprovals(snap, s) {
   }
   const last = snap.lastSubmission;
   if (last?.notApplied?.length) {
-    notices.push(h('p', { class: 'notice' }, `${last.notApplied.length} decision${last.notApplied.length === 1 ? ' was' : 's were'} not applied by the server; decide again and resubmit.`));
+    // Still drafts (a server that holds a partial set aside until it is whole): they go again
+    // with the next submission. Otherwise they were lost on the way: decide again.
+    const n = last.notApplied.length;
+    const kept = last.notApplied.every((id) => snap.decisions[id] !== undefined);
+    notices.push(h('p', { class: 'notice' }, kept
+      ? `${n} decision${n === 1 ? ' is' : 's are'} not on the thread yet; kept, ${n === 1 ? 'it goes' : 'they go'} again with your next submission.`
+      : `${n} decision${n === 1 ? ' was' : 's were'} not applied by the server; decide again and resubmit.`));
   } else if (last?.status === 'awaiting_approval' && last.stillPending?.length && decided === 0) {
     notices.push(h('p', { class: 'notice' }, 'Your decisions were applied. The agent needs a decision on the calls below.'));
   }

@@ -1,6 +1,18 @@
 // Neuron dialect: GET /threads/{id}, POST /threads/{id}/chat.
 // The chat history is the system of record; a paused run is the tail
 // tool_call message with at least one tool whose approval is "pending".
+//
+// Neuron's own revisions disagree on what a decision payload means (PROTOCOLS.md §1);
+// `config.neuronDecisions` picks one, so that clients can be tested against each:
+// - `strict` (default, the newest): unknown or ungated callIds, malformed values, an empty map
+//   and decisions with nothing paused are refused (400 / 409); entries overwrite stored ones,
+//   omitted entries keep theirs.
+// - `incremental`: entries overwrite stored ones, omitted entries keep theirs; unknown and
+//   ungated callIds are ignored, an empty map is a no-op.
+// - `cumulative`: each payload is the whole set so far: omitted callIds revert to pending, and
+//   the tail keeps its pending snapshot (the set is held aside) until every gated call has a
+//   decision; then the set is written to the tail and the run goes on. Unknown callIds are
+//   ignored.
 import {
   TOOLS,
   approvalPolicy,
@@ -44,7 +56,7 @@ export async function getThread(ctx, id) {
 }
 
 /** Shape checks that need no state: returns an error plan or null. */
-function validateBody(body) {
+function validateBody(body, mode) {
   if (!isPlainObject(body)) return bad('Request body must be a JSON object');
   const hasMessage = Object.prototype.hasOwnProperty.call(body, 'message');
   const hasDecisions = Object.prototype.hasOwnProperty.call(body, 'decisions');
@@ -58,7 +70,7 @@ function validateBody(body) {
   const d = body.decisions;
   if (!isPlainObject(d)) return bad('"decisions" must be an object keyed by callId');
   const keys = Object.keys(d);
-  if (keys.length === 0) return bad('"decisions" must not be empty');
+  if (keys.length === 0 && mode === 'strict') return bad('"decisions" must not be empty');
   for (const k of keys) {
     const v = d[k];
     const ok =
@@ -74,7 +86,7 @@ function validateBody(body) {
 }
 
 export async function chat(ctx, id, body) {
-  const invalid = validateBody(body);
+  const invalid = validateBody(body, ctx.config.neuronDecisions);
   if (invalid) return invalid;
   return ctx.store.lock(`${D}:${id}`, async () => {
     const rec = (await ctx.store.read(D, id)) || newRecord(id);
@@ -111,17 +123,29 @@ function newMessage(ctx, rec, text) {
 }
 
 function decide(ctx, rec, decisions) {
+  const mode = ctx.config.neuronDecisions;
   const t = pausedTail(rec);
   if (!t) return { error: conflict(`Thread ${rec.id} has no tool call awaiting approval`) };
   const byId = new Map(t.tools.map((x) => [x.callId, x]));
-  for (const k of Object.keys(decisions)) {
-    const tool = byId.get(k);
-    if (!tool) return { error: bad(`Unknown callId ${JSON.stringify(k)}: not a tool call on the paused message`) };
-    if (tool.approval === null || tool.approval === undefined)
-      return { error: bad(`Tool call ${JSON.stringify(k)} (${tool.name}) does not require approval`) };
+  const gated = (tool) => tool && tool.approval !== null && tool.approval !== undefined;
+  if (mode === 'strict') {
+    for (const k of Object.keys(decisions)) {
+      const tool = byId.get(k);
+      if (!tool) return { error: bad(`Unknown callId ${JSON.stringify(k)}: not a tool call on the paused message`) };
+      if (!gated(tool))
+        return { error: bad(`Tool call ${JSON.stringify(k)} (${tool.name}) does not require approval`) };
+    }
+  }
+  const entries = Object.entries(decisions).filter(([k]) => gated(byId.get(k)));
+  if (mode === 'cumulative') {
+    // The whole set so far, held aside: the tail shows nothing until it is complete.
+    rec.run.held = Object.fromEntries(entries);
+    const pending = t.tools.filter((x) => x.approval === 'pending');
+    if (!pending.every((x) => x.callId in rec.run.held)) return {};
+    rec.run.held = null;
   }
   // Entries in the payload overwrite stored ones; omitted entries keep their state.
-  for (const [k, v] of Object.entries(decisions)) {
+  for (const [k, v] of entries) {
     const tool = byId.get(k);
     if (v === 'approve') {
       tool.approval = 'approved';

@@ -30,6 +30,7 @@ export function configFromEnv(env = process.env) {
     faults: env.FAULTS || null,
     quiet: env.QUIET === '1' || env.QUIET === 'true',
     chunkDelayMs: num(env.CHUNK_DELAY_MS, 10),
+    neuronDecisions: env.NEURON_DECISIONS || 'strict',
   };
 }
 

@@ -309,3 +309,57 @@ describe('neuron dialect', () => {
     assert.equal(r2.headers.get('allow'), 'POST');
   });
 });
+
+// Neuron's revisions read a decision payload differently (PROTOCOLS.md §1): NEURON_DECISIONS picks one.
+describe('neuron decision semantics of each revision', () => {
+  const servers = {};
+  let n = 0;
+  before(async () => {
+    for (const mode of ['incremental', 'cumulative']) servers[mode] = await start({ neuronDecisions: mode });
+  });
+  after(async () => {
+    for (const s of Object.values(servers)) await s.close();
+  });
+  const paused = async (s) => {
+    const id = `sem_${++n}`;
+    const r = await postJson(`${s.url}/threads/${id}/chat`, {
+      message: 'delete /tmp/sem.log and email sem@example.com about Sem',
+    });
+    assert.equal(r.body.status, 'awaiting_approval');
+    const [del, mail] = r.body.message.tools.map((t) => t.callId);
+    return { id, del, mail, chat: (body) => postJson(`${s.url}/threads/${id}/chat`, body) };
+  };
+
+  test('incremental: unknown callIds and an empty map are ignored; omitted entries keep theirs', async () => {
+    const { del, mail, chat } = await paused(servers.incremental);
+    let r = await chat({ decisions: {} });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.status, 'awaiting_approval');
+    r = await chat({ decisions: { [del]: 'approve', toolu_nope: 'reject' } });
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.message.tools.map((t) => t.approval), ['approved', 'pending']);
+    r = await chat({ decisions: { [mail]: ['reject', 'no'] } });
+    assert.equal(r.body.status, 'completed');
+    assert.match(r.body.message.content, /delete_file \/tmp\/sem\.log: done\./);
+  });
+
+  test('cumulative: the tail keeps its pending snapshot until the set is whole; omitted entries revert', async () => {
+    const { id, del, mail, chat } = await paused(servers.cumulative);
+    let r = await chat({ decisions: { [del]: 'approve' } });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.status, 'awaiting_approval');
+    assert.deepEqual(r.body.message.tools.map((t) => t.approval), ['pending', 'pending']);
+    // A payload without del: del reverts to pending, so the set is still not whole.
+    r = await chat({ decisions: { [mail]: 'reject' } });
+    assert.equal(r.body.status, 'awaiting_approval');
+    assert.deepEqual(r.body.message.tools.map((t) => t.approval), ['pending', 'pending']);
+    // The whole set: written to the tail, and the run goes on.
+    r = await chat({ decisions: { [del]: 'approve', [mail]: ['reject', 'not now'] } });
+    assert.equal(r.body.status, 'completed');
+    const t = await getJson(`${servers.cumulative.url}/threads/${id}`);
+    const decided = t.body.messages.find((m) => m.type === 'tool_call').tools;
+    assert.deepEqual(decided.map((x) => [x.approval, x.rejectReason]), [['approved', null], ['rejected', 'not now']]);
+    const effects = readEffects(servers.cumulative.dataDir).filter((e) => e.threadId === id);
+    assert.deepEqual(effects.map((e) => e.callId), [del]);
+  });
+});
