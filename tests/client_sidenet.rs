@@ -1660,3 +1660,37 @@ fn an_aborted_automatic_submission_is_not_started_again() {
     let (_, again) = h.submit();
     assert_continuation(&again, "call_A", true);
 }
+
+/// Mastra's bridge (PROTOCOLS.md §3): a continuation stream may start without a `start` chunk,
+/// and a stream may end with `[DONE]` and no `finish`. The continuation still goes on from the
+/// paused message: its tool output lands on the paused call, the text follows, and the run
+/// completes.
+#[test]
+fn a_continuation_without_a_start_chunk_goes_on_from_the_paused_message() {
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    let mut c = vec![
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        json!({"type": "start-step"}),
+    ];
+    c.extend(text("txt_9", &["delete_file /tmp/x: ", "done."]));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed, "{:?}", s.error);
+    assert!(s.suspension.is_none());
+    let msgs = s.messages.as_slice();
+    let tools: Vec<_> = msgs.iter().flat_map(|m| m.tools.iter()).collect();
+    assert_eq!(tools.len(), 1, "the paused call, once: {msgs:?}");
+    assert_eq!(tools[0].status, ToolStatus::Done);
+    assert_eq!(
+        tools[0].result.as_ref().map(sj),
+        Some(json!("Deleted /tmp/x"))
+    );
+    assert_eq!(
+        msgs.last().map(|m| m.text.as_str()),
+        Some("delete_file /tmp/x: done.")
+    );
+}
