@@ -47,6 +47,12 @@ for (const dialect of ['neuron', 'sidenet']) {
         // The same thread on a phone-sized window shows the same pause.
         await gotoThread(phone.page, env.endpoint.url, where);
         await waitPaused(phone.page, 2);
+        // The page itself never scrolls (only the conversation does): the header and the
+        // composer stay in view, whatever the cards hold.
+        for (const p of [page, phone.page]) {
+          const [height, scroll] = await p.evaluate(() => [innerHeight, document.scrollingElement.scrollHeight]);
+          assert.ok(scroll <= height, `the page overflows: ${scroll} > ${height}`);
+        }
         await screenshot(phone.page, `paused-${dialect}-phone.png`);
 
         await approve(del);
