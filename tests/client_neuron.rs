@@ -2046,3 +2046,38 @@ fn a_disallowed_tool_is_asked_for_again() {
     h.respond(post.id, reply("awaiting_approval", pause_two()));
     assert!(h.c.snapshot().decisions.is_empty());
 }
+
+/// After a page reload: drafts the allowance made before (restored from storage) approve calls of
+/// tools allowed again on the new client: no person needs asking, so they go once the thread has
+/// loaded. Restored drafts with a person's rejection among them wait for `submit`.
+#[test]
+fn restored_approvals_of_allowed_tools_go_after_the_load() {
+    for (drafts, goes) in [
+        (json!({"call_A": "approve", "call_B": "approve"}), true),
+        (json!({"call_A": "approve", "call_B": "reject"}), false),
+    ] {
+        let mut h = H::new();
+        h.c.restore_drafts(&stored_for("msg_2", drafts.clone()));
+        h.drain();
+        h.allow("delete_file", true);
+        h.allow("send_email", true);
+        let (op, outs) = h.load();
+        let g = one_http(&outs);
+        let outs = h.respond(g.id, thread(vec![user("msg_1", "x"), pause_two()]));
+        assert_eq!(done(&outs, op), Ok(()));
+        let posts: Vec<HttpRequest> = https(&outs)
+            .into_iter()
+            .filter(|r| r.method == Method::Post)
+            .collect();
+        if goes {
+            assert_eq!(posts.len(), 1, "{drafts}");
+            assert_post(
+                &posts[0],
+                r#"{"decisions":{"call_A":"approve","call_B":"approve"}}"#,
+            );
+        } else {
+            assert!(posts.is_empty(), "{drafts}");
+            assert!(h.c.snapshot().can_submit);
+        }
+    }
+}

@@ -170,8 +170,8 @@ pub(super) struct Core {
     /// asking.
     pub(super) allowed: Vec<String>,
     /// The calls approved that way since nothing was last paused, each once (a draft cleared by
-    /// the user stays cleared), and whether an automatic submission has taken it (it is never
-    /// taken twice).
+    /// the user stays cleared), and whether an automatic submission has taken its draft (one is
+    /// never taken twice; drafts the person made or storage gave are listed once taken).
     pub(super) auto: Vec<(String, bool)>,
     /// What storage holds for our key, as far as we know.
     pub(super) persisted: Option<String>,
@@ -616,9 +616,11 @@ impl Core {
 
     /// The allowed tools' part of a step, with the pause's `pending` tools: when no command is in
     /// flight, approves each undecided call of an allowed tool (once per call). `true` when the
-    /// decision set is then complete and every draft in it is such an approval no submission has
-    /// taken yet: no person needs to be asked, submit it. `approved` hears of each approval (for
-    /// the audit). One copy for both engines: not inlined, `approved` not generic.
+    /// decision set is then complete and every draft in it approves a call of an allowed tool (made
+    /// here, by the person, or restored from storage) that no automatic submission has taken yet:
+    /// no person needs to be asked, the caller submits it; its drafts are marked taken, so a
+    /// submission that fails or is aborted is not started again. `approved` hears of each
+    /// approval (for the audit). One copy for both engines: not inlined, `approved` not generic.
     #[inline(never)]
     pub(super) fn allow_step(
         &mut self,
@@ -647,17 +649,23 @@ impl Core {
             }
         }
         // A suspended tail has a pending tool: complete means at least one draft.
-        decisions.is_complete()
+        let due = decisions.is_complete()
             && decisions.local().all(|(id, d)| {
-                *d == Decision::Approve && auto.iter().any(|(a, sent)| a == id && !sent)
-            })
-    }
-
-    /// An automatic submission took the allowed calls' approvals.
-    pub(super) fn auto_sent(&mut self) {
-        for (_, sent) in &mut self.auto {
-            *sent = true;
+                *d == Decision::Approve
+                    && pending
+                        .iter()
+                        .any(|t| t.call_id == id && self.allowed.contains(&t.name))
+                    && !auto.iter().any(|(a, sent)| a == id && *sent)
+            });
+        if due {
+            for (id, _) in decisions.local() {
+                match auto.iter_mut().find(|(a, _)| a == id) {
+                    Some(entry) => entry.1 = true,
+                    None => auto.push((id.to_owned(), true)),
+                }
+            }
         }
+        due
     }
 
     pub(super) fn drafts(&self) -> DraftMap {

@@ -1317,8 +1317,9 @@ impl Client {
                 audit.hold(pause, id, &Decision::Approve);
             }
         });
-        if due && self.submit_now(None).is_ok() {
-            self.c.auto_sent();
+        if due {
+            // Its failure, if any, shows as the others' do; it is not started again.
+            let _ = self.submit_now(None);
         }
         if self.c.persisting() {
             let desired = self.pause.as_ref().and_then(|p| {

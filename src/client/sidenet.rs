@@ -1930,8 +1930,9 @@ impl Sidenet {
             let due = self.c.allow_step(&pause.tail.pending, &mut |id| {
                 audit.hold(&pause.run_id, id, &Decision::Approve)
             });
-            if due && self.submit_now(None).is_ok() {
-                self.c.auto_sent();
+            if due {
+                // Its failure, if any, shows as the others' do; it is not started again.
+                let _ = self.submit_now(None);
             }
         }
         if self.c.persisting() {
