@@ -1900,7 +1900,7 @@ fn client_and_snapshot_are_send() {
 
 impl H {
     fn allow(&mut self, name: &str, allow: bool) -> Vec<Output> {
-        self.c.allow_tool(self.now, name, allow);
+        self.c.allow_tool(self.now, name, allow).expect("allow");
         self.drain()
     }
 }
@@ -2033,6 +2033,17 @@ fn a_failed_automatic_submission_is_not_repeated() {
         &one_http(&outs),
         r#"{"decisions":{"call_A":"approve","call_B":"approve"}}"#,
     );
+}
+
+#[test]
+fn a_blank_tool_name_is_refused() {
+    let mut h = H::paused();
+    for blank in ["", "  "] {
+        let e = h.c.allow_tool(h.now, blank, true).expect_err("blank");
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+    }
+    assert!(h.drain().is_empty());
+    assert!(h.c.snapshot().allowed_tools.is_empty());
 }
 
 #[test]

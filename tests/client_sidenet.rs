@@ -1583,7 +1583,7 @@ fn the_snapshot_serializes_with_the_new_phases() {
 fn allowed_tools_are_approved_once_the_stream_ends_and_go_without_asking() {
     let mut h = H::new();
     for tool in ["delete_file", "send_email"] {
-        h.c.allow_tool(h.now, tool, true);
+        h.c.allow_tool(h.now, tool, true).expect("allow");
         h.drain();
     }
     let (op, post) = h.send("delete /tmp/x");
@@ -1625,7 +1625,7 @@ fn allowed_tools_are_approved_once_the_stream_ends_and_go_without_asking() {
 #[test]
 fn an_allowed_tool_beside_another_waits_for_the_person() {
     let mut h = H::new();
-    h.c.allow_tool(h.now, "send_email", true);
+    h.c.allow_tool(h.now, "send_email", true).expect("allow");
     h.drain();
     let (_, post) = h.send("delete /tmp/x");
     let outs = h.stream(post.id, &sse(&pause_stream(true), true));
@@ -1643,7 +1643,7 @@ fn an_allowed_tool_beside_another_waits_for_the_person() {
 #[test]
 fn an_aborted_automatic_submission_is_not_started_again() {
     let mut h = H::paused(false);
-    h.c.allow_tool(h.now, "delete_file", true);
+    h.c.allow_tool(h.now, "delete_file", true).expect("allow");
     let outs = h.drain();
     let first = one_http(&outs);
     assert_continuation(&first, "call_A", true);

@@ -557,6 +557,10 @@ async fn allowed_tools_run_without_asking() {
         c.allow_tool(s("deploy")).expect("allow");
         let e = c.allow_tool(JsValue::from(1)).unwrap_err();
         assert_eq!(code(&e), "invalid_argument");
+        for blank in ["", " "] {
+            let e = c.allow_tool(s(blank)).unwrap_err();
+            assert_eq!(code(&e), "invalid_argument");
+        }
         assert_eq!(
             JSON::stringify(&get(&snap(&c), "allowedTools"))
                 .expect("json")

@@ -829,7 +829,9 @@ impl Harness {
                 }
             }
             Step::Abort => self.client.abort(),
-            Step::Allow(allow) => self.client.allow_tool(now, "tool", *allow),
+            Step::Allow(allow) => {
+                let _ = self.client.allow_tool(now, "tool", *allow);
+            }
             Step::RestoreLast => {
                 if let Some(p) = self.persisted.clone() {
                     self.client.restore_drafts(&p);

@@ -414,13 +414,23 @@ impl Client {
     /// that leaves nothing for a person to decide, the decisions are submitted at once (an op with
     /// no command: its end shows in the snapshot). No longer allowed: later pauses ask for it
     /// again; drafts already made stay. `snapshot().allowed_tools` lists them.
-    pub fn allow_tool(&mut self, now: u64, name: &str, allow: bool) {
+    /// `invalid_argument` for a blank name (a call without a name has an empty one: allowing
+    /// `""` would approve those).
+    pub fn allow_tool(&mut self, now: u64, name: &str, allow: bool) -> Result<()> {
+        if json::is_blank(Some(name)) {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "a tool name must not be blank",
+            ));
+        }
         if let Some(engine) = self.sidenet.as_mut() {
-            return engine.allow_tool(now, name, allow);
+            engine.allow_tool(now, name, allow);
+            return Ok(());
         }
         self.c.tick(now);
         self.c.allow_tool(name, allow);
         self.settle();
+        Ok(())
     }
 
     /// Drops the draft for a tool (the tail's own decision, if any, counts again).

@@ -440,7 +440,7 @@ fn run(
             return Ok(None);
         }
         Cmd::Allow | Cmd::Disallow => {
-            core.allow_tool(now, text, matches!(cmd, Cmd::Allow));
+            core.allow_tool(now, text, matches!(cmd, Cmd::Allow))?;
             return Ok(None);
         }
     }))

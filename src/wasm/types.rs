@@ -308,7 +308,8 @@ export class ApprovalClient {
      * without asking, those of the current pause still undecided and those of every later pause,
      * each once (a draft the person clears or changes stays so). When that leaves nothing for a
      * person to decide, the decisions are submitted at once; the snapshot shows that submission
-     * (`submitting`, then `lastSubmission`). Throws `invalid_argument` when `name` is no string.
+     * (`submitting`, then `lastSubmission`). Throws `invalid_argument` when `name` is no string
+     * or blank.
      */
     allowTool(name: string): void;
     /**
