@@ -1399,6 +1399,30 @@ async fn a_custom_fetch_performs_every_request() {
         }
     }
 
+    // A request cancelled in the step that issued it never reaches fetch: with every tool
+    // allowed, the quiet reload after the paused reply is replaced by the submission at once.
+    Reflect::set(&js_sys::global(), &"__fetched".into(), &Array::new()).expect("log");
+    let o = options("neuron", "");
+    Reflect::set(&o, &"fetch".into(), &custom).expect("fetch");
+    let c = ApprovalClient::new(o).expect("client");
+    c.allow_tool(s("delete_file")).expect("allow");
+    wait(c.send(s("delete /tmp/fetch2.log")))
+        .await
+        .expect("send");
+    for _ in 0..200 {
+        if phase(&c) == "completed" {
+            break;
+        }
+        sleep(10).await;
+    }
+    assert_eq!(phase(&c), "completed");
+    let methods: Vec<String> = array(&log()).iter().map(|c| string(&get(c, "0"))).collect();
+    assert_eq!(
+        methods.get(..2),
+        Some(&["POST".to_owned(), "POST".to_owned()][..]),
+        "{methods:?}"
+    );
+
     let o = options("neuron", "");
     Reflect::set(&o, &"fetch".into(), &JsValue::from(1)).expect("fetch");
     let Err(e) = ApprovalClient::new(o) else {

@@ -342,6 +342,8 @@ export function request(report, id, url, init, ms, stream) {
     .then(async () => {
       const o = JSON.parse(init);
       o.signal = c.signal;
+      // Cancelled in the step that issued it (a quiet reload a submission replaced): never sent.
+      c.signal.throwIfAborted();
       // A custom fetch gets the headers as a `Headers`, and is called as a plain function
       // (`window.fetch` refuses another `this`).
       let f = report.f;
