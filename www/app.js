@@ -78,7 +78,8 @@ function setPref(name, value) {
 function allowedTools() {
   try {
     const v = JSON.parse(sessionStorage.getItem(ALLOWED) ?? '[]');
-    return Array.isArray(v) ? v.filter((n) => typeof n === 'string') : [];
+    // (A blank name, which only a hand-edited storage holds, would make allowTool throw.)
+    return Array.isArray(v) ? v.filter((n) => typeof n === 'string' && n.trim() !== '') : [];
   } catch {
     return [];
   }
@@ -709,7 +710,7 @@ function renderAllowed(snap) {
   ui.allowedList.replaceChildren(...names.map((name) =>
     h('li', { class: 'allowed-tool' },
       h('code', null, name),
-      h('button', { type: 'button', class: 'btn btn-link', 'aria-label': `Stop allowing ${name}`,
+      h('button', { type: 'button', class: 'btn btn-link', 'aria-label': `Ask again before running ${name}`,
         onclick: guard(() => allowTool(name, false)) }, 'Ask again'))));
 }
 

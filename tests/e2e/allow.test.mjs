@@ -59,11 +59,18 @@ for (const dialect of ['neuron', 'sidenet']) {
         await waitAnswer(page, /delete_file \/tmp\/c\.txt: done\./);
 
         // "Ask again": the next delete pauses for a decision.
-        await allowed.getByRole('button', { name: 'Stop allowing delete_file' }).click();
+        await allowed.getByRole('button', { name: 'Ask again before running delete_file' }).click();
         assert.equal(await allowed.isVisible(), false);
         await send(page, 'Delete /tmp/d.txt');
         await waitPaused(page, 1);
         assert.match(await card(page, /Delete|Deleting/).locator('.badge').textContent(), /Needs your decision/);
+
+        // What storage holds is read with care: blank names (a hand-edited storage) are skipped.
+        await page.evaluate(() => sessionStorage.setItem('toolgate-demo:allowed', JSON.stringify(['', ' ', 'send_email', 7])));
+        await page.reload();
+        await allowed.waitFor();
+        assert.equal(await allowed.locator('li').count(), 1);
+        assert.match(await allowed.textContent(), /send_email/);
         assertNoProblems(problems);
       } finally {
         await context.close();
