@@ -712,6 +712,11 @@ impl Client {
         if self.c.decisions.is_some() != self.suspension.suspended {
             return Err("a decision set exists iff the tail is paused".to_owned());
         }
+        if !self.suspension.suspended && !self.c.auto.is_empty() {
+            return Err(
+                "calls approved by an allowed tool remembered with nothing paused".to_owned(),
+            );
+        }
         if self.pause != PauseKey::of(&self.suspension) {
             return Err("the drafts' pause is not the tail's pause".to_owned());
         }

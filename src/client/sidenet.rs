@@ -495,6 +495,11 @@ impl Sidenet {
         if self.c.decisions.is_some() != self.pause.is_some() {
             return Err("a decision set exists iff the run is paused".to_owned());
         }
+        if self.pause.is_none() && !self.c.auto.is_empty() {
+            return Err(
+                "calls approved by an allowed tool remembered with nothing paused".to_owned(),
+            );
+        }
         if self.c.loaded && self.c.held_restore.is_some() {
             return Err("restored drafts held after the thread was loaded".to_owned());
         }
@@ -1934,6 +1939,9 @@ impl Sidenet {
                 // Its failure, if any, shows as the others' do; it is not started again.
                 let _ = self.submit_now(None);
             }
+        } else {
+            // Nothing paused: the calls remembered are over (as `allow_step` does without a pause).
+            self.c.auto.clear();
         }
         if self.c.persisting() {
             let desired = self
