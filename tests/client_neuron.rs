@@ -505,6 +505,39 @@ fn send_pause_partial_then_complete() {
 }
 
 #[test]
+fn last_submission_survives_the_quiet_reload_after_completion() {
+    // The submission that completed the run stays in the snapshot (as on Sidenet, which has no
+    // reload): the quiet reload after the POST shows the same thread, nothing changed for the user.
+    let mut h = H::paused();
+    h.approve("call_A");
+    h.reject("call_B", None);
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    let done_msg = assistant("msg_4", "Done.");
+    let outs = h.respond(post.id, reply("completed", done_msg.clone()));
+    assert_eq!(done(&outs, op), Ok(()));
+    let before = h.c.snapshot().last_submission.clone();
+    assert_eq!(
+        before.as_ref().map(|l| l.status),
+        Some(Phase::Completed),
+        "set by the reply"
+    );
+    let sync = one_http(&outs);
+    assert_get(&sync);
+    let mut tail = pause_two();
+    tail["tools"][0]["approval"] = json!("approved");
+    tail["tools"][1]["approval"] = json!("rejected");
+    h.respond(
+        sync.id,
+        thread(vec![user("msg_1", "Delete old logs"), tail, done_msg]),
+    );
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert!(!s.syncing);
+    assert_eq!(s.last_submission, before, "the quiet reload kept it");
+}
+
+#[test]
 fn cumulative_when_the_tail_keeps_its_pending_snapshot() {
     // A server revision that treats payloads as cumulative answers with the tail unchanged.
     let mut c = config();
