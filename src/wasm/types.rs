@@ -27,7 +27,9 @@ export interface ToolgateError extends Error {
   detail: string;
   /** A JSON path into the input, e.g. `$.messages[2].tools[0].approval`. */
   path: string | null;
-  /** 1-based line and column in the input text. */
+  /** Where the parser stopped in the input text: the line (1-based) and the column of the last
+   *  character read (0 when none was read on that line, as for an empty input). For a parsed JS
+   *  value they point into its JSON text, which the caller never saw. */
   line: number | null;
   column: number | null;
 }
@@ -156,8 +158,9 @@ export interface ApprovalClientOptions {
   /** Performs every request instead of the global `fetch`, called as `fetch(url, init)` with
    *  `init.method`, `init.headers` (a `Headers`), `init.body` (a string, on POSTs) and
    *  `init.signal` (aborts on timeout, `abort()` and `free()`): to refresh a token per request,
-   *  send cookies cross-origin (`credentials: "include"`), trace or proxy. Whatever it throws or
-   *  rejects with is a `network` failure. */
+   *  send cookies cross-origin (`credentials: "include"`), trace or proxy. It must resolve to a
+   *  `Response`; whatever it throws or rejects with (or resolves to instead) is a `network`
+   *  failure. */
   fetch?: (
     url: string,
     init: RequestInit & { headers: Headers; signal: AbortSignal },
@@ -297,6 +300,10 @@ const TS_API: &'static str = r#"
  * The approval client for one thread: `new ApprovalClient(options)`.
  */
 export class ApprovalClient {
+    /**
+     * Releases the wasm memory it holds. Any later call on the object throws a plain `Error`
+     * (not a `ToolgateError`).
+     */
     free(): void;
     [Symbol.dispose](): void;
     /**
@@ -313,7 +320,8 @@ export class ApprovalClient {
      */
     allowTool(name: string): void;
     /**
-     * Stops allowing a tool: later pauses ask for it again (drafts already made stay).
+     * Stops allowing a tool: later pauses ask for it again (drafts already made stay). Throws
+     * `invalid_argument` when `name` is no string or blank.
      */
     disallowTool(name: string): void;
     /**
@@ -322,7 +330,7 @@ export class ApprovalClient {
      */
     approve(callId: string): void;
     /**
-     * Drops the draft for a tool.
+     * Drops the draft for a tool. Throws `busy`, `not_suspended`, `unknown_call_id`.
      */
     clear(callId: string): void;
     /**
@@ -346,7 +354,8 @@ export class ApprovalClient {
      */
     rejectAllAndSend(text: string, reason?: string | null): Promise<void>;
     /**
-     * Rejects a gated tool, with an optional reason the model reads verbatim.
+     * Rejects a gated tool, with an optional reason the model reads verbatim. Throws `busy`,
+     * `not_suspended`, `unknown_call_id`, `invalid_argument` (a reason that is no string).
      */
     reject(callId: string, reason?: string | null): void;
     /**
@@ -370,6 +379,10 @@ export class ApprovalClient {
  * The decision set for one suspension: `new Decisions(suspensionOrThread)`.
  */
 export class Decisions {
+    /**
+     * Releases the wasm memory it holds. Any later call on the object throws a plain `Error`
+     * (not a `ToolgateError`).
+     */
     free(): void;
     [Symbol.dispose](): void;
     /**
@@ -378,6 +391,8 @@ export class Decisions {
     approve(callId: string): void;
     /**
      * Drop the local decision for a tool (its decision on the tail, if any, still counts).
+     * Throws `unknown_call_id` for a callId that is no gated tool of the tail (so do `approve`,
+     * `reject` and `get`).
      */
     clear(callId: string): void;
     /**
@@ -385,7 +400,8 @@ export class Decisions {
      */
     get(callId: string): DecisionValue | null;
     /**
-     * From a `Suspension` returned by `pendingApprovals`, or from any thread input.
+     * From a `Suspension` returned by `pendingApprovals`, or from any thread input. Throws
+     * `not_suspended` when no tool of the tail awaits approval, `parse_error` for bad input.
      */
     constructor(source: Suspension | ThreadInput);
     /**
@@ -394,6 +410,8 @@ export class Decisions {
     reject(callId: string, reason?: string | null): void;
     /**
      * `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
+     * Throws `empty_decisions` when there is no decision yet (and so does `JSON.stringify` of
+     * the set, which calls it).
      */
     toJSON(): DecisionPayload;
     /**
