@@ -538,6 +538,34 @@ fn last_submission_survives_the_quiet_reload_after_completion() {
 }
 
 #[test]
+fn a_partial_submission_is_forgotten_when_a_reload_finds_nothing_paused() {
+    // A submission that left call_B pending; the quiet reload shows the run finished elsewhere
+    // (another tab decided call_B): "still pending" would be stale.
+    let mut h = H::paused();
+    h.approve("call_A");
+    let (_, outs) = h.submit();
+    let post = one_http(&outs);
+    let mut tail = pause_two();
+    tail["tools"][0]["approval"] = json!("approved");
+    let outs = h.respond(post.id, reply("awaiting_approval", tail.clone()));
+    let last = h.c.snapshot().last_submission.clone().expect("set");
+    assert_eq!(last.status, Phase::AwaitingApproval);
+    let sync = one_http(&outs);
+    tail["tools"][1]["approval"] = json!("approved");
+    h.respond(
+        sync.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            tail,
+            assistant("msg_4", "Done."),
+        ]),
+    );
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert_eq!(s.last_submission, None);
+}
+
+#[test]
 fn cumulative_when_the_tail_keeps_its_pending_snapshot() {
     // A server revision that treats payloads as cumulative answers with the tail unchanged.
     let mut c = config();

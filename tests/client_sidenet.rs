@@ -718,6 +718,13 @@ fn decline_is_sent_as_approved_false_the_reason_is_kept_and_the_reply_continues(
         Some("Delete the file /tmp/x; this cannot be undone")
     );
     assert_eq!(s.phase, Phase::Completed);
+    // The load found the finished run the submission completed: it stays in the snapshot.
+    assert_eq!(
+        s.last_submission
+            .as_ref()
+            .map(|l| (l.call_ids.clone(), l.status)),
+        Some((vec!["call_A".to_owned()], Phase::Completed))
+    );
 }
 
 #[test]

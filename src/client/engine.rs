@@ -337,6 +337,15 @@ impl Core {
         Ok(self.new_op())
     }
 
+    /// A load or reload found nothing paused: a submission that left calls pending is stale (they
+    /// were decided elsewhere, or the pause went away); one that completed the run stays, as the
+    /// reload after its own POST shows just that.
+    pub(super) fn unpaused(&mut self) {
+        if matches!(&self.last_submission, Some(l) if l.status != Phase::Completed) {
+            self.last_submission = None;
+        }
+    }
+
     /// The drafts, to edit; `not_suspended` when nothing is paused.
     fn decisions_mut(&mut self) -> Result<&mut Decisions> {
         match &mut self.decisions {

@@ -1272,7 +1272,7 @@ impl Client {
         self.pause = new_key;
         self.c.decisions = new_decisions;
         if !suspension.suspended {
-            self.c.last_submission = None;
+            self.c.unpaused();
         }
         self.suspension = suspension;
     }

@@ -1858,7 +1858,7 @@ impl Sidenet {
         if new.is_some() {
             self.expired = false;
         } else {
-            self.c.last_submission = None;
+            self.c.unpaused();
         }
         self.pause = new;
         self.c.decisions = new_decisions;
