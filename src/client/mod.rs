@@ -324,6 +324,9 @@ pub struct Client {
     sidenet: Option<Box<sidenet::Sidenet>>,
     /// Neuron: an answer reported through the stream inputs, buffered to its end.
     stream_rx: Option<(RequestId, u16, Vec<u8>)>,
+    /// A quiet reload to start when the step settles, unless an automatic submission (whose
+    /// answer brings its own) started instead: the driver never sees one issued and cancelled.
+    sync_due: bool,
 }
 
 impl Client {
@@ -353,6 +356,7 @@ impl Client {
             audit: Audit::new(),
             sidenet,
             stream_rx: None,
+            sync_due: false,
         };
         client.c.snapshot = client.build_snapshot();
         client
@@ -1134,7 +1138,7 @@ impl Client {
     }
 
     fn start_sync(&mut self) {
-        self.start_load(None, Why::Sync);
+        self.sync_due = true;
     }
 
     fn on_submit_response(
@@ -1335,6 +1339,9 @@ impl Client {
         if due {
             // Its failure, if any, shows as the others' do; it is not started again.
             let _ = self.submit_now(None);
+        }
+        if core::mem::take(&mut self.sync_due) && matches!(self.c.state, State::Ready) {
+            self.start_load(None, Why::Sync);
         }
         if self.c.persisting() {
             let desired = self.pause.as_ref().and_then(|p| {
