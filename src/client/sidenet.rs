@@ -622,7 +622,12 @@ impl Sidenet {
                 self.finish_submission(sub);
                 return;
             };
-            let pending = self.pause.as_ref().is_some_and(|p| p.has(id));
+            // Still pending, and the call the person decided (its draft kept by `adopt_pause`).
+            let pending = self
+                .c
+                .decisions
+                .as_ref()
+                .is_some_and(|d| d.lookup(id).0.is_some());
             if pending {
                 self.issue(Job::Submit(sub), 1);
                 return;
@@ -1836,9 +1841,12 @@ impl Sidenet {
                     .card(id)
                     .and_then(|c| c.run_id.as_ref())
                     .unwrap_or(&old.run_id);
-                let still = new
-                    .as_ref()
-                    .is_some_and(|n| n.has(id) && n.run_id == old.run_id);
+                // The same call: a newer one may reuse the callId (ids counted per step).
+                let still = new.as_ref().is_some_and(|n| {
+                    n.run_id == old.run_id
+                        && matches!((n.card(id), old.card(id)),
+                            (Some(c), Some(o)) if c.name == o.name && c.inputs == o.inputs)
+                });
                 if still {
                     let kept = new_decisions
                         .as_mut()
