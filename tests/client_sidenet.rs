@@ -1740,3 +1740,40 @@ fn a_reused_tool_call_id_for_a_new_call_never_inherits_the_draft() {
     );
     assert_eq!(s.dropped_drafts, vec!["call_B"]);
 }
+
+/// The person stops the reply to their only decision: the server accepted it (2xx), so the call
+/// is no longer pending. Its card must not stay behind locking the composer with nothing to send
+/// (submit and "reject all and send" both answered `empty_decisions`, send `input_locked`).
+#[test]
+fn stopping_the_reply_to_the_last_decision_leaves_no_dead_end() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    h.open(post.id, 200);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+    ];
+    h.feed(post.id, &sse(&c, false), 9);
+    h.c.abort();
+    let outs = h.drain();
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    // B still waits.
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    h.c.approve("call_B").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_B", true);
+    h.open(post.id, 200);
+    h.c.abort();
+    let outs = h.drain();
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    let s = h.c.snapshot();
+    assert!(s.suspension.is_none(), "{:?}", s.suspension);
+    assert!(s.decisions.is_empty());
+    assert!(s.dropped_drafts.is_empty(), "both were accepted");
+    assert!(s.can_send);
+    let (_, post) = h.send("next");
+    assert_send_post(&post, "next");
+}

@@ -781,6 +781,15 @@ impl Sidenet {
         if streamed {
             if let Job::Submit(sub) = &mut job {
                 self.ack_current(sub);
+                // Every card accepted by the server: the pause is over as far as the client can
+                // tell (no card left with nothing to send for it, the composer locked).
+                let over = self
+                    .pause
+                    .as_ref()
+                    .is_some_and(|p| p.call_ids.iter().all(|id| self.is_acked(&p.run_id, id)));
+                if over {
+                    self.adopt_pause(None);
+                }
             }
         }
         self.c.aborted(job, !streamed);
