@@ -2153,3 +2153,34 @@ fn a_reused_call_id_on_a_new_pause_without_ids_never_inherits_the_draft() {
     );
     assert!(!s.can_submit);
 }
+
+/// Two tools under one callId (providers that number calls per step, or give none): the first
+/// was rejected in an earlier partial submission, the second waits. Loading the thread must not
+/// submit anything on its own (no tool is allowed, autoSubmit is off): the decision set is
+/// "complete" by the first tool's record alone, and an empty list of drafts all approves.
+#[test]
+fn a_repeated_call_id_never_submits_on_its_own() {
+    let mut first = tool(
+        "call_X",
+        "delete_file",
+        Some("rejected"),
+        Some("irreversible"),
+    );
+    first["rejectReason"] = json!("no");
+    let second = tool("call_X", "send_email", Some("pending"), Some("email"));
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(
+        get.id,
+        thread(vec![
+            user("msg_1", "x"),
+            tool_call("msg_2", vec![first, second]),
+        ]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert!(!s.busy);
+}

@@ -1846,14 +1846,12 @@ impl Sidenet {
         let mut new_decisions = new.as_ref().and_then(Pause::decisions);
         if let (Some(old), Some(od)) = (&old, &old_decisions) {
             for (id, draft) in od.local() {
-                let run_id = old
-                    .card(id)
-                    .and_then(|c| c.run_id.as_ref())
-                    .unwrap_or(&old.run_id);
+                let card = old.card(id);
+                let run_id = card.and_then(|c| c.run_id.as_ref()).unwrap_or(&old.run_id);
                 // The same call: a newer one may reuse the callId (ids counted per step).
                 let still = new.as_ref().is_some_and(|n| {
                     n.run_id == old.run_id
-                        && matches!((n.card(id), old.card(id)),
+                        && matches!((n.card(id), card),
                             (Some(c), Some(o)) if c.name == o.name && c.inputs == o.inputs)
                 });
                 if still {
