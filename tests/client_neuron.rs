@@ -2151,3 +2151,95 @@ fn restored_approvals_of_allowed_tools_go_after_the_load() {
         }
     }
 }
+
+// ----------------------------------------------------------------------------------------------
+// A hostile or sloppy server
+
+/// Messages without `__id`, tool callIds counted per step (as some providers do): a new pause
+/// whose call reuses a decided call's id is another call, and must not inherit the draft.
+#[test]
+#[ignore = "PauseKey compares callIds only when messages have no __id: the fix belongs in client/mod.rs"]
+fn a_reused_call_id_on_a_new_pause_without_ids_never_inherits_the_draft() {
+    let no_id = |mut m: Value| {
+        m.as_object_mut().expect("object").remove("__id");
+        m
+    };
+    let old = no_id(tool_call(
+        "-",
+        vec![tool(
+            "call_1",
+            "delete_file",
+            Some("pending"),
+            Some("irreversible"),
+        )],
+    ));
+    let mut h = H::loaded(vec![user("msg_1", "clean up"), old.clone()]);
+    h.approve("call_1");
+    // Answered in another tab; the run paused again on a new call_1, another tool.
+    let mut record = old;
+    record["tools"][0]["approval"] = json!("approved");
+    let mut transfer = tool(
+        "call_1",
+        "transfer_money",
+        Some("pending"),
+        Some("9000 EUR"),
+    );
+    transfer["inputs"] = json!({"amount": 9000});
+    let mut new = no_id(tool_call("-", vec![transfer]));
+    new["resume_token"] = json!("workflow_2");
+    let (op, outs) = h.load();
+    let g = one_http(&outs);
+    let outs = h.respond(
+        g.id,
+        thread(vec![
+            user("msg_1", "clean up"),
+            record,
+            tool_result("msg_3", vec![]),
+            new,
+        ]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(
+        s.suspension.as_ref().expect("s").tools[0].name,
+        "transfer_money"
+    );
+    assert!(
+        s.decisions.is_empty(),
+        "the person never saw transfer_money: {:?}",
+        s.decisions
+    );
+    assert!(!s.can_submit);
+}
+
+/// Two tools under one callId (providers that number calls per step, or give none): the first
+/// was rejected in an earlier partial submission, the second waits. Loading the thread must not
+/// submit anything on its own (no tool is allowed, autoSubmit is off): the decision set is
+/// "complete" by the first tool's record alone, and an empty list of drafts all approves.
+#[test]
+fn a_repeated_call_id_never_submits_on_its_own() {
+    let mut first = tool(
+        "call_X",
+        "delete_file",
+        Some("rejected"),
+        Some("irreversible"),
+    );
+    first["rejectReason"] = json!("no");
+    let second = tool("call_X", "send_email", Some("pending"), Some("email"));
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(
+        get.id,
+        thread(vec![
+            user("msg_1", "x"),
+            tool_call("msg_2", vec![first, second]),
+        ]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert!(!s.busy);
+}

@@ -1701,3 +1701,86 @@ fn a_continuation_without_a_start_chunk_goes_on_from_the_paused_message() {
         Some("delete_file /tmp/x: done.")
     );
 }
+
+// ----------------------------------------------------------------------------------------------
+// A hostile or sloppy server
+
+/// A call approved by the person is answered elsewhere meanwhile, and the run pauses again on a
+/// new call that reuses its toolCallId (ids counted per step, as some providers do): the draft
+/// must not carry over to a call the person never saw.
+#[test]
+fn a_reused_tool_call_id_for_a_new_call_never_inherits_the_draft() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.approve("call_B").expect("approve");
+    h.drain();
+    let (op, first) = h.submit();
+    assert_continuation(&first, "call_A", true);
+    // A ran; B was answered in another tab; the next step asks for another call named call_B.
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        json!({"type": "finish-step"}),
+        json!({"type": "start-step"}),
+    ];
+    c.extend(tool_in("call_B", "transfer_money", json!({"amount": 9000})));
+    c.push(approval(
+        "call_B",
+        "transfer_money",
+        "Send 9000 EUR to an unknown account",
+        json!({"amount": 9000}),
+    ));
+    let outs = h.stream(first.id, &sse(&c, true));
+    no_http(&outs);
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_B"]);
+    assert_eq!(
+        s.suspension.as_ref().expect("s").tools[0].name,
+        "transfer_money"
+    );
+    assert!(
+        s.decisions.get("call_B").is_none(),
+        "the new card is undecided"
+    );
+    assert_eq!(s.dropped_drafts, vec!["call_B"]);
+}
+
+/// The person stops the reply to their only decision: the server accepted it (2xx), so the call
+/// is no longer pending. Its card must not stay behind locking the composer with nothing to send
+/// (submit and "reject all and send" both answered `empty_decisions`, send `input_locked`).
+#[test]
+fn stopping_the_reply_to_the_last_decision_leaves_no_dead_end() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    h.open(post.id, 200);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+    ];
+    h.feed(post.id, &sse(&c, false), 9);
+    h.c.abort();
+    let outs = h.drain();
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    // B still waits.
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    h.c.approve("call_B").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_B", true);
+    h.open(post.id, 200);
+    h.c.abort();
+    let outs = h.drain();
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    let s = h.c.snapshot();
+    assert!(s.suspension.is_none(), "{:?}", s.suspension);
+    assert!(s.decisions.is_empty());
+    assert!(s.dropped_drafts.is_empty(), "both were accepted");
+    assert!(s.can_send);
+    let (_, post) = h.send("next");
+    assert_send_post(&post, "next");
+}

@@ -646,6 +646,10 @@ impl Core {
             return false;
         }
         let auto = &mut self.auto;
+        // Complete: every pending tool (there is one while paused) has a draft. Not
+        // `is_complete`: a tail repeating a callId is complete by its decided twin's record, a
+        // decision nobody made now.
+        let mut drafted = true;
         for tool in pending {
             let id = &tool.call_id;
             if self.allowed.contains(&tool.name)
@@ -656,9 +660,9 @@ impl Core {
                 auto.push((id.clone(), false));
                 approved(id);
             }
+            drafted &= decisions.lookup(id).0.is_some();
         }
-        // A suspended tail has a pending tool: complete means at least one draft.
-        let due = decisions.is_complete()
+        let due = drafted
             && decisions.local().all(|(id, d)| {
                 *d == Decision::Approve
                     && pending

@@ -622,7 +622,12 @@ impl Sidenet {
                 self.finish_submission(sub);
                 return;
             };
-            let pending = self.pause.as_ref().is_some_and(|p| p.has(id));
+            // Still pending, and the call the person decided (its draft kept by `adopt_pause`).
+            let pending = self
+                .c
+                .decisions
+                .as_ref()
+                .is_some_and(|d| d.lookup(id).0.is_some());
             if pending {
                 self.issue(Job::Submit(sub), 1);
                 return;
@@ -776,6 +781,15 @@ impl Sidenet {
         if streamed {
             if let Job::Submit(sub) = &mut job {
                 self.ack_current(sub);
+                // Every card accepted by the server: the pause is over as far as the client can
+                // tell (no card left with nothing to send for it, the composer locked).
+                let over = self
+                    .pause
+                    .as_ref()
+                    .is_some_and(|p| p.call_ids.iter().all(|id| self.is_acked(&p.run_id, id)));
+                if over {
+                    self.adopt_pause(None);
+                }
             }
         }
         self.c.aborted(job, !streamed);
@@ -1832,13 +1846,14 @@ impl Sidenet {
         let mut new_decisions = new.as_ref().and_then(Pause::decisions);
         if let (Some(old), Some(od)) = (&old, &old_decisions) {
             for (id, draft) in od.local() {
-                let run_id = old
-                    .card(id)
-                    .and_then(|c| c.run_id.as_ref())
-                    .unwrap_or(&old.run_id);
-                let still = new
-                    .as_ref()
-                    .is_some_and(|n| n.has(id) && n.run_id == old.run_id);
+                let card = old.card(id);
+                let run_id = card.and_then(|c| c.run_id.as_ref()).unwrap_or(&old.run_id);
+                // The same call: a newer one may reuse the callId (ids counted per step).
+                let still = new.as_ref().is_some_and(|n| {
+                    n.run_id == old.run_id
+                        && matches!((n.card(id), card),
+                            (Some(c), Some(o)) if c.name == o.name && c.inputs == o.inputs)
+                });
                 if still {
                     let kept = new_decisions
                         .as_mut()
