@@ -2158,7 +2158,6 @@ fn restored_approvals_of_allowed_tools_go_after_the_load() {
 /// Messages without `__id`, tool callIds counted per step (as some providers do): a new pause
 /// whose call reuses a decided call's id is another call, and must not inherit the draft.
 #[test]
-#[ignore = "PauseKey compares callIds only when messages have no __id: the fix belongs in client/mod.rs"]
 fn a_reused_call_id_on_a_new_pause_without_ids_never_inherits_the_draft() {
     let no_id = |mut m: Value| {
         m.as_object_mut().expect("object").remove("__id");

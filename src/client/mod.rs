@@ -1240,7 +1240,19 @@ impl Client {
         let old_decisions = self.c.decisions.take();
         // By reference: each is dropped whole, once.
         if let (Some(old), Some(old_key)) = (&old_decisions, &old_pause) {
-            let same = new_key.as_ref().is_some_and(|k| k == old_key);
+            // The same gated calls: without message ids a newer pause may reuse the callIds
+            // (counted per step), so each call must also keep its tool and inputs.
+            let same = new_key.as_ref().is_some_and(|k| k == old_key)
+                && self
+                    .suspension
+                    .pending
+                    .iter()
+                    .chain(&self.suspension.decided)
+                    .all(|o| {
+                        suspension
+                            .tool(&o.call_id)
+                            .is_some_and(|n| n.name == o.name && n.inputs == o.inputs)
+                    });
             let record = if same {
                 None
             } else {
