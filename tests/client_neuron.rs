@@ -435,7 +435,7 @@ fn send_pause_partial_then_complete() {
     assert_eq!(
         persists(&outs),
         vec![Some(
-            r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"drafts":{"call_A":"approve"}}"#
+            r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3879337218,"drafts":{"call_A":"approve"}}"#
                 .to_owned()
         )]
     );
@@ -1400,12 +1400,12 @@ fn persist_outputs_follow_the_drafts() {
     let outs = h.reject("call_B", Some("why not"));
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"drafts":{"call_B":["reject","why not"]}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3879337218,"drafts":{"call_B":["reject","why not"]}}"#.to_owned())]
     );
     let outs = h.approve("call_A");
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"drafts":{"call_A":"approve","call_B":["reject","why not"]}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3879337218,"drafts":{"call_A":"approve","call_B":["reject","why not"]}}"#.to_owned())]
     );
     // Same decision again: nothing to write, nothing changed.
     let outs = h.approve("call_A");
@@ -1431,8 +1431,11 @@ fn persist_outputs_follow_the_drafts() {
     assert!(persists(&h.approve("call_A")).is_empty());
 }
 
+/// The signature of `pause_two()`'s calls (tool names and inputs) in stored drafts.
+const SIG_TWO: u64 = 3_879_337_218;
+
 fn stored_for(message_id: &str, drafts: Value) -> String {
-    json!({"v": 1, "messageId": message_id, "callIds": ["call_A", "call_B"], "drafts": drafts})
+    json!({"v": 1, "messageId": message_id, "callIds": ["call_A", "call_B"], "sig": SIG_TWO, "drafts": drafts})
         .to_string()
 }
 
@@ -1462,6 +1465,20 @@ fn restore_drafts_matching_pause_before_load() {
     assert_post(
         &one_http(&outs),
         r#"{"decisions":{"call_A":"approve","call_B":["reject","r"]}}"#,
+    );
+}
+
+#[test]
+fn drafts_stored_without_a_signature_are_restored_on_their_call_ids() {
+    // Stored by a version that kept no signature: taken as before, then stored with one.
+    let mut h = H::paused();
+    let legacy = json!({"v": 1, "messageId": "msg_2", "callIds": ["call_A", "call_B"], "drafts": {"call_A": "approve"}});
+    h.c.restore_drafts(&legacy.to_string());
+    let outs = h.drain();
+    assert_eq!(h.c.snapshot().decisions.len(), 1);
+    assert_eq!(
+        persists(&outs),
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3879337218,"drafts":{"call_A":"approve"}}"#.to_owned())]
     );
 }
 
@@ -1499,6 +1516,21 @@ fn restore_drafts_non_matching_pause_is_dropped() {
     h.c.restore_drafts(&other);
     assert_eq!(persists(&h.drain()), vec![None]);
 
+    // Same id and calls, but another call under a reused callId (other tool or inputs): the
+    // signature differs, nothing applied.
+    let mut reused = pause_two();
+    reused["tools"][0]["name"] = json!("transfer_money");
+    let mut h = H::loaded(vec![user("msg_1", "x"), reused]);
+    h.c.restore_drafts(&stored_for("msg_2", json!({"call_A": "approve"})));
+    assert_eq!(persists(&h.drain()), vec![None]);
+    assert!(h.c.snapshot().decisions.is_empty());
+    let mut moved = pause_two();
+    moved["tools"][0]["inputs"]["path"] = json!("/etc");
+    let mut h = H::loaded(vec![user("msg_1", "x"), moved]);
+    h.c.restore_drafts(&stored_for("msg_2", json!({"call_A": "approve"})));
+    assert_eq!(persists(&h.drain()), vec![None]);
+    assert!(h.c.snapshot().decisions.is_empty());
+
     // Not paused at all; and garbage.
     let mut h = H::loaded(vec![assistant("m", "hi")]);
     h.c.restore_drafts(&stored_for("msg_2", json!({"call_A": "approve"})));
@@ -1516,7 +1548,7 @@ fn restore_drafts_non_matching_pause_is_dropped() {
     let outs = h.drain();
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"drafts":{"call_A":"approve"}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3879337218,"drafts":{"call_A":"approve"}}"#.to_owned())]
     );
     assert_eq!(h.c.snapshot().decisions.len(), 1);
 }

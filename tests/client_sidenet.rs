@@ -612,7 +612,7 @@ fn approve_sends_the_exact_continuation_and_the_reply_streams_on() {
     let stored: Value = serde_json::from_str(stored[0].as_deref().expect("stored")).expect("json");
     assert_eq!(
         stored,
-        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "drafts": {"call_A": "approve"}})
+        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 2_255_215_439u64, "drafts": {"call_A": "approve"}})
     );
     assert!(h.c.snapshot().can_submit);
     let (op, post) = h.submit();
@@ -915,9 +915,36 @@ fn a_new_client_loads_history_and_gets_the_cards_and_drafts_back() {
 }
 
 #[test]
+fn stored_drafts_of_other_calls_under_the_same_ids_are_not_restored() {
+    // The stored signature is of the calls the drafts were made on (tool names and inputs): a
+    // pause whose calls differ under the same run and callIds gets none of them.
+    let run = |stored: &str| {
+        let mut h = H::new();
+        h.c.restore_drafts(stored);
+        h.drain();
+        let (_, outs) = h.load();
+        let get = one_http(&outs);
+        let outs = h.respond(get.id, history(paused_history(true)));
+        let replay = one_http(&outs);
+        let outs = h.stream(replay.id, &replay_stream(true));
+        (h.c.snapshot().decisions.len(), persists(&outs))
+    };
+    // Stored without a signature (an earlier version): restored, and stored again with one.
+    let legacy = json!({"v": 1, "runId": "run_1", "callIds": ["call_A", "call_B"], "drafts": {"call_B": "approve"}});
+    let (n, stored) = run(&legacy.to_string());
+    assert_eq!(n, 1);
+    let good = stored.last().cloned().flatten().expect("stored again");
+    let mut other: Value = serde_json::from_str(&good).expect("json");
+    assert!(other["sig"].is_u64(), "{good}");
+    assert_eq!(run(&good).0, 1);
+    other["sig"] = json!(1);
+    assert_eq!(run(&other.to_string()).0, 0);
+}
+
+#[test]
 fn a_204_after_the_grace_window_is_expired_and_the_composer_unlocked() {
     let stored =
-        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "drafts": {"call_A": "approve"}})
+        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 2_255_215_439u64, "drafts": {"call_A": "approve"}})
             .to_string();
     let mut h = H::new();
     h.c.restore_drafts(&stored);

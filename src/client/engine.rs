@@ -5,7 +5,7 @@
 use crate::json::{self, ToJson};
 use crate::prelude::*;
 
-use crate::approval::GatedTool;
+use crate::approval::{GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -708,12 +708,13 @@ impl Core {
         pause_key: &str,
         pause: Option<&str>,
         call_ids: &[String],
+        tail: &Suspension,
     ) -> Option<String> {
         let drafts = self.drafts();
         if drafts.is_empty() {
             return None;
         }
-        Some(write_stored(pause_key, pause, call_ids, &drafts))
+        Some(write_stored(pause_key, pause, call_ids, tail, &drafts))
     }
 
     /// Takes `next` (built from the current state, without `streaming`) as the snapshot if it

@@ -231,6 +231,8 @@ struct StoredIn {
     message_id: Option<String>,
     run_id: Option<String>,
     call_ids: Vec<String>,
+    /// The [`signature`] of the pause's calls (absent from drafts stored before it was kept).
+    sig: Option<String>,
     drafts: Map,
 }
 
@@ -261,8 +263,36 @@ fn read_stored(text: &str) -> Option<StoredIn> {
         message_id: message_id.cloned(),
         run_id: o.get("runId").and_then(Value::as_str).map(str::to_owned),
         call_ids,
+        sig: o
+            .get("sig")
+            .and_then(Value::as_number)
+            .map(|n| n.as_str().to_owned()),
         drafts,
     })
+}
+
+impl StoredIn {
+    /// Were the drafts made on these very calls (not on older ones whose callIds a newer pause
+    /// reuses)? Drafts stored without a signature are taken on their callIds alone.
+    fn fits(&self, tail: &Suspension) -> bool {
+        self.sig
+            .as_ref()
+            .map_or(true, |s| *s == signature(tail).to_json_string())
+    }
+}
+
+/// A fingerprint of a pause's gated calls: their tool names and inputs, in order (FNV-1a).
+fn signature(tail: &Suspension) -> u64 {
+    let mut text = String::new();
+    for tool in tail.pending.iter().chain(&tail.decided) {
+        text.push_str(&tool.name);
+        tool.inputs.write_json(&mut text);
+    }
+    let mut hash: u32 = 0x811c_9dc5;
+    for b in text.bytes() {
+        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    u64::from(hash)
 }
 
 /// Sets the stored `drafts` that `keep` accepts and no draft overrides; returns them, for the
@@ -291,11 +321,12 @@ fn restore_into(
     restored
 }
 
-/// `{"v":1,"<pause key>":"<pause>","callIds":[...],"drafts":{...}}`.
+/// `{"v":1,"<pause key>":"<pause>","callIds":[...],"sig":<signature>,"drafts":{...}}`.
 fn write_stored(
     pause_key: &str,
     pause: Option<&str>,
     call_ids: &[String],
+    tail: &Suspension,
     drafts: &DraftMap,
 ) -> String {
     let mut out = String::new();
@@ -303,6 +334,7 @@ fn write_stored(
     o.field("v", &1u64)
         .field(pause_key, &pause)
         .field("callIds", &call_ids)
+        .field("sig", &signature(tail))
         .field("drafts", drafts);
     o.end();
     out
@@ -1300,10 +1332,13 @@ impl Client {
         let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
             return;
         };
-        if pause.message_id != stored.message_id || pause.call_ids != stored.call_ids {
+        let suspension = &self.suspension;
+        if pause.message_id != stored.message_id
+            || pause.call_ids != stored.call_ids
+            || !stored.fits(suspension)
+        {
             return;
         }
-        let suspension = &self.suspension;
         let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
             !suspension
                 .tool(id)
@@ -1357,8 +1392,12 @@ impl Client {
         }
         if self.c.persisting() {
             let desired = self.pause.as_ref().and_then(|p| {
-                self.c
-                    .stored("messageId", p.message_id.as_deref(), &p.call_ids)
+                self.c.stored(
+                    "messageId",
+                    p.message_id.as_deref(),
+                    &p.call_ids,
+                    &self.suspension,
+                )
             });
             self.c.persist(desired);
         }

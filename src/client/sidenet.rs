@@ -1898,7 +1898,7 @@ impl Sidenet {
             return;
         };
         let run_id = &pause.run_id;
-        if stored.run_id.as_ref() != Some(run_id) {
+        if stored.run_id.as_ref() != Some(run_id) || !stored.fits(&pause.tail) {
             return;
         }
         let call_ids = &stored.call_ids;
@@ -1959,10 +1959,10 @@ impl Sidenet {
             self.c.auto.clear();
         }
         if self.c.persisting() {
-            let desired = self
-                .pause
-                .as_ref()
-                .and_then(|p| self.c.stored("runId", Some(&p.run_id), &p.call_ids));
+            let desired = self.pause.as_ref().and_then(|p| {
+                self.c
+                    .stored("runId", Some(&p.run_id), &p.call_ids, &p.tail)
+            });
             self.c.persist(desired);
         }
         let next = self.build_head();
