@@ -1811,3 +1811,72 @@ fn stopping_the_reply_to_the_last_decision_leaves_no_dead_end() {
     let (_, post) = h.send("next");
     assert_send_post(&post, "next");
 }
+
+/// The AI SDK form names the run and its agent version once, in `data-run`; a continuation that
+/// pauses again on a new call goes on in the same run without repeating it. The next
+/// continuation is still pinned to the version that paused, not routed afresh.
+#[test]
+fn a_run_that_pauses_again_in_the_ai_sdk_form_keeps_its_agent_version() {
+    let mut h = H::new();
+    let (_, post) = h.send("delete /tmp/x");
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "data-run", "data": {"runId": "run_1", "agentVersionId": AGV, "threadId": TID}}),
+    ];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.push(
+        json!({"type": "tool-approval-request", "approvalId": "call_A", "toolCallId": "call_A"}),
+    );
+    h.stream(post.id, &sse(&c, true));
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        json!({"type": "finish-step"}),
+        json!({"type": "start-step"}),
+    ];
+    c.extend(tool_in(
+        "call_B",
+        "send_email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    c.push(
+        json!({"type": "tool-approval-request", "approvalId": "call_B", "toolCallId": "call_B"}),
+    );
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.card_ids(), vec!["call_B"]);
+    let card = &h.c.snapshot().suspension.as_ref().expect("s").tools[0];
+    assert_eq!(card.run_id.as_deref(), Some("run_1"));
+    assert_eq!(card.agent_version_id.as_deref(), Some(AGV));
+    h.c.approve("call_B").expect("approve");
+    h.drain();
+    let (_, post) = h.submit();
+    assert_continuation(&post, "call_B", true);
+}
+
+/// A reload whose replay reports another agent version for the same paused run (the agent was
+/// republished meanwhile): the continuation still goes to the version that paused.
+#[test]
+fn a_replay_reporting_another_version_does_not_move_the_pin() {
+    let mut h = H::paused(false);
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, history(paused_history(false)));
+    let replay = one_http(&outs);
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    let mut a = approval_a();
+    a["data"]["agentVersionId"] = json!("agv_ref_2");
+    c.push(a);
+    let outs = h.stream(replay.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+}

@@ -1468,6 +1468,15 @@ impl Sidenet {
                 .or(self.pause.as_ref().map(|p| &p.run_id))
                 .cloned();
         }
+        // The version that paused the run stays its pin, whatever a replay reports; a new call
+        // in it (a continuation that pauses again, `data-run` not repeated) is pinned to it too.
+        if let Some(p) = self
+            .pause
+            .as_ref()
+            .filter(|p| card.run_id.as_ref() == Some(&p.run_id))
+        {
+            card.agent_version_id = p.agent_version_id.clone();
+        }
         if card.agent_version_id.is_none() {
             card.agent_version_id = feed.run_version.clone();
         }
