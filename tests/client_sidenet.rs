@@ -1880,3 +1880,55 @@ fn a_replay_reporting_another_version_does_not_move_the_pin() {
     let (_, post) = h.submit();
     assert_continuation(&post, "call_A", true);
 }
+
+/// The person stops the reply to the first of two decisions: the server accepted it (2xx), the
+/// second was never sent. The accepted card stays with its draft until the run moves on, but a
+/// change of mind on it would never be sent: it is refused, not taken and silently lost. The next
+/// submission sends the second decision only, and the first ends acknowledged, not dropped.
+#[test]
+fn stopping_the_reply_after_some_continuations_never_takes_a_change_it_cannot_send() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.reject("call_B", Some("not now")).expect("reject");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+    h.open(post.id, 200);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+    ];
+    h.feed(post.id, &sse(&c, false), 9);
+    h.c.abort();
+    let outs = h.drain();
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert!(h.c.snapshot().can_submit);
+    for r in [
+        h.c.reject("call_A", Some("wait, no")).map(|_| ()),
+        h.c.approve("call_A").map(|_| ()),
+        h.c.clear("call_A"),
+    ] {
+        assert_eq!(r.map_err(|e| e.code), Err(ErrorCode::InvalidState));
+    }
+    no_http(&h.drain());
+    let s = h.c.snapshot();
+    assert_eq!(s.decisions.get("call_A"), Some(&Decision::Approve));
+    assert!(
+        s.error.is_none(),
+        "a refused command leaves the snapshot alone"
+    );
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_B", false);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-denied", "toolCallId": "call_B"}),
+    ];
+    c.extend(final_text("ok"));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert!(s.dropped_drafts.is_empty(), "both were accepted");
+}

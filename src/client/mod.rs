@@ -434,7 +434,8 @@ impl Client {
     }
 
     /// Approves a gated tool on the paused tail (a local draft). Returns the op of the submission
-    /// when autoSubmit fired. `busy`, `not_suspended`, `unknown_call_id`.
+    /// when autoSubmit fired. `busy`, `not_suspended`, `unknown_call_id`; Sidenet: `invalid_state`
+    /// for a call whose decision the server already accepted (the reply to it was stopped).
     pub fn approve(&mut self, call_id: &str) -> Result<Option<OpId>> {
         self.decide(call_id, Decision::Approve)
     }

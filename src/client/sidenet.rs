@@ -285,6 +285,7 @@ impl Sidenet {
         // The audit's copy of the decision (none is made where it is off).
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
         let held = decision.clone();
+        self.check_unsent(call_id)?;
         self.c.set_draft(call_id, decision)?;
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
         if let Some(pause) = &self.pause {
@@ -299,6 +300,7 @@ impl Sidenet {
     }
 
     pub(crate) fn clear(&mut self, call_id: &str) -> Result<()> {
+        self.check_unsent(call_id)?;
         if self.c.clear_draft(call_id)? {
             self.audit.settle(call_id, Fate::Cleared);
         }
@@ -1891,6 +1893,22 @@ impl Sidenet {
     fn drop_draft(&mut self, call_id: &str) {
         self.audit.settle(call_id, Fate::Dropped);
         self.c.drop_draft(call_id);
+    }
+
+    /// `invalid_state` for a call whose decision the server accepted (its reply stopped before
+    /// the call left the pause): a change to it could never be sent.
+    fn check_unsent(&self, call_id: &str) -> Result<()> {
+        if self
+            .pause
+            .as_ref()
+            .is_some_and(|p| self.is_acked(&p.run_id, call_id))
+        {
+            return Err(Error::new(
+                ErrorCode::InvalidState,
+                "the server already accepted this decision",
+            ));
+        }
+        Ok(())
     }
 
     fn is_acked(&self, run_id: &str, call_id: &str) -> bool {

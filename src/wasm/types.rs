@@ -326,11 +326,13 @@ export class ApprovalClient {
     disallowTool(name: string): void;
     /**
      * Approves a gated tool (a local draft until `submit`). Throws `busy`, `not_suspended`,
-     * `unknown_call_id`.
+     * `unknown_call_id`, `invalid_state` (Sidenet: the server already accepted its decision, sent
+     * before the reply was stopped).
      */
     approve(callId: string): void;
     /**
-     * Drops the draft for a tool. Throws `busy`, `not_suspended`, `unknown_call_id`.
+     * Drops the draft for a tool. Throws `busy`, `not_suspended`, `unknown_call_id`,
+     * `invalid_state` (as `approve`).
      */
     clear(callId: string): void;
     /**
@@ -355,7 +357,8 @@ export class ApprovalClient {
     rejectAllAndSend(text: string, reason?: string | null): Promise<void>;
     /**
      * Rejects a gated tool, with an optional reason the model reads verbatim. Throws `busy`,
-     * `not_suspended`, `unknown_call_id`, `invalid_argument` (a reason that is no string).
+     * `not_suspended`, `unknown_call_id`, `invalid_state` (as `approve`), `invalid_argument` (a
+     * reason that is no string).
      */
     reject(callId: string, reason?: string | null): void;
     /**
