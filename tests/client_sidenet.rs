@@ -1966,3 +1966,31 @@ fn a_call_asked_again_under_the_accepted_id_can_be_answered() {
     let (_, post) = h.submit();
     assert_continuation(&post, "call_A", false);
 }
+
+/// A continuation whose `start` names a new messageId (a server that makes one per response):
+/// as in the AI SDK's own client, the continuation goes on with the paused message. Made a new
+/// message instead, the paused call stayed "approval requested" in the transcript after the run
+/// completed, and its output landed on a second, nameless tool.
+#[test]
+fn a_continuation_under_a_new_message_id_goes_on_with_the_paused_message() {
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    let mut c = vec![
+        start("msg_a2"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+    ];
+    c.extend(final_text("done"));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    let msgs = s.messages.as_slice();
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    let tools = &msgs[1].tools;
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].name, "delete_file");
+    assert_eq!(tools[0].status, ToolStatus::Done);
+    assert_eq!(msgs[1].text, "done");
+}

@@ -1598,17 +1598,16 @@ impl Sidenet {
         }
         b.fresh = false;
         let last = self.messages.last();
-        let resume = match (message_id, last) {
-            (_, None) => false,
-            (Some(id), Some(m)) => m.id.as_deref() == Some(id),
-            (None, Some(m)) => {
-                m.role.as_deref() == Some("assistant")
+        // The message of the id, or the paused one, whatever id a continuation's `start` names
+        // (as the AI SDK's client does: a continuation goes on with the last assistant message).
+        let resume = last.is_some_and(|m| {
+            (message_id.is_some() && m.id.as_deref() == message_id)
+                || m.role.as_deref() == Some("assistant")
                     && self
                         .pause
                         .as_ref()
                         .is_some_and(|p| m.tools.iter().any(|t| p.has(&t.call_id)))
-            }
-        };
+        });
         if resume {
             let Some(view) = self.messages_mut().and_then(Vec::pop) else {
                 return;
