@@ -1994,3 +1994,40 @@ fn a_continuation_under_a_new_message_id_goes_on_with_the_paused_message() {
     assert_eq!(tools[0].status, ToolStatus::Done);
     assert_eq!(msgs[1].text, "done");
 }
+
+/// The person stops the reply to the first of two decisions, then reloads after the grace window:
+/// the replay has nothing (204) and the history still shows the second call awaiting approval,
+/// with text after it. The run was abandoned with a card the client knew of: expired, as when no
+/// reply was stopped, not a run that completed.
+#[test]
+fn a_pause_left_by_a_stopped_reply_and_then_abandoned_is_expired() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, post) = h.submit();
+    h.open(post.id, 200);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+    ];
+    h.feed(post.id, &sse(&c, false), 9);
+    h.c.abort();
+    h.drain();
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let mut hist = paused_history(true);
+    hist[1]["parts"][0] = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+        "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}});
+    hist[1]["parts"]
+        .as_array_mut()
+        .expect("parts")
+        .push(json!({"type": "text", "text": "Waiting for your approval."}));
+    let outs = h.respond(get.id, history(hist));
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::Expired);
+    assert_eq!(h.error_code(), Some("expired"));
+    assert!(h.c.snapshot().can_send);
+}

@@ -776,9 +776,13 @@ impl Sidenet {
         let streamed = matches!(rx, Some(Rx::Stream(_)));
         drop(rx);
         if streamed && job.is_chat() {
-            // What was shown stays; where the run stands is known again at the next load.
+            // What was shown stays; where the run stands is known again at the next load. A pause
+            // keeps what it expects (its cards, set when it was adopted): the load tells an
+            // abandoned card from a finished run by them.
             self.commit_building();
-            self.expect = Some(Expect::Unknown);
+            if self.pause.is_none() {
+                self.expect = Some(Expect::Unknown);
+            }
         }
         if streamed {
             if let Job::Submit(sub) = &mut job {
