@@ -1908,7 +1908,7 @@ impl Sidenet {
         {
             return Err(Error::new(
                 ErrorCode::InvalidState,
-                "the server already accepted this decision",
+                "decision already accepted",
             ));
         }
         Ok(())
