@@ -569,7 +569,13 @@ fn pending_shown(s: &Snapshot) -> Vec<(String, Option<String>)> {
             v.tools
                 .iter()
                 .filter(|t| t.server_approval == Approval::Pending)
-                .map(|t| (t.call_id.clone(), v.run_id.clone()))
+                // A card's own run (a stream may mix runs), else the pause's.
+                .map(|t| {
+                    (
+                        t.call_id.clone(),
+                        t.run_id.clone().or_else(|| v.run_id.clone()),
+                    )
+                })
         })
         .collect()
 }
