@@ -321,44 +321,47 @@ function parse(buf) {
   }
 
   // --- writing, for an order (order[k] = the old position of the body that goes k-th)
+  const indices = Array.from({ length: imported + types.length }, (_, i) => Buffer.from(leb(i)));
   function emit(parts, newIndex, out) {
     const { lits, funcs } = parts;
     for (let k = 0; k < funcs.length; k++) {
       out.push(lits[k]);
       const old = funcs[k];
-      out.push(Buffer.from(leb(old < imported ? old : imported + newIndex[old - imported])));
+      out.push(indices[old < imported ? old : imported + newIndex[old - imported]]);
     }
     out.push(lits[funcs.length]);
   }
-  const concat = (list) => Buffer.concat(list);
+  const bytesOf = (list) => list.reduce((sum, b) => sum + b.length, 0);
   function write(order, data = segments.map((_, i) => i)) {
     const newIndex = new Int32Array(order.length);
     order.forEach((old, k) => (newIndex[old] = k));
     const out = [bytes.subarray(0, 8)];
-    const put = (id, content) => out.push(Buffer.from([id, ...leb(content.length)]), content);
+    const put = (id, list) => {
+      out.push(Buffer.from([id, ...leb(bytesOf(list))]));
+      for (const b of list) out.push(b);
+    };
     for (const s of sections) {
       if (s.id === 3) {
-        put(3, concat([Buffer.from(leb(order.length)), ...order.map((i) => types[i])]));
+        put(3, [Buffer.from(leb(order.length)), ...order.map((i) => types[i])]);
       } else if (s.id === 10) {
         const list = [Buffer.from(leb(order.length))];
         for (const i of order) {
           const b = [];
           emit(body[i], newIndex, b);
-          const content = concat(b);
-          list.push(Buffer.from(leb(content.length)), content);
+          list.push(Buffer.from(leb(bytesOf(b))), ...b);
         }
-        put(10, concat(list));
+        put(10, list);
       } else if (s.id === 11) {
-        put(11, concat([Buffer.from(leb(data.length)), ...data.map((i) => segments[i])]));
+        put(11, [Buffer.from(leb(data.length)), ...data.map((i) => segments[i])]);
       } else if (rewritten.has(s.id)) {
         const b = [];
         emit(rewritten.get(s.id), newIndex, b);
-        put(s.id, concat(b));
+        put(s.id, b);
       } else {
         out.push(bytes.subarray(s.head, s.end));
       }
     }
-    return concat(out);
+    return Buffer.concat(out);
   }
   // The writer, asked for the same order, must give back the same bytes.
   if (!write(raw.map((_, i) => i)).equals(buf)) throw new Error(`${file}: not read as written`);
