@@ -27,11 +27,14 @@ wasm-pack --log-level warn build "$profile" --target web --out-dir pkg --out-nam
 # (and as the size comparison in BENCHMARKS.md treats the AI SDK); the types stay in toolgate.d.ts.
 # Short import and export names (wasm-bindgen's carry incompressible hashes): scripts/shorten-names.mjs.
 node scripts/shorten-names.mjs pkg
-# Function bodies in the order gzip compresses best (about 0.5 KiB): scripts/reorder-functions.mjs.
+# Function bodies and data segments in the order gzip compresses best (about 0.8 KiB):
+# scripts/reorder-functions.mjs.
 [ "$profile" = --release ] && node scripts/reorder-functions.mjs pkg/toolgate_bg.wasm
-minify=--minify
-[ "$profile" = --dev ] && minify=
-esbuild pkg/toolgate.js --bundle --format=esm --platform=browser $minify --log-level=warning \
+# Minified, wasm-bindgen's internal properties (`__wbg_ptr` on every exported object, 27 times in
+# the glue) get short names too: they are not part of the API (toolgate.d.ts does not declare them).
+minify=(--minify '--mangle-props=^(__wbg_ptr|__destroy_into_raw)$')
+[ "$profile" = --dev ] && minify=()
+esbuild pkg/toolgate.js --bundle --format=esm --platform=browser "${minify[@]}" --log-level=warning \
   --log-override:duplicate-object-key=silent \
   --banner:js='/* @ts-self-types="./toolgate.d.ts" */' --outfile=pkg/toolgate.js --allow-overwrite
 rm -rf pkg/snippets
