@@ -1939,7 +1939,6 @@ fn stopping_the_reply_after_some_continuations_never_takes_a_change_it_cannot_se
 /// that comes back is a new call, which the person has not decided (it must not show the old
 /// approval) and must be able to answer.
 #[test]
-#[ignore = "a call re-asked under an accepted callId is never answered: the fix does not fit the size budget"]
 fn a_call_asked_again_under_the_accepted_id_can_be_answered() {
     let mut h = H::paused(false);
     h.c.approve("call_A").expect("approve");

@@ -49,7 +49,10 @@ fuzz_target!(|data: &[u8]| {
         dest.copy_from_slice(&data[at..at + dest.len()]);
         read += dest.len();
     });
-    assert_eq!(windowed, from_bytes, "windowed and whole disagree (window {window})");
+    assert_eq!(
+        windowed, from_bytes,
+        "windowed and whole disagree (window {window})"
+    );
     if from_bytes.is_ok() {
         assert_eq!(read, data.len(), "a valid document read more than once");
     }

@@ -1090,6 +1090,19 @@ impl Sidenet {
     fn end_submit(&mut self, mut sub: Submission, feed: &mut Feed) {
         self.commit_building();
         self.ack_current(&mut sub);
+        // The stream asks again under the callId it just accepted (a provider counting ids per
+        // step, the model repeating a call): another call, undecided. The accepted decision is
+        // settled, not carried over, and the call is not refused as already answered.
+        if let Some((_, id)) = self.acked.last() {
+            if sub.sent.last().is_some_and(|(s, _)| s == id)
+                && feed.approvals.iter().any(|c| c.call_id == *id)
+            {
+                if let (Some(d), Some((_, id))) = (self.c.decisions.as_mut(), self.acked.pop()) {
+                    let _ = d.clear(&id);
+                    self.audit.settle(&id, Fate::Acknowledged);
+                }
+            }
+        }
         if self.adopt_feed(feed) {
             self.finish_submission(sub);
             return;
