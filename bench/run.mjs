@@ -63,7 +63,15 @@ async function sizes() {
     logLevel: 'warning',
   });
   const ai = built.outputFiles[0].contents;
+  // The Neuron-only entry point (`toolgate/neuron`), when built.
+  let neuron = null;
+  try {
+    const nw = readFileSync(path.join(ROOT, 'pkg/neuron/toolgate_bg.wasm'));
+    const ng = readFileSync(path.join(ROOT, 'pkg/neuron/toolgate.js'));
+    neuron = { raw: nw.length + ng.length, gzip: gz(nw) + gz(ng) };
+  } catch {}
   return {
+    neuron,
     wasmRaw: wasm.length,
     wasmGzip: gz(wasm),
     glueRaw: glue.length,
@@ -302,6 +310,17 @@ async function main() {
         '≤ 45 KiB',
         size.totalGzip <= 45 * 1024,
       );
+      if (size.neuron) {
+        add(
+          '4 toolgate/neuron (the Neuron dialect alone): wasm + JS glue, gzip -9, vs the same',
+          '',
+          kib(size.neuron.gzip),
+          kib(size.aiGzip),
+          x2(size.aiGzip / size.neuron.gzip),
+          '—',
+          null,
+        );
+      }
     }
 
     // Case 5.
@@ -344,6 +363,7 @@ async function main() {
         ['toolgate wasm (pkg/toolgate_bg.wasm)', kib(size.wasmRaw), kib(size.wasmGzip)],
         ['toolgate JS glue (pkg/toolgate.js, bundled and minified)', kib(size.glueRaw), kib(size.glueGzip)],
         ['toolgate total', kib(size.wasmRaw + size.glueRaw), kib(size.totalGzip)],
+        ...(size.neuron ? [['toolgate/neuron total (pkg/neuron/: the Neuron dialect alone)', kib(size.neuron.raw), kib(size.neuron.gzip)]] : []),
         [`AI SDK client: ai@${size.aiVersion} AbstractChat + DefaultChatTransport + readUIMessageStream (esbuild ${size.esbuildVersion} --bundle --minify)`, kib(size.aiRaw), kib(size.aiGzip)],
       ],
     );

@@ -19,30 +19,66 @@ if [ "$profile" = --release ]; then
   export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/cdylib-lto.sh"
   export CARGO_TARGET_DIR="$PWD/target/pkg"
 fi
-wasm-pack --log-level warn build "$profile" --target web --out-dir pkg --out-name toolgate . \
-  -- --features abort-panics
+# One build of the crate, packaged: wasm-pack (cargo, wasm-bindgen, wasm-opt) into $1, with the crate
+# features $2, then the post-link steps below.
+package() {
+  local out=$1 features=$2
+  wasm-pack --log-level warn build "$profile" --target web --out-dir "$out" --out-name toolgate . \
+    -- $features
+  # The JS glue: wasm-bindgen's output plus the crate's own JS (src/wasm/fast.js, emitted under
+  # snippets/) bundled into one ES module. A release build is minified, as a user's bundler would
+  # (and as the size comparison in BENCHMARKS.md treats the AI SDK); the types stay in toolgate.d.ts.
+  # Short import and export names (wasm-bindgen's carry incompressible hashes): scripts/shorten-names.mjs.
+  node scripts/shorten-names.mjs "$out"
+  # Function bodies and data segments in the order gzip compresses best (about 1.3 KiB):
+  # scripts/reorder-functions.mjs. It is deterministic and takes about 45 s, so its result is kept
+  # in target/reorder-cache/ under a hash of its input and of the script, and reused.
+  if [ "$profile" = --release ]; then
+    local key cached
+    key=$(cat "$out/toolgate_bg.wasm" scripts/reorder-functions.mjs | sha256sum | cut -c1-40)
+    cached="target/reorder-cache/$key.wasm"
+    if [ -f "$cached" ]; then
+      cp "$cached" "$out/toolgate_bg.wasm"
+      echo "reordered $out/toolgate_bg.wasm (the same input as an earlier build: $cached)"
+    else
+      node scripts/reorder-functions.mjs "$out/toolgate_bg.wasm"
+      mkdir -p target/reorder-cache
+      cp "$out/toolgate_bg.wasm" "$cached.tmp" && mv "$cached.tmp" "$cached"
+    fi
+  fi
+  # Minified, wasm-bindgen's internal properties (`__wbg_ptr` on every exported object, 27 times in
+  # the glue) get short names too: they are not part of the API (toolgate.d.ts does not declare them).
+  local minify=(--minify '--mangle-props=^(__wbg_ptr|__destroy_into_raw)$')
+  [ "$profile" = --dev ] && minify=()
+  esbuild "$out/toolgate.js" --bundle --format=esm --platform=browser "${minify[@]}" --log-level=warning \
+    --log-override:duplicate-object-key=silent \
+    --banner:js='/* @ts-self-types="./toolgate.d.ts" */' --outfile="$out/toolgate.js" --allow-overwrite
+  rm -rf "$out/snippets"
+}
 
-# The JS glue: wasm-bindgen's output plus the crate's own JS (src/wasm/fast.js, emitted under
-# pkg/snippets/) bundled into one ES module. A release build is minified, as a user's bundler would
-# (and as the size comparison in BENCHMARKS.md treats the AI SDK); the types stay in toolgate.d.ts.
-# Short import and export names (wasm-bindgen's carry incompressible hashes): scripts/shorten-names.mjs.
-node scripts/shorten-names.mjs pkg
-# Function bodies and data segments in the order gzip compresses best (about 0.8 KiB):
-# scripts/reorder-functions.mjs.
-[ "$profile" = --release ] && node scripts/reorder-functions.mjs pkg/toolgate_bg.wasm
-# Minified, wasm-bindgen's internal properties (`__wbg_ptr` on every exported object, 27 times in
-# the glue) get short names too: they are not part of the API (toolgate.d.ts does not declare them).
-minify=(--minify '--mangle-props=^(__wbg_ptr|__destroy_into_raw)$')
-[ "$profile" = --dev ] && minify=()
-esbuild pkg/toolgate.js --bundle --format=esm --platform=browser "${minify[@]}" --log-level=warning \
-  --log-override:duplicate-object-key=silent \
-  --banner:js='/* @ts-self-types="./toolgate.d.ts" */' --outfile=pkg/toolgate.js --allow-overwrite
-rm -rf pkg/snippets
+# The package: both dialects (`toolgate`).
+package pkg "--features abort-panics"
+# `toolgate/neuron`: the same API built without the Sidenet dialect (the `sidenet` feature), for
+# apps that talk to Neuron servers only: about 14 KiB gzip smaller.
+rm -rf pkg/neuron target/pkg-neuron
+package target/pkg-neuron "--no-default-features --features abort-panics"
+mkdir -p pkg/neuron
+cp target/pkg-neuron/toolgate.js target/pkg-neuron/toolgate_bg.wasm target/pkg-neuron/toolgate.d.ts pkg/neuron/
 node -e '
   const fs = require("fs");
   const p = JSON.parse(fs.readFileSync("pkg/package.json", "utf8"));
-  p.files = p.files.filter((f) => f !== "snippets");
+  p.files = p.files.filter((f) => f !== "snippets").concat("neuron/");
   delete p.sideEffects;
+  // Two entry points: `toolgate` (both dialects) and `toolgate/neuron` (Neuron only); the wasm
+  // files stay importable for bundlers that take the module URL from the app.
+  p.exports = {
+    ".": { types: "./toolgate.d.ts", default: "./toolgate.js" },
+    "./neuron": { types: "./neuron/toolgate.d.ts", default: "./neuron/toolgate.js" },
+    "./toolgate_bg.wasm": "./toolgate_bg.wasm",
+    "./neuron/toolgate_bg.wasm": "./neuron/toolgate_bg.wasm",
+    "./package.json": "./package.json",
+  };
   fs.writeFileSync("pkg/package.json", JSON.stringify(p, null, 2) + "\n");
 '
 node scripts/size.mjs
+node scripts/size.mjs --dir pkg/neuron

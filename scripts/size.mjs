@@ -1,11 +1,14 @@
 // Prints the size of the built package (wasm raw and gzip, JS glue gzip) and, with
-// --max-gzip BYTES, fails when wasm + glue gzip exceeds the budget.
+// --max-gzip BYTES, fails when wasm + glue gzip exceeds the budget. `--dir pkg/neuron`: the
+// Neuron-only entry point instead of the package's main one (pkg/).
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;
-const wasm = readFileSync(new URL('../pkg/toolgate_bg.wasm', import.meta.url));
-const glue = readFileSync(new URL('../pkg/toolgate.js', import.meta.url));
+const d = process.argv.indexOf('--dir');
+const dir = new URL(`../${d > 0 ? process.argv[d + 1].replace(/\/*$/, '/') : 'pkg/'}`, import.meta.url);
+const wasm = readFileSync(new URL('toolgate_bg.wasm', dir));
+const glue = readFileSync(new URL('toolgate.js', dir));
 const figures = {
   wasmRaw: wasm.length,
   wasmGzip: gz(wasm),
@@ -14,8 +17,9 @@ const figures = {
 };
 figures.totalGzip = figures.wasmGzip + figures.glueGzip;
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
+const label = d > 0 ? `size of ${process.argv[d + 1]}` : 'size';
 console.log(
-  `size: wasm ${kb(figures.wasmRaw)} raw, ${kb(figures.wasmGzip)} gzip; ` +
+  `${label}: wasm ${kb(figures.wasmRaw)} raw, ${kb(figures.wasmGzip)} gzip; ` +
     `JS glue ${kb(figures.glueRaw)} raw, ${kb(figures.glueGzip)} gzip; ` +
     `wasm + glue ${kb(figures.totalGzip)} gzip`,
 );

@@ -329,7 +329,20 @@ impl Config {
     }
 
     /// Checks every field; `invalid_argument` with the field's name in the path otherwise.
+    /// `invalid_argument` for the Sidenet dialect in a build without it (the package's
+    /// `toolgate/neuron` entry point, built without the `sidenet` feature).
+    pub(crate) fn check_dialect(&self) -> Result<()> {
+        if !cfg!(feature = "sidenet") && self.dialect == Dialect::Sidenet {
+            return Err(bad(
+                "dialect",
+                "this build of toolgate has only the Neuron dialect: import toolgate, not toolgate/neuron, for Sidenet",
+            ));
+        }
+        Ok(())
+    }
+
     pub fn validate(&self) -> Result<()> {
+        self.check_dialect()?;
         if json::is_blank(Some(&self.thread_id)) {
             return Err(bad("threadId", "threadId must not be empty"));
         }

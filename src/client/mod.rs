@@ -69,6 +69,19 @@ mod config;
 mod engine;
 mod neuron;
 mod sidenet;
+
+/// The Sidenet engine of a client (`as_ref` or `as_mut`), when its dialect is Sidenet. In a build
+/// without the `sidenet` feature there is none, so none of the engine's code (nor the stream
+/// decoders it alone uses) is linked into the module.
+macro_rules! engine {
+    ($client:ident, $borrow:ident) => {
+        if cfg!(feature = "sidenet") {
+            $client.sidenet.$borrow()
+        } else {
+            None
+        }
+    };
+}
 mod snapshot;
 
 use crate::prelude::*;
@@ -372,12 +385,12 @@ impl Client {
     /// `src/wasm/fast.js`, for the wasm driver).
     pub(crate) fn checked(config: Config) -> Client {
         let (sidenet, config) = match config.dialect {
-            Dialect::Sidenet => (
+            Dialect::Sidenet if cfg!(feature = "sidenet") => (
                 Some(Box::new(sidenet::Sidenet::new(config))),
                 // A placeholder: the Sidenet engine answers every call.
                 Config::of(Dialect::Sidenet),
             ),
-            Dialect::Neuron => (None, config),
+            _ => (None, config),
         };
         let mut client = Client {
             c: Core::new(config),
@@ -396,7 +409,7 @@ impl Client {
 
     /// The configuration.
     pub fn config(&self) -> &Config {
-        if let Some(engine) = self.sidenet.as_ref() {
+        if let Some(engine) = engine!(self, as_ref) {
             return engine.config();
         }
         &self.c.config
@@ -407,7 +420,7 @@ impl Client {
 
     /// Loads the thread. `busy` while another command's request is in flight.
     pub fn load(&mut self, now: u64) -> Result<OpId> {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.load(now);
         }
         self.c.tick(now);
@@ -423,7 +436,7 @@ impl Client {
     /// Sends a new user message. `invalid_argument` for blank text, `busy` while a request is in
     /// flight, `input_locked` while the tail is paused.
     pub fn send(&mut self, now: u64, text: &str) -> Result<OpId> {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.send(now, text);
         }
         let op = self.c.begin_send(now, text, self.suspension.suspended)?;
@@ -460,7 +473,7 @@ impl Client {
                 "a tool name must not be blank",
             ));
         }
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             engine.allow_tool(now, name, allow);
             return Ok(());
         }
@@ -472,7 +485,7 @@ impl Client {
 
     /// Drops the draft for a tool (the tail's own decision, if any, counts again).
     pub fn clear(&mut self, call_id: &str) -> Result<()> {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.clear(call_id);
         }
         if self.c.clear_draft(call_id)? {
@@ -485,7 +498,7 @@ impl Client {
     /// Sends the decisions: the cumulative set for this pause (the tail's own decisions restated,
     /// the drafts overlaid), keyed in tail order. `busy`, `not_suspended`, `empty_decisions`.
     pub fn submit(&mut self, now: u64) -> Result<OpId> {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.submit(now);
         }
         self.c.tick(now);
@@ -506,7 +519,7 @@ impl Client {
         text: &str,
         reason: Option<&str>,
     ) -> Result<OpId> {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.reject_all_and_send(now, text, reason);
         }
         // Not paused: `send`, which checks the text and the flight as below.
@@ -536,7 +549,7 @@ impl Client {
     /// Cancels the flight, if any: [`Output::Cancel`] for a request on the wire, its op resolves with
     /// `aborted`. Drafts are kept; the text of an interrupted message goes to `unsentText`.
     pub fn abort(&mut self) {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.abort();
         }
         if let Some((flight, out)) = self.c.cancel() {
@@ -552,7 +565,7 @@ impl Client {
     /// when they were made on the pause the tail shows now, and only for its gated tools; anything
     /// else is dropped (and storage cleared). Before the first successful load they are held.
     pub fn restore_drafts(&mut self, persisted: &str) {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.restore_drafts(persisted);
         }
         if let Some(persisted) = self.c.restore(persisted) {
@@ -566,7 +579,7 @@ impl Client {
 
     /// The reply to request `id` (any status). Replies to ids no longer awaited are ignored.
     pub fn handle_response(&mut self, now: u64, id: RequestId, response: HttpResponse) {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.handle_response(now, id, response);
         }
         self.c.tick(now);
@@ -591,7 +604,7 @@ impl Client {
     /// buffered and handled as a whole answer at [`handle_stream_end`](Self::handle_stream_end).
     /// Ignored for ids no longer awaited.
     pub fn handle_stream_start(&mut self, now: u64, id: RequestId, status: u16) {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.handle_stream_start(now, id, status);
         }
         if self.stream_rx.as_ref().is_some_and(|(r, _, _)| *r == id) {
@@ -602,7 +615,7 @@ impl Client {
 
     /// The next bytes of the answer to request `id`, split anywhere.
     pub fn handle_stream_chunk(&mut self, now: u64, id: RequestId, bytes: &[u8]) {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.handle_stream_chunk(now, id, bytes);
         }
         if let Some((r, _, body)) = self.stream_rx.as_mut() {
@@ -615,7 +628,7 @@ impl Client {
     /// The answer to request `id` ended (a read failure goes to
     /// [`handle_failure`](Self::handle_failure) instead).
     pub fn handle_stream_end(&mut self, now: u64, id: RequestId) {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.handle_stream_end(now, id);
         }
         if self.stream_rx.as_ref().is_some_and(|(r, _, _)| *r == id) {
@@ -627,7 +640,7 @@ impl Client {
 
     /// Request `id` got no reply. Ignored for ids no longer awaited.
     pub fn handle_failure(&mut self, now: u64, id: RequestId, error: TransportError) {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.handle_failure(now, id, error);
         }
         self.c.tick(now);
@@ -650,7 +663,7 @@ impl Client {
 
     /// Fires a due retry.
     pub fn handle_timeout(&mut self, now: u64) {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.handle_timeout(now);
         }
         self.c.tick(now);
@@ -665,7 +678,7 @@ impl Client {
 
     /// The next effect, if any.
     pub fn poll_output(&mut self) -> Option<Output> {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.poll_output();
         }
         self.c.poll_output()
@@ -673,7 +686,7 @@ impl Client {
 
     /// When [`handle_timeout`](Self::handle_timeout) is next due (same clock as `now`).
     pub fn poll_timeout(&self) -> Option<u64> {
-        if let Some(engine) = self.sidenet.as_ref() {
+        if let Some(engine) = engine!(self, as_ref) {
             return engine.poll_timeout();
         }
         self.c.poll_timeout()
@@ -681,7 +694,7 @@ impl Client {
 
     /// What the UI renders.
     pub fn snapshot(&self) -> &Snapshot {
-        if let Some(engine) = self.sidenet.as_ref() {
+        if let Some(engine) = engine!(self, as_ref) {
             return engine.snapshot();
         }
         &self.c.snapshot
@@ -696,7 +709,7 @@ impl Client {
     /// streaming message's `text` only grows at its end, so a driver may keep the text it already
     /// converted and append only the new part (see [`Snapshot::head_without_stream_text`]).
     pub fn stream_epoch(&self) -> u64 {
-        self.sidenet.as_ref().map_or(0, |e| e.stream_epoch())
+        engine!(self, as_ref).map_or(0, |e| e.stream_epoch())
     }
 
     /// How many message views were built or copied so far (Sidenet; 0 for Neuron). For tests: a
@@ -704,12 +717,12 @@ impl Client {
     #[doc(hidden)]
     #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
     pub fn messages_touched(&self) -> u64 {
-        self.sidenet.as_ref().map_or(0, |e| e.messages_touched())
+        engine!(self, as_ref).map_or(0, |e| e.messages_touched())
     }
 
     /// The current decision set (tail decisions plus drafts), when paused.
     pub fn decisions(&self) -> Option<&Decisions> {
-        if let Some(engine) = self.sidenet.as_ref() {
+        if let Some(engine) = engine!(self, as_ref) {
             return engine.decisions();
         }
         self.c.decisions.as_ref()
@@ -724,7 +737,7 @@ impl Client {
     #[doc(hidden)]
     #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
     pub fn check_invariants(&self) -> core::result::Result<(), String> {
-        if let Some(engine) = self.sidenet.as_ref() {
+        if let Some(engine) = engine!(self, as_ref) {
             return engine.check_invariants();
         }
         self.audit.first_error()?;
@@ -809,7 +822,7 @@ impl Client {
 
     /// [`approve`](Self::approve) and [`reject`](Self::reject), for both dialects.
     fn decide(&mut self, call_id: &str, decision: Decision) -> Result<Option<OpId>> {
-        if let Some(engine) = self.sidenet.as_mut() {
+        if let Some(engine) = engine!(self, as_mut) {
             return engine.decide(call_id, decision);
         }
         // The audit's copy of the decision (none is made where it is off).

@@ -460,9 +460,11 @@ fn parse_options(options: &JsValue) -> Result<Config, JsValue> {
     };
     Config::check_json(&json)?;
     let checked = read.get(1);
-    string_of(&checked)
+    let config = string_of(&checked)
         .map(|text| Config::from_checked(&text))
-        .ok_or(checked)
+        .ok_or(checked)?;
+    config.check_dialect()?;
+    Ok(config)
 }
 
 /// The options as the constructor reads them (`readOptions` in `fast.js`, then
