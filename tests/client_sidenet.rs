@@ -1914,7 +1914,8 @@ fn stopping_the_reply_after_some_continuations_never_takes_a_change_it_cannot_se
     }
     no_http(&h.drain());
     let s = h.c.snapshot();
-    assert_eq!(s.decisions.get("call_A"), Some(&Decision::Approve));
+    // Accepted: the server's decision now, no draft left.
+    assert_eq!(s.decisions.get("call_A"), None);
     assert!(
         s.error.is_none(),
         "a refused command leaves the snapshot alone"
@@ -2029,4 +2030,54 @@ fn a_pause_left_by_a_stopped_reply_and_then_abandoned_is_expired() {
     assert_eq!(h.phase(), Phase::Expired);
     assert_eq!(h.error_code(), Some("expired"));
     assert!(h.c.snapshot().can_send);
+}
+
+/// The continuation that answers the only card is accepted (2xx), but its stream drops before
+/// it tells anything, and the replay still shows the call pending (the server had not recorded
+/// the decision yet). The accepted decision is never sent again by itself, and the person is
+/// not left with a card they cannot act on and a locked composer: the card is undecided and
+/// answerable again, and "reject all and send" works.
+#[test]
+fn a_call_still_pending_after_its_accepted_continuation_dropped_can_be_answered() {
+    for reject_all in [false, true] {
+        let mut h = H::paused(false);
+        h.c.approve("call_A").expect("approve");
+        h.drain();
+        let (op, post) = h.submit();
+        assert_continuation(&post, "call_A", true);
+        h.open(post.id, 200);
+        h.feed(post.id, &sse(&[start("msg_a1")], false), 5);
+        let outs = h.fail(post.id, TransportError::Network("reset".into()));
+        let get = one_http(&outs);
+        assert_history_get(&get);
+        let outs = h.respond(get.id, history(paused_history(false)));
+        let replay = one_http(&outs);
+        assert_replay_get(&replay);
+        let outs = h.stream(replay.id, &replay_stream(false));
+        // Not sent again by itself.
+        no_http(&outs);
+        assert_eq!(done(&outs, op), Ok(()));
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::AwaitingApproval);
+        assert_eq!(h.card_ids(), vec!["call_A"]);
+        let card = &s.suspension.as_ref().expect("paused").tools[0];
+        assert!(!card.draft, "{card:?}");
+        assert_eq!(s.decisions.get("call_A"), None);
+        assert_eq!(
+            s.last_submission.as_ref().map(|l| l.not_applied.clone()),
+            Some(vec!["call_A".to_owned()])
+        );
+        if reject_all {
+            h.c.reject_all_and_send(h.now, "never mind", None)
+                .expect("reject all and send");
+            let post = one_http(&h.drain());
+            assert_continuation(&post, "call_A", false);
+        } else {
+            h.c.reject("call_A", Some("on second thought"))
+                .expect("reject");
+            h.drain();
+            let (_, post) = h.submit();
+            assert_continuation(&post, "call_A", false);
+        }
+    }
 }
