@@ -2081,3 +2081,55 @@ fn a_call_still_pending_after_its_accepted_continuation_dropped_can_be_answered(
         }
     }
 }
+
+/// Two cards decided one by one: the person stops the reply to the first decision after the
+/// server accepted it (the call has not left the pause yet). That card shows the server's
+/// decision, no draft: settled, as a Neuron card the server decided, not an open card whose
+/// buttons would throw `invalid_state`; the other card stays open.
+#[test]
+fn a_card_whose_decision_the_server_accepted_shows_as_settled() {
+    for approve in [true, false] {
+        let mut h = H::paused(true);
+        if approve {
+            h.c.approve("call_A").expect("approve");
+        } else {
+            h.c.reject("call_A", Some("not that file")).expect("reject");
+        }
+        h.drain();
+        let (op, post) = h.submit();
+        assert_continuation(&post, "call_A", approve);
+        h.open(post.id, 200);
+        h.feed(post.id, &sse(&[start("msg_a1")], false), 9);
+        h.c.abort();
+        let outs = h.drain();
+        assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::AwaitingApproval);
+        let sus = s.suspension.as_ref().expect("paused");
+        let a = &sus.tools[0];
+        let (state, reason) = if approve {
+            (toolgate::approval::Approval::Approved, None)
+        } else {
+            (
+                toolgate::approval::Approval::Rejected,
+                Some("not that file".to_owned()),
+            )
+        };
+        assert_eq!(a.call_id, "call_A");
+        assert!(!a.draft, "{a:?}");
+        assert_eq!(a.server_approval, state, "{a:?}");
+        assert_eq!(a.approval, state);
+        assert_eq!(a.server_reject_reason, reason);
+        assert_eq!(a.reject_reason, reason);
+        assert_eq!(sus.decided.len(), 1);
+        assert_eq!(sus.decided[0], *a);
+        assert_eq!(sus.undecided, vec!["call_B"]);
+        assert_eq!(s.decisions.get("call_A"), None);
+        assert!(!s.can_submit, "nothing left to send");
+        // The open card is answered and goes alone.
+        h.c.approve("call_B").expect("approve");
+        h.drain();
+        let (_, post) = h.submit();
+        assert_continuation(&post, "call_B", true);
+    }
+}
