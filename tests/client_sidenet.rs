@@ -2133,3 +2133,49 @@ fn a_card_whose_decision_the_server_accepted_shows_as_settled() {
         assert_continuation(&post, "call_B", true);
     }
 }
+
+/// A continuation refused (409), and the reload shows another call under the same callId (ids
+/// counted per step): the person's draft was for the old call, so it is dropped (listed), and the
+/// error says so: the decision was not applied. It must not read as if the decision were still
+/// pending with its draft kept.
+#[test]
+fn a_409_then_a_new_call_under_the_same_id_says_the_draft_was_dropped() {
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    let outs = h.respond(
+        post.id,
+        HttpResponse::new(409, r#"{"error":"agentVersionId mismatch"}"#),
+    );
+    let get = one_http(&outs);
+    let mut hist = paused_history(false);
+    hist[1]["parts"][0]["input"] = json!({"path": "/tmp/y"});
+    let outs = h.respond(get.id, history(hist));
+    let replay = one_http(&outs);
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/y"})));
+    c.push(approval(
+        "call_A",
+        "delete_file",
+        "Delete the file /tmp/y; this cannot be undone",
+        json!({"path": "/tmp/y"}),
+    ));
+    let outs = h.stream(replay.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    let s = h.c.snapshot();
+    assert_eq!(s.dropped_drafts, vec!["call_A"]);
+    assert!(s.decisions.is_empty());
+    let error = s.error.as_ref().expect("an error");
+    assert_eq!(error.code, "conflict");
+    assert!(
+        error.message.contains("changed") && error.message.contains("not applied"),
+        "{error:?}"
+    );
+    // The new call waits for the person, who answers it.
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    h.c.reject("call_A", None).expect("reject");
+    h.drain();
+    let (_, post) = h.submit();
+    assert_continuation(&post, "call_A", false);
+}

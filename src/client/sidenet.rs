@@ -35,7 +35,8 @@
 //!        continuation (if its call is still pending) … ─▶ awaiting_approval (the rest) | completed
 //!        5xx / network before the stream ─▶ backoff, identical re-send
 //!        409 / 400 ─▶ conflict (reload): the call recorded as decided ⇒ acknowledged, go on;
-//!                     still pending ⇒ error, draft kept; decided otherwise / abandoned ⇒ dropped
+//!                     still pending, the same call ⇒ error, draft kept; decided otherwise,
+//!                     another call under its callId, abandoned ⇒ dropped
 //!        dropped mid-stream ─▶ acknowledged (the server answered 2xx) ─▶ loading ─▶ go on
 //! ```
 
@@ -629,13 +630,7 @@ impl Sidenet {
                 self.finish_submission(sub);
                 return;
             };
-            // Still pending, and the call the person decided (its draft kept by `adopt_pause`).
-            let pending = self
-                .c
-                .decisions
-                .as_ref()
-                .is_some_and(|d| d.lookup(id).0.is_some());
-            if pending {
+            if self.drafted(id) {
                 self.issue(Job::Submit(sub), 1);
                 return;
             }
@@ -767,6 +762,14 @@ impl Sidenet {
             self.reasons.push((call_id.clone(), reason.to_owned()));
         }
         text
+    }
+
+    /// Is the call still pending, the call the person decided (its draft kept by `adopt_pause`)?
+    fn drafted(&self, call_id: &str) -> bool {
+        self.c
+            .decisions
+            .as_ref()
+            .is_some_and(|d| d.lookup(call_id).0.is_some())
     }
 
     fn take_flight(&mut self, id: RequestId) -> Option<Flight> {
@@ -1213,8 +1216,8 @@ impl Sidenet {
             // Nothing queued: `continue_submission` finishes the submission.
             return self.continue_submission(sub);
         };
-        let (error, failed) = if self.pause.as_ref().is_some_and(|p| p.has(id)) {
-            // Still pending: the decision was not applied. The draft stays.
+        let (error, failed) = if self.drafted(id) {
+            // Still pending, the same call: the decision was not applied. The draft stays.
             (error, true)
         } else if self.records(id, decision) {
             // Applied (an answer lost on the way back): acknowledged, go on.
@@ -1232,7 +1235,7 @@ impl Sidenet {
             } else {
                 (
                     ErrorCode::Conflict,
-                    "the paused tool was decided elsewhere; your decision was not applied",
+                    "the paused tool was decided elsewhere or changed; your decision was not applied",
                 )
             };
             (Error::new(code, message), false)
