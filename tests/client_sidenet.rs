@@ -2179,3 +2179,42 @@ fn a_409_then_a_new_call_under_the_same_id_says_the_draft_was_dropped() {
     let (_, post) = h.submit();
     assert_continuation(&post, "call_A", false);
 }
+
+/// As above with two cards decided at once: the continuation for the first is accepted and its
+/// stream drops, the replay shows both pending. The second decision, the person's and not yet
+/// sent, goes; the first is not sent again, and once the run pauses on it again it is a card the
+/// person can answer.
+#[test]
+fn after_a_dropped_accepted_continuation_the_rest_go_and_the_first_can_be_answered() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.approve("call_B").expect("approve");
+    h.drain();
+    let (op, first) = h.submit();
+    assert_continuation(&first, "call_A", true);
+    h.open(first.id, 200);
+    let outs = h.fail(first.id, TransportError::Network("reset".into()));
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, history(paused_history(true)));
+    let replay = one_http(&outs);
+    let outs = h.stream(replay.id, &replay_stream(true));
+    let second = one_http(&outs);
+    assert_continuation(&second, "call_B", true);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
+        approval_a(),
+    ];
+    let outs = h.stream(second.id, &sse(&c, true));
+    no_http(&outs);
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+    assert_eq!(s.decisions.get("call_A"), None);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+}
