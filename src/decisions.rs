@@ -210,6 +210,13 @@ impl Decisions {
         }
     }
 
+    /// The server accepted a tool's draft: it becomes the tail's decision (no draft left to send).
+    pub(crate) fn accept(&mut self, call_id: &str) {
+        if let Ok(e) = self.entry_mut(call_id) {
+            e.tail = e.local.take();
+        }
+    }
+
     /// Drops the local decision for a tool; the tail's own decision, if any, counts again.
     pub fn clear(&mut self, call_id: &str) -> Result<()> {
         self.entry_mut(call_id)?.local = None;

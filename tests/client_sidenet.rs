@@ -1914,7 +1914,8 @@ fn stopping_the_reply_after_some_continuations_never_takes_a_change_it_cannot_se
     }
     no_http(&h.drain());
     let s = h.c.snapshot();
-    assert_eq!(s.decisions.get("call_A"), Some(&Decision::Approve));
+    // Accepted: the server's decision now, no draft left.
+    assert_eq!(s.decisions.get("call_A"), None);
     assert!(
         s.error.is_none(),
         "a refused command leaves the snapshot alone"
@@ -2029,4 +2030,191 @@ fn a_pause_left_by_a_stopped_reply_and_then_abandoned_is_expired() {
     assert_eq!(h.phase(), Phase::Expired);
     assert_eq!(h.error_code(), Some("expired"));
     assert!(h.c.snapshot().can_send);
+}
+
+/// The continuation that answers the only card is accepted (2xx), but its stream drops before
+/// it tells anything, and the replay still shows the call pending (the server had not recorded
+/// the decision yet). The accepted decision is never sent again by itself, and the person is
+/// not left with a card they cannot act on and a locked composer: the card is undecided and
+/// answerable again, and "reject all and send" works.
+#[test]
+fn a_call_still_pending_after_its_accepted_continuation_dropped_can_be_answered() {
+    for reject_all in [false, true] {
+        let mut h = H::paused(false);
+        h.c.approve("call_A").expect("approve");
+        h.drain();
+        let (op, post) = h.submit();
+        assert_continuation(&post, "call_A", true);
+        h.open(post.id, 200);
+        h.feed(post.id, &sse(&[start("msg_a1")], false), 5);
+        let outs = h.fail(post.id, TransportError::Network("reset".into()));
+        let get = one_http(&outs);
+        assert_history_get(&get);
+        let outs = h.respond(get.id, history(paused_history(false)));
+        let replay = one_http(&outs);
+        assert_replay_get(&replay);
+        let outs = h.stream(replay.id, &replay_stream(false));
+        // Not sent again by itself.
+        no_http(&outs);
+        assert_eq!(done(&outs, op), Ok(()));
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::AwaitingApproval);
+        assert_eq!(h.card_ids(), vec!["call_A"]);
+        let card = &s.suspension.as_ref().expect("paused").tools[0];
+        assert!(!card.draft, "{card:?}");
+        assert_eq!(s.decisions.get("call_A"), None);
+        assert_eq!(
+            s.last_submission.as_ref().map(|l| l.not_applied.clone()),
+            Some(vec!["call_A".to_owned()])
+        );
+        if reject_all {
+            h.c.reject_all_and_send(h.now, "never mind", None)
+                .expect("reject all and send");
+            let post = one_http(&h.drain());
+            assert_continuation(&post, "call_A", false);
+        } else {
+            h.c.reject("call_A", Some("on second thought"))
+                .expect("reject");
+            h.drain();
+            let (_, post) = h.submit();
+            assert_continuation(&post, "call_A", false);
+        }
+    }
+}
+
+/// Two cards decided one by one: the person stops the reply to the first decision after the
+/// server accepted it (the call has not left the pause yet). That card shows the server's
+/// decision, no draft: settled, as a Neuron card the server decided, not an open card whose
+/// buttons would throw `invalid_state`; the other card stays open.
+#[test]
+fn a_card_whose_decision_the_server_accepted_shows_as_settled() {
+    for approve in [true, false] {
+        let mut h = H::paused(true);
+        if approve {
+            h.c.approve("call_A").expect("approve");
+        } else {
+            h.c.reject("call_A", Some("not that file")).expect("reject");
+        }
+        h.drain();
+        let (op, post) = h.submit();
+        assert_continuation(&post, "call_A", approve);
+        h.open(post.id, 200);
+        h.feed(post.id, &sse(&[start("msg_a1")], false), 9);
+        h.c.abort();
+        let outs = h.drain();
+        assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::AwaitingApproval);
+        let sus = s.suspension.as_ref().expect("paused");
+        let a = &sus.tools[0];
+        let (state, reason) = if approve {
+            (toolgate::approval::Approval::Approved, None)
+        } else {
+            (
+                toolgate::approval::Approval::Rejected,
+                Some("not that file".to_owned()),
+            )
+        };
+        assert_eq!(a.call_id, "call_A");
+        assert!(!a.draft, "{a:?}");
+        assert_eq!(a.server_approval, state, "{a:?}");
+        assert_eq!(a.approval, state);
+        assert_eq!(a.server_reject_reason, reason);
+        assert_eq!(a.reject_reason, reason);
+        assert_eq!(sus.decided.len(), 1);
+        assert_eq!(sus.decided[0], *a);
+        assert_eq!(sus.undecided, vec!["call_B"]);
+        assert_eq!(s.decisions.get("call_A"), None);
+        assert!(!s.can_submit, "nothing left to send");
+        // The open card is answered and goes alone.
+        h.c.approve("call_B").expect("approve");
+        h.drain();
+        let (_, post) = h.submit();
+        assert_continuation(&post, "call_B", true);
+    }
+}
+
+/// A continuation refused (409), and the reload shows another call under the same callId (ids
+/// counted per step): the person's draft was for the old call, so it is dropped (listed), and the
+/// error says so: the decision was not applied. It must not read as if the decision were still
+/// pending with its draft kept.
+#[test]
+fn a_409_then_a_new_call_under_the_same_id_says_the_draft_was_dropped() {
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    let outs = h.respond(
+        post.id,
+        HttpResponse::new(409, r#"{"error":"agentVersionId mismatch"}"#),
+    );
+    let get = one_http(&outs);
+    let mut hist = paused_history(false);
+    hist[1]["parts"][0]["input"] = json!({"path": "/tmp/y"});
+    let outs = h.respond(get.id, history(hist));
+    let replay = one_http(&outs);
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/y"})));
+    c.push(approval(
+        "call_A",
+        "delete_file",
+        "Delete the file /tmp/y; this cannot be undone",
+        json!({"path": "/tmp/y"}),
+    ));
+    let outs = h.stream(replay.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    let s = h.c.snapshot();
+    assert_eq!(s.dropped_drafts, vec!["call_A"]);
+    assert!(s.decisions.is_empty());
+    let error = s.error.as_ref().expect("an error");
+    assert_eq!(error.code, "conflict");
+    assert!(
+        error.message.contains("changed") && error.message.contains("not applied"),
+        "{error:?}"
+    );
+    // The new call waits for the person, who answers it.
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    h.c.reject("call_A", None).expect("reject");
+    h.drain();
+    let (_, post) = h.submit();
+    assert_continuation(&post, "call_A", false);
+}
+
+/// As above with two cards decided at once: the continuation for the first is accepted and its
+/// stream drops, the replay shows both pending. The second decision, the person's and not yet
+/// sent, goes; the first is not sent again, and once the run pauses on it again it is a card the
+/// person can answer.
+#[test]
+fn after_a_dropped_accepted_continuation_the_rest_go_and_the_first_can_be_answered() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.approve("call_B").expect("approve");
+    h.drain();
+    let (op, first) = h.submit();
+    assert_continuation(&first, "call_A", true);
+    h.open(first.id, 200);
+    let outs = h.fail(first.id, TransportError::Network("reset".into()));
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, history(paused_history(true)));
+    let replay = one_http(&outs);
+    let outs = h.stream(replay.id, &replay_stream(true));
+    let second = one_http(&outs);
+    assert_continuation(&second, "call_B", true);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
+        approval_a(),
+    ];
+    let outs = h.stream(second.id, &sse(&c, true));
+    no_http(&outs);
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+    assert_eq!(s.decisions.get("call_A"), None);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
 }

@@ -72,6 +72,11 @@ export class ApprovalCard {
       this.inputs.replaceChildren(h('h4', { class: 'sr-only' }, 'Arguments'), kvView(view.inputs));
     }
     const sent = !view.draft && state !== 'pending';
+    // Sidenet: a decision the server accepted (the reply stopped before the call left the pause)
+    // is settled: it cannot be changed any more, so the card offers nothing to click.
+    const settled = sent && ctx.dialect === 'sidenet';
+    this.el.dataset.settled = String(settled);
+    if (settled) this.closeDeny(false);
     this.badge.className = `badge badge-${state}`;
     this.badge.replaceChildren(
       h('span', { 'aria-hidden': 'true' }, state === 'approved' ? '✓' : state === 'rejected' ? '✕' : '‖'),
@@ -84,16 +89,21 @@ export class ApprovalCard {
         ...(view.rejectReason
           ? ['You denied this call. Reason for the agent: ', h('q', null, view.rejectReason)]
           : ['You denied this call, without a reason.']),
+        settled ? ' The server accepted it.' : '',
       );
     } else if (state === 'approved') {
       const allowed = ctx.allowed?.includes(view.name);
-      this.decision.replaceChildren(allowed && view.draft
-        ? `Approved without asking: you allowed ${view.name} for this session.`
-        : 'You approved this call. It runs exactly as shown once you submit.');
+      this.decision.replaceChildren(settled
+        ? 'You approved this call. The server accepted it.'
+        : allowed && view.draft
+          ? `Approved without asking: you allowed ${view.name} for this session.`
+          : 'You approved this call. It runs exactly as shown once you submit.');
     } else this.decision.replaceChildren();
     this.decision.hidden = state === 'pending';
     this.approveBtn.setAttribute('aria-pressed', String(state === 'approved'));
     this.denyBtn.setAttribute('aria-pressed', String(state === 'rejected'));
+    this.approveBtn.hidden = settled;
+    this.denyBtn.hidden = settled;
     this.undoBtn.hidden = !view.draft;
     // "Always allow" while this call still waits on a person, for a tool not allowed yet.
     setText(this.allowName, ` ${view.name} this session`);

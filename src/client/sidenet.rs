@@ -35,7 +35,8 @@
 //!        continuation (if its call is still pending) … ─▶ awaiting_approval (the rest) | completed
 //!        5xx / network before the stream ─▶ backoff, identical re-send
 //!        409 / 400 ─▶ conflict (reload): the call recorded as decided ⇒ acknowledged, go on;
-//!                     still pending ⇒ error, draft kept; decided otherwise / abandoned ⇒ dropped
+//!                     still pending, the same call ⇒ error, draft kept; decided otherwise,
+//!                     another call under its callId, abandoned ⇒ dropped
 //!        dropped mid-stream ─▶ acknowledged (the server answered 2xx) ─▶ loading ─▶ go on
 //! ```
 
@@ -76,6 +77,8 @@ struct Pause {
     call_ids: Vec<String>,
     /// The cards (`pending`, never empty) and the assistant message the pause is on
     /// (`message_id`), kept as the [`Suspension`] the decisions are made from (no copy to build).
+    /// A card whose continuation the server accepted stays until the call leaves the pause, that
+    /// decision as its `approval` (see `ack_current`).
     tail: Suspension,
 }
 
@@ -86,6 +89,12 @@ impl Pause {
 
     fn card(&self, call_id: &str) -> Option<&GatedTool> {
         self.tail.pending.iter().find(|c| c.call_id == call_id)
+    }
+
+    /// Did the server accept a decision for this card (its continuation answered 2xx)?
+    fn accepted(&self, call_id: &str) -> bool {
+        self.card(call_id)
+            .is_some_and(|c| c.approval != Approval::Pending)
     }
 
     /// The decisions for this pause.
@@ -231,8 +240,6 @@ pub(crate) struct Sidenet {
     /// Reasons the user gave to rejections (the protocol carries none): (callId, reason), one per
     /// continuation sent with a reason (a re-send adds its own); the last for a callId counts.
     reasons: Vec<(String, String)>,
-    /// Continuations the server accepted: (runId, callId). Never sent again.
-    acked: Vec<(String, String)>,
     /// The bookkeeping of `check_invariants` (empty in release); the pause is the run id.
     audit: Audit<String>,
 }
@@ -253,7 +260,6 @@ impl Sidenet {
             expired: false,
             expect: None,
             reasons: Vec::new(),
-            acked: Vec::new(),
             audit: Audit::new(),
         };
         s.c.snapshot = s.build_head();
@@ -567,7 +573,7 @@ impl Sidenet {
         };
         let mut queue = Vec::new();
         for (id, d) in decisions.local() {
-            if !self.is_acked(&pause.run_id, id) {
+            if !pause.accepted(id) {
                 queue.push((id.to_owned(), d.clone()));
             }
         }
@@ -624,13 +630,7 @@ impl Sidenet {
                 self.finish_submission(sub);
                 return;
             };
-            // Still pending, and the call the person decided (its draft kept by `adopt_pause`).
-            let pending = self
-                .c
-                .decisions
-                .as_ref()
-                .is_some_and(|d| d.lookup(id).0.is_some());
-            if pending {
+            if self.drafted(id) {
                 self.issue(Job::Submit(sub), 1);
                 return;
             }
@@ -738,7 +738,7 @@ impl Sidenet {
         };
         let run_id = card.run_id.as_ref().unwrap_or(&pause.run_id);
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
-        if self.is_acked(run_id, call_id) {
+        if pause.accepted(call_id) {
             self.audit.violation(|| {
                 format!(
                     "the continuation for {} was sent again after the server accepted it",
@@ -762,6 +762,14 @@ impl Sidenet {
             self.reasons.push((call_id.clone(), reason.to_owned()));
         }
         text
+    }
+
+    /// Is the call still pending, the call the person decided (its draft kept by `adopt_pause`)?
+    fn drafted(&self, call_id: &str) -> bool {
+        self.c
+            .decisions
+            .as_ref()
+            .is_some_and(|d| d.lookup(call_id).0.is_some())
     }
 
     fn take_flight(&mut self, id: RequestId) -> Option<Flight> {
@@ -792,7 +800,7 @@ impl Sidenet {
                 let over = self
                     .pause
                     .as_ref()
-                    .is_some_and(|p| p.call_ids.iter().all(|id| self.is_acked(&p.run_id, id)));
+                    .is_some_and(|p| p.call_ids.iter().all(|id| p.accepted(id)));
                 if over {
                     self.adopt_pause(None);
                 }
@@ -1090,19 +1098,6 @@ impl Sidenet {
     fn end_submit(&mut self, mut sub: Submission, feed: &mut Feed) {
         self.commit_building();
         self.ack_current(&mut sub);
-        // The stream asks again under the callId it just accepted (a provider counting ids per
-        // step, the model repeating a call): another call, undecided. The accepted decision is
-        // settled, not carried over, and the call is not refused as already answered.
-        if let Some((_, id)) = self.acked.last() {
-            if sub.sent.last().is_some_and(|(s, _)| s == id)
-                && feed.approvals.iter().any(|c| c.call_id == *id)
-            {
-                if let (Some(d), Some((_, id))) = (self.c.decisions.as_mut(), self.acked.pop()) {
-                    let _ = d.clear(&id);
-                    self.audit.settle(&id, Fate::Acknowledged);
-                }
-            }
-        }
         if self.adopt_feed(feed) {
             self.finish_submission(sub);
             return;
@@ -1110,22 +1105,24 @@ impl Sidenet {
         self.continue_submission(sub);
     }
 
-    /// The first queued call was accepted by the server.
+    /// The first queued call was accepted by the server: its decision becomes the card's own (the
+    /// server's, no draft left: never sent again, shown as settled). A later pause that shows the
+    /// call pending again has a new, undecided card for it, which the person can answer.
     fn ack_current(&mut self, sub: &mut Submission) {
         let Some((id, decision)) = sub.take_queued() else {
             return;
         };
-        let run_id = match &self.pause {
-            Some(p) => p
-                .card(&id)
-                .and_then(|c| c.run_id.as_ref())
-                .unwrap_or(&p.run_id),
-            None => "",
-        };
-        // The draft stays (held) until the call leaves the pause; it is never sent again (so it
-        // is never acknowledged twice: no need to look before adding it).
-        let run_id = run_id.to_owned();
-        self.acked.push((run_id, id.clone()));
+        if let (Some(p), Some(d)) = (&mut self.pause, &mut self.c.decisions) {
+            if let Some(c) = p.tail.pending.iter_mut().find(|c| c.call_id == id) {
+                c.approval = match decision {
+                    Decision::Approve => Approval::Approved,
+                    Decision::Reject(_) => Approval::Rejected,
+                };
+                c.reject_reason = decision.reason().map(str::to_owned);
+                d.accept(&id);
+            }
+        }
+        self.audit.settle(&id, Fate::Acknowledged);
         sub.sent.push((id, decision));
     }
 
@@ -1219,8 +1216,8 @@ impl Sidenet {
             // Nothing queued: `continue_submission` finishes the submission.
             return self.continue_submission(sub);
         };
-        let (error, failed) = if self.pause.as_ref().is_some_and(|p| p.has(id)) {
-            // Still pending: the decision was not applied. The draft stays.
+        let (error, failed) = if self.drafted(id) {
+            // Still pending, the same call: the decision was not applied. The draft stays.
             (error, true)
         } else if self.records(id, decision) {
             // Applied (an answer lost on the way back): acknowledged, go on.
@@ -1238,7 +1235,7 @@ impl Sidenet {
             } else {
                 (
                     ErrorCode::Conflict,
-                    "the paused tool was decided elsewhere; your decision was not applied",
+                    "the paused tool was decided elsewhere or changed; your decision was not applied",
                 )
             };
             (Error::new(code, message), false)
@@ -1865,8 +1862,9 @@ impl Sidenet {
     // Internals: drafts
 
     /// Adopts a new pause (or none): drafts survive on calls of the same run still pending; a
-    /// draft whose call left the pause is acknowledged if the server accepted it or the thread
-    /// records it, and dropped (listed in `droppedDrafts`) otherwise.
+    /// draft whose call left the pause is acknowledged if the thread records it, and dropped
+    /// (listed in `droppedDrafts`) otherwise (a decision the server accepted is no draft: see
+    /// `ack_current`).
     fn adopt_pause(&mut self, new: Option<Pause>) {
         let old = self.pause.take();
         let old_decisions = self.c.decisions.take();
@@ -1874,7 +1872,6 @@ impl Sidenet {
         if let (Some(old), Some(od)) = (&old, &old_decisions) {
             for (id, draft) in od.local() {
                 let card = old.card(id);
-                let run_id = card.and_then(|c| c.run_id.as_ref()).unwrap_or(&old.run_id);
                 // The same call: a newer one may reuse the callId (ids counted per step).
                 let still = new.as_ref().is_some_and(|n| {
                     n.run_id == old.run_id
@@ -1889,7 +1886,7 @@ impl Sidenet {
                         continue;
                     }
                 }
-                if self.is_acked(run_id, id) || self.records(id, draft) {
+                if self.records(id, draft) {
                     self.audit.settle(id, Fate::Acknowledged);
                 } else {
                     self.drop_draft(id);
@@ -1914,21 +1911,13 @@ impl Sidenet {
     /// `invalid_state` for a call whose decision the server accepted (its reply stopped before
     /// the call left the pause): a change to it could never be sent.
     fn check_unsent(&self, call_id: &str) -> Result<()> {
-        if self
-            .pause
-            .as_ref()
-            .is_some_and(|p| self.is_acked(&p.run_id, call_id))
-        {
+        if self.pause.as_ref().is_some_and(|p| p.accepted(call_id)) {
             return Err(Error::new(
                 ErrorCode::InvalidState,
                 "decision already accepted",
             ));
         }
         Ok(())
-    }
-
-    fn is_acked(&self, run_id: &str, call_id: &str) -> bool {
-        self.acked.iter().any(|(r, c)| r == run_id && c == call_id)
     }
 
     fn apply_restore(&mut self, persisted: &str) {
@@ -1973,7 +1962,7 @@ impl Sidenet {
             self.c
                 .decisions
                 .as_ref()
-                .is_some_and(|d| d.local().any(|(id, _)| !self.is_acked(&p.run_id, id)))
+                .is_some_and(|d| d.local().any(|(id, _)| !p.accepted(id)))
         });
         self.c.head(
             self.c.phase(paused, self.expired),

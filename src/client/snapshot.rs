@@ -301,6 +301,8 @@ pub struct GatedView {
     pub reject_reason: Option<String>,
     /// `true` when a local draft decides this tool.
     pub draft: bool,
+    /// The tail's decision (Neuron); Sidenet: the decision the server accepted for this call
+    /// while it is still shown (no draft then, and no change to it is accepted).
     pub server_approval: Approval,
     pub server_reject_reason: Option<String>,
     /// Sidenet: the paused run this call belongs to (absent from the JSON when `None`).

@@ -218,6 +218,12 @@ export interface GatedView {
   rejectReason: string | null;
   /** A local draft decides this tool. */
   draft: boolean;
+  /**
+   * The server's decision: the tail's (Neuron). Sidenet: `approved` or `rejected` once the server
+   * accepted the person's decision for this call while the card is still shown (the reply to it
+   * was stopped or cut before the call left the pause); `draft` is false then, the card is
+   * settled, and approving, rejecting or clearing it throws `invalid_state`.
+   */
   serverApproval: ApprovalState;
   serverRejectReason: string | null;
   /** Sidenet only. */
