@@ -2218,3 +2218,55 @@ fn after_a_dropped_accepted_continuation_the_rest_go_and_the_first_can_be_answer
     let (_, post) = h.submit();
     assert_continuation(&post, "call_A", true);
 }
+
+/// The only card's continuation is accepted (2xx) and its stream drops; the person stops the
+/// reload that follows, or that reload fails for good. Every card of the pause was accepted: no
+/// card is left to answer, nothing to submit or reject, so the composer must not stay locked.
+#[test]
+fn every_card_accepted_then_the_recovery_stopped_or_failed_leaves_no_dead_end() {
+    for stop in [true, false] {
+        let mut h = H::paused(false);
+        h.c.approve("call_A").expect("approve");
+        h.drain();
+        let (op, post) = h.submit();
+        assert_continuation(&post, "call_A", true);
+        h.open(post.id, 200);
+        h.feed(post.id, &sse(&[start("msg_a1")], false), 5);
+        let outs = h.fail(post.id, TransportError::Network("reset".into()));
+        let get = one_http(&outs);
+        assert_history_get(&get);
+        if stop {
+            h.c.abort();
+            let outs = h.drain();
+            assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+        } else {
+            let mut id = get.id;
+            for _ in 0..10 {
+                let outs = h.fail(id, TransportError::Network("down".into()));
+                if outs.iter().any(|o| matches!(o, Output::Done { .. })) {
+                    assert_eq!(done(&outs, op), Err(ErrorCode::Network));
+                    break;
+                }
+                let t = h.c.poll_timeout().expect("a retry");
+                let outs = h.at(t);
+                id = one_http(&outs).id;
+            }
+        }
+        let s = h.c.snapshot();
+        assert!(!s.busy);
+        // Some way on: a card to answer, something to submit, or the composer.
+        let answerable = s
+            .suspension
+            .as_ref()
+            .is_some_and(|v| !v.undecided.is_empty());
+        assert!(
+            s.can_send || s.can_submit || answerable,
+            "stop={stop}: a dead end: {:?} can_send={} suspension={:?}",
+            s.phase,
+            s.can_send,
+            s.suspension
+        );
+        let r = h.c.reject_all_and_send(h.now, "never mind", None);
+        assert!(r.is_ok(), "stop={stop}: {r:?}");
+    }
+}

@@ -795,15 +795,6 @@ impl Sidenet {
         if streamed {
             if let Job::Submit(sub) = &mut job {
                 self.ack_current(sub);
-                // Every card accepted by the server: the pause is over as far as the client can
-                // tell (no card left with nothing to send for it, the composer locked).
-                let over = self
-                    .pause
-                    .as_ref()
-                    .is_some_and(|p| p.call_ids.iter().all(|id| p.accepted(id)));
-                if over {
-                    self.adopt_pause(None);
-                }
             }
         }
         self.c.aborted(job, !streamed);
@@ -1976,6 +1967,17 @@ impl Sidenet {
     /// The end of every step: persist the drafts if they changed, and emit one `Changed` if the
     /// snapshot did. The streaming message is not cloned: it moves from the old snapshot to the new.
     fn settle(&mut self) {
+        // Every card accepted by the server and nothing in flight (a reply stopped, or the reload
+        // after it stopped or failed): the pause is over as far as the client can tell (no card
+        // left to answer, nothing to send, the composer locked otherwise).
+        if matches!(self.c.state, State::Ready)
+            && self
+                .pause
+                .as_ref()
+                .is_some_and(|p| p.call_ids.iter().all(|id| p.accepted(id)))
+        {
+            self.adopt_pause(None);
+        }
         // The allowed tools' approvals, and their submission when no person needs asking.
         if let Some(pause) = &self.pause {
             let audit = &mut self.audit;
