@@ -2270,3 +2270,32 @@ fn every_card_accepted_then_the_recovery_stopped_or_failed_leaves_no_dead_end() 
         assert!(r.is_ok(), "stop={stop}: {r:?}");
     }
 }
+
+/// The person stops the reply to the first of two decisions after the server accepted it, then
+/// allows the other card's tool for the session. The accepted card needs nobody, the other is
+/// approved by the allowance: no person needs asking, so it goes by itself, as it would have
+/// beside a card the person decided.
+#[test]
+fn an_allowed_tool_beside_an_accepted_card_goes_without_asking() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+    h.open(post.id, 200);
+    h.feed(post.id, &sse(&[start("msg_a1")], false), 9);
+    h.c.abort();
+    let outs = h.drain();
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    assert_eq!(
+        h.c.snapshot()
+            .suspension
+            .as_ref()
+            .map(|s| s.undecided.clone()),
+        Some(vec!["call_B".to_owned()])
+    );
+    h.c.allow_tool(h.now, "send_email", true).expect("allow");
+    let outs = h.drain();
+    let post = one_http(&outs);
+    assert_continuation(&post, "call_B", true);
+}

@@ -5,7 +5,7 @@
 use crate::json::{self, ToJson};
 use crate::prelude::*;
 
-use crate::approval::{GatedTool, Suspension};
+use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -660,7 +660,8 @@ impl Core {
                 auto.push((id.clone(), false));
                 approved(id);
             }
-            drafted &= decisions.lookup(id).0.is_some();
+            // Sidenet: a card whose decision the server accepted needs nobody either.
+            drafted &= decisions.lookup(id).0.is_some() || tool.approval != Approval::Pending;
         }
         let due = drafted
             && decisions.local().all(|(id, d)| {
