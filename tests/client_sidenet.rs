@@ -2299,3 +2299,36 @@ fn an_allowed_tool_beside_an_accepted_card_goes_without_asking() {
     let post = one_http(&outs);
     assert_continuation(&post, "call_B", true);
 }
+
+/// Stored drafts handed over while a card whose decision the server accepted is still shown
+/// (a reply stopped): the accepted card takes none (its decision is the server's, and a draft on
+/// it could be neither changed nor cleared, and would go again once the call shows up again).
+#[test]
+fn stored_drafts_never_land_on_an_accepted_card() {
+    // Loaded (stored drafts are applied at once, not held for the first load), and paused.
+    let mut h = H::new();
+    let (_, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, history(paused_history(true)));
+    let replay = one_http(&outs);
+    h.stream(replay.id, &replay_stream(true));
+    assert_eq!(h.card_ids(), vec!["call_A", "call_B"]);
+    h.c.approve("call_A").expect("approve");
+    let mut stored = persists(&h.drain());
+    h.c.approve("call_B").expect("approve");
+    stored.extend(persists(&h.drain()));
+    let stored = stored.pop().flatten().expect("stored");
+    let (_, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+    h.open(post.id, 200);
+    h.feed(post.id, &sse(&[start("msg_a1")], false), 9);
+    h.c.abort();
+    h.drain();
+    h.c.clear("call_B").expect("clear");
+    h.drain();
+    h.c.restore_drafts(&stored);
+    h.drain();
+    let s = h.c.snapshot();
+    assert_eq!(s.decisions.get("call_A"), None, "{:?}", s.decisions);
+    assert_eq!(s.decisions.get("call_B"), Some(&Decision::Approve));
+}

@@ -1925,8 +1925,9 @@ impl Sidenet {
             return;
         }
         let call_ids = &stored.call_ids;
+        // Never on a card whose decision the server accepted: that decision is the server's.
         let restored = restore_into(decisions, &stored.drafts, &|id, _| {
-            call_ids.iter().any(|c| c == id)
+            call_ids.iter().any(|c| c == id) && !pause.accepted(id)
         });
         // By reference: in a build without the audit the loop is empty and goes away.
         for (id, decision) in &restored {
