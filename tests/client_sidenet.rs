@@ -2300,6 +2300,69 @@ fn an_allowed_tool_beside_an_accepted_card_goes_without_asking() {
     assert_continuation(&post, "call_B", true);
 }
 
+/// Two cards decided, the reply to the first stopped after the server accepted it, then the
+/// page is reloaded (a new client, the stored drafts, a load). Whether the server has recorded
+/// the first call by then (the replay shows only the second) or not yet (it shows both), the
+/// second decision, never sent, comes back as a draft (or is reported dropped), and the first,
+/// accepted, is never restored to be sent again.
+#[test]
+fn a_reload_after_an_accepted_card_keeps_the_other_draft_and_not_the_accepted_one() {
+    for recorded in [true, false] {
+        let mut h = H::paused(true);
+        h.c.approve("call_A").expect("approve");
+        h.drain();
+        h.c.reject("call_B", Some("no mail")).expect("reject");
+        h.drain();
+        let (_, post) = h.submit();
+        assert_continuation(&post, "call_A", true);
+        let mut stored = None;
+        let mut outs = h.open(post.id, 200);
+        outs.extend(h.feed(post.id, &sse(&[start("msg_a1")], false), 9));
+        h.c.abort();
+        outs.extend(h.drain());
+        for p in persists(&outs) {
+            stored = p;
+        }
+        let stored = stored.expect("the drafts stored again without the accepted one");
+        assert!(!stored.contains("call_A\":"), "{stored}");
+
+        let mut h = H::new();
+        h.c.restore_drafts(&stored);
+        h.drain();
+        let (op, outs) = h.load();
+        let get = one_http(&outs);
+        let mut hist = paused_history(true);
+        let mut c = vec![start("msg_a1")];
+        if recorded {
+            hist[1]["parts"][0] = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+                "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}});
+        } else {
+            c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+            c.push(approval_a());
+        }
+        c.extend(tool_in(
+            "call_B",
+            "send_email",
+            json!({"to": "a@b.c", "subject": "hi"}),
+        ));
+        c.push(approval_b());
+        let outs = h.respond(get.id, history(hist));
+        let replay = one_http(&outs);
+        let outs = h.stream(replay.id, &sse(&c, true));
+        assert_eq!(done(&outs, op), Ok(()));
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::AwaitingApproval);
+        assert_eq!(s.decisions.get("call_A"), None, "recorded={recorded}");
+        let kept = s.decisions.get("call_B") == Some(&Decision::Reject(Some("no mail".into())));
+        assert!(
+            kept || s.dropped_drafts.contains(&"call_B".to_owned()),
+            "recorded={recorded}: the decision on call_B vanished: {:?} {:?}",
+            s.decisions,
+            s.dropped_drafts
+        );
+    }
+}
+
 /// Stored drafts handed over while a card whose decision the server accepted is still shown
 /// (a reply stopped): the accepted card takes none (its decision is the server's, and a draft on
 /// it could be neither changed nor cleared, and would go again once the call shows up again).

@@ -97,6 +97,18 @@ impl Pause {
             .is_some_and(|c| c.approval != Approval::Pending)
     }
 
+    /// The cards `keep` accepts, as a tail: the stored drafts are written for the cards whose
+    /// decision the server has not accepted, and read against the cards they were written for.
+    fn tail_where(&self, keep: &dyn Fn(&GatedTool) -> bool) -> Suspension {
+        let mut tail = Suspension::default();
+        for card in &self.tail.pending {
+            if keep(card) {
+                tail.pending.push(card.clone());
+            }
+        }
+        tail
+    }
+
     /// The decisions for this pause.
     fn decisions(&self) -> Option<Decisions> {
         Decisions::of(&self.tail)
@@ -1921,10 +1933,11 @@ impl Sidenet {
             return;
         };
         let run_id = &pause.run_id;
-        if stored.run_id.as_ref() != Some(run_id) || !stored.fits(&pause.tail) {
+        let call_ids = &stored.call_ids;
+        let tail = pause.tail_where(&|c| call_ids.contains(&c.call_id));
+        if stored.run_id.as_ref() != Some(run_id) || !stored.fits(&tail) {
             return;
         }
-        let call_ids = &stored.call_ids;
         // Never on a card whose decision the server accepted: that decision is the server's.
         let restored = restore_into(decisions, &stored.drafts, &|id, _| {
             call_ids.iter().any(|c| c == id) && !pause.accepted(id)
@@ -1995,8 +2008,9 @@ impl Sidenet {
         }
         if self.c.persisting() {
             let desired = self.pause.as_ref().and_then(|p| {
+                let tail = p.tail_where(&|c| c.approval == Approval::Pending);
                 self.c
-                    .stored("runId", Some(&p.run_id), &p.call_ids, &p.tail)
+                    .stored("runId", Some(&p.run_id), &ids_of(&tail.pending), &tail)
             });
             self.c.persist(desired);
         }
