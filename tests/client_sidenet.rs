@@ -942,6 +942,65 @@ fn stored_drafts_of_other_calls_under_the_same_ids_are_not_restored() {
 }
 
 #[test]
+fn stored_drafts_come_back_when_the_pause_lists_its_calls_in_another_order() {
+    // The signature is of the calls, not of their order: a replay (and the history) listing B
+    // before A gives the drafts back all the same.
+    let run = |stored: &str, reversed: bool| {
+        let mut h = H::new();
+        h.c.restore_drafts(stored);
+        h.drain();
+        let (_, outs) = h.load();
+        let get = one_http(&outs);
+        let mut messages = paused_history(true);
+        let mut stream = vec![start("msg_a1")];
+        let mut calls = vec![
+            (
+                tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})),
+                approval_a(),
+            ),
+            (
+                tool_in(
+                    "call_B",
+                    "send_email",
+                    json!({"to": "a@b.c", "subject": "hi"}),
+                ),
+                approval_b(),
+            ),
+        ];
+        if reversed {
+            let parts = messages[1]["parts"].as_array_mut().expect("parts");
+            parts.reverse();
+            calls.reverse();
+        }
+        for (input, _) in &calls {
+            stream.extend(input.iter().cloned());
+        }
+        stream.extend(calls.into_iter().map(|(_, a)| a));
+        let outs = h.respond(get.id, history(messages));
+        let replay = one_http(&outs);
+        let outs = h.stream(replay.id, &sse(&stream, true));
+        (
+            h.card_ids(),
+            h.c.snapshot().decisions.len(),
+            persists(&outs),
+        )
+    };
+    let legacy = json!({"v": 1, "runId": "run_1", "callIds": ["call_A", "call_B"],
+        "drafts": {"call_A": "approve", "call_B": ["reject", "no mail"]}});
+    let (cards, n, stored) = run(&legacy.to_string(), false);
+    assert_eq!(cards, vec!["call_A", "call_B"]);
+    assert_eq!(n, 2);
+    let good = stored
+        .last()
+        .cloned()
+        .flatten()
+        .expect("stored again, with a signature");
+    let (cards, n, _) = run(&good, true);
+    assert_eq!(cards, vec!["call_B", "call_A"]);
+    assert_eq!(n, 2, "both drafts restored");
+}
+
+#[test]
 fn a_204_after_the_grace_window_is_expired_and_the_composer_unlocked() {
     let stored =
         json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 2_255_215_439u64, "drafts": {"call_A": "approve"}})

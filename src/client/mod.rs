@@ -294,18 +294,22 @@ impl StoredIn {
     }
 }
 
-/// A fingerprint of a pause's gated calls: their tool names and inputs, in order (FNV-1a).
+/// A fingerprint of a pause's gated calls: the sum of each call's FNV-1a of its tool name and
+/// inputs, so the same calls listed in another order (a replay, a call decided on the server
+/// moving from `pending` to `decided`) have the same one.
 fn signature(tail: &Suspension) -> u64 {
-    let mut text = String::new();
+    let mut sum: u32 = 0;
     for tool in tail.pending.iter().chain(&tail.decided) {
+        let mut text = String::new();
         text.push_str(&tool.name);
         tool.inputs.write_json(&mut text);
+        let mut hash: u32 = 0x811c_9dc5;
+        for b in text.bytes() {
+            hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        }
+        sum = sum.wrapping_add(hash);
     }
-    let mut hash: u32 = 0x811c_9dc5;
-    for b in text.bytes() {
-        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
-    u64::from(hash)
+    u64::from(sum)
 }
 
 /// Sets the stored `drafts` that `keep` accepts and no draft overrides; returns them, for the
