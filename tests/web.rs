@@ -235,6 +235,41 @@ fn no_input_traps_the_module() {
     assert!(pending_approvals(JsValue::from_str(SEED)).is_ok());
 }
 
+/// The value a JS expression evaluates to.
+fn js_eval(expr: &str) -> JsValue {
+    js_sys::Function::new_no_args(&format!("return {expr}"))
+        .call0(&JsValue::NULL)
+        .expect(expr)
+}
+
+/// A value whose reading throws (a getter, a revoked proxy, a detached buffer) is a `parse_error`,
+/// for every function that takes a thread, and no exception unwinds through the module: one that
+/// did left its stack behind, and a few thousand of them made the module trap.
+#[wasm_bindgen_test]
+fn values_that_throw_when_read_are_parse_errors() {
+    let values = [
+        "{ get messages() { throw new Error('boom'); } }",
+        "{ messages: Object.defineProperty([], 0, { get() { throw new Error('boom'); } }) }",
+        "(() => { const p = Proxy.revocable({}, {}); p.revoke(); return p.proxy; })()",
+        "(() => { const u = new TextEncoder().encode('{\"messages\":[]}'); \
+          structuredClone(u.buffer, { transfer: [u.buffer] }); return u; })()",
+    ];
+    for expr in values {
+        let v = js_eval(expr);
+        let e = pending_approvals(v.clone()).unwrap_err();
+        assert_eq!(error_code(&e), "parse_error", "pendingApprovals({expr})");
+        let e = parse_thread(v.clone()).unwrap_err();
+        assert_eq!(error_code(&e), "parse_error", "parseThread({expr})");
+        let e = JsDecisions::new(v).err().expect("an error");
+        assert_eq!(error_code(&e), "parse_error", "new Decisions({expr})");
+    }
+    let v = js_eval(values[0]);
+    for _ in 0..3000 {
+        assert!(pending_approvals(v.clone()).is_err());
+    }
+    assert!(pending_approvals(JsValue::from_str(SEED)).is_ok());
+}
+
 /// `parseThread` takes a fast path (`JSON.parse`, then the shape checked in JS) and falls back on
 /// the crate's own parser whenever that path sees anything off. Both must agree: every document
 /// here goes through `parseThread` as a string, as bytes and as a parsed value, and through the

@@ -1039,3 +1039,68 @@ fn options_read_in_js_agree_with_config_from_json() {
         "{accepted} accepted, {refused} refused"
     );
 }
+
+// ------------------------------------------------------------------------------------------------
+// What a page's own code can hand the client: a custom `fetch`, a huge `timeoutMs`, a full storage.
+
+/// A JS function from its parameters and body.
+fn js_fn(params: &str, body: &str) -> JsValue {
+    Function::new_with_args(params, body).into()
+}
+
+/// A client whose requests go to `fetch` (JS source of a function).
+fn client_with_fetch(thread: &str, extra: &str, fetch: &str) -> ApprovalClient {
+    let o = options(endpoint(), thread, extra);
+    js_sys::Reflect::set(
+        &o,
+        &s("fetch"),
+        &js_fn("", &format!("return {fetch}"))
+            .unchecked_into::<Function>()
+            .call0(&JsValue::NULL)
+            .expect("fetch"),
+    )
+    .expect("set fetch");
+    ApprovalClient::new(o).expect("client")
+}
+
+/// How `p` settles within `ms`: `Some(Ok | Err)`, or `None` when it is still pending.
+async fn within(ms: u32, p: impl Into<JsValue>) -> Option<Result<JsValue, JsValue>> {
+    let race: Function = js_fn(
+        "p, ms",
+        "return Promise.race([p.then((ok) => ({ ok }), (err) => ({ err })), \
+         new Promise((r) => setTimeout(() => r({ late: true }), ms))])",
+    )
+    .unchecked_into();
+    let outcome = wait(
+        race.call2(&JsValue::NULL, &p.into(), &ms.into())
+            .expect("race"),
+    )
+    .await
+    .expect("the race resolves");
+    if get(&outcome, "late").is_truthy() {
+        None
+    } else if js_sys::Reflect::has(&outcome, &s("ok")).unwrap_or(false) {
+        Some(Ok(get(&outcome, "ok")))
+    } else {
+        Some(Err(get(&outcome, "err")))
+    }
+}
+
+/// A stream whose chunks are no bytes (a `Response` a custom fetch built from strings) is a failed
+/// stream, not a stuck client: an exception inside a step used to leave the client borrowed for
+/// good (every later call `invalid_state`, the promise never settled).
+#[wasm_bindgen_test]
+async fn a_stream_chunk_that_is_no_bytes_leaves_the_client_usable() {
+    let c = client_with_fetch(
+        &fresh_thread("strchunk"),
+        r#""dialect":"sidenet","persist":false,"timeoutMs":2000,"retry":{"attempts":1}"#,
+        "async (url, init) => { const r = await fetch(url, init); if (init.method !== 'POST') \
+         return r; const text = await r.text(); return new Response(new ReadableStream({ \
+         start(c) { c.enqueue(text); c.close(); } }), { status: r.status, headers: r.headers }); }",
+    );
+    wait(c.load()).await.expect("load");
+    let outcome = within(8000, c.send(s("hello"))).await;
+    assert!(outcome.is_some(), "send still pending after 8 s");
+    assert!(c.get_snapshot().is_ok(), "getSnapshot works");
+    wait(c.load()).await.expect("a load after it");
+}

@@ -66,27 +66,18 @@ export function threadOf(text, id, bare) {
 // for the crate to read, or `''` when there is none. Anything off returns `undefined`, and the
 // crate's own reading reports the exact error.
 export function fastTail(input) {
-  let doc = input;
-  if (typeof input === 'string') {
-    try {
-      doc = JSON.parse(input);
-    } catch {
-      return;
-    }
-  }
-  let messages = doc;
-  if (!Array.isArray(doc)) {
-    if (!object(doc) || !Array.isArray(doc.messages)) return;
-    if (!(text(doc.id) || typeof doc.id === 'number')) return;
-    messages = doc.messages;
-  }
-  for (const m of messages) if (!object(m)) return;
-  if (!messages.length) return '';
+  // (Whatever reading the value throws, a getter or a revoked proxy, leaves it to the crate too.)
   try {
-    return JSON.stringify(messages[messages.length - 1]);
-  } catch {
-    return;
-  }
+    const doc = typeof input === 'string' ? JSON.parse(input) : input;
+    let messages = doc;
+    if (!Array.isArray(doc)) {
+      if (!object(doc) || !Array.isArray(doc.messages)) return;
+      if (!(text(doc.id) || typeof doc.id === 'number')) return;
+      messages = doc.messages;
+    }
+    for (const m of messages) if (!object(m)) return;
+    return messages.length ? JSON.stringify(messages[messages.length - 1]) : '';
+  } catch {}
 }
 
 // A `Uint8Array` of bytes given as one or as an `ArrayBuffer`; `undefined` for any other value.
@@ -98,8 +89,12 @@ export function bytesOf(v) {
 }
 
 // The bytes of a `Uint8Array` from `offset` into `dest`, a view of wasm memory (as many as it holds).
+// Copies nothing where that throws (a detached buffer, a chunk that is no `Uint8Array`): no
+// exception ever unwinds through the crate.
 export function copyInto(bytes, dest, offset) {
-  dest.set(bytes.subarray(offset, offset + dest.length));
+  try {
+    dest.set(bytes.subarray(offset, offset + dest.length));
+  } catch {}
 }
 
 // A JS string as UTF-8 into `dest` (a view of wasm memory at least 3 bytes per UTF-16 unit, so
