@@ -1086,6 +1086,71 @@ async fn within(ms: u32, p: impl Into<JsValue>) -> Option<Result<JsValue, JsValu
     }
 }
 
+/// `setTimeout` fires at once for a delay of 2^31 ms or more: a `timeoutMs` that large (as good as
+/// none) must not time every request out at once.
+#[wasm_bindgen_test]
+async fn a_timeout_of_2_pow_31_ms_or_more_does_not_fire_at_once() {
+    for ms in ["2147483648", "4294967296", "9007199254740991"] {
+        let c = client(
+            &fresh_thread("bigtimeout"),
+            &format!(r#""persist":false,"timeoutMs":{ms},"retry":{{"attempts":1}}"#),
+        );
+        wait(c.load()).await.expect("load");
+        assert_eq!(get(&snap(&c), "loaded"), JsValue::TRUE, "timeoutMs {ms}");
+    }
+}
+
+/// Nor a retry backoff that large: its timer, armed at once again and again, kept the page busy.
+/// No delay of 2^31 ms or more ever reaches `setTimeout`.
+#[wasm_bindgen_test]
+async fn a_backoff_of_2_pow_31_ms_or_more_arms_no_timer_that_fires_at_once() {
+    let spy: Function = js_fn(
+        "",
+        "const real = setTimeout; const delays = []; \
+         globalThis.setTimeout = (f, ms, ...a) => (delays.push(ms), real(f, ms, ...a)); \
+         return () => ((globalThis.setTimeout = real), delays);",
+    )
+    .unchecked_into();
+    let stop: Function = spy.call0(&JsValue::NULL).expect("spy").unchecked_into();
+    let c = client_with_fetch(
+        &fresh_thread("bigbackoff"),
+        r#""persist":false,"timeoutMs":4294967296,
+           "retry":{"attempts":2,"backoffMs":4294967295,"maxBackoffMs":4294967295}"#,
+        "async () => { throw new Error('offline'); }",
+    );
+    let p = c.load();
+    sleep(300).await;
+    let delays = array(&stop.call0(&JsValue::NULL).expect("stop"));
+    let long: Vec<f64> = delays
+        .iter()
+        .filter_map(JsValue::as_f64)
+        .filter(|&ms| ms >= 1e9)
+        .collect();
+    assert!(
+        long.len() <= 2 && long.iter().all(|&ms| ms < 2f64.powi(31)),
+        "delays: {long:?}"
+    );
+    c.abort();
+    assert_eq!(code(&wait(p).await.unwrap_err()), "aborted");
+}
+
+/// The timeout does not depend on the fetch honouring `init.signal`: a custom fetch that drops it,
+/// or a `Response` built in the page (its body not tied to the signal), still times out.
+#[wasm_bindgen_test]
+async fn the_timeout_holds_when_the_fetch_ignores_the_signal() {
+    let extra = r#""persist":false,"timeoutMs":100,"retry":{"attempts":1}"#;
+    for fetch in [
+        "() => new Promise(() => {})",
+        "async () => new Response(new ReadableStream({ start(c) { c.enqueue(new Uint8Array([123])); } }))",
+    ] {
+        let c = client_with_fetch(&fresh_thread("nosignal"), extra, fetch);
+        let outcome = within(3000, c.load()).await;
+        let e = outcome.unwrap_or_else(|| panic!("{fetch}: still loading after 3 s")).unwrap_err();
+        assert_eq!(code(&e), "timeout", "{fetch}");
+        assert_eq!(get(&snap(&c), "busy"), JsValue::FALSE);
+    }
+}
+
 /// A stream whose chunks are no bytes (a `Response` a custom fetch built from strings) is a failed
 /// stream, not a stuck client: an exception inside a step used to leave the client borrowed for
 /// good (every later call `invalid_state`, the promise never settled).

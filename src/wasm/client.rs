@@ -302,7 +302,7 @@ impl Inner {
         let Some(deadline) = want else {
             return;
         };
-        let handle = set_timeout(&self.on_event, deadline.saturating_sub(now) as f64);
+        let handle = set_timeout(&self.on_event, delay(deadline.saturating_sub(now)));
         self.timer = Some((handle, deadline));
     }
 
@@ -333,7 +333,7 @@ impl Inner {
             request.id.0 as f64,
             &request.url,
             &init,
-            request.timeout_ms as f64,
+            delay(request.timeout_ms),
             f64::from(u8::from(request.streaming)),
         );
         self.fetches.push((request.id, cancel));
@@ -357,6 +357,12 @@ impl Inner {
             call(settle, &error);
         }
     }
+}
+
+/// A delay for `setTimeout`, which fires at once for 2^31 ms or more: at most 2^31 - 1 (a timer
+/// that fires that early finds nothing due, and is armed again for the rest).
+fn delay(ms: u64) -> f64 {
+    ms.min(i32::MAX as u64) as f64
 }
 
 /// Takes a request or an op off its list (`fetches`, `ops`): its function.

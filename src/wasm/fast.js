@@ -312,9 +312,10 @@ export function callListeners(listeners) {
 // chunks), which aborts it. Its course goes to `report(id, code, value)`, always from a promise
 // job (never inside the crate's step that started it): a whole answer as `(status, bytes)`; a
 // stream as `(status)` once its headers are in, `(-1, bytes)` per chunk and `(-2)` at its end; a
-// failure as `(-4)` when the timeout aborted it, else `(-3, message)`. `report` returns `false`
-// once the client is gone: the stream is then cancelled. Returns the function that cancels the
-// request (clears its timeout and aborts it).
+// failure as `(-4)` when the timeout fired (the request is then aborted), else `(-3, message)`;
+// nothing once it is cancelled or timed out. `report` returns `false` once the client is gone: the
+// stream is then cancelled. Returns the function that cancels the request (clears its timeout and
+// aborts it).
 // A client's own `fetch` (the `fetch` option, checked by `readOptions`), kept on its callback:
 // `request` gets that with every request.
 export function useFetch(report, options) {
@@ -324,13 +325,19 @@ export function useFetch(report, options) {
 export function request(report, id, url, init, ms, stream) {
   const c = new AbortController();
   let timer;
-  const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => c.abort(), ms);
-  };
+  // Clears the timeout and reports, unless the request is cancelled or timed out (then nothing):
+  // whether the client still wants it.
   const end = (code, value) => {
     clearTimeout(timer);
-    report(id, code, value);
+    return !c.signal.aborted && report(id, code, value);
+  };
+  // The timeout is reported here, not left to the fetch (a custom one may ignore the signal, a
+  // `Response` it builds may not follow it).
+  const arm = () => {
+    timer = setTimeout(() => {
+      end(-4);
+      c.abort();
+    }, ms);
   };
   arm();
   Promise.resolve()
@@ -346,21 +353,17 @@ export function request(report, id, url, init, ms, stream) {
       else f = fetch;
       const r = await f(url, o);
       if (!stream) return end(r.status, new Uint8Array(await r.arrayBuffer()));
-      arm();
-      if (!report(id, r.status)) return clearTimeout(timer);
+      if (!end(r.status)) return;
       if (!r.body) return end(-2);
       const reader = r.body.getReader();
       for (;;) {
+        arm();
         const { done, value } = await reader.read();
         if (done) return end(-2);
-        arm();
-        if (!report(id, -1, value)) {
-          clearTimeout(timer);
-          return reader.cancel();
-        }
+        if (!end(-1, value)) return reader.cancel();
       }
     })
-    .catch((e) => end(c.signal.aborted ? -4 : -3, messageOf(e, e)));
+    .catch((e) => end(-3, messageOf(e, e)));
   return () => {
     clearTimeout(timer);
     c.abort();
