@@ -1169,3 +1169,44 @@ async fn a_stream_chunk_that_is_no_bytes_leaves_the_client_usable() {
     assert!(c.get_snapshot().is_ok(), "getSnapshot works");
     wait(c.load()).await.expect("a load after it");
 }
+
+/// A draft change that a full `localStorage` cannot hold leaves no draft stored, never the older
+/// one: a reload must not bring back an approval the person has since turned into a rejection.
+#[wasm_bindgen_test]
+async fn a_draft_that_storage_cannot_hold_leaves_no_older_one() {
+    let thread = fresh_thread("fullstorage");
+    let a = client(&thread, "");
+    wait(a.load()).await.expect("load");
+    wait(a.send(s("delete /tmp/full.log"))).await.expect("send");
+    let id = call_id_of(&a, "delete_file");
+    a.approve(s(&id)).expect("approve");
+    // Fill the storage to the last byte.
+    let fill: Function = js_fn(
+        "",
+        "let n = 0; for (let size = 1 << 20; size >= 1; size >>= 1) for (;;) { \
+         try { localStorage.setItem('tg_fill_' + n++, 'x'.repeat(size)); } catch { break; } } return n;",
+    )
+    .unchecked_into();
+    let n = fill.call0(&JsValue::NULL).expect("fill");
+    a.reject(
+        s(&id),
+        s("No, keep it: a reason too long for the storage left"),
+    )
+    .expect("reject");
+    let b = client(&thread, "");
+    let restored = wait(b.load())
+        .await
+        .map(|_| path(&snap(&b), &["decisions", &id]));
+    let empty: Function = js_fn(
+        "n",
+        "for (let i = 0; i < n; i++) localStorage.removeItem('tg_fill_' + i);",
+    )
+    .unchecked_into();
+    empty.call1(&JsValue::NULL, &n).expect("empty");
+    let restored = restored.expect("load");
+    assert!(
+        restored.is_undefined() || restored.is_null(),
+        "restored {:?}",
+        JSON::stringify(&restored)
+    );
+}

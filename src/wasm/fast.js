@@ -391,8 +391,10 @@ export function deferred() {
 export function storage(key, value) {
   try {
     if (value === undefined) return localStorage.getItem(key);
-    if (value === null) localStorage.removeItem(key);
-    else localStorage.setItem(key, value);
+    // Removed first: a value that cannot be written (a full storage) leaves none, never an older
+    // one (drafts the person has since changed).
+    localStorage.removeItem(key);
+    if (value !== null) localStorage.setItem(key, value);
   } catch {}
 }
 
