@@ -81,10 +81,13 @@ export function fastTail(input) {
 }
 
 // A `Uint8Array` of bytes given as one or as an `ArrayBuffer`; `undefined` for any other value.
+// Known by its tag, not `instanceof`: bytes from another realm (a frame, a test environment's
+// `TextEncoder`) count too.
 export function bytesOf(v) {
   try {
-    if (v instanceof Uint8Array) return v;
-    if (v instanceof ArrayBuffer) return new Uint8Array(v);
+    const tag = v?.[Symbol.toStringTag];
+    if (tag == 'Uint8Array') return v;
+    if (tag == 'ArrayBuffer') return new Uint8Array(v);
   } catch {}
 }
 
