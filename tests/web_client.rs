@@ -1210,3 +1210,35 @@ async fn a_draft_that_storage_cannot_hold_leaves_no_older_one() {
         JSON::stringify(&restored)
     );
 }
+
+/// `free()` from a listener that one of the client's own methods triggered throws wasm-bindgen's
+/// ownership error, and the client is freed all the same once that method returns: its op
+/// rejects with `aborted` ("the client was freed"), and later calls throw a plain `Error`.
+#[wasm_bindgen_test]
+async fn free_from_a_listener_of_a_method_throws_and_still_frees() {
+    // The client as JS holds it (the exported object, with its `free`), driven from JS.
+    let c = JsValue::from(client(&fresh_thread("freelistener"), r#""persist":false"#));
+    let run: Function = js_fn(
+        "c",
+        "const out = {}; \
+         c.subscribe(() => { try { c.free(); out.freed = 'returned'; } catch (e) { out.freed = e.message; } }); \
+         out.send = c.send('hello'); return out;",
+    )
+    .unchecked_into();
+    let out = run.call1(&JsValue::NULL, &c).expect("run");
+    let freed = string(&get(&out, "freed"));
+    assert!(
+        freed.contains("borrowed"),
+        "free() inside the listener: {freed}"
+    );
+    let e = wait(get(&out, "send")).await.unwrap_err();
+    assert_eq!(code(&e), "aborted");
+    assert!(
+        string(&get(&e, "message")).contains("freed"),
+        "{}",
+        string(&get(&e, "message"))
+    );
+    let snapshot: Function = get(&c, "getSnapshot").unchecked_into();
+    let e = snapshot.call0(&c).unwrap_err();
+    assert!(!is_toolgate_error(&e), "a plain Error after free()");
+}
