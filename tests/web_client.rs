@@ -433,6 +433,21 @@ fn invalid_options_are_invalid_argument() {
         JSON::parse(r#"{"threadId":"t","dialect":"carrier-pigeon"}"#).unwrap(),
         JSON::parse(r#"{"threadId":"t","headers":{"Bad Name":"x"}}"#).unwrap(),
         JSON::parse(r#"{"threadId":"t","routes":{"chat":"no-slash"}}"#).unwrap(),
+        // Options that throw when read: a getter, a revoked proxy.
+        js_fn(
+            "",
+            "return { threadId: 't', get fetch() { throw new Error('no'); } }",
+        )
+        .unchecked_into::<Function>()
+        .call0(&JsValue::NULL)
+        .unwrap(),
+        js_fn(
+            "",
+            "const p = Proxy.revocable({}, {}); p.revoke(); return p.proxy;",
+        )
+        .unchecked_into::<Function>()
+        .call0(&JsValue::NULL)
+        .unwrap(),
     ];
     for options in bad {
         let e = ApprovalClient::new(options.clone())

@@ -146,9 +146,15 @@ const CC = /\p{Cc}/u;
 const CCWS = /[\p{Cc}\p{White_Space}]/u;
 const fail = (detail, path = null) => toolgateError('invalid_argument', detail, path, -1, -1);
 export function readOptions(options) {
-  if (!object(options)) return fail('the options must be an object');
-  // `fetch` is a function, which JSON leaves out: checked here (see `useFetch`).
-  const f = options.fetch;
+  // `fetch` is a function, which JSON leaves out: checked here (see `useFetch`). (Options that
+  // throw when read, a getter or a revoked proxy, are refused as JSON refuses them.)
+  let f;
+  try {
+    if (!object(options)) return fail('the options must be an object');
+    f = options.fetch;
+  } catch {
+    return fail('the options must be JSON-serializable');
+  }
   if (f != null && typeof f != 'function')
     return fail('invalid client options: fetch must be a function', 'fetch');
   const json = stringify(options);
