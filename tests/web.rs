@@ -235,6 +235,79 @@ fn no_input_traps_the_module() {
     assert!(pending_approvals(JsValue::from_str(SEED)).is_ok());
 }
 
+/// The value a JS expression evaluates to.
+fn js_eval(expr: &str) -> JsValue {
+    js_sys::Function::new_no_args(&format!("return {expr}"))
+        .call0(&JsValue::NULL)
+        .expect(expr)
+}
+
+/// A value whose reading throws (a getter, a revoked proxy, a detached buffer) is a `parse_error`,
+/// for every function that takes a thread, and no exception unwinds through the module: one that
+/// did left its stack behind, and a few thousand of them made the module trap.
+#[wasm_bindgen_test]
+fn values_that_throw_when_read_are_parse_errors() {
+    let values = [
+        "{ get messages() { throw new Error('boom'); } }",
+        "{ messages: Object.defineProperty([], 0, { get() { throw new Error('boom'); } }) }",
+        "(() => { const p = Proxy.revocable({}, {}); p.revoke(); return p.proxy; })()",
+        "(() => { const u = new TextEncoder().encode('{\"messages\":[]}'); \
+          structuredClone(u.buffer, { transfer: [u.buffer] }); return u; })()",
+    ];
+    for expr in values {
+        let v = js_eval(expr);
+        let e = pending_approvals(v.clone()).unwrap_err();
+        assert_eq!(error_code(&e), "parse_error", "pendingApprovals({expr})");
+        let e = parse_thread(v.clone()).unwrap_err();
+        assert_eq!(error_code(&e), "parse_error", "parseThread({expr})");
+        let e = JsDecisions::new(v).err().expect("an error");
+        assert_eq!(error_code(&e), "parse_error", "new Decisions({expr})");
+    }
+    let v = js_eval(values[0]);
+    for _ in 0..3000 {
+        assert!(pending_approvals(v.clone()).is_err());
+    }
+    assert!(pending_approvals(JsValue::from_str(SEED)).is_ok());
+}
+
+/// Bytes made in another realm (a frame; a test environment whose `TextEncoder` is not the page's)
+/// are bytes too, not a parsed value without `messages`.
+#[wasm_bindgen_test]
+fn bytes_from_another_realm_are_read_as_bytes() {
+    let frame = js_eval(
+        "(() => { const f = document.createElement('iframe'); document.body.append(f); return f; })()",
+    );
+    let realm = get(&frame, "contentWindow");
+    let encode: js_sys::Function =
+        js_sys::Function::new_with_args("w, text", "return new w.TextEncoder().encode(text)");
+    let bytes = encode
+        .call2(&JsValue::NULL, &realm, &s(SEED))
+        .expect("encode");
+    let view = js_sys::Function::new_with_args(
+        "w, b",
+        "return b instanceof w.Uint8Array && !(b instanceof Uint8Array)",
+    );
+    assert_eq!(
+        view.call2(&JsValue::NULL, &realm, &bytes).expect("check"),
+        JsValue::TRUE
+    );
+    let expected = stringify(&pending_approvals(JsValue::from_str(SEED)).expect("string"));
+    let buffer = get(&bytes, "buffer");
+    for input in [&bytes, &buffer] {
+        assert_eq!(
+            stringify(&pending_approvals(input.clone()).expect("pendingApprovals")),
+            expected
+        );
+        assert!(parse_thread(input.clone()).is_ok());
+        assert!(JsDecisions::new(input.clone()).is_ok());
+    }
+    js_sys::Reflect::get(&frame, &s("remove"))
+        .expect("remove")
+        .unchecked_into::<js_sys::Function>()
+        .call0(&frame)
+        .expect("remove the frame");
+}
+
 /// `parseThread` takes a fast path (`JSON.parse`, then the shape checked in JS) and falls back on
 /// the crate's own parser whenever that path sees anything off. Both must agree: every document
 /// here goes through `parseThread` as a string, as bytes and as a parsed value, and through the

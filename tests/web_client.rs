@@ -433,6 +433,21 @@ fn invalid_options_are_invalid_argument() {
         JSON::parse(r#"{"threadId":"t","dialect":"carrier-pigeon"}"#).unwrap(),
         JSON::parse(r#"{"threadId":"t","headers":{"Bad Name":"x"}}"#).unwrap(),
         JSON::parse(r#"{"threadId":"t","routes":{"chat":"no-slash"}}"#).unwrap(),
+        // Options that throw when read: a getter, a revoked proxy.
+        js_fn(
+            "",
+            "return { threadId: 't', get fetch() { throw new Error('no'); } }",
+        )
+        .unchecked_into::<Function>()
+        .call0(&JsValue::NULL)
+        .unwrap(),
+        js_fn(
+            "",
+            "const p = Proxy.revocable({}, {}); p.revoke(); return p.proxy;",
+        )
+        .unchecked_into::<Function>()
+        .call0(&JsValue::NULL)
+        .unwrap(),
     ];
     for options in bad {
         let e = ApprovalClient::new(options.clone())
@@ -1038,4 +1053,207 @@ fn options_read_in_js_agree_with_config_from_json() {
         accepted > 300 && refused > 300,
         "{accepted} accepted, {refused} refused"
     );
+}
+
+// ------------------------------------------------------------------------------------------------
+// What a page's own code can hand the client: a custom `fetch`, a huge `timeoutMs`, a full storage.
+
+/// A JS function from its parameters and body.
+fn js_fn(params: &str, body: &str) -> JsValue {
+    Function::new_with_args(params, body).into()
+}
+
+/// A client whose requests go to `fetch` (JS source of a function).
+fn client_with_fetch(thread: &str, extra: &str, fetch: &str) -> ApprovalClient {
+    let o = options(endpoint(), thread, extra);
+    js_sys::Reflect::set(
+        &o,
+        &s("fetch"),
+        &js_fn("", &format!("return {fetch}"))
+            .unchecked_into::<Function>()
+            .call0(&JsValue::NULL)
+            .expect("fetch"),
+    )
+    .expect("set fetch");
+    ApprovalClient::new(o).expect("client")
+}
+
+/// How `p` settles within `ms`: `Some(Ok | Err)`, or `None` when it is still pending.
+async fn within(ms: u32, p: impl Into<JsValue>) -> Option<Result<JsValue, JsValue>> {
+    let race: Function = js_fn(
+        "p, ms",
+        "return Promise.race([p.then((ok) => ({ ok }), (err) => ({ err })), \
+         new Promise((r) => setTimeout(() => r({ late: true }), ms))])",
+    )
+    .unchecked_into();
+    let outcome = wait(
+        race.call2(&JsValue::NULL, &p.into(), &ms.into())
+            .expect("race"),
+    )
+    .await
+    .expect("the race resolves");
+    if get(&outcome, "late").is_truthy() {
+        None
+    } else if js_sys::Reflect::has(&outcome, &s("ok")).unwrap_or(false) {
+        Some(Ok(get(&outcome, "ok")))
+    } else {
+        Some(Err(get(&outcome, "err")))
+    }
+}
+
+/// `setTimeout` fires at once for a delay of 2^31 ms or more: a `timeoutMs` that large (as good as
+/// none) must not time every request out at once.
+#[wasm_bindgen_test]
+async fn a_timeout_of_2_pow_31_ms_or_more_does_not_fire_at_once() {
+    for ms in ["2147483648", "4294967296", "9007199254740991"] {
+        let c = client(
+            &fresh_thread("bigtimeout"),
+            &format!(r#""persist":false,"timeoutMs":{ms},"retry":{{"attempts":1}}"#),
+        );
+        wait(c.load()).await.expect("load");
+        assert_eq!(get(&snap(&c), "loaded"), JsValue::TRUE, "timeoutMs {ms}");
+    }
+}
+
+/// Nor a retry backoff that large: its timer, armed at once again and again, kept the page busy.
+/// No delay of 2^31 ms or more ever reaches `setTimeout`.
+#[wasm_bindgen_test]
+async fn a_backoff_of_2_pow_31_ms_or_more_arms_no_timer_that_fires_at_once() {
+    let spy: Function = js_fn(
+        "",
+        "const real = setTimeout; const delays = []; \
+         globalThis.setTimeout = (f, ms, ...a) => (delays.push(ms), real(f, ms, ...a)); \
+         return () => ((globalThis.setTimeout = real), delays);",
+    )
+    .unchecked_into();
+    let stop: Function = spy.call0(&JsValue::NULL).expect("spy").unchecked_into();
+    let c = client_with_fetch(
+        &fresh_thread("bigbackoff"),
+        r#""persist":false,"timeoutMs":4294967296,
+           "retry":{"attempts":2,"backoffMs":4294967295,"maxBackoffMs":4294967295}"#,
+        "async () => { throw new Error('offline'); }",
+    );
+    let p = c.load();
+    sleep(300).await;
+    let delays = array(&stop.call0(&JsValue::NULL).expect("stop"));
+    let long: Vec<f64> = delays
+        .iter()
+        .filter_map(JsValue::as_f64)
+        .filter(|&ms| ms >= 1e9)
+        .collect();
+    assert!(
+        long.len() <= 2 && long.iter().all(|&ms| ms < 2f64.powi(31)),
+        "delays: {long:?}"
+    );
+    c.abort();
+    assert_eq!(code(&wait(p).await.unwrap_err()), "aborted");
+}
+
+/// The timeout does not depend on the fetch honouring `init.signal`: a custom fetch that drops it,
+/// or a `Response` built in the page (its body not tied to the signal), still times out.
+#[wasm_bindgen_test]
+async fn the_timeout_holds_when_the_fetch_ignores_the_signal() {
+    let extra = r#""persist":false,"timeoutMs":100,"retry":{"attempts":1}"#;
+    for fetch in [
+        "() => new Promise(() => {})",
+        "async () => new Response(new ReadableStream({ start(c) { c.enqueue(new Uint8Array([123])); } }))",
+    ] {
+        let c = client_with_fetch(&fresh_thread("nosignal"), extra, fetch);
+        let outcome = within(3000, c.load()).await;
+        let e = outcome.unwrap_or_else(|| panic!("{fetch}: still loading after 3 s")).unwrap_err();
+        assert_eq!(code(&e), "timeout", "{fetch}");
+        assert_eq!(get(&snap(&c), "busy"), JsValue::FALSE);
+    }
+}
+
+/// A stream whose chunks are no bytes (a `Response` a custom fetch built from strings) is a failed
+/// stream, not a stuck client: an exception inside a step used to leave the client borrowed for
+/// good (every later call `invalid_state`, the promise never settled).
+#[wasm_bindgen_test]
+async fn a_stream_chunk_that_is_no_bytes_leaves_the_client_usable() {
+    let c = client_with_fetch(
+        &fresh_thread("strchunk"),
+        r#""dialect":"sidenet","persist":false,"timeoutMs":2000,"retry":{"attempts":1}"#,
+        "async (url, init) => { const r = await fetch(url, init); if (init.method !== 'POST') \
+         return r; const text = await r.text(); return new Response(new ReadableStream({ \
+         start(c) { c.enqueue(text); c.close(); } }), { status: r.status, headers: r.headers }); }",
+    );
+    wait(c.load()).await.expect("load");
+    let outcome = within(8000, c.send(s("hello"))).await;
+    assert!(outcome.is_some(), "send still pending after 8 s");
+    assert!(c.get_snapshot().is_ok(), "getSnapshot works");
+    wait(c.load()).await.expect("a load after it");
+}
+
+/// A draft change that a full `localStorage` cannot hold leaves no draft stored, never the older
+/// one: a reload must not bring back an approval the person has since turned into a rejection.
+#[wasm_bindgen_test]
+async fn a_draft_that_storage_cannot_hold_leaves_no_older_one() {
+    let thread = fresh_thread("fullstorage");
+    let a = client(&thread, "");
+    wait(a.load()).await.expect("load");
+    wait(a.send(s("delete /tmp/full.log"))).await.expect("send");
+    let id = call_id_of(&a, "delete_file");
+    a.approve(s(&id)).expect("approve");
+    // Fill the storage to the last byte.
+    let fill: Function = js_fn(
+        "",
+        "let n = 0; for (let size = 1 << 20; size >= 1; size >>= 1) for (;;) { \
+         try { localStorage.setItem('tg_fill_' + n++, 'x'.repeat(size)); } catch { break; } } return n;",
+    )
+    .unchecked_into();
+    let n = fill.call0(&JsValue::NULL).expect("fill");
+    a.reject(
+        s(&id),
+        s("No, keep it: a reason too long for the storage left"),
+    )
+    .expect("reject");
+    let b = client(&thread, "");
+    let restored = wait(b.load())
+        .await
+        .map(|_| path(&snap(&b), &["decisions", &id]));
+    let empty: Function = js_fn(
+        "n",
+        "for (let i = 0; i < n; i++) localStorage.removeItem('tg_fill_' + i);",
+    )
+    .unchecked_into();
+    empty.call1(&JsValue::NULL, &n).expect("empty");
+    let restored = restored.expect("load");
+    assert!(
+        restored.is_undefined() || restored.is_null(),
+        "restored {:?}",
+        JSON::stringify(&restored)
+    );
+}
+
+/// `free()` from a listener that one of the client's own methods triggered throws wasm-bindgen's
+/// ownership error, and the client is freed all the same once that method returns: its op
+/// rejects with `aborted` ("the client was freed"), and later calls throw a plain `Error`.
+#[wasm_bindgen_test]
+async fn free_from_a_listener_of_a_method_throws_and_still_frees() {
+    // The client as JS holds it (the exported object, with its `free`), driven from JS.
+    let c = JsValue::from(client(&fresh_thread("freelistener"), r#""persist":false"#));
+    let run: Function = js_fn(
+        "c",
+        "const out = {}; \
+         c.subscribe(() => { try { c.free(); out.freed = 'returned'; } catch (e) { out.freed = e.message; } }); \
+         out.send = c.send('hello'); return out;",
+    )
+    .unchecked_into();
+    let out = run.call1(&JsValue::NULL, &c).expect("run");
+    let freed = string(&get(&out, "freed"));
+    assert!(
+        freed.contains("borrowed"),
+        "free() inside the listener: {freed}"
+    );
+    let e = wait(get(&out, "send")).await.unwrap_err();
+    assert_eq!(code(&e), "aborted");
+    assert!(
+        string(&get(&e, "message")).contains("freed"),
+        "{}",
+        string(&get(&e, "message"))
+    );
+    let snapshot: Function = get(&c, "getSnapshot").unchecked_into();
+    let e = snapshot.call0(&c).unwrap_err();
+    assert!(!is_toolgate_error(&e), "a plain Error after free()");
 }

@@ -24,8 +24,10 @@
 //!   rejected promise with a `ToolgateError`. `approve`, `reject` and `clear` throw synchronously.
 //! - `abort()` rejects the pending op with code `aborted`; `free()` aborts every fetch, clears every
 //!   timer, and rejects pending ops with `aborted`. Keep a reference to the client while awaiting it
-//!   (a collected client is freed). Do not call `free()` from inside a listener that a method call
-//!   triggered (wasm-bindgen refuses to free an object in use): defer it.
+//!   (a collected client is freed). `free()` from inside a listener that a method call triggered
+//!   throws wasm-bindgen's ownership error ("attempted to take ownership of Rust value while it
+//!   was borrowed") and still frees the client once that method returns: defer it to avoid the
+//!   error.
 //! - A streamed answer (Sidenet) is read chunk by chunk, one step per chunk, so subscribers see the
 //!   message grow; its `timeoutMs` bounds the wait for the headers and then every gap between chunks.
 //! - The unsubscribe function `subscribe()` returns is idempotent and harmless after `free()`.
@@ -302,7 +304,7 @@ impl Inner {
         let Some(deadline) = want else {
             return;
         };
-        let handle = set_timeout(&self.on_event, deadline.saturating_sub(now) as f64);
+        let handle = set_timeout(&self.on_event, delay(deadline.saturating_sub(now)));
         self.timer = Some((handle, deadline));
     }
 
@@ -333,7 +335,7 @@ impl Inner {
             request.id.0 as f64,
             &request.url,
             &init,
-            request.timeout_ms as f64,
+            delay(request.timeout_ms),
             f64::from(u8::from(request.streaming)),
         );
         self.fetches.push((request.id, cancel));
@@ -357,6 +359,12 @@ impl Inner {
             call(settle, &error);
         }
     }
+}
+
+/// A delay for `setTimeout`, which fires at once for 2^31 ms or more: at most 2^31 - 1 (a timer
+/// that fires that early finds nothing due, and is armed again for the rest).
+fn delay(ms: u64) -> f64 {
+    ms.min(i32::MAX as u64) as f64
 }
 
 /// Takes a request or an op off its list (`fetches`, `ops`): its function.

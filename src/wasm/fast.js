@@ -66,40 +66,38 @@ export function threadOf(text, id, bare) {
 // for the crate to read, or `''` when there is none. Anything off returns `undefined`, and the
 // crate's own reading reports the exact error.
 export function fastTail(input) {
-  let doc = input;
-  if (typeof input === 'string') {
-    try {
-      doc = JSON.parse(input);
-    } catch {
-      return;
-    }
-  }
-  let messages = doc;
-  if (!Array.isArray(doc)) {
-    if (!object(doc) || !Array.isArray(doc.messages)) return;
-    if (!(text(doc.id) || typeof doc.id === 'number')) return;
-    messages = doc.messages;
-  }
-  for (const m of messages) if (!object(m)) return;
-  if (!messages.length) return '';
+  // (Whatever reading the value throws, a getter or a revoked proxy, leaves it to the crate too.)
   try {
-    return JSON.stringify(messages[messages.length - 1]);
-  } catch {
-    return;
-  }
+    const doc = typeof input === 'string' ? JSON.parse(input) : input;
+    let messages = doc;
+    if (!Array.isArray(doc)) {
+      if (!object(doc) || !Array.isArray(doc.messages)) return;
+      if (!(text(doc.id) || typeof doc.id === 'number')) return;
+      messages = doc.messages;
+    }
+    for (const m of messages) if (!object(m)) return;
+    return messages.length ? JSON.stringify(messages[messages.length - 1]) : '';
+  } catch {}
 }
 
 // A `Uint8Array` of bytes given as one or as an `ArrayBuffer`; `undefined` for any other value.
+// Known by its tag, not `instanceof`: bytes from another realm (a frame, a test environment's
+// `TextEncoder`) count too.
 export function bytesOf(v) {
   try {
-    if (v instanceof Uint8Array) return v;
-    if (v instanceof ArrayBuffer) return new Uint8Array(v);
+    const tag = v?.[Symbol.toStringTag];
+    if (tag == 'Uint8Array') return v;
+    if (tag == 'ArrayBuffer') return new Uint8Array(v);
   } catch {}
 }
 
 // The bytes of a `Uint8Array` from `offset` into `dest`, a view of wasm memory (as many as it holds).
+// Copies nothing where that throws (a detached buffer, a chunk that is no `Uint8Array`): no
+// exception ever unwinds through the crate.
 export function copyInto(bytes, dest, offset) {
-  dest.set(bytes.subarray(offset, offset + dest.length));
+  try {
+    dest.set(bytes.subarray(offset, offset + dest.length));
+  } catch {}
 }
 
 // A JS string as UTF-8 into `dest` (a view of wasm memory at least 3 bytes per UTF-16 unit, so
@@ -148,9 +146,15 @@ const CC = /\p{Cc}/u;
 const CCWS = /[\p{Cc}\p{White_Space}]/u;
 const fail = (detail, path = null) => toolgateError('invalid_argument', detail, path, -1, -1);
 export function readOptions(options) {
-  if (!object(options)) return fail('the options must be an object');
-  // `fetch` is a function, which JSON leaves out: checked here (see `useFetch`).
-  const f = options.fetch;
+  // `fetch` is a function, which JSON leaves out: checked here (see `useFetch`). (Options that
+  // throw when read, a getter or a revoked proxy, are refused as JSON refuses them.)
+  let f;
+  try {
+    if (!object(options)) return fail('the options must be an object');
+    f = options.fetch;
+  } catch {
+    return fail('the options must be JSON-serializable');
+  }
   if (f != null && typeof f != 'function')
     return fail('invalid client options: fetch must be a function', 'fetch');
   const json = stringify(options);
@@ -317,9 +321,10 @@ export function callListeners(listeners) {
 // chunks), which aborts it. Its course goes to `report(id, code, value)`, always from a promise
 // job (never inside the crate's step that started it): a whole answer as `(status, bytes)`; a
 // stream as `(status)` once its headers are in, `(-1, bytes)` per chunk and `(-2)` at its end; a
-// failure as `(-4)` when the timeout aborted it, else `(-3, message)`. `report` returns `false`
-// once the client is gone: the stream is then cancelled. Returns the function that cancels the
-// request (clears its timeout and aborts it).
+// failure as `(-4)` when the timeout fired (the request is then aborted), else `(-3, message)`;
+// nothing once it is cancelled or timed out. `report` returns `false` once the client is gone: the
+// stream is then cancelled. Returns the function that cancels the request (clears its timeout and
+// aborts it).
 // A client's own `fetch` (the `fetch` option, checked by `readOptions`), kept on its callback:
 // `request` gets that with every request.
 export function useFetch(report, options) {
@@ -329,13 +334,19 @@ export function useFetch(report, options) {
 export function request(report, id, url, init, ms, stream) {
   const c = new AbortController();
   let timer;
-  const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => c.abort(), ms);
-  };
+  // Clears the timeout and reports, unless the request is cancelled or timed out (then nothing):
+  // whether the client still wants it.
   const end = (code, value) => {
     clearTimeout(timer);
-    report(id, code, value);
+    return !c.signal.aborted && report(id, code, value);
+  };
+  // The timeout is reported here, not left to the fetch (a custom one may ignore the signal, a
+  // `Response` it builds may not follow it).
+  const arm = () => {
+    timer = setTimeout(() => {
+      end(-4);
+      c.abort();
+    }, ms);
   };
   arm();
   Promise.resolve()
@@ -351,21 +362,17 @@ export function request(report, id, url, init, ms, stream) {
       else f = fetch;
       const r = await f(url, o);
       if (!stream) return end(r.status, new Uint8Array(await r.arrayBuffer()));
-      arm();
-      if (!report(id, r.status)) return clearTimeout(timer);
+      if (!end(r.status)) return;
       if (!r.body) return end(-2);
       const reader = r.body.getReader();
       for (;;) {
+        arm();
         const { done, value } = await reader.read();
         if (done) return end(-2);
-        arm();
-        if (!report(id, -1, value)) {
-          clearTimeout(timer);
-          return reader.cancel();
-        }
+        if (!end(-1, value)) return reader.cancel();
       }
     })
-    .catch((e) => end(c.signal.aborted ? -4 : -3, messageOf(e, e)));
+    .catch((e) => end(-3, messageOf(e, e)));
   return () => {
     clearTimeout(timer);
     c.abort();
@@ -393,8 +400,10 @@ export function deferred() {
 export function storage(key, value) {
   try {
     if (value === undefined) return localStorage.getItem(key);
-    if (value === null) localStorage.removeItem(key);
-    else localStorage.setItem(key, value);
+    // Removed first: a value that cannot be written (a full storage) leaves none, never an older
+    // one (drafts the person has since changed).
+    localStorage.removeItem(key);
+    if (value !== null) localStorage.setItem(key, value);
   } catch {}
 }
 

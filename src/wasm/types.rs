@@ -308,7 +308,8 @@ const TS_API: &'static str = r#"
 export class ApprovalClient {
     /**
      * Releases the wasm memory it holds. Any later call on the object throws a plain `Error`
-     * (not a `ToolgateError`).
+     * (not a `ToolgateError`). From a listener that one of its own methods triggered, it throws
+     * (the client is still freed once that method returns): defer it, e.g. with `queueMicrotask`.
      */
     free(): void;
     [Symbol.dispose](): void;
