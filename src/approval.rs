@@ -231,8 +231,7 @@ fn of_tail(walked: Walked<'_>) -> Result<Suspension> {
         return Ok(Suspension::default());
     };
     let (bare, count) = (walked.bare, walked.count);
-    // A parse error of the message (a lone surrogate escape, which the walk's skip lets
-    // through) is at the message's path; a check error under it.
+    // A parse error of the message is at the message's path; a check error under it.
     let message = Value::parse(raw)
         .and_then(Message::checked)
         .map_err(|e| thread::under(thread::message_path(bare, count.saturating_sub(1)), e))?;

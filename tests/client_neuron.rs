@@ -210,6 +210,24 @@ impl H {
     }
 }
 
+#[test]
+fn a_thread_with_a_lone_surrogate_escape_loads() {
+    // JSON.stringify of a text cut inside a surrogate pair (a JS server truncating a message)
+    // writes `\ud83d` alone: the message reads with U+FFFD and the thread still loads.
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let body = format!(
+        r#"{{"id":"{TID}","messages":[{{"role":"user","content":"cut \ud83d"}},{}]}}"#,
+        pause_two()
+    );
+    let outs = h.respond(get.id, HttpResponse::new(200, body));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(s.messages.as_slice()[0].text, "cut \u{FFFD}");
+}
+
 fn changed(outs: &[Output]) -> bool {
     outs.contains(&Output::Changed)
 }

@@ -466,6 +466,30 @@ fn plain_reply_streams_into_the_snapshot() {
 }
 
 #[test]
+fn a_delta_cut_inside_a_surrogate_pair_keeps_its_text() {
+    // A JS server that slices its text by UTF-16 units sends half an emoji per delta, each half
+    // escaped alone by JSON.stringify: each reads as U+FFFD, and the reply is kept whole.
+    let mut h = H::new();
+    let (op, post) = h.send("hi");
+    let mut chunks = vec![start("msg_a1")];
+    chunks.extend(text("t1", &["Hi ", "!"]));
+    chunks.extend(finish());
+    let mut body = String::from_utf8(sse(&chunks, true)).expect("utf8");
+    // One delta ends with a leading surrogate, the next starts with the trailing one.
+    let halves = concat!(
+        "data: {\"type\":\"text-delta\",\"id\":\"t1\",\"delta\":\"\\ud83d\"}\n\n",
+        "data: {\"type\":\"text-delta\",\"id\":\"t1\",\"delta\":\"\\ude00\"}\n\n",
+    );
+    let at = body.find(r#"{"delta":"!""#).expect("the last delta") - "data: ".len();
+    body.insert_str(at, halves);
+    let outs = h.stream(post.id, body.as_bytes());
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert_eq!(s.messages.as_slice()[1].text, "Hi \u{FFFD}\u{FFFD}!");
+}
+
+#[test]
 fn the_streaming_text_only_grows_while_the_stream_epoch_stays() {
     let mut h = H::new();
     let (_, post) = h.send("hi");

@@ -88,9 +88,8 @@ fn multibyte_utf8_and_escapes_cut_everywhere() {
             r#"[{{"role":"user","content":"日本語 😀 é \u00e9 \ud83d\ude00 \" \\ \/ \b\f\n\r\t"}},{tail}]"#
         ),
         format!(r#"{{"id":"日本😀","messages":[{tail}],"ünïcödé":"😀😀"}}"#),
-        // A lone surrogate escape outside the tail passes (the walk does not decode it)...
+        // A lone surrogate escape reads as U+FFFD, outside the tail and in it.
         format!(r#"[{{"content":"\udd00"}},{tail}]"#),
-        // ...and in the tail it is the tail's error.
         format!(r#"[{tail},{{"content":"\udd00"}}]"#),
         r#"[{"content":"\ud800\u0041"}]"#.to_owned(),
     ];
@@ -164,7 +163,6 @@ fn bad_documents_give_the_same_error() {
         "[{\"a\":\"\t\"}]",
         "[{\"a\":\"x\n\"}]",
         "\n\n  [{\"a\": 1}\n, {\"b\" 2}]",
-        r#"[{"content":"\ud800\u0041"}]"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())

@@ -30,8 +30,6 @@ pub(crate) enum Code {
     InvalidNumber,
     ControlChar,
     KeyMustBeString,
-    LoneSurrogate,
-    UnexpectedEndOfHexEscape,
     TrailingComma,
     TrailingCharacters,
     RecursionLimit,
@@ -53,8 +51,6 @@ impl Code {
             Code::InvalidNumber => "invalid number",
             Code::ControlChar => "control character (\\u0000-\\u001F) found while parsing a string",
             Code::KeyMustBeString => "key must be a string",
-            Code::LoneSurrogate => "lone leading surrogate in hex escape",
-            Code::UnexpectedEndOfHexEscape => "unexpected end of hex escape",
             Code::TrailingComma => "trailing comma",
             Code::TrailingCharacters => "trailing characters",
             Code::RecursionLimit => "recursion limit exceeded",
@@ -584,29 +580,25 @@ impl<'a> Parser<'a> {
     }
 
     /// A `\uXXXX` escape (or a surrogate pair of them) at `i` (the backslash): the character and
-    /// the position after it. Lone surrogates are errors, as in serde_json.
+    /// the position after it. A lone surrogate reads as U+FFFD, as a browser's `TextEncoder` writes
+    /// the string `JSON.parse` makes of it: JS servers write them (`JSON.stringify` of a text cut
+    /// inside a pair, a streamed delta ending in half an emoji), and one must not make a whole
+    /// thread or reply unreadable.
     fn unicode_escape(&mut self, i: usize) -> PResult<(char, usize)> {
         let n = self.hex4(i + 2)?;
         let after = i + 6;
-        if matches!(n, 0xDC00..=0xDFFF) {
-            return Err(self.err(Code::LoneSurrogate, after - 1));
-        }
-        if !matches!(n, 0xD800..=0xDBFF) {
-            return Ok((char::from_u32(u32::from(n)).unwrap_or('\u{FFFD}'), after));
-        }
-        match (self.byte(after), self.byte(after + 1)) {
-            (None, _) | (Some(b'\\'), None) => return Err(self.eof(Code::EofString)),
-            (Some(b'\\'), Some(b'u')) => {}
-            (Some(b'\\'), Some(_)) => {
-                return Err(self.err(Code::UnexpectedEndOfHexEscape, after + 1))
+        if matches!(n, 0xD800..=0xDBFF)
+            && self.byte(after) == Some(b'\\')
+            && self.byte(after + 1) == Some(b'u')
+        {
+            // Any other escape after a leading surrogate is read on its own, next.
+            let n2 = self.hex4(after + 2)?;
+            if matches!(n2, 0xDC00..=0xDFFF) {
+                let c = ((u32::from(n) - 0xD800) << 10 | (u32::from(n2) - 0xDC00)) + 0x1_0000;
+                return Ok((char::from_u32(c).unwrap_or('\u{FFFD}'), after + 6));
             }
-            (Some(_), _) => return Err(self.err(Code::UnexpectedEndOfHexEscape, after)),
         }
-        let n2 = self.hex4(after + 2)?;
-        if !matches!(n2, 0xDC00..=0xDFFF) {
-            return Err(self.err(Code::LoneSurrogate, after + 5));
-        }
-        let c = ((u32::from(n) - 0xD800) << 10 | (u32::from(n2) - 0xDC00)) + 0x1_0000;
-        Ok((char::from_u32(c).unwrap_or('\u{FFFD}'), after + 6))
+        // A surrogate alone is no `char`: U+FFFD.
+        Ok((char::from_u32(u32::from(n)).unwrap_or('\u{FFFD}'), after))
     }
 }

@@ -459,8 +459,8 @@ const TOOL_NAME: &str = "a tool name must be a string";
 
 /// The options, read and checked by `readOptions` in `fast.js` as `Config::from_json` and
 /// `Config::validate` would; the error to throw otherwise. Their JSON text goes through the crate's
-/// parser first, as in `Config::from_json`: what it refuses in `JSON.stringify`'s output (a lone
-/// surrogate, a 128th level of nesting) is the first error.
+/// parser first, as in `Config::from_json`: what it refuses in `JSON.stringify`'s output (a 128th
+/// level of nesting) is the first error.
 fn parse_options(options: &JsValue) -> Result<Config, JsValue> {
     let read: Array = read_options(options).unchecked_into();
     let Some(json) = string_of(&read.get(0)) else {

@@ -473,7 +473,7 @@ extern "C" {
 pub(crate) fn suspension_from_js(read: JsValue) -> Result<Result<Suspension, Error>, JsValue> {
     let read: Array = read.unchecked_into();
     // The crate's parser reads the JSON text first, as for any value given: what it refuses in
-    // `JSON.stringify`'s output (a lone surrogate, a 128th level of nesting) is the first error.
+    // `JSON.stringify`'s output (a 128th level of nesting) is the first error.
     if let Err(e) = input::stringified(read.get(0), "$")
         .and_then(|json| Value::parse(&json).map_err(|e| e.with_path("$")))
     {
