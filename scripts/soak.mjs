@@ -61,9 +61,9 @@ window.fetch = function (url, init) {
 };
 const userTexts = (s) => s.messages.filter((m) => m.role === 'user').map((m) => m.text);
 
-window.runConversation = async ({ variant, reading, dialect, routes, threadId, texts, seed, allow }) => {
+window.runConversation = async ({ variant, reading, dialect, routes, threadId, texts, seed, allow, stepwise }) => {
   await ready;
-  const out = { variant, reading, dialect, threadId, allow, made: {}, errors: [], asked: [], finished: false, steps: 0 };
+  const out = { variant, reading, dialect, threadId, allow, made: {}, errors: [], asked: [], finished: false, steps: 0, partials: 0, revised: 0 };
   const client = new ApprovalClient({
     dialect, threadId, persist: false, timeoutMs: 4000,
     retry: { attempts: 8, backoffMs: 60, maxBackoffMs: 600 },
@@ -71,6 +71,20 @@ window.runConversation = async ({ variant, reading, dialect, routes, threadId, t
   });
   for (const tool of allow) client.allowTool(tool);
   const snap = () => client.getSnapshot();
+  const busyNow = () => snap().busy;
+  const partial = new Set();
+  const revise = new Map();
+  const flip = (d) => (d === 'approve' ? 'reject' : 'approve');
+  const decide = (id, d) => {
+    try {
+      if (d === 'approve') client.approve(id); else client.reject(id, reasonFor(id));
+      out.made[id] = d;
+      return true;
+    } catch (e) {
+      out.errors.push('decide ' + id + ': ' + (e && e.code));
+      return false;
+    }
+  };
   const attempt = async (what, fn) => {
     try { await fn(); return true; } catch (e) {
       out.errors.push(what + ': ' + (e && (e.code || e.name)) + ': ' + String(e && e.message).slice(0, 120));
@@ -90,14 +104,30 @@ window.runConversation = async ({ variant, reading, dialect, routes, threadId, t
         // An allowed tool is never asked for (once nothing is in flight: a pause streaming in is
         // decided when its stream has ended).
         if (!s.busy) for (const t of s.suspension.pending) if (allow.includes(t.name)) out.asked.push(t.callId);
-        for (const id of s.suspension.undecided) {
+        // Neuron: a decision sent in a partial set is revised (the set is not complete yet).
+        for (const [id, d] of revise) {
+          if (!s.suspension.tools.some((t) => t.callId === id)) continue;
+          if (decide(id, d)) { out.revised++; revise.delete(id); } else if (!busyNow()) revise.delete(id);
+        }
+        let undecided = s.suspension.undecided;
+        // Stepwise: one call of a pause decided and submitted alone, the rest after it (a partial
+        // set, which each Neuron reading stores differently); on Neuron that first decision is the
+        // opposite of the final one, revised before the rest is decided.
+        if (stepwise && undecided.length >= 2 && !partial.has(undecided[0])) {
+          const id = undecided[0];
+          partial.add(id);
+          out.partials++;
           const d = out.made[id] || choose(id, seed);
-          try {
-            if (d === 'approve') client.approve(id); else client.reject(id, reasonFor(id));
-            out.made[id] = d;
-          } catch (e) {
-            out.errors.push('decide ' + id + ': ' + (e && e.code));
-          }
+          if (dialect === 'neuron' && !out.made[id]) {
+            if (decide(id, flip(d))) revise.set(id, d);
+          } else decide(id, d);
+          undecided = [];
+        }
+        for (const id of undecided) {
+          const d = out.made[id] || choose(id, seed);
+          // Stepwise: a draft changed before it is sent.
+          if (stepwise && !out.made[id]) decide(id, flip(d));
+          decide(id, d);
         }
         if (!(await attempt('submit', () => client.submit()))) {
           await sleep(150);
@@ -215,8 +245,13 @@ function conversation(i) {
     [`read /tmp/soak_${i}.txt`, `buy 3 tickets at 50`],
     [`buy 2 tickets at 80 and delete /tmp/soak_${i}_c.txt`, `email w${i}@example.com about again ${i}`],
   ];
-  const allow = i % 3 === 2 ? ['delete_file', 'send_email'] : [];
-  return { variant, dialect, reading, routes, threadId, texts: menu[(i * 7 + SEED) % menu.length], seed: SEED * 1000 + i, allow };
+  // A third allow two tools, in blocks of twelve: independent of the menu entry (i mod 6) and of
+  // stepwise, so that every seed has pauses of two calls both with and without allowed tools.
+  const allow = Math.floor(i / 12) % 3 === 2 ? ['delete_file', 'send_email'] : [];
+  // Half the conversations decide stepwise (a partial set first; see the page), in blocks of six so
+  // that each half meets every menu entry and both allow settings.
+  const stepwise = Math.floor(i / 6) % 2 === 1;
+  return { variant, dialect, reading, routes, threadId, texts: menu[(i * 7 + SEED) % menu.length], seed: SEED * 1000 + i, allow, stepwise };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -258,6 +293,7 @@ function storedDecisions(dialect, rec) {
   return out;
 }
 
+const sum = (rs, k) => rs.reduce((n, r) => n + r[k], 0);
 const newReport = () => ({ decisions: 0, approvals: 0, rejections: 0, allowed: 0, lost: [], duplicated: [], invented: [], misrouted: [] });
 
 /** Checks the conversations one endpoint served against its DATA_DIR; adds to `reports[variant]`. */
@@ -456,6 +492,7 @@ async function main() {
     console.log(
       `${failures ? 'FAIL' : 'ok  '} ${variant.padEnd(18)} conversations ${mine.length} (finished ${mine.length - unfinished.length}), ` +
         (spec.dialect === 'sidenet' ? `chat POSTs ${posts.length}, ` : '') + `decisions ${report.decisions} (approve ${report.approvals}, reject ${report.rejections}, allowed ${report.allowed}), ` +
+        `partial sets ${sum(mine, 'partials')}, revised after sending ${sum(mine, 'revised')}, ` +
         `effects ${effects[variant] || 0}, lost ${report.lost.length}, duplicated ${report.duplicated.length}, ` +
         `invented ${report.invented.length}, allowed asked ${asked.length}` + (report.misrouted.length ? `, misrouted ${report.misrouted.length}` : ''),
     );
