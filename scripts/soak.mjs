@@ -242,7 +242,7 @@ function conversation(i) {
     [`email u${i}@example.com about report ${i}`],
     [`delete /tmp/soak_${i}_b.txt and email v${i}@example.com about two ${i}`],
     [`deploy svc${i}`],
-    [`read /tmp/soak_${i}.txt`, `buy 3 tickets at 50`],
+    [`read /tmp/soak_${i}.txt`, `buy 3 tickets at 50 and email x${i}@example.com about three ${i}`],
     [`buy 2 tickets at 80 and delete /tmp/soak_${i}_c.txt`, `email w${i}@example.com about again ${i}`],
   ];
   // A third allow two tools, in blocks of twelve: independent of the menu entry (i mod 6) and of
