@@ -46,9 +46,10 @@ step "size budget" size_budgets
 step "TypeScript declarations (tsc --strict)" node_modules/.bin/tsc -p tests/ts/tsconfig.json
 step "reference endpoint (node --test)" node --test www/server/test/
 step "browser tests (wasm-bindgen-test, headless Chromium)" bash scripts/test-browser.sh
-# The fault soak: 200 conversations of both dialects through ApprovalClient against an endpoint that
-# drops, fails and delays requests and is killed and restarted midway; no decision may be lost,
-# duplicated or invented (about 15 s).
+# The fault soak: 200 conversations through ApprovalClient, split across the server variants (Neuron
+# strict / incremental / cumulative readings, Sidenet native / AI SDK approval form), against
+# endpoints that drop, fail and delay requests and are each killed and restarted once; no decision
+# may be lost, duplicated or invented (about 20 s).
 step "fault soak (ApprovalClient, faults + restart)" node scripts/soak.mjs
 if [ -d tests/e2e ]; then
   step "demo end-to-end (Playwright, headless Chromium)" node --test tests/e2e/
