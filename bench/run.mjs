@@ -161,9 +161,9 @@ function machine(browserVersion) {
 // ------------------------------------------------------------------------------------------------
 // Formatting
 
-const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3)) + ' ms';
+const ms = (x) => x < 0.1 ? (x * 1000).toFixed(1) + ' µs' : (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3)) + ' ms';
 const us = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(1)) + ' µs';
-const x2 = (x) => `${x.toFixed(2)}×`;
+const x2 = (x) => `${x.toFixed(x >= 100 ? 0 : 2)}×`;
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
 const sign = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 const yes = (b) => (b === null || b === undefined ? '—' : b ? 'yes' : '**no**');
@@ -238,6 +238,10 @@ async function main() {
             big ? '≥ 3×, faster than from string' : '—',
             big ? rb >= 3 && r.toolgateBytes.median < r.toolgateString.median : null,
           );
+          const rst = r.baselineString.median / r.toolgateStringTail.median;
+          const rbt = r.baselineBytes.median / r.toolgateBytesTail.median;
+          add(`1 pendingApprovals(string, { check: 'tail' }) vs JSON.parse + filter`, label, ms(r.toolgateStringTail.median), ms(r.baselineString.median), x2(rst), big ? '≥ 3× (tail check)' : '—', big ? rst >= 3 : null);
+          add(`1 pendingApprovals(Uint8Array, { check: 'tail' }) vs decode + JSON.parse + filter`, label, ms(r.toolgateBytesTail.median), ms(r.baselineBytes.median), x2(rbt), '—', null);
           log(`${label}: pending string ${ms(r.toolgateString.median)} vs ${ms(r.baselineString.median)}; bytes ${ms(r.toolgateBytes.median)} vs ${ms(r.baselineBytes.median)}`);
         }
         if (want('parse')) {

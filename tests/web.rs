@@ -47,10 +47,10 @@ fn error_code(e: &JsValue) -> String {
 
 #[wasm_bindgen_test]
 fn pending_approvals_from_string_bytes_and_object_agree() {
-    let from_str = pending_approvals(JsValue::from_str(SEED)).unwrap();
+    let from_str = pending_approvals(JsValue::from_str(SEED), JsValue::UNDEFINED).unwrap();
     let bytes = Uint8Array::from(SEED.as_bytes());
-    let from_bytes = pending_approvals(bytes.into()).unwrap();
-    let from_obj = pending_approvals(js_parse(SEED)).unwrap();
+    let from_bytes = pending_approvals(bytes.into(), JsValue::UNDEFINED).unwrap();
+    let from_obj = pending_approvals(js_parse(SEED), JsValue::UNDEFINED).unwrap();
     assert_eq!(stringify(&from_str), stringify(&from_bytes));
     assert_eq!(stringify(&from_str), stringify(&from_obj));
 
@@ -77,7 +77,7 @@ fn pending_approvals_from_string_bytes_and_object_agree() {
 
 #[wasm_bindgen_test]
 fn results_are_plain_objects_with_null_not_undefined() {
-    let s = pending_approvals(JsValue::from_str(SEED)).unwrap();
+    let s = pending_approvals(JsValue::from_str(SEED), JsValue::UNDEFINED).unwrap();
     assert!(is_plain_object(&s));
     assert!(Array::is_array(&get(&s, "pending")));
     let tool = path(&s, &["pending", "0"]);
@@ -111,7 +111,7 @@ fn results_are_plain_objects_with_null_not_undefined() {
 
 #[wasm_bindgen_test]
 fn decisions_build_the_exact_wire_payload() {
-    let s = pending_approvals(JsValue::from_str(SEED)).unwrap();
+    let s = pending_approvals(JsValue::from_str(SEED), JsValue::UNDEFINED).unwrap();
     let mut d = JsDecisions::new(s).unwrap();
     assert!(!d.is_complete());
     assert_eq!(
@@ -150,7 +150,7 @@ fn decisions_build_the_exact_wire_payload() {
 
 #[wasm_bindgen_test]
 fn errors_are_toolgate_errors_with_codes() {
-    let s = pending_approvals(JsValue::from_str(SEED)).unwrap();
+    let s = pending_approvals(JsValue::from_str(SEED), JsValue::UNDEFINED).unwrap();
     let mut d = JsDecisions::new(s).unwrap();
     let e = d.approve("toolu_nope".into()).unwrap_err();
     assert!(e.is_instance_of::<js_sys::Error>());
@@ -181,16 +181,24 @@ fn errors_are_toolgate_errors_with_codes() {
     let e = JsDecisions::new(JsValue::from_str(idle)).err().unwrap();
     assert_eq!(error_code(&e), "not_suspended");
 
-    let e = pending_approvals(JsValue::from_str("{\"messages\": [\n  {\"role\": }")).unwrap_err();
+    let e = pending_approvals(
+        JsValue::from_str("{\"messages\": [\n  {\"role\": }"),
+        JsValue::UNDEFINED,
+    )
+    .unwrap_err();
     assert_eq!(error_code(&e), "parse_error");
     assert_eq!(get(&e, "line").as_f64(), Some(2.0));
     assert!(get(&e, "column").as_f64().is_some());
-    let e = pending_approvals(JsValue::from_str(r#"{"messages": {}}"#)).unwrap_err();
+    let e = pending_approvals(JsValue::from_str(r#"{"messages": {}}"#), JsValue::UNDEFINED)
+        .unwrap_err();
     assert_eq!(error_code(&e), "parse_error");
     assert_eq!(get(&e, "path").as_string().as_deref(), Some("$.messages"));
-    let e = pending_approvals(js_parse(
-        r#"{"messages": [{"type":"tool_call","tools":[{"callId":"a","approval":"maybe"}]}]}"#,
-    ))
+    let e = pending_approvals(
+        js_parse(
+            r#"{"messages": [{"type":"tool_call","tools":[{"callId":"a","approval":"maybe"}]}]}"#,
+        ),
+        JsValue::UNDEFINED,
+    )
     .unwrap_err();
     assert_eq!(error_code(&e), "parse_error");
     assert_eq!(
@@ -212,7 +220,7 @@ fn no_input_traps_the_module() {
             continue;
         }
         let prefix = &seed[..end];
-        let e = pending_approvals(JsValue::from_str(prefix)).unwrap_err();
+        let e = pending_approvals(JsValue::from_str(prefix), JsValue::UNDEFINED).unwrap_err();
         assert_eq!(error_code(&e), "parse_error", "prefix {end}");
         let e = parse_thread(Uint8Array::from(prefix.as_bytes()).into()).unwrap_err();
         assert_eq!(error_code(&e), "parse_error", "prefix {end}");
@@ -227,12 +235,12 @@ fn no_input_traps_the_module() {
         js_parse("[[1]]"),
         js_parse(r#"{"messages":[null]}"#),
     ] {
-        let e = pending_approvals(v.clone()).unwrap_err();
+        let e = pending_approvals(v.clone(), JsValue::UNDEFINED).unwrap_err();
         assert_eq!(error_code(&e), "parse_error");
         assert!(parse_thread(v).is_err());
     }
     // The module still works after all that.
-    assert!(pending_approvals(JsValue::from_str(SEED)).is_ok());
+    assert!(pending_approvals(JsValue::from_str(SEED), JsValue::UNDEFINED).is_ok());
 }
 
 /// The value a JS expression evaluates to.
@@ -256,7 +264,7 @@ fn values_that_throw_when_read_are_parse_errors() {
     ];
     for expr in values {
         let v = js_eval(expr);
-        let e = pending_approvals(v.clone()).unwrap_err();
+        let e = pending_approvals(v.clone(), JsValue::UNDEFINED).unwrap_err();
         assert_eq!(error_code(&e), "parse_error", "pendingApprovals({expr})");
         let e = parse_thread(v.clone()).unwrap_err();
         assert_eq!(error_code(&e), "parse_error", "parseThread({expr})");
@@ -265,9 +273,9 @@ fn values_that_throw_when_read_are_parse_errors() {
     }
     let v = js_eval(values[0]);
     for _ in 0..3000 {
-        assert!(pending_approvals(v.clone()).is_err());
+        assert!(pending_approvals(v.clone(), JsValue::UNDEFINED).is_err());
     }
-    assert!(pending_approvals(JsValue::from_str(SEED)).is_ok());
+    assert!(pending_approvals(JsValue::from_str(SEED), JsValue::UNDEFINED).is_ok());
 }
 
 /// Bytes made in another realm (a frame; a test environment whose `TextEncoder` is not the page's)
@@ -291,11 +299,14 @@ fn bytes_from_another_realm_are_read_as_bytes() {
         view.call2(&JsValue::NULL, &realm, &bytes).expect("check"),
         JsValue::TRUE
     );
-    let expected = stringify(&pending_approvals(JsValue::from_str(SEED)).expect("string"));
+    let expected =
+        stringify(&pending_approvals(JsValue::from_str(SEED), JsValue::UNDEFINED).expect("string"));
     let buffer = get(&bytes, "buffer");
     for input in [&bytes, &buffer] {
         assert_eq!(
-            stringify(&pending_approvals(input.clone()).expect("pendingApprovals")),
+            stringify(
+                &pending_approvals(input.clone(), JsValue::UNDEFINED).expect("pendingApprovals")
+            ),
             expected
         );
         assert!(parse_thread(input.clone()).is_ok());
@@ -390,8 +401,9 @@ fn parse_thread_fast_path_agrees_with_the_crates_parser() {
     for doc in &docs {
         // pendingApprovals reads a string with JSON.parse and bytes with the crate's scanner: the
         // same suspension or the same error path.
-        let p_str = pending_approvals(JsValue::from_str(doc));
-        let p_bytes = pending_approvals(Uint8Array::from(doc.as_bytes()).into());
+        let p_str = pending_approvals(JsValue::from_str(doc), JsValue::UNDEFINED);
+        let p_bytes =
+            pending_approvals(Uint8Array::from(doc.as_bytes()).into(), JsValue::UNDEFINED);
         match (&p_str, &p_bytes) {
             (Ok(a), Ok(b)) => assert_eq!(stringify(a), stringify(b), "{doc}"),
             (Err(a), Err(b)) => {
@@ -480,13 +492,14 @@ fn the_string_scanner_finds_special_bytes_at_every_offset() {
                         .map(str::to_owned);
                     let expected = path(&expected, &["messages", "0", "content"]).as_string();
                     assert_eq!(content, expected, "{doc}");
-                    let s = pending_approvals(JsValue::from_str(&doc)).unwrap();
+                    let s = pending_approvals(JsValue::from_str(&doc), JsValue::UNDEFINED).unwrap();
                     assert_eq!(get(&s, "suspended").as_bool(), Some(false));
                 }
                 Err(_) => {
                     let e = native.err().unwrap_or_else(|| panic!("accepted: {doc}"));
                     assert_eq!(e.column, Some(40 + pad + usize::from(special == "\\x")));
-                    let e = pending_approvals(JsValue::from_str(&doc)).unwrap_err();
+                    let e =
+                        pending_approvals(JsValue::from_str(&doc), JsValue::UNDEFINED).unwrap_err();
                     assert_eq!(error_code(&e), "parse_error");
                 }
             }
@@ -503,15 +516,16 @@ fn nesting_limit_applies_where_the_crate_parses() {
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
     let doc = format!(r#"{{"messages":[{{"x":{deep}}},{{"role":"user","content":"hi"}}]}}"#);
     assert!(toolgate::thread::parse_thread_str(&doc).is_err());
-    let e = pending_approvals(Uint8Array::from(doc.as_bytes()).into()).unwrap_err();
+    let e =
+        pending_approvals(Uint8Array::from(doc.as_bytes()).into(), JsValue::UNDEFINED).unwrap_err();
     assert_eq!(error_code(&e), "parse_error");
-    let s = pending_approvals(JsValue::from_str(&doc)).unwrap();
+    let s = pending_approvals(JsValue::from_str(&doc), JsValue::UNDEFINED).unwrap();
     assert_eq!(get(&s, "suspended").as_bool(), Some(false));
     let t = parse_thread(JsValue::from_str(&doc)).unwrap();
     assert_eq!(Array::from(&get(&t, "messages")).length(), 2);
     // In the tail, the crate's limit holds on every path.
     let doc = format!(r#"{{"messages":[{{"role":"user","content":"hi"}},{{"x":{deep}}}]}}"#);
-    let e = pending_approvals(JsValue::from_str(&doc)).unwrap_err();
+    let e = pending_approvals(JsValue::from_str(&doc), JsValue::UNDEFINED).unwrap_err();
     assert_eq!(error_code(&e), "parse_error");
 }
 
@@ -632,7 +646,7 @@ fn memory_bytes() -> f64 {
 #[wasm_bindgen_test]
 fn pending_approvals_of_bytes_keeps_wasm_memory_bounded() {
     // Warm up: the allocator's first growth and the glue's own buffers are not this test's.
-    pending_approvals(Uint8Array::from(SEED.as_bytes()).into()).unwrap();
+    pending_approvals(Uint8Array::from(SEED.as_bytes()).into(), JsValue::UNDEFINED).unwrap();
     let before = memory_bytes();
     let size = before.max(15e6) + 1e6;
     let make = js_sys::Function::new_with_args(
@@ -650,11 +664,333 @@ fn pending_approvals_of_bytes_keeps_wasm_memory_bounded() {
     let len = get(&bytes, "length").as_f64().unwrap();
     assert!(len > 20e6 && len > before, "{len} bytes");
     assert_eq!(memory_bytes(), before, "the document is not in wasm memory");
-    let s = pending_approvals(bytes).unwrap();
+    let s = pending_approvals(bytes, JsValue::UNDEFINED).unwrap();
     assert_eq!(get(&s, "suspended"), JsValue::TRUE);
     let grown = memory_bytes() - before;
     assert!(
         grown < f64::from(2u32 << 20),
         "wasm memory grew by {grown} bytes for a {len}-byte document ({before} before)"
     );
+}
+
+// `pendingApprovals(input, { check: "tail" })`: the document read backwards from its end to its
+// last message, and only that read. Against the full read (`check` absent), on the fixtures, on
+// generated threads full of what could mislead a backwards scan, and on every kind of damage.
+
+fn tail() -> JsValue {
+    js_parse(r#"{"check":"tail"}"#)
+}
+
+/// What a `pendingApprovals` call returned, as text: the suspension, or the error's message
+/// (code, detail, path, line and column).
+fn outcome(r: Result<JsValue, JsValue>) -> Result<String, String> {
+    r.map(|v| stringify(&v))
+        .map_err(|e| get(&e, "message").as_string().unwrap_or_default())
+}
+
+/// Both checks of one document, from a string and from bytes: `(all, tail)` each.
+fn both_ways(doc: &str) -> [(Result<String, String>, Result<String, String>); 2] {
+    let bytes = || JsValue::from(Uint8Array::from(doc.as_bytes()));
+    [
+        (
+            outcome(pending_approvals(s(doc), JsValue::UNDEFINED)),
+            outcome(pending_approvals(s(doc), tail())),
+        ),
+        (
+            outcome(pending_approvals(bytes(), JsValue::UNDEFINED)),
+            outcome(pending_approvals(bytes(), tail())),
+        ),
+    ]
+}
+
+#[wasm_bindgen_test]
+fn tail_check_agrees_with_the_full_read_on_the_fixtures() {
+    let fixtures = [
+        SEED,
+        CONVERSATION,
+        include_str!("fixtures/neuron/approval-null-absent.json"),
+        include_str!("fixtures/neuron/bare-array.json"),
+        include_str!("fixtures/neuron/empty.json"),
+        include_str!("fixtures/neuron/escaped-unicode.json"),
+        include_str!("fixtures/neuron/interleaved.json"),
+        include_str!("fixtures/neuron/numeric-id.json"),
+        include_str!("fixtures/neuron/optional-fields.json"),
+        include_str!("fixtures/neuron/stale-pending.json"),
+        include_str!("fixtures/neuron/tail-decided.json"),
+        include_str!("fixtures/neuron/unknown-fields.json"),
+    ];
+    for doc in fixtures {
+        for (all, tail) in both_ways(doc) {
+            assert!(all.is_ok(), "{all:?}");
+            assert_eq!(tail, all, "{doc}");
+        }
+    }
+    // And on a parsed value (read as the full check does).
+    let value = || js_parse(SEED);
+    assert_eq!(
+        outcome(pending_approvals(value(), tail())),
+        outcome(pending_approvals(value(), JsValue::UNDEFINED))
+    );
+}
+
+#[wasm_bindgen_test]
+fn tail_check_options() {
+    for check in [r#"{}"#, r#"{"check":"all"}"#, "null"] {
+        let r = pending_approvals(s(SEED), js_parse(check)).unwrap();
+        assert_eq!(get(&r, "suspended"), JsValue::TRUE, "{check}");
+    }
+    for check in [r#"{"check":"tails"}"#, r#"{"check":true}"#] {
+        let e = pending_approvals(s(SEED), js_parse(check)).unwrap_err();
+        assert_eq!(error_code(&e), "invalid_argument", "{check}");
+        assert_eq!(get(&e, "path").as_string().as_deref(), Some("check"));
+    }
+}
+
+/// A small deterministic generator (xorshift).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.below(from.len())]
+    }
+}
+
+/// A JSON string literal made of what could mislead a backwards scan: escaped quotes after runs
+/// of backslashes, brackets, commas and colons, text that looks like JSON, raw and escaped unicode.
+fn tricky(r: &mut Rng) -> String {
+    let pieces = [
+        "plain",
+        r#"\""#,
+        r#"\\"#,
+        r#"\\\""#,
+        r#"\\\\"#,
+        r#"{"#,
+        r#"}"#,
+        r#"["#,
+        r#"]"#,
+        r#", "#,
+        r#":"#,
+        r#"\n\t"#,
+        r#"\u00e9\/"#,
+        "é漢😀",
+        r#"\"}]}"#,
+        r#"{\"messages\":[{\"a\":\"\\\"}]}"#,
+        r#"\"approval\":\"pending\""#,
+    ];
+    let mut out = String::from("\"");
+    for _ in 0..r.below(6) {
+        out.push_str(r.pick(&pieces));
+    }
+    out.push('"');
+    out
+}
+
+/// A JSON value for tool inputs, results and extra members: nested, with tricky strings.
+fn value(r: &mut Rng, depth: usize) -> String {
+    match if depth > 2 { r.below(3) } else { r.below(6) } {
+        0 => tricky(r),
+        1 => r
+            .pick(&["0", "-1.5e3", "true", "false", "null", "12"])
+            .into(),
+        2 => "[]".into(),
+        3 => format!("[{}, {}]", value(r, depth + 1), value(r, depth + 1)),
+        4 => format!(
+            r#"{{ "k": {}, "nested": {{"x":{}}} }}"#,
+            value(r, depth + 1),
+            value(r, depth + 1)
+        ),
+        _ => format!(r#"{{"rows":[{},{}]}}"#, value(r, depth + 1), tricky(r)),
+    }
+}
+
+fn message(r: &mut Rng, i: usize, tail: bool) -> String {
+    let ws = if r.below(2) == 0 { "" } else { "\n  " };
+    if r.below(3) == 0 && !tail {
+        return format!(
+            r#"{{{ws}"__id":"m{i}",{ws}"role":"user",{ws}"content":{}}}"#,
+            tricky(r)
+        );
+    }
+    let mut tools = Vec::new();
+    for t in 0..1 + r.below(3) {
+        let approval = r.pick(&[r#""pending""#, r#""approved""#, r#""rejected""#, "null"]);
+        tools.push(format!(
+            r#"{{"callId":"c{i}_{t}","name":"tool{t}","inputs":{{"a":{}}},"result":{},"approval":{approval},"approvalReason":{},"rejectReason":null}}"#,
+            value(r, 0),
+            value(r, 0),
+            tricky(r)
+        ));
+    }
+    format!(
+        r#"{{{ws}"__id":"m{i}",{ws}"role":"assistant","type":"tool_call","content":[],{ws}"tools":[{}]}}"#,
+        tools.join(",")
+    )
+}
+
+/// A generated thread: the document, and where its last message starts (its length when it has
+/// none). `any`: of any shape, else of the shape the tail check reads (`{ ..., "messages": [...] }`).
+fn thread(r: &mut Rng, any: bool) -> (String, usize) {
+    let n = r.below(5);
+    let sep = if r.below(2) == 0 { "," } else { " ,\n " };
+    let mut head = String::new();
+    let bare = any && r.below(4) == 0;
+    if bare {
+        head.push_str(" [");
+    } else {
+        head.push('{');
+        if r.below(2) == 0 {
+            head.push_str(&format!(r#""id":{},"#, tricky(r)));
+        }
+        head.push_str(r#" "messages" : ["#);
+    }
+    for i in 0..n.saturating_sub(1) {
+        head.push_str(&message(r, i, false));
+        head.push_str(sep);
+    }
+    let last = if n > 0 {
+        message(r, n, true)
+    } else {
+        String::new()
+    };
+    let start = if n > 0 { head.len() } else { usize::MAX };
+    let mut doc = head + &last + "]";
+    if any && !bare {
+        for _ in 0..r.below(3) {
+            // (Anything but an array: the tail check needs the document to end with `messages`,
+            // and reads it whole when it does not.)
+            doc.push_str(&format!(
+                r#", "extra{}":{{"v":{}}}"#,
+                r.below(9),
+                value(r, 0)
+            ));
+        }
+        if r.below(3) == 0 {
+            doc.push_str(r#","id":"t1""#);
+        }
+    }
+    if !bare {
+        doc.push('}');
+    }
+    doc.push_str(r.pick(&["", "\n", " \r\n\t"]));
+    let start = start.min(doc.len());
+    (doc, start)
+}
+
+#[wasm_bindgen_test]
+fn tail_check_agrees_with_the_full_read_on_generated_threads() {
+    let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..400 {
+        let any = r.below(4) != 0;
+        let (doc, _) = thread(&mut r, any);
+        // The same document with its start broken: the full read throws, and where the document
+        // has the shape the tail check reads, the tail check does not read it (so it found the
+        // last message where it is, and read nothing before).
+        let at = doc.len() - doc.trim_start().len() + 1;
+        let broken = format!("{}@{}", &doc[..at], &doc[at..]);
+        for ((all, tail), (broken_all, broken_tail)) in
+            both_ways(&doc).into_iter().zip(both_ways(&broken))
+        {
+            assert!(all.is_ok(), "{all:?} {doc}");
+            assert_eq!(tail, all, "{doc}");
+            assert!(broken_all.is_err(), "{broken}");
+            if ends_as_read(&doc) && doc.trim_start().starts_with('{') {
+                assert_eq!(broken_tail, all, "{broken}");
+            } else {
+                assert_eq!(broken_tail, broken_all, "{broken}");
+            }
+        }
+    }
+}
+
+/// Whether a text ends as the tail check reads a document: `]` and `}`, with white space only
+/// after and between them.
+fn ends_as_read(text: &str) -> bool {
+    text.trim_end()
+        .strip_suffix('}')
+        .map(str::trim_end)
+        .is_some_and(|t| t.ends_with(']'))
+}
+
+/// On a damaged document the tail check reports what the full read reports, unless the damage is
+/// before the last message, which it does not read, or leaves a text that ends as a whole one
+/// would: a character replaced, removed or added anywhere, and the document cut at every length.
+#[wasm_bindgen_test]
+fn tail_check_on_damaged_threads() {
+    let mut r = Rng(0x2545_f491_4f6c_dd1d);
+    let (mut unread, mut looks_whole, mut same) = (0, 0, 0);
+    let mut check = |doc: &str, at: usize, start: usize, whole: bool| {
+        for (all, tail) in both_ways(doc) {
+            if tail == all {
+                same += 1;
+                continue;
+            }
+            assert!(
+                all.is_err() && (at < start || whole),
+                "damage at {at}, last message at {start}: {all:?} / {tail:?}\n{doc}"
+            );
+            if at < start {
+                unread += 1;
+            } else {
+                looks_whole += 1;
+            }
+        }
+    };
+    for k in 0..200 {
+        let (doc, start) = thread(&mut r, k % 3 == 0);
+        let chars: Vec<(usize, char)> = doc.char_indices().collect();
+        for _ in 0..12 {
+            let (at, c) = chars[r.below(chars.len())];
+            let with = r.pick(&["\"", "\\", "{", "}", "[", "]", ",", ":", " ", "a", "1", ""]);
+            let mut damaged = doc.clone();
+            match r.below(3) {
+                0 => damaged.replace_range(at..at + c.len_utf8(), with),
+                1 => damaged.insert_str(at, with),
+                _ => damaged.replace_range(at..at + c.len_utf8(), ""),
+            }
+            // (A document that did not end as the tail check reads one, and now does.)
+            let whole = !ends_as_read(&doc) && ends_as_read(&damaged);
+            check(&damaged, at, start, whole);
+        }
+        // Cut at every character of the last 60 and at a few others: unnoticed only where what is
+        // left ends as a whole document would.
+        for (k, &(at, _)) in chars.iter().enumerate().rev() {
+            if k + 60 < chars.len() && r.below(20) != 0 {
+                continue;
+            }
+            check(&doc[..at], at, start, ends_as_read(&doc[..at]));
+        }
+    }
+    assert!(
+        unread > 0 && looks_whole > 0 && same > 10 * (unread + looks_whole),
+        "{unread} / {looks_whole} / {same}"
+    );
+}
+
+/// What the tail check cannot see: damage before the last message; a document cut short right
+/// after an object whose last member is an array of objects (in the last message), which reads
+/// as a whole document; and an array after `messages`, whose last object it takes for the last
+/// message.
+#[wasm_bindgen_test]
+fn tail_check_limits() {
+    let doc = r#"{"messages":[{"role":"user","content":"hi"}],"seen":[{"role":"assistant","type":"tool_call","tools":[{"callId":"c","approval":"pending"}]}]}"#;
+    let [(all, tail), _] = both_ways(doc);
+    assert_eq!(get(&js_parse(&all.unwrap()), "suspended"), JsValue::FALSE);
+    assert_eq!(get(&js_parse(&tail.unwrap()), "suspended"), JsValue::TRUE);
+    let doc =
+        r#"{"messages":[{"role":"user","content":"hi"} oops,{"role":"assistant","content":"x"}]}"#;
+    let [(all, tail), _] = both_ways(doc);
+    assert!(all.is_err());
+    assert_eq!(tail.as_deref().map(|_| ()), Ok(()));
+    let doc = r#"{"messages":[{"role":"assistant","type":"tool_call","tools":[{"callId":"c","result":{"messages":[{"type":"text"}]}}]}]}"#;
+    let cut = &doc[..doc.len() - 5];
+    let [(all, tail), _] = both_ways(cut);
+    assert!(all.is_err());
+    assert!(tail.is_ok(), "{tail:?}");
 }

@@ -122,6 +122,10 @@ export function prepareThread(bytes) {
   check(JSON.stringify(tg.pending.map((t) => t.callId)) === JSON.stringify(pendingJs), 'pending callIds agree');
   check(JSON.stringify(tgBytes.pending.map((t) => t.callId)) === JSON.stringify(pendingJs), 'pending callIds agree (bytes)');
   check(pendingJs.length === 2, 'two pending tools on the tail');
+  // The tail check finds the same suspension as the full one, from both inputs.
+  const same = JSON.stringify(tg);
+  check(JSON.stringify(pendingApprovals(s, TAIL)) === same, 'the tail check agrees (string)');
+  check(JSON.stringify(pendingApprovals(u8, TAIL)) === same, 'the tail check agrees (bytes)');
   return { bytes: u8.length, chars: s.length, messages: js.messages.length, genMs };
 }
 
@@ -130,7 +134,9 @@ const jsTail = (t) => {
   return last?.type === 'tool_call' ? last.tools.filter((x) => x.approval === 'pending') : [];
 };
 
-/** Case 1: pendingApprovals (string, bytes) against JSON.parse + the tail filter. */
+const TAIL = { check: 'tail' };
+
+/** Case 1: pendingApprovals (string, bytes; full and tail check) against JSON.parse + the tail filter. */
 export function pending(bytes, { runs = 7, warmups = 2 } = {}) {
   const { s, u8 } = threads.get(bytes);
   return compareSync(
@@ -139,6 +145,8 @@ export function pending(bytes, { runs = 7, warmups = 2 } = {}) {
       baselineString: () => jsTail(JSON.parse(s)),
       toolgateBytes: () => pendingApprovals(u8),
       baselineBytes: () => jsTail(JSON.parse(new TextDecoder().decode(u8))),
+      toolgateStringTail: () => pendingApprovals(s, TAIL),
+      toolgateBytesTail: () => pendingApprovals(u8, TAIL),
     },
     { runs, warmups },
   );

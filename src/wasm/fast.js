@@ -80,6 +80,60 @@ export function fastTail(input) {
   } catch {}
 }
 
+// `pendingApprovals(input, { check: 'tail' })`, for a document that ends with its `messages` array
+// (`{ ..., "messages": [...] }`): the document cut to its last message, read from its end
+// backwards so that only the tail is read at all: `'{"messages":['` and the text from the last
+// message's `{` to the end, a string or bytes like `input`, for the crate to read in full. Going
+// backwards, a quote with an even number of backslashes before it is a string's end (an escaped
+// one has an odd number): exact on well-formed JSON; what the scan gets wrong on a broken document
+// the crate's reading of the cut finds, unless it lies before the tail. `undefined` for a full read:
+// `check` absent or `'all'`, a parsed value, a bare array, a document ending otherwise, or anything
+// else unexpected (the full read reports it); the `ToolgateError` to throw for another `check`.
+export function tailDoc(input, options) {
+  try {
+    const check = options?.check;
+    if (check === undefined || check === 'all') return;
+    if (check !== 'tail') return fail('check must be "all" or "tail"', 'check');
+    const s = typeof input === 'string' ? input : bytesOf(input);
+    const str = typeof s === 'string';
+    const at = (i) => (str ? s.charCodeAt(i) : s[i]);
+    let i = s.length;
+    // The last character before `i` that is no white space, `i` left on it.
+    const back = () => {
+      let c;
+      do {
+        if (i <= 0) throw 0;
+        c = at(--i);
+      } while (c === 32 || c === 10 || c === 13 || c === 9);
+      return c;
+    };
+    // `{`, and `]}` at the end (a bare array is read whole: cut short after any array of objects
+    // in its last message, it would read as whole).
+    let c = 0;
+    while (/\s/.test(String.fromCharCode(at(c)))) c++;
+    if (at(c) !== 123 || back() !== 125 || back() !== 93) return;
+    // The last message (none when the array is empty): from its `}` to its `{`, strings jumped
+    // from their closing quote to their opening one.
+    let cut = i;
+    if ((c = back()) === 125) {
+      for (let depth = 1; depth; ) {
+        if ((c = back()) === 34) {
+          do {
+            i = s.lastIndexOf(str ? '"' : 34, i - 1);
+            for (c = i; at(c - 1) === 92; ) c--;
+          } while (i > 0 && (i - c) & 1);
+          if (i < 0) return;
+        } else depth += c === 125 || c === 93 ? 1 : c === 123 || c === 91 ? -1 : 0;
+      }
+      cut = i;
+      c = back();
+      if (c !== 44 && c !== 91) return;
+    } else if (c !== 91) return;
+    // (Bytes that are no UTF-8 throw: the full read reports them.)
+    return '{"messages":[' + (str ? s.slice(cut) : utf8.decode(s.subarray(cut)));
+  } catch {}
+}
+
 // A `Uint8Array` of bytes given as one or as an `ArrayBuffer`; `undefined` for any other value.
 // Known by its tag, not `instanceof`: bytes from another realm (a frame, a test environment's
 // `TextEncoder`) count too.

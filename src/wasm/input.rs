@@ -45,6 +45,11 @@ extern "C" {
     #[wasm_bindgen(js_name = fastTail)]
     pub(crate) fn fast_tail(input: &JsValue) -> JsValue;
 
+    /// `pendingApprovals`' tail check (see `fast.js`): the document cut to its last message, a
+    /// string or bytes; `undefined` for a full read; the `ToolgateError` for a bad `check`.
+    #[wasm_bindgen(js_name = tailDoc)]
+    pub(crate) fn tail_doc(input: &JsValue, options: &JsValue) -> JsValue;
+
     /// `parseThread`'s result from JSON text the crate has checked: `{ id, messages }`, the
     /// messages being the document (`bare`) or its `messages`; `undefined` where `JSON.parse`
     /// throws. (`bare` as a number, 1 or 0: it crosses as it is, with no wrapper in the glue.)

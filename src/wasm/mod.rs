@@ -76,12 +76,26 @@ pub fn parse_thread(
     })()?)
 }
 
-// `pendingApprovals(input)`: where the thread stands, by its last message alone.
+// `pendingApprovals(input, options)`: where the thread stands, by its last message alone. With
+// `{ check: 'tail' }`, a string or bytes are first cut to their last message from the end (see
+// `tailDoc` in `fast.js`) and only that is read; where the cut is no good, the whole document is,
+// for the exact error.
 #[wasm_bindgen(js_name = pendingApprovals, unchecked_return_type = "Suspension", skip_typescript, skip_jsdoc)]
 pub fn pending_approvals(
     #[wasm_bindgen(unchecked_param_type = "ThreadInput")] input: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "PendingOptions")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
-    Ok(suspension_of(&input).and_then(|s| to_js(&s))?)
+    let cut = input::tail_doc(&input, &options);
+    if error::is_toolgate_error(&cut) {
+        return Err(cut);
+    }
+    let tail = match cut.is_undefined() {
+        false => suspension_of(&cut).ok(),
+        true => None,
+    };
+    Ok(tail
+        .map_or_else(|| suspension_of(&input), Ok)
+        .and_then(|s| to_js(&s))?)
 }
 
 fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {

@@ -447,9 +447,19 @@ export function isToolgateError(value: unknown): value is ToolgateError;
 export function parseThread(input: ThreadInput): Thread;
 
 /**
- * `pendingApprovals(input)`: where the thread stands, by its last message alone.
+ * `pendingApprovals(input, options?)`: where the thread stands, by its last message alone.
  */
-export function pendingApprovals(input: ThreadInput): Suspension;
+export function pendingApprovals(input: ThreadInput, options?: PendingOptions): Suspension;
+
+/** How much of a thread `pendingApprovals` checks. */
+export interface PendingOptions {
+    /** `"all"` (the default): the whole document, so a broken one always throws. `"tail"`: a
+     *  string or bytes are read backwards from their end to the last message, and only that (and
+     *  any members after `messages`) is read and checked: the same answer on a well-formed
+     *  document, in time that does not grow with the thread, but a document broken before its
+     *  last message goes unnoticed. A parsed value is read as with `"all"`. */
+    check?: "all" | "tail";
+}
 "#;
 
 #[wasm_bindgen(module = "/src/wasm/fast.js")]

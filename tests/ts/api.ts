@@ -28,6 +28,11 @@ export async function example(threadJson: string, bytes: Uint8Array, id: string)
   await init();
   const s: Suspension = pendingApprovals(threadJson);
   pendingApprovals(bytes);
+  pendingApprovals(threadJson, { check: 'tail' });
+  pendingApprovals(bytes, { check: 'all' });
+  pendingApprovals(bytes, {});
+  // @ts-expect-error: only 'all' or 'tail'
+  pendingApprovals(bytes, { check: 'head' });
   pendingApprovals({ id: 'thread_42', messages: [] });
   pendingApprovals([{ role: 'user', content: 'hi' }]);
   if (s.suspended) {
