@@ -1257,3 +1257,51 @@ async fn free_from_a_listener_of_a_method_throws_and_still_frees() {
     let e = snapshot.call0(&c).unwrap_err();
     assert!(!is_toolgate_error(&e), "a plain Error after free()");
 }
+
+// ------------------------------------------------------------------------------------------------
+// The snapshot and the `fetch` option as user code can reach them.
+
+/// `getSnapshot()` from JS that a step calls synchronously: here the abort listener of a custom
+/// `fetch`, run by `abort()`'s step as it cancels the request. It returns the last snapshot
+/// `getSnapshot()` returned (the step's changes come with the listeners after it), the very same
+/// object; before any snapshot was made, it throws `invalid_state`.
+#[wasm_bindgen_test]
+async fn get_snapshot_inside_a_step_returns_the_last_snapshot() {
+    // `out.client` reads its snapshot from the listener: `out.snap`, or the error `out.err`.
+    let fetch = "(url, init) => new Promise((_, reject) => init.signal.addEventListener('abort', \
+         () => { try { out.snap = out.client.getSnapshot(); } catch (e) { out.err = e; } \
+         reject(init.signal.reason); }))";
+    let run: Function = js_fn(
+        "c, out, read",
+        "return (async () => { out.client = c; \
+         const p = c.load(); if (read) out.loading = c.getSnapshot(); \
+         await new Promise((r) => setTimeout(r, 20)); c.abort(); \
+         out.code = await p.then(() => 'ok', (e) => e.code); out.after = c.getSnapshot(); })()",
+    )
+    .unchecked_into();
+    for read in [true, false] {
+        let out = Object::new();
+        let o = options(endpoint(), &fresh_thread("reentry"), r#""persist":false"#);
+        let f = js_fn("out", &format!("return {fetch}"))
+            .unchecked_into::<Function>()
+            .call1(&JsValue::NULL, &out)
+            .expect("fetch");
+        js_sys::Reflect::set(&o, &s("fetch"), &f).expect("set fetch");
+        let c = JsValue::from(ApprovalClient::new(o).expect("client"));
+        let p = run
+            .call3(&JsValue::NULL, &c, &out, &JsValue::from_bool(read))
+            .expect("run");
+        wait(p).await.expect("the run");
+        assert_eq!(string(&get(&out, "code")), "aborted");
+        let (seen, err) = (get(&out, "snap"), get(&out, "err"));
+        if read {
+            assert!(err.is_undefined(), "getSnapshot() threw {:?}", err);
+            assert!(seen == get(&out, "loading"), "the last snapshot returned");
+            assert_eq!(get(&seen, "busy"), JsValue::TRUE);
+            assert_eq!(get(&get(&out, "after"), "busy"), JsValue::FALSE);
+        } else {
+            assert!(seen.is_undefined());
+            assert_eq!(code(&err), "invalid_state");
+        }
+    }
+}

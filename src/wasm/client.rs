@@ -17,6 +17,10 @@
 //!
 //! - `getSnapshot()` returns the same frozen object until the core's `version` changes; the
 //!   `messages` array is reused until `messagesVersion` changes (React `useSyncExternalStore`).
+//!   Called while a step runs (from JS the step calls synchronously: an abort listener of a custom
+//!   `fetch` as a request is cancelled, a patched timer or storage), it returns the last snapshot
+//!   it returned, whose changes the step's listeners announce; before any, it throws
+//!   `invalid_state`.
 //! - Listeners are called **synchronously**, once per step that changed the snapshot, after the step
 //!   (so after `approve()` returns, they have run). An exception thrown by a listener is reported
 //!   with `console.error` and does not stop the other listeners or the client.
@@ -85,13 +89,14 @@ extern "C" {
     #[wasm_bindgen(js_name = useFetch)]
     fn use_fetch(report: &Function, options: &JsValue);
     /// The snapshot object, frozen: the head with its messages (frozen too) and its streaming
-    /// text (appended to `prev`'s when that is given).
+    /// text (appended to `prev`'s when that is given); kept as the `last` of `listeners`.
     #[wasm_bindgen(js_name = snapshot)]
     fn freeze_snapshot(
         head: &JsValue,
         messages: &JsValue,
         text: &JsValue,
         prev: &JsValue,
+        listeners: &Listeners,
     ) -> JsValue;
 }
 
@@ -104,6 +109,10 @@ extern "C" {
     fn new() -> Listeners;
     #[wasm_bindgen(method, js_class = "Map")]
     fn clear(this: &Listeners);
+    /// The last snapshot `getSnapshot()` returned (kept there by `snapshot` in `fast.js`, outside
+    /// the core's `RefCell`), or `undefined`.
+    #[wasm_bindgen(method, getter, js_class = "Map", js_name = s)]
+    fn last(this: &Listeners) -> JsValue;
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(handler: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
@@ -128,7 +137,7 @@ const TIMED_OUT: i32 = -4;
 struct Inner {
     core: Client,
     freed: bool,
-    /// `(version, frozen snapshot object)`.
+    /// `(version, frozen snapshot object)` (the object is also the listeners' `last`).
     snapshot: Option<(u64, JsValue)>,
     /// `(messagesVersion, frozen messages array)`.
     messages: Option<(u64, JsValue)>,
@@ -536,16 +545,22 @@ impl ApprovalClient {
         Ok(ApprovalClient { shared })
     }
 
-    // The current snapshot: the same frozen object until something changes.
+    // The current snapshot: the same frozen object until something changes. While a step runs
+    // (JS it calls reads the snapshot), the last one it returned; `invalid_state` before any.
     #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "Snapshot", skip_jsdoc)]
     pub fn get_snapshot(&self) -> Result<JsValue, JsValue> {
         // The crate's errors converted at one place.
         Ok((|| {
             let Ok(mut guard) = self.shared.inner.try_borrow_mut() else {
-                return Err(Error::new(
-                    ErrorCode::InvalidState,
-                    "the client is running a step",
-                ));
+                // A step is running.
+                let last = self.shared.listeners.last();
+                if last.is_undefined() {
+                    return Err(Error::new(
+                        ErrorCode::InvalidState,
+                        "the client is running a step",
+                    ));
+                }
+                return Ok(last);
             };
             let inner = &mut *guard;
             let version = inner.core.version();
@@ -573,7 +588,7 @@ impl ApprovalClient {
                 (true, Some((_, object))) => object.clone(),
                 _ => JsValue::UNDEFINED,
             };
-            let object = freeze_snapshot(&head, &messages, &text, &prev);
+            let object = freeze_snapshot(&head, &messages, &text, &prev, &self.shared.listeners);
             inner.snapshot = Some((version, object.clone()));
             Ok(object)
         })()?)

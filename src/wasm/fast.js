@@ -410,9 +410,11 @@ export function storage(key, value) {
 // `getSnapshot()`'s object: the head the crate wrote, with the messages array (reused until the
 // messages change) and, while a message streams, its text: `text`, appended to the text of `prev`
 // (the last snapshot, of the same streaming message) when given, so that only what the stream
-// added crosses; both objects frozen (the array again each time: a no-op once it is).
-export function snapshot(head, messages, text, prev) {
+// added crosses; both objects frozen (the array again each time: a no-op once it is). Kept as
+// `listeners.s` (outside the core's `RefCell`, as the listeners' `Map` is): what `getSnapshot()`
+// returns while a step runs.
+export function snapshot(head, messages, text, prev, listeners) {
   if (text !== undefined) head.streaming.text = prev ? prev.streaming.text + text : text;
   head.messages = Object.freeze(messages);
-  return Object.freeze(head);
+  return (listeners.s = Object.freeze(head));
 }

@@ -344,6 +344,9 @@ export class ApprovalClient {
     clear(callId: string): void;
     /**
      * The current snapshot: the same frozen object until something changes.
+     * Called from code a method runs synchronously (an abort listener of a custom `fetch` as a
+     * request is cancelled), the last snapshot it returned (listeners announce the change after
+     * the method); `invalid_state` if it never returned one.
      */
     getSnapshot(): Snapshot;
     /**
