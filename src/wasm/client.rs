@@ -15,12 +15,12 @@
 //!
 //! # Contract, as JS sees it
 //!
-//! - `getSnapshot()` returns the same frozen object until the core's `version` changes; the
-//!   `messages` array is reused until `messagesVersion` changes (React `useSyncExternalStore`).
-//!   Called while a step runs (from JS the step calls synchronously: an abort listener of a custom
-//!   `fetch` as a request is cancelled, a patched timer or storage), it returns the last snapshot
-//!   it returned, whose changes the step's listeners announce; before any, it throws
-//!   `invalid_state`.
+//! - `getSnapshot()` returns the same object, frozen all the way down, until the core's `version`
+//!   changes; the `messages` array is reused until `messagesVersion` changes (React
+//!   `useSyncExternalStore`). Called while a step runs (from JS the step calls synchronously: an
+//!   abort listener of a custom `fetch` as a request is cancelled, a patched timer or storage),
+//!   it returns the last snapshot it returned, whose changes the step's listeners announce; before
+//!   any, it throws `invalid_state`.
 //! - Listeners are called **synchronously**, once per step that changed the snapshot, after the step
 //!   (so after `approve()` returns, they have run). An exception thrown by a listener is reported
 //!   with `console.error` and does not stop the other listeners or the client.
@@ -88,7 +88,7 @@ extern "C" {
     /// Keeps the `fetch` option (if any) on the client's callback, for `request`.
     #[wasm_bindgen(js_name = useFetch)]
     fn use_fetch(report: &Function, options: &JsValue);
-    /// The snapshot object, frozen: the head with its messages (frozen too) and its streaming
+    /// The snapshot object, frozen all the way down: the head with its messages and its streaming
     /// text (appended to `prev`'s when that is given); kept as the `last` of `listeners`.
     #[wasm_bindgen(js_name = snapshot)]
     fn freeze_snapshot(

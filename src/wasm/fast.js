@@ -407,14 +407,21 @@ export function storage(key, value) {
   } catch {}
 }
 
+// `v` frozen with every object it holds, except what is frozen already and all it holds: the
+// messages array of an earlier snapshot, reused, is not walked again.
+const freeze = (v) => {
+  if (v === Object(v) && !Object.isFrozen(v)) Object.values(Object.freeze(v)).map(freeze);
+  return v;
+};
+
 // `getSnapshot()`'s object: the head the crate wrote, with the messages array (reused until the
 // messages change) and, while a message streams, its text: `text`, appended to the text of `prev`
 // (the last snapshot, of the same streaming message) when given, so that only what the stream
-// added crosses; both objects frozen (the array again each time: a no-op once it is). Kept as
-// `listeners.s` (outside the core's `RefCell`, as the listeners' `Map` is): what `getSnapshot()`
-// returns while a step runs.
+// added crosses; frozen all the way down (the messages once, when they are new: a streamed delta
+// freezes only the small head). Kept as `listeners.s` (outside the core's `RefCell`, as the
+// listeners' `Map` is): what `getSnapshot()` returns while a step runs.
 export function snapshot(head, messages, text, prev, listeners) {
   if (text !== undefined) head.streaming.text = prev ? prev.streaming.text + text : text;
-  head.messages = Object.freeze(messages);
-  return (listeners.s = Object.freeze(head));
+  head.messages = messages;
+  return (listeners.s = freeze(head));
 }
