@@ -1366,3 +1366,29 @@ async fn the_snapshot_is_frozen_all_the_way_down() {
     assert!(streamed.get() > 0, "no streaming snapshot");
     assert_eq!(*bad.borrow(), Vec::<String>::new());
 }
+
+/// The `fetch` option is read once, when the options are checked: a getter that returns a
+/// function only the first time leaves the client with that function.
+#[wasm_bindgen_test]
+async fn the_fetch_option_is_read_once() {
+    let make: Function = js_fn(
+        "o",
+        "let n = 0; const out = { calls: 0 }; \
+         const custom = (url, init) => (out.calls++, fetch(url, init)); \
+         Object.defineProperty(o, 'fetch', { enumerable: true, get: () => (n++ ? 'no function' : custom) }); \
+         return out;",
+    )
+    .unchecked_into();
+    let o = options(
+        endpoint(),
+        &fresh_thread("fetchonce"),
+        r#""persist":false,"retry":{"attempts":1}"#,
+    );
+    let out = make.call1(&JsValue::NULL, &o).expect("getter");
+    let c = ApprovalClient::new(o).expect("client");
+    wait(c.load()).await.expect("load");
+    assert!(
+        get(&out, "calls").as_f64() >= Some(1.0),
+        "the custom fetch was not used"
+    );
+}

@@ -85,9 +85,10 @@ extern "C" {
     fn deferred() -> Array;
     /// `localStorage`: reads `key` (`value` undefined), writes it, or removes it (`value` null).
     fn storage(key: &str, value: &JsValue) -> JsValue;
-    /// Keeps the `fetch` option (if any) on the client's callback, for `request`.
+    /// Keeps the `fetch` option (if any, as `readOptions` read it) on the client's callback, for
+    /// `request`.
     #[wasm_bindgen(js_name = useFetch)]
-    fn use_fetch(report: &Function, options: &JsValue);
+    fn use_fetch(report: &Function, fetch: &JsValue);
     /// The snapshot object, frozen all the way down: the head with its messages and its streaming
     /// text (appended to `prev`'s when that is given); kept as the `last` of `listeners`.
     #[wasm_bindgen(js_name = snapshot)]
@@ -467,10 +468,10 @@ const MESSAGE: &str = "the message must be a string";
 const TOOL_NAME: &str = "a tool name must be a string";
 
 /// The options, read and checked by `readOptions` in `fast.js` as `Config::from_json` and
-/// `Config::validate` would; the error to throw otherwise. Their JSON text goes through the crate's
-/// parser first, as in `Config::from_json`: what it refuses in `JSON.stringify`'s output (a 128th
-/// level of nesting) is the first error.
-fn parse_options(options: &JsValue) -> Result<Config, JsValue> {
+/// `Config::validate` would, with the `fetch` option as it read it (once); the error to throw
+/// otherwise. Their JSON text goes through the crate's parser first, as in `Config::from_json`:
+/// what it refuses in `JSON.stringify`'s output (a 128th level of nesting) is the first error.
+fn parse_options(options: &JsValue) -> Result<(Config, JsValue), JsValue> {
     let read: Array = read_options(options).unchecked_into();
     let Some(json) = string_of(&read.get(0)) else {
         return Err(read.into());
@@ -481,7 +482,7 @@ fn parse_options(options: &JsValue) -> Result<Config, JsValue> {
         .map(|text| Config::from_checked(&text))
         .ok_or(checked)?;
     config.check_dialect()?;
-    Ok(config)
+    Ok((config, read.get(2)))
 }
 
 /// The options as the constructor reads them (`readOptions` in `fast.js`, then
@@ -490,7 +491,7 @@ fn parse_options(options: &JsValue) -> Result<Config, JsValue> {
 #[cfg(debug_assertions)]
 #[doc(hidden)]
 pub fn read_options_for_tests(options: &JsValue) -> Result<Config, JsValue> {
-    parse_options(options)
+    parse_options(options).map(|(config, _)| config)
 }
 
 #[wasm_bindgen(js_class = ApprovalClient)]
@@ -502,7 +503,7 @@ impl ApprovalClient {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "ApprovalClientOptions")] options: JsValue,
     ) -> Result<ApprovalClient, JsValue> {
-        let config = parse_options(&options)?;
+        let (config, fetch) = parse_options(&options)?;
         let key = config.persist.then(|| config.persist_key());
         let core = Client::checked(config);
         let shared = Rc::new_cyclic(|weak: &Weak<State>| {
@@ -521,7 +522,7 @@ impl ApprovalClient {
                 },
             );
             let on_event: Function = on_event.into_js_value().unchecked_into();
-            use_fetch(&on_event, &options);
+            use_fetch(&on_event, &fetch);
             let inner = RefCell::new(Inner {
                 core,
                 freed: false,
