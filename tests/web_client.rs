@@ -1257,3 +1257,138 @@ async fn free_from_a_listener_of_a_method_throws_and_still_frees() {
     let e = snapshot.call0(&c).unwrap_err();
     assert!(!is_toolgate_error(&e), "a plain Error after free()");
 }
+
+// ------------------------------------------------------------------------------------------------
+// The snapshot and the `fetch` option as user code can reach them.
+
+/// The paths (`$.suspension.pending.0`, ...) of the objects in `v` that are not frozen.
+fn unfrozen(v: &JsValue) -> Vec<String> {
+    let walk: Function = js_fn(
+        "v",
+        "const bad = []; const walk = (v, p) => { if (v !== Object(v)) return; \
+         if (!Object.isFrozen(v)) bad.push(p); \
+         for (const [k, w] of Object.entries(v)) walk(w, p + '.' + k); }; \
+         walk(v, '$'); return bad;",
+    )
+    .unchecked_into();
+    array(&walk.call1(&JsValue::NULL, v).expect("walk"))
+        .iter()
+        .map(string)
+        .collect()
+}
+
+/// `getSnapshot()` from JS that a step calls synchronously: here the abort listener of a custom
+/// `fetch`, run by `abort()`'s step as it cancels the request. It returns the last snapshot
+/// `getSnapshot()` returned (the step's changes come with the listeners after it), the very same
+/// object; before any snapshot was made, it throws `invalid_state`.
+#[wasm_bindgen_test]
+async fn get_snapshot_inside_a_step_returns_the_last_snapshot() {
+    // `out.client` reads its snapshot from the listener: `out.snap`, or the error `out.err`.
+    let fetch = "(url, init) => new Promise((_, reject) => init.signal.addEventListener('abort', \
+         () => { try { out.snap = out.client.getSnapshot(); } catch (e) { out.err = e; } \
+         reject(init.signal.reason); }))";
+    let run: Function = js_fn(
+        "c, out, read",
+        "return (async () => { out.client = c; \
+         const p = c.load(); if (read) out.loading = c.getSnapshot(); \
+         await new Promise((r) => setTimeout(r, 20)); c.abort(); \
+         out.code = await p.then(() => 'ok', (e) => e.code); out.after = c.getSnapshot(); })()",
+    )
+    .unchecked_into();
+    for read in [true, false] {
+        let out = Object::new();
+        let o = options(endpoint(), &fresh_thread("reentry"), r#""persist":false"#);
+        let f = js_fn("out", &format!("return {fetch}"))
+            .unchecked_into::<Function>()
+            .call1(&JsValue::NULL, &out)
+            .expect("fetch");
+        js_sys::Reflect::set(&o, &s("fetch"), &f).expect("set fetch");
+        let c = JsValue::from(ApprovalClient::new(o).expect("client"));
+        let p = run
+            .call3(&JsValue::NULL, &c, &out, &JsValue::from_bool(read))
+            .expect("run");
+        wait(p).await.expect("the run");
+        assert_eq!(string(&get(&out, "code")), "aborted");
+        let (seen, err) = (get(&out, "snap"), get(&out, "err"));
+        if read {
+            assert!(err.is_undefined(), "getSnapshot() threw {:?}", err);
+            assert!(seen == get(&out, "loading"), "the last snapshot returned");
+            assert_eq!(get(&seen, "busy"), JsValue::TRUE);
+            assert_eq!(get(&get(&out, "after"), "busy"), JsValue::FALSE);
+        } else {
+            assert!(seen.is_undefined());
+            assert_eq!(code(&err), "invalid_state");
+        }
+    }
+}
+
+/// The snapshot is frozen all the way down (`suspension.pending`, its tools and their inputs, the
+/// drafts, every message): a reader that sorts or edits what it got cannot change what the
+/// others see. Also each snapshot a Sidenet stream shows while it grows.
+#[wasm_bindgen_test]
+async fn the_snapshot_is_frozen_all_the_way_down() {
+    let c = client(&fresh_thread("deepfreeze"), r#""persist":false"#);
+    wait(c.send(s("delete /tmp/a.log and email a@example.com about A")))
+        .await
+        .expect("send");
+    c.approve(s(&call_id_of(&c, "delete_file")))
+        .expect("approve");
+    let snapshot = snap(&c);
+    assert_eq!(array(&path(&snapshot, &["suspension", "pending"])).len(), 1);
+    assert!(!array(&get(&snapshot, "messages")).is_empty());
+    assert_eq!(unfrozen(&snapshot), Vec::<String>::new());
+    let sort: Function = js_fn("s", "s.suspension.tools.sort(() => -1)").unchecked_into();
+    assert!(
+        sort.call1(&JsValue::NULL, &snapshot).is_err(),
+        "sorted in place"
+    );
+
+    let c = Rc::new(client(
+        &fresh_thread("deepfreeze_stream"),
+        r#""dialect":"sidenet","persist":false"#,
+    ));
+    let bad = Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
+    let streamed = Rc::new(Cell::new(0u32));
+    let listener = {
+        let (c, bad, streamed) = (c.clone(), bad.clone(), streamed.clone());
+        Closure::<dyn FnMut()>::new(move || {
+            let snapshot = c.get_snapshot().expect("snapshot");
+            if !get(&snapshot, "streaming").is_null() {
+                streamed.set(streamed.get() + 1);
+            }
+            bad.borrow_mut().extend(unfrozen(&snapshot));
+        })
+    };
+    let _stop = c.subscribe(listener.as_ref().clone()).expect("subscribe");
+    wait(c.send(s("read /tmp/s.txt and delete /tmp/s.log")))
+        .await
+        .expect("send");
+    assert!(streamed.get() > 0, "no streaming snapshot");
+    assert_eq!(*bad.borrow(), Vec::<String>::new());
+}
+
+/// The `fetch` option is read once, when the options are checked: a getter that returns a
+/// function only the first time leaves the client with that function.
+#[wasm_bindgen_test]
+async fn the_fetch_option_is_read_once() {
+    let make: Function = js_fn(
+        "o",
+        "let n = 0; const out = { calls: 0 }; \
+         const custom = (url, init) => (out.calls++, fetch(url, init)); \
+         Object.defineProperty(o, 'fetch', { enumerable: true, get: () => (n++ ? 'no function' : custom) }); \
+         return out;",
+    )
+    .unchecked_into();
+    let o = options(
+        endpoint(),
+        &fresh_thread("fetchonce"),
+        r#""persist":false,"retry":{"attempts":1}"#,
+    );
+    let out = make.call1(&JsValue::NULL, &o).expect("getter");
+    let c = ApprovalClient::new(o).expect("client");
+    wait(c.load()).await.expect("load");
+    assert!(
+        get(&out, "calls").as_f64() >= Some(1.0),
+        "the custom fetch was not used"
+    );
+}

@@ -15,8 +15,12 @@
 //!
 //! # Contract, as JS sees it
 //!
-//! - `getSnapshot()` returns the same frozen object until the core's `version` changes; the
-//!   `messages` array is reused until `messagesVersion` changes (React `useSyncExternalStore`).
+//! - `getSnapshot()` returns the same object, frozen all the way down, until the core's `version`
+//!   changes; the `messages` array is reused until `messagesVersion` changes (React
+//!   `useSyncExternalStore`). Called while a step runs (from JS the step calls synchronously: an
+//!   abort listener of a custom `fetch` as a request is cancelled, a patched timer or storage),
+//!   it returns the last snapshot it returned, whose changes the step's listeners announce; before
+//!   any, it throws `invalid_state`.
 //! - Listeners are called **synchronously**, once per step that changed the snapshot, after the step
 //!   (so after `approve()` returns, they have run). An exception thrown by a listener is reported
 //!   with `console.error` and does not stop the other listeners or the client.
@@ -81,17 +85,19 @@ extern "C" {
     fn deferred() -> Array;
     /// `localStorage`: reads `key` (`value` undefined), writes it, or removes it (`value` null).
     fn storage(key: &str, value: &JsValue) -> JsValue;
-    /// Keeps the `fetch` option (if any) on the client's callback, for `request`.
+    /// Keeps the `fetch` option (if any, as `readOptions` read it) on the client's callback, for
+    /// `request`.
     #[wasm_bindgen(js_name = useFetch)]
-    fn use_fetch(report: &Function, options: &JsValue);
-    /// The snapshot object, frozen: the head with its messages (frozen too) and its streaming
-    /// text (appended to `prev`'s when that is given).
+    fn use_fetch(report: &Function, fetch: &JsValue);
+    /// The snapshot object, frozen all the way down: the head with its messages and its streaming
+    /// text (appended to `prev`'s when that is given); kept as the `last` of `listeners`.
     #[wasm_bindgen(js_name = snapshot)]
     fn freeze_snapshot(
         head: &JsValue,
         messages: &JsValue,
         text: &JsValue,
         prev: &JsValue,
+        listeners: &Listeners,
     ) -> JsValue;
 }
 
@@ -104,6 +110,10 @@ extern "C" {
     fn new() -> Listeners;
     #[wasm_bindgen(method, js_class = "Map")]
     fn clear(this: &Listeners);
+    /// The last snapshot `getSnapshot()` returned (kept there by `snapshot` in `fast.js`, outside
+    /// the core's `RefCell`), or `undefined`.
+    #[wasm_bindgen(method, getter, js_class = "Map", js_name = s)]
+    fn last(this: &Listeners) -> JsValue;
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(handler: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
@@ -128,7 +138,7 @@ const TIMED_OUT: i32 = -4;
 struct Inner {
     core: Client,
     freed: bool,
-    /// `(version, frozen snapshot object)`.
+    /// `(version, frozen snapshot object)` (the object is also the listeners' `last`).
     snapshot: Option<(u64, JsValue)>,
     /// `(messagesVersion, frozen messages array)`.
     messages: Option<(u64, JsValue)>,
@@ -458,10 +468,10 @@ const MESSAGE: &str = "the message must be a string";
 const TOOL_NAME: &str = "a tool name must be a string";
 
 /// The options, read and checked by `readOptions` in `fast.js` as `Config::from_json` and
-/// `Config::validate` would; the error to throw otherwise. Their JSON text goes through the crate's
-/// parser first, as in `Config::from_json`: what it refuses in `JSON.stringify`'s output (a 128th
-/// level of nesting) is the first error.
-fn parse_options(options: &JsValue) -> Result<Config, JsValue> {
+/// `Config::validate` would, with the `fetch` option as it read it (once); the error to throw
+/// otherwise. Their JSON text goes through the crate's parser first, as in `Config::from_json`:
+/// what it refuses in `JSON.stringify`'s output (a 128th level of nesting) is the first error.
+fn parse_options(options: &JsValue) -> Result<(Config, JsValue), JsValue> {
     let read: Array = read_options(options).unchecked_into();
     let Some(json) = string_of(&read.get(0)) else {
         return Err(read.into());
@@ -472,7 +482,7 @@ fn parse_options(options: &JsValue) -> Result<Config, JsValue> {
         .map(|text| Config::from_checked(&text))
         .ok_or(checked)?;
     config.check_dialect()?;
-    Ok(config)
+    Ok((config, read.get(2)))
 }
 
 /// The options as the constructor reads them (`readOptions` in `fast.js`, then
@@ -481,7 +491,7 @@ fn parse_options(options: &JsValue) -> Result<Config, JsValue> {
 #[cfg(debug_assertions)]
 #[doc(hidden)]
 pub fn read_options_for_tests(options: &JsValue) -> Result<Config, JsValue> {
-    parse_options(options)
+    parse_options(options).map(|(config, _)| config)
 }
 
 #[wasm_bindgen(js_class = ApprovalClient)]
@@ -493,7 +503,7 @@ impl ApprovalClient {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "ApprovalClientOptions")] options: JsValue,
     ) -> Result<ApprovalClient, JsValue> {
-        let config = parse_options(&options)?;
+        let (config, fetch) = parse_options(&options)?;
         let key = config.persist.then(|| config.persist_key());
         let core = Client::checked(config);
         let shared = Rc::new_cyclic(|weak: &Weak<State>| {
@@ -512,7 +522,7 @@ impl ApprovalClient {
                 },
             );
             let on_event: Function = on_event.into_js_value().unchecked_into();
-            use_fetch(&on_event, &options);
+            use_fetch(&on_event, &fetch);
             let inner = RefCell::new(Inner {
                 core,
                 freed: false,
@@ -536,16 +546,22 @@ impl ApprovalClient {
         Ok(ApprovalClient { shared })
     }
 
-    // The current snapshot: the same frozen object until something changes.
+    // The current snapshot: the same frozen object until something changes. While a step runs
+    // (JS it calls reads the snapshot), the last one it returned; `invalid_state` before any.
     #[wasm_bindgen(js_name = getSnapshot, unchecked_return_type = "Snapshot", skip_jsdoc)]
     pub fn get_snapshot(&self) -> Result<JsValue, JsValue> {
         // The crate's errors converted at one place.
         Ok((|| {
             let Ok(mut guard) = self.shared.inner.try_borrow_mut() else {
-                return Err(Error::new(
-                    ErrorCode::InvalidState,
-                    "the client is running a step",
-                ));
+                // A step is running.
+                let last = self.shared.listeners.last();
+                if last.is_undefined() {
+                    return Err(Error::new(
+                        ErrorCode::InvalidState,
+                        "the client is running a step",
+                    ));
+                }
+                return Ok(last);
             };
             let inner = &mut *guard;
             let version = inner.core.version();
@@ -573,7 +589,7 @@ impl ApprovalClient {
                 (true, Some((_, object))) => object.clone(),
                 _ => JsValue::UNDEFINED,
             };
-            let object = freeze_snapshot(&head, &messages, &text, &prev);
+            let object = freeze_snapshot(&head, &messages, &text, &prev, &self.shared.listeners);
             inner.snapshot = Some((version, object.clone()));
             Ok(object)
         })()?)

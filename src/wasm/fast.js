@@ -182,10 +182,11 @@ export function stringify(value) {
 // `new ApprovalClient(options)`: the options read and checked as the crate's `Config::from_json`
 // and `Config::validate` do (same order, codes, messages and paths), here because that code is
 // smaller in JS than in wasm. The options are read as `JSON.stringify` writes them. Returns the
-// `ToolgateError` to throw when they are no object or JSON cannot hold them, else `[json, checked]`:
-// their JSON text (for the crate's JSON parser, whose error, if any, comes first) and either the
-// error to throw or the config as JSON text for `Config::from_checked` (an array in `KEYS`' order,
-// each value checked, `null` for a default).
+// `ToolgateError` to throw when they are no object or JSON cannot hold them, else
+// `[json, checked, fetch]`: their JSON text (for the crate's JSON parser, whose error, if any,
+// comes first), either the error to throw or the config as JSON text for `Config::from_checked` (an
+// array in `KEYS`' order, each value checked, `null` for a default), and the `fetch` option as it
+// was read and checked (for `useFetch`: read once).
 const KEYS = [
   'dialect', 'transport', 'threadId', 'baseUrl', 'headers', 'autoSubmit', 'persist',
   'reloadAfterPost', 'timeoutMs', 'token', 'agentVersionId', 'agentId', 'routes.chat',
@@ -213,7 +214,7 @@ export function readOptions(options) {
     return fail('invalid client options: fetch must be a function', 'fetch');
   const json = stringify(options);
   if (typeof json != 'string') return fail('the options must be JSON-serializable');
-  return [json, check(JSON.parse(json))];
+  return [json, check(JSON.parse(json)), f];
 }
 
 function check(doc) {
@@ -379,10 +380,10 @@ export function callListeners(listeners) {
 // nothing once it is cancelled or timed out. `report` returns `false` once the client is gone: the
 // stream is then cancelled. Returns the function that cancels the request (clears its timeout and
 // aborts it).
-// A client's own `fetch` (the `fetch` option, checked by `readOptions`), kept on its callback:
-// `request` gets that with every request.
-export function useFetch(report, options) {
-  report.f = options.fetch;
+// A client's own `fetch` (the `fetch` option as `readOptions` read and checked it, once: a getter
+// is not asked again), kept on its callback: `request` gets that with every request.
+export function useFetch(report, f) {
+  report.f = f;
 }
 
 export function request(report, id, url, init, ms, stream) {
@@ -461,12 +462,21 @@ export function storage(key, value) {
   } catch {}
 }
 
+// `v` frozen with every object it holds, except what is frozen already and all it holds: the
+// messages array of an earlier snapshot, reused, is not walked again.
+const freeze = (v) => {
+  if (v === Object(v) && !Object.isFrozen(v)) Object.values(Object.freeze(v)).map(freeze);
+  return v;
+};
+
 // `getSnapshot()`'s object: the head the crate wrote, with the messages array (reused until the
 // messages change) and, while a message streams, its text: `text`, appended to the text of `prev`
 // (the last snapshot, of the same streaming message) when given, so that only what the stream
-// added crosses; both objects frozen (the array again each time: a no-op once it is).
-export function snapshot(head, messages, text, prev) {
+// added crosses; frozen all the way down (the messages once, when they are new: a streamed delta
+// freezes only the small head). Kept as `listeners.s` (outside the core's `RefCell`, as the
+// listeners' `Map` is): what `getSnapshot()` returns while a step runs.
+export function snapshot(head, messages, text, prev, listeners) {
   if (text !== undefined) head.streaming.text = prev ? prev.streaming.text + text : text;
-  head.messages = Object.freeze(messages);
-  return Object.freeze(head);
+  head.messages = messages;
+  return (listeners.s = freeze(head));
 }

@@ -262,7 +262,7 @@ export interface SnapshotError {
   message: string;
 }
 
-/** What the UI renders; `getSnapshot()` returns the same frozen object until something changes. */
+/** What the UI renders; `getSnapshot()` returns the same object, frozen all the way down, until something changes. */
 export interface Snapshot {
   readonly version: number;
   readonly phase: Phase;
@@ -343,7 +343,10 @@ export class ApprovalClient {
      */
     clear(callId: string): void;
     /**
-     * The current snapshot: the same frozen object until something changes.
+     * The current snapshot: the same object, frozen all the way down, until something changes.
+     * Called from code a method runs synchronously (an abort listener of a custom `fetch` as a
+     * request is cancelled), the last snapshot it returned (listeners announce the change after
+     * the method); `invalid_state` if it never returned one.
      */
     getSnapshot(): Snapshot;
     /**
