@@ -1177,6 +1177,27 @@ fn an_error_chunk_is_a_stream_error() {
     assert!(s.can_send);
 }
 
+/// An `error` chunk after the approval chunks: the pause stands (its cards can be answered) and
+/// the error is shown beside them, not dropped.
+#[test]
+fn an_error_chunk_after_a_pause_is_shown_with_its_cards() {
+    let mut h = H::new();
+    let (op, post) = h.send("delete it");
+    let mut c = pause_stream(true);
+    c.push(json!({"type": "error", "errorText": "trace upload failed"}));
+    let outs = h.stream(post.id, &sse(&c, false));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    let e = s.error.as_ref().expect("the error chunk is shown");
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        ("stream_error", "trace upload failed")
+    );
+    assert_eq!(h.card_ids(), vec!["call_A", "call_B"]);
+    assert!(!s.can_send);
+}
+
 #[test]
 fn a_409_on_a_new_message_reloads_and_keeps_the_text() {
     let mut h = H::new();

@@ -1130,23 +1130,22 @@ impl Sidenet {
     }
 
     /// Adopts what a finished chat stream told: a pause, or the end of the run. `true` after an
-    /// `error` chunk (phase `error`; the error is the one shown). What it keeps is taken from
-    /// `feed` (whose owner drops it whole).
+    /// `error` chunk that ends the run (phase `error`; the error is the one shown). After a pause
+    /// the pause stands, and the `error` chunk's text is the error shown beside its cards. What
+    /// it keeps is taken from `feed` (whose owner drops it whole).
     fn adopt_feed(&mut self, feed: &mut Feed) -> bool {
         let paused = self.adopt_cards(feed);
         if let Some(malformed) = feed.malformed.take() {
             self.c.error = Some(malformed);
         }
-        if !paused {
-            if let Some(text) = feed.error.take() {
+        if let Some(text) = feed.error.take() {
+            self.c.error = Some(Error::new(ErrorCode::StreamError, text));
+            if !paused {
                 self.c.failed = true;
-                self.c.error = Some(Error::new(ErrorCode::StreamError, text));
                 return true;
             }
-            self.c.run_completed = true;
-        } else {
-            self.c.run_completed = false;
         }
+        self.c.run_completed = !paused;
         false
     }
 
