@@ -223,6 +223,13 @@ impl Decisions {
         Ok(())
     }
 
+    /// Drops every local decision (the tail's count again).
+    pub(crate) fn clear_local(&mut self) {
+        for e in &mut self.entries {
+            e.local = None;
+        }
+    }
+
     /// The effective decision for a tool: the local one, else the tail's, else `None` (undecided).
     pub fn get(&self, call_id: &str) -> Result<Option<Decision>> {
         Ok(self.entry(call_id)?.effective().cloned())

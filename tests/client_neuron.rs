@@ -208,6 +208,23 @@ impl H {
     fn paused() -> H {
         H::loaded(vec![user("msg_1", "Delete old logs"), pause_two()])
     }
+
+    /// A client started with `stored` in storage, then loaded with the given thread: the outputs of
+    /// the load's end.
+    fn restored(stored: &str, thread_msgs: Vec<Value>) -> (H, Vec<Output>) {
+        let mut h = H::new();
+        h.c.restore_drafts(stored);
+        h.drain();
+        let (_, outs) = h.load();
+        let get = one_http(&outs);
+        let outs = h.respond(get.id, thread(thread_msgs));
+        (h, outs)
+    }
+}
+
+/// The thread of `H::paused()`.
+fn paused_thread() -> Vec<Value> {
+    vec![user("msg_1", "Delete old logs"), pause_two()]
 }
 
 #[test]
@@ -1489,10 +1506,8 @@ fn restore_drafts_matching_pause_before_load() {
 #[test]
 fn drafts_stored_without_a_signature_are_restored_on_their_call_ids() {
     // Stored by a version that kept no signature: taken as before, then stored with one.
-    let mut h = H::paused();
     let legacy = json!({"v": 1, "messageId": "msg_2", "callIds": ["call_A", "call_B"], "drafts": {"call_A": "approve"}});
-    h.c.restore_drafts(&legacy.to_string());
-    let outs = h.drain();
+    let (h, outs) = H::restored(&legacy.to_string(), paused_thread());
     assert_eq!(h.c.snapshot().decisions.len(), 1);
     assert_eq!(
         persists(&outs),
@@ -1522,53 +1537,166 @@ fn restore_drafts_after_a_failed_first_load_waits() {
 #[test]
 fn restore_drafts_non_matching_pause_is_dropped() {
     // A different pause (message id) ⇒ nothing applied, storage cleared.
-    let mut h = H::paused();
-    h.c.restore_drafts(&stored_for("msg_OLD", json!({"call_A": "approve"})));
-    let outs = h.drain();
+    let (h, outs) = H::restored(
+        &stored_for("msg_OLD", json!({"call_A": "approve"})),
+        paused_thread(),
+    );
     assert_eq!(persists(&outs), vec![None]);
     assert!(h.c.snapshot().decisions.is_empty());
 
     // Same id but other calls: dropped too.
-    let mut h = H::paused();
     let other = json!({"v": 1, "messageId": "msg_2", "callIds": ["call_A"], "drafts": {"call_A": "approve"}}).to_string();
-    h.c.restore_drafts(&other);
-    assert_eq!(persists(&h.drain()), vec![None]);
+    let (_, outs) = H::restored(&other, paused_thread());
+    assert_eq!(persists(&outs), vec![None]);
 
     // Same id and calls, but another call under a reused callId (other tool or inputs): the
     // signature differs, nothing applied.
     let mut reused = pause_two();
     reused["tools"][0]["name"] = json!("transfer_money");
-    let mut h = H::loaded(vec![user("msg_1", "x"), reused]);
-    h.c.restore_drafts(&stored_for("msg_2", json!({"call_A": "approve"})));
-    assert_eq!(persists(&h.drain()), vec![None]);
+    let stored = stored_for("msg_2", json!({"call_A": "approve"}));
+    let (h, outs) = H::restored(&stored, vec![user("msg_1", "x"), reused]);
+    assert_eq!(persists(&outs), vec![None]);
     assert!(h.c.snapshot().decisions.is_empty());
     let mut moved = pause_two();
     moved["tools"][0]["inputs"]["path"] = json!("/etc");
-    let mut h = H::loaded(vec![user("msg_1", "x"), moved]);
-    h.c.restore_drafts(&stored_for("msg_2", json!({"call_A": "approve"})));
-    assert_eq!(persists(&h.drain()), vec![None]);
+    let (h, outs) = H::restored(&stored, vec![user("msg_1", "x"), moved]);
+    assert_eq!(persists(&outs), vec![None]);
     assert!(h.c.snapshot().decisions.is_empty());
 
     // Not paused at all; and garbage.
-    let mut h = H::loaded(vec![assistant("m", "hi")]);
-    h.c.restore_drafts(&stored_for("msg_2", json!({"call_A": "approve"})));
-    assert_eq!(persists(&h.drain()), vec![None]);
-    let mut h = H::paused();
-    h.c.restore_drafts("{not json");
-    assert_eq!(persists(&h.drain()), vec![None]);
+    let (_, outs) = H::restored(&stored, vec![assistant("m", "hi")]);
+    assert_eq!(persists(&outs), vec![None]);
+    let (_, outs) = H::restored("{not json", paused_thread());
+    assert_eq!(persists(&outs), vec![None]);
 
     // A matching pause with one bad entry keeps the good one.
-    let mut h = H::paused();
-    h.c.restore_drafts(&stored_for(
-        "msg_2",
-        json!({"call_A": "approve", "call_B": ["maybe"], "call_X": "approve"}),
-    ));
-    let outs = h.drain();
+    let (h, outs) = H::restored(
+        &stored_for(
+            "msg_2",
+            json!({"call_A": "approve", "call_B": ["maybe"], "call_X": "approve"}),
+        ),
+        paused_thread(),
+    );
     assert_eq!(
         persists(&outs),
         vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3148103415,"drafts":{"call_A":"approve"}}"#.to_owned())]
     );
     assert_eq!(h.c.snapshot().decisions.len(), 1);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Two tabs on one thread: each takes in what the other stores (the `storage` event)
+
+impl H {
+    /// Another tab stored `value` (`""`: removed it): the outputs of this client's step.
+    fn tab_wrote(&mut self, value: &str) -> Vec<Output> {
+        self.c.restore_drafts(value);
+        self.drain()
+    }
+}
+
+#[test]
+fn two_tabs_share_their_drafts_and_settle_after_one_exchange() {
+    let (mut a, mut b) = (H::paused(), H::paused());
+    let mut writes = 0;
+    // A decides call_A: it writes; B takes it in, shows it, and writes nothing.
+    let from_a = written(&a.approve("call_A")).expect("A stores its draft");
+    writes += 1;
+    let outs = b.tab_wrote(&from_a);
+    assert!(changed(&outs), "B's subscribers see A's draft");
+    assert_eq!(persists(&outs), vec![], "taking drafts in writes nothing");
+    assert_eq!(
+        b.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Approve)
+    );
+    // B decides call_B: it writes both; A takes them in and writes nothing.
+    let from_b = written(&b.reject("call_B", Some("no mail"))).expect("B stores");
+    writes += 1;
+    let outs = a.tab_wrote(&from_b);
+    assert_eq!(persists(&outs), vec![]);
+    assert_eq!(writes, 2, "one write per decision, none in reply");
+    for h in [&a, &b] {
+        let s = h.c.snapshot();
+        assert_eq!(s.decisions.get("call_A"), Some(&Decision::Approve));
+        assert_eq!(
+            s.decisions.get("call_B"),
+            Some(&Decision::Reject(Some("no mail".into())))
+        );
+    }
+    // A reload of either tab restores both drafts, and writes nothing.
+    let (mut h, outs) = H::restored(&from_b, paused_thread());
+    assert_eq!(h.c.snapshot().decisions.len(), 2);
+    assert_eq!(persists(&outs), vec![]);
+    let (_, post) = h.submit();
+    assert_post(
+        &one_http(&post),
+        r#"{"decisions":{"call_A":"approve","call_B":["reject","no mail"]}}"#,
+    );
+}
+
+#[test]
+fn the_last_save_wins_for_a_changed_draft_and_a_cleared_one() {
+    let (mut a, mut b) = (H::paused(), H::paused());
+    a.approve("call_A");
+    let from_a = written(&a.approve("call_B")).expect("stored");
+    b.tab_wrote(&from_a);
+    // B changes call_A: A takes B's rejection over its own approval.
+    let from_b = written(&b.reject("call_A", None)).expect("stored");
+    let outs = a.tab_wrote(&from_b);
+    assert!(changed(&outs));
+    assert_eq!(persists(&outs), vec![]);
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Reject(None))
+    );
+    // B clears call_B: cleared in A too.
+    b.c.clear("call_B").expect("clear");
+    let from_b = written(&b.drain()).expect("stored");
+    a.tab_wrote(&from_b);
+    assert_eq!(a.c.snapshot().decisions.get("call_B"), None);
+    assert_eq!(a.c.snapshot().decisions.len(), 1);
+    // B clears its last draft: storage emptied, A has none left, and writes nothing.
+    b.c.clear("call_A").expect("clear");
+    let removed = written(&b.drain()).expect("removed");
+    assert_eq!(removed, "");
+    let outs = a.tab_wrote(&removed);
+    assert!(changed(&outs));
+    assert_eq!(persists(&outs), vec![]);
+    assert!(a.c.snapshot().decisions.is_empty());
+}
+
+#[test]
+fn another_tabs_drafts_for_another_pause_leave_none_and_nothing_is_written() {
+    // Storage holds drafts of another pause (a tab behind or ahead): this tab shows what storage
+    // holds for its own pause, none, and writes nothing (no exchange between the two tabs).
+    let mut a = H::paused();
+    a.approve("call_A");
+    let outs = a.tab_wrote(&stored_for("msg_OLD", json!({"call_B": "approve"})));
+    assert!(changed(&outs));
+    assert_eq!(persists(&outs), vec![]);
+    assert!(a.c.snapshot().decisions.is_empty());
+    // Its next decision is stored as usual.
+    assert_eq!(persists(&a.approve("call_B")).len(), 1);
+    // A thread not paused takes nothing either, and writes nothing.
+    let mut idle = H::loaded(vec![assistant("m", "hi")]);
+    let outs = idle.tab_wrote(&stored_for("msg_2", json!({"call_A": "approve"})));
+    assert_eq!(outs, vec![]);
+}
+
+#[test]
+fn another_tabs_drafts_wait_for_no_submission() {
+    // A submission in flight keeps the drafts it sends: another tab's are not taken in then.
+    let mut a = H::paused();
+    a.approve("call_A");
+    a.approve("call_B");
+    let (_, outs) = a.submit();
+    one_http(&outs);
+    let outs = a.tab_wrote(&stored_for("msg_2", json!({"call_A": ["reject", "stop"]})));
+    assert_eq!(persists(&outs), vec![]);
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Approve)
+    );
 }
 
 // ----------------------------------------------------------------------------------------------

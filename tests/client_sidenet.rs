@@ -2499,3 +2499,74 @@ fn stored_drafts_never_land_on_an_accepted_card() {
     assert_eq!(s.decisions.get("call_A"), None, "{:?}", s.decisions);
     assert_eq!(s.decisions.get("call_B"), Some(&Decision::Approve));
 }
+
+// ----------------------------------------------------------------------------------------------
+// Two tabs on one thread: each takes in what the other stores (the `storage` event)
+
+impl H {
+    /// A client loaded on the paused run (history, then replay), both cards shown.
+    fn loaded_paused() -> H {
+        let mut h = H::new();
+        let (_, outs) = h.load();
+        let get = one_http(&outs);
+        let outs = h.respond(get.id, history(paused_history(true)));
+        let replay = one_http(&outs);
+        h.stream(replay.id, &replay_stream(true));
+        assert_eq!(h.card_ids(), vec!["call_A", "call_B"]);
+        h
+    }
+
+    /// Another tab stored `value` (`""`: removed it): the outputs of this client's step.
+    fn tab_wrote(&mut self, value: &str) -> Vec<Output> {
+        self.c.restore_drafts(value);
+        self.drain()
+    }
+}
+
+#[test]
+fn two_tabs_share_their_drafts_and_settle_after_one_exchange() {
+    let (mut a, mut b) = (H::loaded_paused(), H::loaded_paused());
+    a.c.approve("call_A").expect("approve");
+    let from_a = written(&a.drain()).expect("A stores its draft");
+    let outs = b.tab_wrote(&from_a);
+    assert!(
+        outs.contains(&Output::Changed),
+        "B's subscribers see A's draft"
+    );
+    assert_eq!(persists(&outs), vec![], "taking drafts in writes nothing");
+    b.c.reject("call_B", Some("no mail")).expect("reject");
+    let from_b = written(&b.drain()).expect("B stores both");
+    let outs = a.tab_wrote(&from_b);
+    assert_eq!(persists(&outs), vec![]);
+    for h in [&a, &b] {
+        let s = h.c.snapshot();
+        assert_eq!(s.decisions.get("call_A"), Some(&Decision::Approve));
+        assert_eq!(
+            s.decisions.get("call_B"),
+            Some(&Decision::Reject(Some("no mail".into())))
+        );
+    }
+    // The last save wins: B changes call_A, then clears everything.
+    b.c.reject("call_A", None).expect("reject");
+    a.tab_wrote(&written(&b.drain()).expect("stored"));
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Reject(None))
+    );
+    b.c.clear("call_A").expect("clear");
+    b.drain();
+    b.c.clear("call_B").expect("clear");
+    let removed = written(&b.drain()).expect("removed");
+    assert_eq!(removed, "");
+    let outs = a.tab_wrote(&removed);
+    assert_eq!(persists(&outs), vec![]);
+    assert!(a.c.snapshot().decisions.is_empty());
+    // Drafts of another run leave none here, and nothing is written.
+    a.c.approve("call_A").expect("approve");
+    a.drain();
+    let other =
+        json!({"v": 1, "runId": "run_0", "callIds": ["call_A"], "drafts": {"call_A": "approve"}});
+    let outs = a.tab_wrote(&other.to_string());
+    assert_eq!(persists(&outs), vec![]);
+    assert!(a.c.snapshot().decisions.is_empty());
+}

@@ -1392,3 +1392,83 @@ async fn the_fetch_option_is_read_once() {
         "the custom fetch was not used"
     );
 }
+
+/// Another tab's change to the drafts (the `storage` event, which fires only in the other tabs:
+/// dispatched here by hand after the other client wrote) reaches the client: it shows what storage
+/// holds for its pause, tells its subscribers, and writes nothing back. `free()` removes its
+/// listener; a client without `persist` has none.
+#[wasm_bindgen_test]
+async fn another_tabs_drafts_arrive_by_the_storage_event() {
+    // The storage listeners added (their options: a signal removes each), and the writes.
+    let spy: Function = js_fn(
+        "",
+        "const out = { seen: [], writes: 0 }; \
+         const add = window.addEventListener, set = Storage.prototype.setItem; \
+         window.addEventListener = function (t, f, o) { if (t === 'storage') out.seen.push(o); return add.call(this, t, f, o); }; \
+         Storage.prototype.setItem = function (k, v) { out.writes++; return set.call(this, k, v); }; \
+         out.restore = () => { window.addEventListener = add; Storage.prototype.setItem = set; }; \
+         return out;",
+    )
+    .unchecked_into();
+    let out = spy.call0(&JsValue::NULL).expect("spy");
+    let seen = |n: u32| js_sys::Array::from(&get(&out, "seen")).length() == n;
+    let writes = || get(&out, "writes").as_f64().unwrap_or(-1.0);
+    let thread = fresh_thread("tabs");
+    let off = client(&thread, r#""persist":false"#);
+    assert!(seen(0), "no listener without persist");
+    let a = client(&thread, "");
+    assert!(seen(1));
+    wait(a.load()).await.expect("load");
+    wait(a.send(s("delete /tmp/tabs.log"))).await.expect("send");
+    let id = call_id_of(&a, "delete_file");
+    a.approve(s(&id)).expect("approve");
+    // The other tab: restores A's draft, turns it into a rejection (it writes).
+    let b = client(&thread, "");
+    wait(b.load()).await.expect("load");
+    assert_eq!(string(&path(&snap(&b), &["decisions", &id])), "approve");
+    b.reject(s(&id), s("not now")).expect("reject");
+    let notified = Rc::new(Cell::new(0));
+    let n = notified.clone();
+    let listener = Closure::<dyn Fn()>::new(move || n.set(n.get() + 1));
+    a.subscribe(listener.as_ref().clone()).expect("subscribe");
+    let before = writes();
+    let key: Function = js_fn(
+        "thread",
+        "return Object.keys(localStorage).find((k) => k.endsWith(':' + thread));",
+    )
+    .unchecked_into();
+    let key = key.call1(&JsValue::NULL, &s(&thread)).expect("key");
+    assert!(key.is_string(), "the drafts are stored");
+    let event: Function = js_fn(
+        "key",
+        "window.dispatchEvent(new StorageEvent('storage', { key }));",
+    )
+    .unchecked_into();
+    event.call1(&JsValue::NULL, &key).expect("event");
+    assert_eq!(notified.get(), 1, "the subscribers hear of it");
+    let decision = path(&snap(&a), &["decisions", &id]);
+    assert_eq!(
+        JSON::stringify(&decision).ok().and_then(|t| t.as_string()),
+        Some(r#"["reject","not now"]"#.to_owned())
+    );
+    assert_eq!(writes(), before, "nothing written back");
+    // B clears it (storage emptied): A has no draft left.
+    b.clear(s(&id)).expect("clear");
+    event.call1(&JsValue::NULL, &key).expect("event");
+    assert!(path(&snap(&a), &["decisions", &id]).is_undefined());
+    // (`free()` is the drop of the Rust value.)
+    drop((a, b, off));
+    let aborted: Function = js_fn(
+        "out",
+        "return out.seen.map((o) => o.signal.aborted).join();",
+    )
+    .unchecked_into();
+    let aborted = aborted.call1(&JsValue::NULL, &out).expect("aborted");
+    let restore: Function = get(&out, "restore").unchecked_into();
+    restore.call0(&JsValue::NULL).expect("restore");
+    assert_eq!(
+        string(&aborted),
+        "true,true",
+        "free() removes the listeners"
+    );
+}

@@ -47,6 +47,7 @@ pub(crate) struct Entry<P> {
 #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
 mod on {
     use super::{Decision, Entry, Fate, RequestId};
+    use crate::client::DraftMap;
     use crate::json;
     use crate::prelude::*;
 
@@ -114,6 +115,16 @@ mod on {
         /// `n` message views were built or copied.
         pub(crate) fn touch(&mut self, n: u64) {
             self.touched = self.touched.saturating_add(n);
+        }
+
+        /// The held decisions that are no longer among `drafts` were cleared (replaced by drafts
+        /// another tab stored).
+        pub(crate) fn forget(&mut self, drafts: &DraftMap) {
+            for entry in &mut self.ledger {
+                if entry.fate == Fate::Held && drafts.get(&entry.call_id) != Some(&entry.decision) {
+                    entry.fate = Fate::Cleared;
+                }
+            }
         }
 
         /// The decisions held, in the order taken.

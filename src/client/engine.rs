@@ -173,8 +173,11 @@ pub(super) struct Core {
     /// the user stays cleared), and whether an automatic submission has taken its draft (one is
     /// never taken twice; drafts the person made or storage gave are listed once taken).
     pub(super) auto: Vec<(String, bool)>,
-    /// What storage holds for our key, as far as we know.
+    /// What storage holds for our key, as far as we know (drafts taken in from another tab count
+    /// as stored).
     pub(super) persisted: Option<String>,
+    /// This step took in drafts another tab wrote: nothing is written back.
+    pub(super) quiet: bool,
     /// The effects not yet polled: `outputs[polled..]` (FIFO; emptied once all are polled).
     pub(super) outputs: Vec<Output>,
     pub(super) polled: usize,
@@ -223,6 +226,7 @@ impl Core {
             allowed: Vec::new(),
             auto: Vec::new(),
             persisted: None,
+            quiet: false,
             outputs: Vec::new(),
             polled: 0,
             snapshot,
@@ -392,12 +396,23 @@ impl Core {
             .map_or_else(Vec::new, |d| super::owned(&d.undecided()))
     }
 
-    /// Keeps stored drafts for the first load, or hands them back to apply now.
+    /// Keeps stored drafts for the first load; after it (drafts another tab wrote, `""` once it
+    /// removed them), unless a command is in flight, clears the drafts and hands the stored ones
+    /// back to apply in their place, and writes nothing back in this step.
     pub(super) fn restore<'a>(&mut self, persisted: &'a str) -> Option<&'a str> {
-        self.persisted = Some(persisted.to_owned());
         if self.loaded {
+            self.quiet = true;
+            // (As `check_not_busy`, without building its error.)
+            if matches!(&self.state, State::Busy(f) if !f.job.is_sync()) {
+                return None;
+            }
+            // Replaced by what storage holds for the pause (none, when it holds none for it).
+            if let Some(decisions) = &mut self.decisions {
+                decisions.clear_local();
+            }
             return Some(persisted);
         }
+        self.persisted = Some(persisted.to_owned());
         self.held_restore = Some(persisted.to_owned());
         None
     }
@@ -686,14 +701,18 @@ impl Core {
         DraftMap::of(self.decisions.as_ref())
     }
 
-    /// Persists the drafts (`desired`) if they changed.
+    /// Persists the drafts (`desired`) if they changed, unless they were just taken in from
+    /// another tab (which storage then holds: writing them back could only start an exchange).
     pub(super) fn persist(&mut self, desired: Option<String>) {
+        let quiet = core::mem::take(&mut self.quiet);
         if !same_stored(desired.as_deref(), self.persisted.as_deref()) {
             self.persisted = desired.clone();
-            self.outputs.push(Output::Persist {
-                key: self.config.persist_key(),
-                value: desired,
-            });
+            if !quiet {
+                self.outputs.push(Output::Persist {
+                    key: self.config.persist_key(),
+                    value: desired,
+                });
+            }
         }
     }
 

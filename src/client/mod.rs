@@ -57,7 +57,8 @@
 //!   (`handle_response` with the whole body is accepted too, for drivers that cannot stream.)
 //! - on [`Output::Cancel`] abort that fetch (a late reply for it is ignored anyway);
 //! - on [`Output::Persist`] write (`Some`) or remove (`None`) the storage key; at start-up, read the
-//!   key and hand it to [`Client::restore_drafts`];
+//!   key and hand it to [`Client::restore_drafts`], and so each value another tab gives it later
+//!   (`""` once removed);
 //! - after each step, arm one timer for [`Client::poll_timeout`] (an absolute time on the same clock as
 //!   `now`) and call [`Client::handle_timeout`] when it fires;
 //! - resolve the promise of each command's [`OpId`] on [`Output::Done`] (an op from `approve`/`reject`
@@ -565,9 +566,12 @@ impl Client {
         self.settle();
     }
 
-    /// Hands over drafts read from storage (the value of an earlier [`Output::Persist`]). Applied only
-    /// when they were made on the pause the tail shows now, and only for its gated tools; anything
-    /// else is dropped (and storage cleared). Before the first successful load they are held.
+    /// Hands over drafts read from storage (the value of an earlier [`Output::Persist`]; `""` for
+    /// none). Applied only when they were made on the pause the tail shows now, and only for its
+    /// gated tools. Before the first successful load they are held, then added to any drafts made
+    /// meanwhile (which win); what is not kept of them is dropped from storage. After it, they are
+    /// what another tab wrote (the `storage` event): when no command is in flight, they replace
+    /// the drafts (none are left when they are for another pause); nothing is written back.
     pub fn restore_drafts(&mut self, persisted: &str) {
         if let Some(engine) = engine!(self, as_mut) {
             return engine.restore_drafts(persisted);
@@ -575,6 +579,8 @@ impl Client {
         if let Some(persisted) = self.c.restore(persisted) {
             self.apply_restore(persisted);
         }
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+        self.audit.forget(&self.c.drafts());
         self.settle();
     }
 

@@ -382,12 +382,14 @@ impl Sidenet {
     pub(crate) fn restore_drafts(&mut self, persisted: &str) {
         if let Some(persisted) = self.c.restore(persisted) {
             self.apply_restore(persisted);
-        } else if let Some(mut stored) = read_stored(persisted) {
+        } else if let Some(mut stored) = read_stored(persisted).filter(|_| !self.c.loaded) {
             // The ids taken, not moved out: `stored` is dropped whole.
             if stored.run_id.is_some() && self.expect.is_none() {
                 self.expect = Some(Expect::Calls(take(&mut stored.call_ids)));
             }
         }
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+        self.audit.forget(&self.c.drafts());
         self.settle();
     }
 

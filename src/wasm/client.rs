@@ -85,6 +85,10 @@ extern "C" {
     fn deferred() -> Array;
     /// `localStorage`: reads `key` (`value` undefined), writes it, or removes it (`value` null).
     fn storage(key: &str, value: &JsValue) -> JsValue;
+    /// Calls `f(NaN, 0, value)` with what `key` holds (`""`: nothing) each time another tab
+    /// changes it (the `storage` event; none without a `window`, nor for the key `""`): the
+    /// function that stops it.
+    fn listen(key: &str, f: &Function) -> Function;
     /// Keeps the `fetch` option (if any, as `readOptions` read it) on the client's callback, for
     /// `request`.
     #[wasm_bindgen(js_name = useFetch)]
@@ -152,9 +156,12 @@ struct Inner {
     fetches: Vec<(RequestId, Function)>,
     /// The retry timer: its handle and deadline.
     timer: Option<(JsValue, u64)>,
+    /// Stops listening to other tabs' changes to the drafts (a listener only with `persist` on).
+    unlisten: Function,
     /// The one callback of the client, `(id, code, value)`, holding a `Weak`: what every request
-    /// reports (see `request` in `fast.js`), and, called with no arguments (an `id` of NaN), the
-    /// retry timer. Owned by JS (freed once collected): calls after `free()` find nothing.
+    /// reports (see `request` in `fast.js`), and, with an `id` of NaN, the retry timer (no value)
+    /// or another tab's drafts (a string). Owned by JS (freed once collected): calls after
+    /// `free()` find nothing.
     on_event: Function,
 }
 
@@ -363,6 +370,7 @@ impl Inner {
         if let Some((handle, _)) = &self.timer {
             clear_timeout(handle);
         }
+        cancel(&self.unlisten);
         listeners.clear();
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
         for (_, settle) in &self.ops {
@@ -498,7 +506,7 @@ pub fn read_options_for_tests(options: &JsValue) -> Result<Config, JsValue> {
 impl ApprovalClient {
     // A client for one thread. Throws `invalid_argument` for bad options. With `persist` on (the
     // default), drafts saved earlier for this thread are read from `localStorage` and restored on
-    // the first load.
+    // the first load, and drafts other tabs save later are taken in (until `free()`).
     #[wasm_bindgen(constructor, skip_jsdoc)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "ApprovalClientOptions")] options: JsValue,
@@ -513,16 +521,21 @@ impl ApprovalClient {
                     let Some(shared) = weak.upgrade() else {
                         return false;
                     };
-                    let input = if id.is_nan() {
-                        Input::Timeout
-                    } else {
+                    let saved;
+                    let input = if !id.is_nan() {
                         Input::Report(RequestId(id as u64), code as i32, &value)
+                    } else if let Some(text) = string_of(&value) {
+                        saved = text;
+                        Input::Restore(&saved)
+                    } else {
+                        Input::Timeout
                     };
                     step(&shared, input).is_ok()
                 },
             );
             let on_event: Function = on_event.into_js_value().unchecked_into();
             use_fetch(&on_event, &fetch);
+            let unlisten = listen(key.as_deref().unwrap_or_default(), &on_event);
             let inner = RefCell::new(Inner {
                 core,
                 freed: false,
@@ -532,6 +545,7 @@ impl ApprovalClient {
                 ops: Vec::new(),
                 fetches: Vec::new(),
                 timer: None,
+                unlisten,
                 on_event,
             });
             State {

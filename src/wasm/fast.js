@@ -455,11 +455,25 @@ export function deferred() {
 export function storage(key, value) {
   try {
     if (value === undefined) return localStorage.getItem(key);
-    // Removed first: a value that cannot be written (a full storage) leaves none, never an older
-    // one (drafts the person has since changed).
+    try {
+      // One write, so other tabs see one change (one `storage` event).
+      if (value !== null) return localStorage.setItem(key, value);
+    } catch {}
+    // Removed when asked, and when the value cannot be written (a full storage): never an older
+    // one left (drafts the person has since changed).
     localStorage.removeItem(key);
-    if (value !== null) localStorage.setItem(key, value);
   } catch {}
+}
+
+// Calls `f(NaN, 0, value)` with what `key` holds now ("" once removed) each time another tab
+// changes it: the `storage` event (of this window: none in a worker, nor for the key ""). Not the
+// event's `newValue`: when two tabs write at once, each takes in the write that storage kept, the
+// last one. Returns the function that stops listening.
+export function listen(key, f) {
+  // The controller as the options: its `signal` removes the listener once aborted.
+  const c = new AbortController();
+  key && globalThis.window?.addEventListener("storage", (e) => e.key === key && f(NaN, 0, storage(key) ?? ""), c);
+  return () => c.abort();
 }
 
 // `v` frozen with every object it holds, except what is frozen already and all it holds: the

@@ -138,7 +138,8 @@ export interface ApprovalClientOptions {
   };
   /** Submit as soon as every gated tool has a decision. Default `false`. */
   autoSubmit?: boolean;
-  /** Keep drafts in `localStorage` (per dialect, base URL and thread). Default `true`. */
+  /** Keep drafts in `localStorage` (per dialect, base URL and thread), shared with the other tabs
+   *  of the thread (the last save wins). Default `true`. */
   persist?: boolean;
   /** Per request; for a stream, the wait for the headers and then between chunks. Default 30000. */
   timeoutMs?: number;
@@ -357,7 +358,7 @@ export class ApprovalClient {
     /**
      * A client for one thread. Throws `invalid_argument` for bad options. With `persist` on (the
      * default), drafts saved earlier for this thread are read from `localStorage` and restored on
-     * the first load.
+     * the first load, and drafts other tabs save later are taken in (until `free()`).
      */
     constructor(options: ApprovalClientOptions);
     /**

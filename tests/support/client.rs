@@ -85,3 +85,9 @@ pub fn persists(outs: &[Output]) -> Vec<Option<String>> {
 pub fn err_code<T: std::fmt::Debug>(r: Result<T, toolgate::error::Error>) -> ErrorCode {
     r.expect_err("expected an error").code
 }
+
+/// What another tab's `storage` event hands over after this step: the last value it wrote (`""`
+/// when it removed the drafts), if it wrote any.
+pub fn written(outs: &[Output]) -> Option<String> {
+    persists(outs).pop().map(Option::unwrap_or_default)
+}

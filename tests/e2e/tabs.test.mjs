@@ -1,0 +1,56 @@
+// The same thread open in two tabs (two pages of one browser context, sharing localStorage): a
+// decision taken in one shows in the other, and a reload of either brings back both tabs' drafts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  approve, assertNoProblems, card, deny, gotoThread, openPage, send, threadId, waitPaused, withEndpointAndBrowser,
+} from '../e2e-support/harness.mjs';
+
+const REASON = 'Not this one';
+
+const env = withEndpointAndBrowser();
+
+/** Waits until the card's badge reads `state`. */
+const shows = (cardLocator, state) => cardLocator.locator('.badge', { hasText: state }).waitFor({ timeout: 5_000 });
+
+for (const dialect of ['neuron', 'sidenet']) {
+  test(`${dialect}: two tabs share their drafts, and a reload keeps both tabs' decisions`, async () => {
+    const where = { thread: threadId(`tabs_${dialect}`), dialect };
+    const { context, page: a, problems } = await openPage(env.browser);
+    const b = await context.newPage();
+    b.on('pageerror', (e) => problems.push(`page B error: ${e.message}`));
+    b.on('console', (m) => m.type() === 'error' && problems.push(`page B console error: ${m.text()}`));
+    try {
+      await gotoThread(a, env.endpoint.url, where);
+      await send(a, 'delete /var/log/app.log and buy 4 tickets at 60');
+      await waitPaused(a, 2);
+      await gotoThread(b, env.endpoint.url, where);
+      await waitPaused(b, 2);
+
+      // Decided in A: seen in B.
+      await approve(card(a, /tickets/i));
+      await shows(card(b, /tickets/i), /Approved/);
+      // Decided in B: seen in A.
+      await deny(card(b, /Delet/), REASON);
+      await shows(card(a, /Delet/), /Denied/);
+      assert.ok((await card(a, /Delet/).locator('.card-decision').textContent()).includes(REASON));
+      assert.match(await a.locator('#decided-count').textContent(), /2 of 2 decided/);
+
+      // A reload of A brings back both drafts.
+      await a.reload();
+      await waitPaused(a, 2);
+      await a.waitForFunction(() => document.querySelectorAll('#cards .card[data-state="pending"]').length === 0);
+      assert.match(await card(a, /tickets/i).locator('.badge').textContent(), /Approved/);
+      assert.match(await card(a, /Delet/).locator('.badge').textContent(), /Denied/);
+      assert.ok((await card(a, /Delet/).locator('.card-decision').textContent()).includes(REASON));
+
+      // Undone in A: undone in B (the draft the other tab cleared is cleared).
+      await card(a, /tickets/i).getByRole('button', { name: 'Undo' }).click();
+      await b.waitForFunction(() => document.querySelectorAll('#cards .card[data-state="pending"]').length === 1);
+      assert.match(await card(b, /Delet/).locator('.badge').textContent(), /Denied/);
+      assertNoProblems(problems);
+    } finally {
+      await context.close();
+    }
+  });
+}
