@@ -724,6 +724,13 @@ fn tail_check_agrees_with_the_full_read_on_the_fixtures() {
             assert!(all.is_ok(), "{all:?}");
             assert_eq!(tail, all, "{doc}");
         }
+        // Before the first `{` only JSON's white space: a BOM or another space is an error.
+        for start in ["\u{feff}", "\u{a0}", "\u{2028}"] {
+            for (all, tail) in both_ways(&format!("{start}{doc}")) {
+                assert!(all.is_err(), "{start:?}");
+                assert_eq!(tail, all, "{start:?}");
+            }
+        }
     }
     // And on a parsed value (read as the full check does).
     let value = || js_parse(SEED);

@@ -98,19 +98,21 @@ export function tailDoc(input, options) {
     const str = typeof s === 'string';
     const at = (i) => (str ? s.charCodeAt(i) : s[i]);
     let i = s.length;
+    // JSON's white space (not a BOM, which `\s` would take).
+    const space = (c) => c === 32 || c === 10 || c === 13 || c === 9;
     // The last character before `i` that is no white space, `i` left on it.
     const back = () => {
       let c;
       do {
         if (i <= 0) throw 0;
         c = at(--i);
-      } while (c === 32 || c === 10 || c === 13 || c === 9);
+      } while (space(c));
       return c;
     };
     // `{`, and `]}` at the end (a bare array is read whole: cut short after any array of objects
     // in its last message, it would read as whole).
     let c = 0;
-    while (/\s/.test(String.fromCharCode(at(c)))) c++;
+    while (space(at(c))) c++;
     if (at(c) !== 123 || back() !== 125 || back() !== 93) return;
     // The last message (none when the array is empty): from its `}` to its `{`, strings jumped
     // from their closing quote to their opening one.
