@@ -1666,17 +1666,25 @@ fn the_last_save_wins_for_a_changed_draft_and_a_cleared_one() {
 }
 
 #[test]
-fn another_tabs_drafts_for_another_pause_leave_none_and_nothing_is_written() {
-    // Storage holds drafts of another pause (a tab behind or ahead): this tab shows what storage
-    // holds for its own pause, none, and writes nothing (no exchange between the two tabs).
+fn another_tabs_drafts_for_another_pause_leave_ours_and_nothing_is_written() {
+    // Storage holds drafts of another pause: a tab behind (still showing a pause this one has
+    // answered) wrote them. They say nothing of this pause: its drafts are kept (the person's
+    // decisions, never lost to a stale tab), and nothing is written (no exchange between the two).
     let mut a = H::paused();
     a.approve("call_A");
     let outs = a.tab_wrote(&stored_for("msg_OLD", json!({"call_B": "approve"})));
-    assert!(changed(&outs));
     assert_eq!(persists(&outs), vec![]);
-    assert!(a.c.snapshot().decisions.is_empty());
-    // Its next decision is stored as usual.
-    assert_eq!(persists(&a.approve("call_B")).len(), 1);
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Approve)
+    );
+    assert_eq!(a.c.snapshot().decisions.len(), 1);
+    // Its next decision is stored as usual, with the one kept.
+    let stored = written(&a.approve("call_B")).expect("stored");
+    assert!(
+        stored.contains("call_A") && stored.contains("call_B"),
+        "{stored}"
+    );
     // A thread not paused takes nothing either, and writes nothing.
     let mut idle = H::loaded(vec![assistant("m", "hi")]);
     let outs = idle.tab_wrote(&stored_for("msg_2", json!({"call_A": "approve"})));

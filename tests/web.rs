@@ -1001,3 +1001,33 @@ fn tail_check_limits() {
     assert!(all.is_err());
     assert!(tail.is_ok(), "{tail:?}");
 }
+
+/// Bytes stay bytes in the tail check, read as the full read reads them: a number as written (a
+/// numeric `__id` is the message id), not as `JSON.parse` would round or rewrite it.
+#[wasm_bindgen_test]
+fn tail_check_reads_bytes_as_the_full_read_does() {
+    for id in ["1.0", "-0", "1e2", "12345678901234567890"] {
+        let doc = format!(
+            r#"{{"messages":[{{"__id":{id},"role":"assistant","type":"tool_call","tools":[{{"callId":"c","approval":"pending"}}]}}]}}"#
+        );
+        for (all, tail) in both_ways(&doc) {
+            assert!(all.is_ok(), "{all:?}");
+            assert_eq!(tail, all, "{doc}");
+        }
+    }
+}
+
+/// White space before the document is JSON's alone: a BOM, a no-break space or a vertical tab
+/// there, which the full read refuses, makes the tail check read the whole document too.
+#[wasm_bindgen_test]
+fn tail_check_white_space_is_json_white_space() {
+    for lead in [
+        "\u{feff}", "\u{a0}", "\u{b}", "\u{c}", "\u{2028}", "\u{3000}",
+    ] {
+        let doc = format!(r#"{lead} {{"messages":[{{"role":"user"}}]}}"#);
+        for (all, tail) in both_ways(&doc) {
+            assert!(all.is_err(), "{doc:?}");
+            assert_eq!(tail, all, "{doc:?}");
+        }
+    }
+}

@@ -397,8 +397,9 @@ impl Core {
     }
 
     /// Keeps stored drafts for the first load; after it (drafts another tab wrote, `""` once it
-    /// removed them), unless a command is in flight, clears the drafts and hands the stored ones
-    /// back to apply in their place, and writes nothing back in this step.
+    /// removed them), unless a command is in flight, hands the stored ones back to apply in place
+    /// of the drafts (`quiet`: the engine clears them when the stored ones are for the pause it
+    /// shows; here, when storage holds none), and writes nothing back in this step.
     pub(super) fn restore<'a>(&mut self, persisted: &'a str) -> Option<&'a str> {
         if self.loaded {
             self.quiet = true;
@@ -406,9 +407,8 @@ impl Core {
             if matches!(&self.state, State::Busy(f) if !f.job.is_sync()) {
                 return None;
             }
-            // Replaced by what storage holds for the pause (none, when it holds none for it).
-            if let Some(decisions) = &mut self.decisions {
-                decisions.clear_local();
+            if persisted.is_empty() {
+                self.clear_local();
             }
             return Some(persisted);
         }
@@ -695,6 +695,13 @@ impl Core {
             }
         }
         due
+    }
+
+    /// Drops the drafts, to take in another tab's in their place.
+    pub(super) fn clear_local(&mut self) {
+        if let Some(decisions) = &mut self.decisions {
+            decisions.clear_local();
+        }
     }
 
     pub(super) fn drafts(&self) -> DraftMap {

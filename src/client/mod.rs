@@ -571,7 +571,8 @@ impl Client {
     /// gated tools. Before the first successful load they are held, then added to any drafts made
     /// meanwhile (which win); what is not kept of them is dropped from storage. After it, they are
     /// what another tab wrote (the `storage` event): when no command is in flight, they replace
-    /// the drafts (none are left when they are for another pause); nothing is written back.
+    /// the drafts when they are for the pause shown or none are stored (drafts for another pause,
+    /// from a tab behind or ahead, leave these as they are); nothing is written back.
     pub fn restore_drafts(&mut self, persisted: &str) {
         if let Some(engine) = engine!(self, as_mut) {
             return engine.restore_drafts(persisted);
@@ -1362,6 +1363,10 @@ impl Client {
             || !stored.fits(suspension)
         {
             return;
+        }
+        // Another tab's drafts for this pause: they replace ours.
+        if self.c.quiet {
+            decisions.clear_local();
         }
         let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
             !suspension

@@ -1939,6 +1939,10 @@ impl Sidenet {
         if stored.run_id.as_ref() != Some(run_id) || !stored.fits(&tail) {
             return;
         }
+        // Another tab's drafts for this pause: they replace ours.
+        if self.c.quiet {
+            decisions.clear_local();
+        }
         // Never on a card whose decision the server accepted: that decision is the server's.
         let restored = restore_into(decisions, &stored.drafts, &|id, _| {
             call_ids.iter().any(|c| c == id) && !pause.accepted(id)

@@ -98,21 +98,22 @@ export function tailDoc(input, options) {
     const str = typeof s === 'string';
     const at = (i) => (str ? s.charCodeAt(i) : s[i]);
     let i = s.length;
-    // JSON's white space (not a BOM, which `\s` would take).
-    const space = (c) => c === 32 || c === 10 || c === 13 || c === 9;
+    // JSON's white space (no other: a BOM or a no-break space before the document is for the
+    // full read to refuse).
+    const ws = (c) => c === 32 || c === 10 || c === 13 || c === 9;
     // The last character before `i` that is no white space, `i` left on it.
     const back = () => {
       let c;
       do {
         if (i <= 0) throw 0;
         c = at(--i);
-      } while (space(c));
+      } while (ws(c));
       return c;
     };
     // `{`, and `]}` at the end (a bare array is read whole: cut short after any array of objects
     // in its last message, it would read as whole).
     let c = 0;
-    while (space(at(c))) c++;
+    while (ws(at(c))) c++;
     if (at(c) !== 123 || back() !== 125 || back() !== 93) return;
     // The last message (none when the array is empty): from its `}` to its `{`, strings jumped
     // from their closing quote to their opening one.
@@ -131,8 +132,12 @@ export function tailDoc(input, options) {
       c = back();
       if (c !== 44 && c !== 91) return;
     } else if (c !== 91) return;
-    // (Bytes that are no UTF-8 throw: the full read reports them.)
-    return '{"messages":[' + (str ? s.slice(cut) : utf8.decode(s.subarray(cut)));
+    const head = '{"messages":[';
+    if (str) return head + s.slice(cut);
+    // Bytes stay bytes, for the crate to read as the full read does (numbers as written).
+    const b = new Uint8Array(13 + s.length - cut);
+    b.set(s.subarray(cut), encoder.encodeInto(head, b).written);
+    return b;
   } catch {}
 }
 
