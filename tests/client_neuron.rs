@@ -1698,12 +1698,31 @@ fn another_tabs_drafts_wait_for_no_submission() {
     a.approve("call_A");
     a.approve("call_B");
     let (_, outs) = a.submit();
-    one_http(&outs);
-    let outs = a.tab_wrote(&stored_for("msg_2", json!({"call_A": ["reject", "stop"]})));
+    let post = one_http(&outs);
+    let stored = stored_for(
+        "msg_2",
+        json!({"call_A": ["reject", "stop"], "call_B": "approve"}),
+    );
+    let outs = a.tab_wrote(&stored);
     assert_eq!(persists(&outs), vec![]);
     assert_eq!(
         a.c.snapshot().decisions.get("call_A"),
         Some(&Decision::Approve)
+    );
+    // Not lost: once the command is over (here it failed, on the same pause), the driver is told
+    // to read storage again, once, and what the other tab saved then replaces these drafts.
+    assert!(!a.c.take_missed_restore(), "still in flight");
+    let outs = a.respond(post.id, status(400, json!({"error": "Malformed decision"})));
+    let g = one_http(&outs);
+    a.respond(g.id, thread(vec![user("msg_1", "x"), pause_two()]));
+    assert_eq!(a.phase(), Phase::Error);
+    assert!(a.c.take_missed_restore());
+    assert!(!a.c.take_missed_restore(), "once");
+    let outs = a.tab_wrote(&stored);
+    assert_eq!(persists(&outs), vec![]);
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Reject(Some("stop".into())))
     );
 }
 

@@ -2573,3 +2573,20 @@ fn two_tabs_share_their_drafts_and_settle_after_one_exchange() {
     assert_eq!(s.decisions.get("call_A"), Some(&Decision::Approve));
     assert_eq!(s.decisions.len(), 1);
 }
+
+#[test]
+fn another_tabs_drafts_during_a_command_are_read_again_after_it() {
+    let mut a = H::loaded_paused();
+    a.c.approve("call_A").expect("approve");
+    a.drain();
+    let (_op, _post) = a.submit();
+    let other = json!({"v": 1, "runId": "run_1", "callIds": ["call_A", "call_B"],
+        "drafts": {"call_A": ["reject", "stop"]}});
+    let outs = a.tab_wrote(&other.to_string());
+    assert_eq!(persists(&outs), vec![]);
+    assert!(!a.c.take_missed_restore(), "still in flight");
+    a.c.abort();
+    a.drain();
+    assert!(a.c.take_missed_restore(), "the driver reads storage again");
+    assert!(!a.c.take_missed_restore(), "once");
+}

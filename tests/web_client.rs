@@ -1472,3 +1472,41 @@ async fn another_tabs_drafts_arrive_by_the_storage_event() {
         "free() removes the listeners"
     );
 }
+
+/// Another tab's save that arrives while a command is in flight is not taken in then, nor lost:
+/// once the command is over the client reads storage again and takes it in.
+#[wasm_bindgen_test]
+async fn another_tabs_drafts_saved_during_a_command_arrive_after_it() {
+    let thread = fresh_thread("tabsbusy");
+    let a = client(&thread, "");
+    wait(a.load()).await.expect("load");
+    wait(a.send(s("delete /tmp/tabsbusy.log")))
+        .await
+        .expect("send");
+    let id = call_id_of(&a, "delete_file");
+    a.approve(s(&id)).expect("approve");
+    let b = client(&thread, "");
+    wait(b.load()).await.expect("load");
+    b.reject(s(&id), s("not now")).expect("reject");
+    let event: Function = js_fn(
+        "thread",
+        "const key = Object.keys(localStorage).find((k) => k.endsWith(':' + thread)); \
+         window.dispatchEvent(new StorageEvent('storage', { key }));",
+    )
+    .unchecked_into();
+    // A reloads; the other tab's save arrives meanwhile.
+    let loading = a.load();
+    event.call1(&JsValue::NULL, &s(&thread)).expect("event");
+    assert_eq!(
+        string(&path(&snap(&a), &["decisions", &id])),
+        "approve",
+        "not taken in during the command"
+    );
+    wait(loading).await.expect("load");
+    let decision = path(&snap(&a), &["decisions", &id]);
+    assert_eq!(
+        JSON::stringify(&decision).ok().and_then(|t| t.as_string()),
+        Some(r#"["reject","not now"]"#.to_owned()),
+        "taken in once the command is over"
+    );
+}

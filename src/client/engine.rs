@@ -178,6 +178,9 @@ pub(super) struct Core {
     pub(super) persisted: Option<String>,
     /// This step took in drafts another tab wrote: nothing is written back.
     pub(super) quiet: bool,
+    /// Another tab saved drafts while a command was in flight (not taken in then): see
+    /// `take_missed_restore`.
+    pub(super) missed: bool,
     /// The effects not yet polled: `outputs[polled..]` (FIFO; emptied once all are polled).
     pub(super) outputs: Vec<Output>,
     pub(super) polled: usize,
@@ -227,6 +230,7 @@ impl Core {
             auto: Vec::new(),
             persisted: None,
             quiet: false,
+            missed: false,
             outputs: Vec::new(),
             polled: 0,
             snapshot,
@@ -403,8 +407,8 @@ impl Core {
     pub(super) fn restore<'a>(&mut self, persisted: &'a str) -> Option<&'a str> {
         if self.loaded {
             self.quiet = true;
-            // (As `check_not_busy`, without building its error.)
-            if matches!(&self.state, State::Busy(f) if !f.job.is_sync()) {
+            if self.busy() {
+                self.missed = true;
                 return None;
             }
             if persisted.is_empty() {
@@ -415,6 +419,18 @@ impl Core {
         self.persisted = Some(persisted.to_owned());
         self.held_restore = Some(persisted.to_owned());
         None
+    }
+
+    /// Whether a command is in flight (as `check_not_busy`, without building its error).
+    fn busy(&self) -> bool {
+        matches!(&self.state, State::Busy(f) if !f.job.is_sync())
+    }
+
+    /// Whether another tab saved drafts during a command that is now over (once).
+    pub(super) fn take_missed(&mut self) -> bool {
+        let missed = self.missed && !self.busy();
+        self.missed &= !missed;
+        missed
     }
 
     /// Puts a request on the wire (the job is the flight's).

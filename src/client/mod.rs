@@ -572,7 +572,9 @@ impl Client {
     /// meanwhile (which win); what is not kept of them is dropped from storage. After it, they are
     /// what another tab wrote (the `storage` event): when no command is in flight, they replace
     /// the drafts when they are for the pause shown or none are stored (drafts for another pause,
-    /// from a tab behind or ahead, leave these as they are); nothing is written back.
+    /// from a tab behind or ahead, leave these as they are); nothing is written back. During a
+    /// command they are ignored, and [`ApprovalClient::take_missed_restore`] tells the driver to
+    /// read storage again once it is over.
     pub fn restore_drafts(&mut self, persisted: &str) {
         if let Some(engine) = engine!(self, as_mut) {
             return engine.restore_drafts(persisted);
@@ -709,6 +711,17 @@ impl Client {
             return engine.snapshot();
         }
         &self.c.snapshot
+    }
+
+    /// Whether another tab saved drafts while a command was in flight, now that none is (`true`
+    /// once). [`ApprovalClient::restore_drafts`] ignores what arrives during a command; the driver
+    /// then reads storage again and hands over what it holds, if anything (an empty value is not
+    /// handed over: it would clear drafts made since, on a pause the other tab did not show).
+    pub fn take_missed_restore(&mut self) -> bool {
+        match engine!(self, as_mut) {
+            Some(engine) => engine.c.take_missed(),
+            None => self.c.take_missed(),
+        }
     }
 
     /// Changes iff the snapshot changed.

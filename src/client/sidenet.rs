@@ -238,7 +238,7 @@ fn text_part(text: &str) -> Value {
 #[derive(Debug)]
 pub(crate) struct Sidenet {
     /// The state both engines keep alike.
-    c: Core,
+    pub(super) c: Core,
     messages: Arc<Vec<MessageView>>,
     building: Option<Building>,
     /// `snapshot.streaming` changed in place since the last step.

@@ -193,7 +193,7 @@ enum Input<'a> {
 /// did not run. (One `Input` value, not a closure per caller: no vtables, one body.)
 fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
     let now = now();
-    let (result, changed) = {
+    let (result, changed, missed) = {
         let Ok(mut inner) = shared.inner.try_borrow_mut() else {
             return Err(Error::new(
                 ErrorCode::InvalidState,
@@ -205,12 +205,18 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
         }
         let result = inner.apply(input, now);
         let changed = inner.drain(now);
-        (result, changed)
+        let missed = inner.core.take_missed_restore();
+        (result, changed, missed.then(|| inner.unlisten.clone()))
     };
     if changed {
         // None while a borrow is held; one removed meanwhile is skipped, and so are all of them
         // once the client is freed (`shutdown` clears them).
         call_listeners(&shared.listeners);
+    }
+    // Drafts another tab saved during the command that just ended: read again, in a step of
+    // their own.
+    if let Some(again) = missed {
+        call(&again, &JsValue::TRUE);
     }
     result
 }
