@@ -492,8 +492,8 @@ fn send_pause_partial_then_complete() {
     tail["tools"][0]["approval"] = json!("approved");
     let outs = h.respond(post.id, reply("awaiting_approval", tail.clone()));
     assert_eq!(done(&outs, op), Ok(()));
-    // The tail records the approval: the draft is acknowledged and storage cleared.
-    assert_eq!(persists(&outs), vec![None]);
+    // The tail records the approval: the draft is acknowledged and storage holds none.
+    assert!(cleared(&persists(&outs)));
     let s = h.c.snapshot();
     assert_eq!(s.phase, Phase::AwaitingApproval);
     assert!(s.decisions.is_empty());
@@ -677,9 +677,8 @@ fn deploy_chain_pauses_twice() {
     );
     let outs = h.respond(post.id, reply("awaiting_approval", p2.clone()));
     assert_eq!(done(&outs, op), Ok(()));
-    assert_eq!(
-        persists(&outs),
-        vec![None],
+    assert!(
+        cleared(&persists(&outs)),
         "the first pause's drafts are acknowledged"
     );
     let s = h.c.snapshot();
@@ -981,7 +980,7 @@ fn retries_exhausted_keep_drafts_and_a_later_submit_works() {
     );
     let outs = h.respond(post.id, reply("awaiting_approval", tail));
     assert_eq!(done(&outs, op), Ok(()));
-    assert_eq!(persists(&outs), vec![None]);
+    assert!(cleared(&persists(&outs)));
 }
 
 #[test]
@@ -1394,7 +1393,7 @@ fn stale_target_guard_on_reload() {
         ]),
     );
     assert_eq!(done(&outs, op), Ok(()));
-    assert_eq!(persists(&outs), vec![None]);
+    assert!(cleared(&persists(&outs)));
     let s = h.c.snapshot();
     assert_eq!(s.phase, Phase::AwaitingApproval);
     assert!(s.decisions.is_empty());
@@ -1451,7 +1450,7 @@ fn persist_outputs_follow_the_drafts() {
     assert_eq!(persists(&outs).len(), 1);
     h.c.clear("call_B").expect("clear");
     let outs = h.drain();
-    assert_eq!(persists(&outs), vec![None]);
+    assert!(cleared(&persists(&outs)));
     // Clearing an undecided tool changes nothing.
     h.c.clear("call_A").expect("clear");
     assert!(h.drain().is_empty());
@@ -1536,18 +1535,18 @@ fn restore_drafts_after_a_failed_first_load_waits() {
 
 #[test]
 fn restore_drafts_non_matching_pause_is_dropped() {
-    // A different pause (message id) ⇒ nothing applied, storage cleared.
+    // A different pause (message id) ⇒ nothing applied, storage holds this pause's record, empty.
     let (h, outs) = H::restored(
         &stored_for("msg_OLD", json!({"call_A": "approve"})),
         paused_thread(),
     );
-    assert_eq!(persists(&outs), vec![None]);
+    assert!(cleared(&persists(&outs)));
     assert!(h.c.snapshot().decisions.is_empty());
 
     // Same id but other calls: dropped too.
     let other = json!({"v": 1, "messageId": "msg_2", "callIds": ["call_A"], "drafts": {"call_A": "approve"}}).to_string();
     let (_, outs) = H::restored(&other, paused_thread());
-    assert_eq!(persists(&outs), vec![None]);
+    assert!(cleared(&persists(&outs)));
 
     // Same id and calls, but another call under a reused callId (other tool or inputs): the
     // signature differs, nothing applied.
@@ -1555,19 +1554,19 @@ fn restore_drafts_non_matching_pause_is_dropped() {
     reused["tools"][0]["name"] = json!("transfer_money");
     let stored = stored_for("msg_2", json!({"call_A": "approve"}));
     let (h, outs) = H::restored(&stored, vec![user("msg_1", "x"), reused]);
-    assert_eq!(persists(&outs), vec![None]);
+    assert!(cleared(&persists(&outs)));
     assert!(h.c.snapshot().decisions.is_empty());
     let mut moved = pause_two();
     moved["tools"][0]["inputs"]["path"] = json!("/etc");
     let (h, outs) = H::restored(&stored, vec![user("msg_1", "x"), moved]);
-    assert_eq!(persists(&outs), vec![None]);
+    assert!(cleared(&persists(&outs)));
     assert!(h.c.snapshot().decisions.is_empty());
 
     // Not paused at all; and garbage.
     let (_, outs) = H::restored(&stored, vec![assistant("m", "hi")]);
     assert_eq!(persists(&outs), vec![None]);
     let (_, outs) = H::restored("{not json", paused_thread());
-    assert_eq!(persists(&outs), vec![None]);
+    assert!(cleared(&persists(&outs)));
 
     // A matching pause with one bad entry keeps the good one.
     let (h, outs) = H::restored(
@@ -1655,14 +1654,25 @@ fn the_last_save_wins_for_a_changed_draft_and_a_cleared_one() {
     a.tab_wrote(&from_b);
     assert_eq!(a.c.snapshot().decisions.get("call_B"), None);
     assert_eq!(a.c.snapshot().decisions.len(), 1);
-    // B clears its last draft: storage emptied, A has none left, and writes nothing.
+    // B clears its last draft: storage holds the pause's record with no drafts, A has none left,
+    // and writes nothing.
     b.c.clear("call_A").expect("clear");
-    let removed = written(&b.drain()).expect("removed");
-    assert_eq!(removed, "");
-    let outs = a.tab_wrote(&removed);
+    let outs = b.drain();
+    assert!(cleared(&persists(&outs)));
+    let outs = a.tab_wrote(&written(&outs).expect("stored"));
     assert!(changed(&outs));
     assert_eq!(persists(&outs), vec![]);
     assert!(a.c.snapshot().decisions.is_empty());
+    // The key removed (by a tab that shows no pause, or storage cleared): nothing to say of this
+    // pause, so A's drafts stay, and A writes them again (storage holds none of them now).
+    let from_b = written(&b.approve("call_A")).expect("stored");
+    a.tab_wrote(&from_b);
+    let outs = a.tab_wrote("");
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Approve)
+    );
+    assert_eq!(written(&outs).as_deref(), Some(from_b.as_str()));
 }
 
 #[test]

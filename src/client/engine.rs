@@ -403,7 +403,7 @@ impl Core {
     /// Keeps stored drafts for the first load; after it (drafts another tab wrote, `""` once it
     /// removed them), unless a command is in flight, hands the stored ones back to apply in place
     /// of the drafts (`quiet`: the engine clears them when the stored ones are for the pause it
-    /// shows; here, when storage holds none), and writes nothing back in this step.
+    /// shows) and writes nothing back in this step; a removal leaves the drafts, written again.
     pub(super) fn restore<'a>(&mut self, persisted: &'a str) -> Option<&'a str> {
         if self.loaded {
             self.quiet = true;
@@ -412,7 +412,10 @@ impl Core {
                 return None;
             }
             if persisted.is_empty() {
-                self.clear_local();
+                // The key removed: the other tab shows no pause (a removal says no more), so
+                // these drafts stay, and are written again (storage holds none of them now).
+                self.quiet = false;
+                self.persisted = None;
             }
             return Some(persisted);
         }
@@ -713,13 +716,6 @@ impl Core {
         due
     }
 
-    /// Drops the drafts, to take in another tab's in their place.
-    pub(super) fn clear_local(&mut self) {
-        if let Some(decisions) = &mut self.decisions {
-            decisions.clear_local();
-        }
-    }
-
     pub(super) fn drafts(&self) -> DraftMap {
         DraftMap::of(self.decisions.as_ref())
     }
@@ -744,8 +740,8 @@ impl Core {
         self.config.persist && self.held_restore.is_none()
     }
 
-    /// The stored form of the drafts (`None` when there are none), for the pause written under
-    /// `pause_key`.
+    /// The stored form of the drafts (a record with none when all are cleared), for the pause
+    /// written under `pause_key`.
     pub(super) fn stored(
         &self,
         pause_key: &str,
@@ -753,11 +749,15 @@ impl Core {
         call_ids: &[String],
         tail: &Suspension,
     ) -> Option<String> {
-        let drafts = self.drafts();
-        if drafts.is_empty() {
-            return None;
-        }
-        Some(write_stored(pause_key, pause, call_ids, tail, &drafts))
+        // (None stored is a record too while paused: another tab then knows which pause's drafts
+        // were all cleared, where a removed key could be any pause's.)
+        Some(write_stored(
+            pause_key,
+            pause,
+            call_ids,
+            tail,
+            &self.drafts(),
+        ))
     }
 
     /// Takes `next` (built from the current state, without `streaming`) as the snapshot if it

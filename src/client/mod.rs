@@ -571,8 +571,9 @@ impl Client {
     /// gated tools. Before the first successful load they are held, then added to any drafts made
     /// meanwhile (which win); what is not kept of them is dropped from storage. After it, they are
     /// what another tab wrote (the `storage` event): when no command is in flight, they replace
-    /// the drafts when they are for the pause shown or none are stored (drafts for another pause,
-    /// from a tab behind or ahead, leave these as they are); nothing is written back. During a
+    /// the drafts when they are for the pause shown (drafts for another pause, from a tab behind
+    /// or ahead, leave these as they are), and nothing is written back; `""` (the key removed, by
+    /// a tab that shows no pause) leaves them too, and they are written again. During a
     /// command they are ignored, and [`ApprovalClient::take_missed_restore`] tells the driver to
     /// read storage again once it is over.
     pub fn restore_drafts(&mut self, persisted: &str) {

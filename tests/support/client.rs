@@ -91,3 +91,11 @@ pub fn err_code<T: std::fmt::Debug>(r: Result<T, toolgate::error::Error>) -> Err
 pub fn written(outs: &[Output]) -> Option<String> {
     persists(outs).pop().map(Option::unwrap_or_default)
 }
+
+/// One write, of a record with no drafts: while paused, storage keeps the pause's record when its
+/// drafts are all gone (so that another tab knows which pause they were cleared on), and the key is
+/// removed only when nothing is paused.
+pub fn cleared(persists: &[Option<String>]) -> bool {
+    matches!(persists, [Some(v)] if serde_json::from_str::<Value>(v)
+        .is_ok_and(|j| j["drafts"] == serde_json::json!({})))
+}
