@@ -91,5 +91,6 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 export CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver)}
 export WASM_BINDGEN_TEST_WEBDRIVER_JSON="$tmp/webdriver.json"
 export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-120}
-cargo test --target wasm32-unknown-unknown --test core --test stream --test client_neuron --test client_sidenet \
-  --test web --test web_client --test web_sidenet "$@"
+# TOOLGATE_TESTS="--test web_client" runs only the targets given; arguments go to the tests (a name filter).
+cargo test --target wasm32-unknown-unknown ${TOOLGATE_TESTS:---test core --test stream --test client_neuron --test client_sidenet \
+  --test web --test web_client --test web_sidenet} "$@"

@@ -662,7 +662,7 @@ fn deploy_chain_pauses_twice() {
     let susp = h.c.snapshot().suspension.clone().expect("paused");
     assert_eq!(susp.tools.len(), 1, "only gated tools get cards");
 
-    h.approve("c_del");
+    let stored = written(&h.approve("c_del")).expect("stored");
     let (op, outs) = h.submit();
     let post = one_http(&outs);
     assert_post(&post, r#"{"decisions":{"c_del":"approve"}}"#);
@@ -677,8 +677,13 @@ fn deploy_chain_pauses_twice() {
     );
     let outs = h.respond(post.id, reply("awaiting_approval", p2.clone()));
     assert_eq!(done(&outs, op), Ok(()));
+    // A new pause: nothing written until storage is read again (another tab may have drafts for
+    // it); what it holds is the first pause's record, so the new pause's is written.
+    assert_eq!(persists(&outs), vec![]);
+    let sync = one_http(&outs);
+    assert!(h.c.take_missed_restore());
     assert!(
-        cleared(&persists(&outs)),
+        cleared(&persists(&h.tab_wrote(&stored))),
         "the first pause's drafts are acknowledged"
     );
     let s = h.c.snapshot();
@@ -692,7 +697,6 @@ fn deploy_chain_pauses_twice() {
     let last = s.last_submission.as_ref().expect("last");
     assert_eq!(last.still_pending[0].call_id, "c_deploy");
     assert!(last.not_applied.is_empty());
-    let sync = one_http(&outs);
     let mut p1_done = p1.clone();
     p1_done["tools"][0]["approval"] = json!("approved");
     h.respond(
@@ -1372,7 +1376,7 @@ fn submit_400_on_the_same_pause_is_an_error_with_drafts_kept() {
 fn stale_target_guard_on_reload() {
     let mut h = H::paused();
     h.approve("call_A");
-    h.reject("call_B", Some("nope"));
+    let stored = written(&h.reject("call_B", Some("nope"))).expect("stored");
     // Another tab decided differently, and the run paused again on a new call.
     let (op, outs) = h.load();
     let g = one_http(&outs);
@@ -1393,6 +1397,9 @@ fn stale_target_guard_on_reload() {
         ]),
     );
     assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(persists(&outs), vec![]);
+    assert!(h.c.take_missed_restore());
+    let outs = h.tab_wrote(&stored);
     assert!(cleared(&persists(&outs)));
     let s = h.c.snapshot();
     assert_eq!(s.phase, Phase::AwaitingApproval);
@@ -2456,4 +2463,54 @@ fn a_repeated_call_id_never_submits_on_its_own() {
     let s = h.c.snapshot();
     assert_eq!(s.phase, Phase::AwaitingApproval);
     assert!(!s.busy);
+}
+
+#[test]
+fn a_later_load_that_finds_a_new_pause_takes_in_another_tabs_drafts_for_it() {
+    // B loaded before the pause; A shows it and decided a call. B loads again (its own `load()`,
+    // or a quiet reload) and finds the same pause: it must not write its own empty record over
+    // A's drafts (A would take that in and lose its decision). B writes nothing in that step and
+    // asks for storage to be read again, which gives it A's drafts.
+    let mut a = H::paused();
+    let from_a = written(&a.approve("call_A")).expect("A stores its draft");
+    let mut b = H::loaded(vec![user("msg_1", "Delete old logs")]);
+    let (op, outs) = b.load();
+    let get = one_http(&outs);
+    let outs = b.respond(get.id, thread(paused_thread()));
+    assert!(done(&outs, op).is_ok());
+    assert_eq!(persists(&outs), vec![], "B writes nothing over A's drafts");
+    assert!(b.c.take_missed_restore(), "B reads storage again");
+    assert!(!b.c.take_missed_restore(), "once");
+    let outs = b.tab_wrote(&from_a);
+    assert_eq!(persists(&outs), vec![]);
+    assert_eq!(
+        b.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Approve)
+    );
+    // Storage held nothing for this pause (another pause's record, not taken in; or no key): B's
+    // own record is written then.
+    let mut c = H::loaded(vec![user("msg_1", "Delete old logs")]);
+    let (_, outs) = c.load();
+    let get = one_http(&outs);
+    c.respond(get.id, thread(paused_thread()));
+    assert!(c.c.take_missed_restore());
+    let outs = c.tab_wrote(&stored_for("msg_OLD", json!({"call_B": "approve"})));
+    assert!(cleared(&persists(&outs)), "{outs:?}");
+    assert!(c.c.snapshot().decisions.is_empty());
+    let stored = written(&c.approve("call_B")).expect("stored");
+    assert!(stored.contains(r#""messageId":"msg_2""#), "{stored}");
+    let mut d = H::loaded(vec![user("msg_1", "Delete old logs")]);
+    let (_, outs) = d.load();
+    let get = one_http(&outs);
+    d.respond(get.id, thread(paused_thread()));
+    assert!(d.c.take_missed_restore());
+    assert!(cleared(&persists(&d.tab_wrote(""))), "no key: written");
+    // Only that read: a later record for another pause (a tab behind) writes nothing, as ever.
+    let outs = d.tab_wrote(&stored_for("msg_OLD", json!({"call_B": "approve"})));
+    assert_eq!(persists(&outs), vec![]);
+    // A reload that finds the pause it already showed writes as before (nothing read again).
+    let (_, outs) = a.load();
+    let get = one_http(&outs);
+    a.respond(get.id, thread(paused_thread()));
+    assert!(!a.c.take_missed_restore());
 }

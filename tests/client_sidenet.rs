@@ -2593,3 +2593,59 @@ fn another_tabs_drafts_during_a_command_are_read_again_after_it() {
     assert!(a.c.take_missed_restore(), "the driver reads storage again");
     assert!(!a.c.take_missed_restore(), "once");
 }
+
+#[test]
+fn a_later_load_that_finds_a_new_pause_takes_in_another_tabs_drafts_for_it() {
+    // B loaded before the run paused; A shows the pause and decided a call. B's next load finds
+    // it: B writes nothing over A's drafts, and reading storage again gives it A's drafts.
+    let mut a = H::loaded_paused();
+    a.c.approve("call_A").expect("approve");
+    let from_a = written(&a.drain()).expect("A stores its draft");
+    let mut b = H::new();
+    let (_, outs) = b.load();
+    let get = one_http(&outs);
+    let outs = b.respond(get.id, history(vec![user_ui("msg_u1", "delete /tmp/x")]));
+    b.respond(one_http(&outs).id, HttpResponse::new(204, ""));
+    assert!(b.card_ids().is_empty());
+    assert!(
+        !b.c.take_missed_restore(),
+        "the first load reads nothing again"
+    );
+    let (op, outs) = b.load();
+    let get = one_http(&outs);
+    let outs = b.respond(get.id, history(paused_history(true)));
+    let replay = one_http(&outs);
+    let outs = b.stream(replay.id, &replay_stream(true));
+    assert!(done(&outs, op).is_ok());
+    assert_eq!(b.card_ids(), vec!["call_A", "call_B"]);
+    assert_eq!(persists(&outs), vec![], "B writes nothing over A's drafts");
+    assert!(b.c.take_missed_restore(), "B reads storage again");
+    assert!(!b.c.take_missed_restore(), "once");
+    let outs = b.tab_wrote(&from_a);
+    assert_eq!(persists(&outs), vec![], "taken in, not written back");
+    assert_eq!(
+        b.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Approve)
+    );
+    // Nothing for this pause in storage: B's own record is written after that read.
+    let mut c = H::new();
+    let (_, outs) = c.load();
+    let get = one_http(&outs);
+    let outs = c.respond(get.id, history(vec![user_ui("msg_u1", "delete /tmp/x")]));
+    c.respond(one_http(&outs).id, HttpResponse::new(204, ""));
+    let (_, outs) = c.load();
+    let get = one_http(&outs);
+    let outs = c.respond(get.id, history(paused_history(true)));
+    let replay = one_http(&outs);
+    c.stream(replay.id, &replay_stream(true));
+    assert!(c.c.take_missed_restore());
+    let outs = c.tab_wrote("");
+    assert!(cleared(&persists(&outs)), "{outs:?}");
+    // A load that finds the pause already shown reads nothing again.
+    let (_, outs) = a.load();
+    let get = one_http(&outs);
+    let outs = a.respond(get.id, history(paused_history(true)));
+    let replay = one_http(&outs);
+    a.stream(replay.id, &replay_stream(true));
+    assert!(!a.c.take_missed_restore());
+}

@@ -1510,3 +1510,41 @@ async fn another_tabs_drafts_saved_during_a_command_arrive_after_it() {
         "taken in once the command is over"
     );
 }
+
+/// A tab that loads again and finds a pause another tab already shows (and decided on) takes in
+/// that tab's drafts, and writes nothing over them: its own record for the pause would have no
+/// decision in it, and the other tab would take that in. Both dialects.
+#[wasm_bindgen_test]
+async fn a_later_load_that_finds_a_new_pause_takes_in_another_tabs_drafts() {
+    let stored: Function = js_fn(
+        "thread",
+        "const key = Object.keys(localStorage).find((k) => k.endsWith(':' + thread)); \
+         return key === undefined ? null : localStorage.getItem(key);",
+    )
+    .unchecked_into();
+    for dialect in ["neuron", "sidenet"] {
+        let thread = fresh_thread(&format!("later{dialect}"));
+        let extra = format!(r#""dialect":"{dialect}""#);
+        // B loads before the pause; A sends, the run pauses, A decides.
+        let b = client(&thread, &extra);
+        wait(b.load()).await.expect("load");
+        let a = client(&thread, &extra);
+        wait(a.load()).await.expect("load");
+        wait(a.send(s("delete /tmp/later.log"))).await.expect("send");
+        let id = call_id_of(&a, "delete_file");
+        a.reject(s(&id), s("keep it")).expect("reject");
+        let before = stored.call1(&JsValue::NULL, &s(&thread)).expect("stored");
+        assert!(string(&before).contains("keep it"), "{dialect}: A's draft is stored");
+        // B loads again (no storage event reaches a client in the same window: B reads storage
+        // because it finds a new pause).
+        wait(b.load()).await.expect("load");
+        let decision = path(&snap(&b), &["decisions", &id]);
+        assert_eq!(
+            JSON::stringify(&decision).ok().and_then(|t| t.as_string()),
+            Some(r#"["reject","keep it"]"#.to_owned()),
+            "{dialect}: B shows A's draft"
+        );
+        let after = stored.call1(&JsValue::NULL, &s(&thread)).expect("stored");
+        assert_eq!(string(&after), string(&before), "{dialect}: nothing written over it");
+    }
+}

@@ -638,6 +638,15 @@ impl Harness {
                 "a timer is armed while a request is in flight"
             );
         }
+        // As the driver does: storage read again when the core asks (here storage holds what
+        // this client wrote last, the single-tab case: its own record must never bring back
+        // drafts the server has acknowledged), in a step of its own.
+        if self.client.take_missed_restore() {
+            let before = self.client.snapshot().clone();
+            let stored = self.persisted.clone().unwrap_or_default();
+            self.client.restore_drafts(&stored);
+            self.step_checks(&before);
+        }
     }
 
     fn user_made(&self, id: &str, d: &Decision) -> bool {

@@ -181,6 +181,9 @@ pub(super) struct Core {
     /// Another tab saved drafts while a command was in flight (not taken in then): see
     /// `take_missed_restore`.
     pub(super) missed: bool,
+    /// A new pause's step wrote nothing (`new_pause`): unless storage then holds drafts for it,
+    /// which are taken in, this tab's record is written once storage has been read again.
+    pub(super) fresh: bool,
     /// The effects not yet polled: `outputs[polled..]` (FIFO; emptied once all are polled).
     pub(super) outputs: Vec<Output>,
     pub(super) polled: usize,
@@ -231,6 +234,7 @@ impl Core {
             persisted: None,
             quiet: false,
             missed: false,
+            fresh: false,
             outputs: Vec::new(),
             polled: 0,
             snapshot,
@@ -422,6 +426,26 @@ impl Core {
         self.persisted = Some(persisted.to_owned());
         self.held_restore = Some(persisted.to_owned());
         None
+    }
+
+    /// The tail shows a pause it did not show before. After the first load another tab may have
+    /// saved drafts for it already (it got there first): this step writes nothing over them, and
+    /// storage is read again once no command is in flight (`take_missed`), which takes them in.
+    pub(super) fn new_pause(&mut self) {
+        if self.loaded {
+            self.quiet = true;
+            self.missed = true;
+            self.fresh = true;
+        }
+    }
+
+    /// After stored drafts were handed over and applied (`taken`: they were for the pause shown):
+    /// on the read that follows a new pause, drafts not taken in leave this tab's to write.
+    pub(super) fn restored(&mut self, taken: bool) {
+        if core::mem::take(&mut self.fresh) && !taken {
+            self.quiet = false;
+            self.persisted = None;
+        }
     }
 
     /// Whether a command is in flight (as `check_not_busy`, without building its error).

@@ -575,13 +575,14 @@ impl Client {
     /// or ahead, leave these as they are), and nothing is written back; `""` (the key removed, by
     /// a tab that shows no pause) leaves them too, and they are written again. During a
     /// command they are ignored, and [`ApprovalClient::take_missed_restore`] tells the driver to
-    /// read storage again once it is over.
+    /// read storage again once it is over (as it does after a new pause).
     pub fn restore_drafts(&mut self, persisted: &str) {
         if let Some(engine) = engine!(self, as_mut) {
             return engine.restore_drafts(persisted);
         }
         if let Some(persisted) = self.c.restore(persisted) {
-            self.apply_restore(persisted);
+            let taken = self.apply_restore(persisted);
+            self.c.restored(taken);
         }
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
         self.audit.forget(&self.c.drafts());
@@ -714,10 +715,12 @@ impl Client {
         &self.c.snapshot
     }
 
-    /// Whether another tab saved drafts while a command was in flight, now that none is (`true`
-    /// once). [`ApprovalClient::restore_drafts`] ignores what arrives during a command; the driver
-    /// then reads storage again and hands over what it holds, if anything (an empty value is not
-    /// handed over: it would clear drafts made since, on a pause the other tab did not show).
+    /// Whether the driver should read storage again and hand over what it holds (`""` for
+    /// nothing) to [`ApprovalClient::restore_drafts`], now that no command is in flight (`true`
+    /// once): another tab saved drafts during a command (what arrives then is ignored), or the
+    /// thread shows a pause it did not show before, for which another tab that got there first
+    /// may have saved drafts. In that case the step wrote nothing; the read takes those drafts in,
+    /// and otherwise this client's record is written then.
     pub fn take_missed_restore(&mut self) -> bool {
         match engine!(self, as_mut) {
             Some(engine) => engine.c.take_missed(),
@@ -1309,21 +1312,25 @@ impl Client {
         let mut new_decisions = Decisions::of(&suspension);
         let old_pause = self.pause.take();
         let old_decisions = self.c.decisions.take();
+        // The same gated calls: without message ids a newer pause may reuse the callIds (counted
+        // per step), so each call must also keep its tool and inputs.
+        let same = old_pause.is_some()
+            && new_key == old_pause
+            && self
+                .suspension
+                .pending
+                .iter()
+                .chain(&self.suspension.decided)
+                .all(|o| {
+                    suspension
+                        .tool(&o.call_id)
+                        .is_some_and(|n| n.name == o.name && n.inputs == o.inputs)
+                });
+        if new_key.is_some() && !same {
+            self.c.new_pause();
+        }
         // By reference: each is dropped whole, once.
         if let (Some(old), Some(old_key)) = (&old_decisions, &old_pause) {
-            // The same gated calls: without message ids a newer pause may reuse the callIds
-            // (counted per step), so each call must also keep its tool and inputs.
-            let same = new_key.as_ref().is_some_and(|k| k == old_key)
-                && self
-                    .suspension
-                    .pending
-                    .iter()
-                    .chain(&self.suspension.decided)
-                    .all(|o| {
-                        suspension
-                            .tool(&o.call_id)
-                            .is_some_and(|n| n.name == o.name && n.inputs == o.inputs)
-                    });
             let record = if same {
                 None
             } else {
@@ -1364,19 +1371,20 @@ impl Client {
         self.suspension = suspension;
     }
 
-    fn apply_restore(&mut self, persisted: &str) {
+    /// Whether the stored drafts were for the pause shown (and so taken in).
+    fn apply_restore(&mut self, persisted: &str) -> bool {
         let Some(stored) = read_stored(persisted) else {
-            return;
+            return false;
         };
         let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
-            return;
+            return false;
         };
         let suspension = &self.suspension;
         if pause.message_id != stored.message_id
             || pause.call_ids != stored.call_ids
             || !stored.fits(suspension)
         {
-            return;
+            return false;
         }
         // Another tab's drafts for this pause: they replace ours.
         if self.c.quiet {
@@ -1392,6 +1400,7 @@ impl Client {
         for (id, decision) in &restored {
             self.audit.hold(pause, id, decision);
         }
+        true
     }
 
     fn suspension_view(&self) -> Option<SuspensionView> {

@@ -381,7 +381,8 @@ impl Sidenet {
 
     pub(crate) fn restore_drafts(&mut self, persisted: &str) {
         if let Some(persisted) = self.c.restore(persisted) {
-            self.apply_restore(persisted);
+            let taken = self.apply_restore(persisted);
+            self.c.restored(taken);
         } else if let Some(mut stored) = read_stored(persisted).filter(|_| !self.c.loaded) {
             // The ids taken, not moved out: `stored` is dropped whole.
             if stored.run_id.is_some() && self.expect.is_none() {
@@ -1898,7 +1899,13 @@ impl Sidenet {
             }
         }
         // A pause always has its decisions (its tail is suspended: `Decisions::of` accepts it).
-        if new.is_some() {
+        if let Some(n) = &new {
+            if !old
+                .as_ref()
+                .is_some_and(|o| o.run_id == n.run_id && o.call_ids == n.call_ids)
+            {
+                self.c.new_pause();
+            }
             self.expired = false;
         } else {
             self.c.unpaused();
@@ -1924,20 +1931,21 @@ impl Sidenet {
         Ok(())
     }
 
-    fn apply_restore(&mut self, persisted: &str) {
+    /// Whether the stored drafts were for the pause shown (and so taken in).
+    fn apply_restore(&mut self, persisted: &str) -> bool {
         // Nothing paused: nothing to restore (the stored drafts are not even read).
         let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
-            return;
+            return false;
         };
         // Read in place, nothing moved out: `stored` is dropped whole.
         let Some(stored) = read_stored(persisted) else {
-            return;
+            return false;
         };
         let run_id = &pause.run_id;
         let call_ids = &stored.call_ids;
         let tail = pause.tail_where(&|c| call_ids.contains(&c.call_id));
         if stored.run_id.as_ref() != Some(run_id) || !stored.fits(&tail) {
-            return;
+            return false;
         }
         // Another tab's drafts for this pause: they replace ours.
         if self.c.quiet {
@@ -1951,6 +1959,7 @@ impl Sidenet {
         for (id, decision) in &restored {
             self.audit.hold(run_id, id, decision);
         }
+        true
     }
 
     fn suspension_view(&self) -> Option<SuspensionView> {

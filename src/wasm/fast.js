@@ -475,16 +475,13 @@ export function storage(key, value) {
 // Calls `f(NaN, 0, value)` with what `key` holds now ("" once removed) each time another tab
 // changes it: the `storage` event (of this window: none in a worker, nor for the key ""). Not the
 // event's `newValue`: when two tabs write at once, each takes in the write that storage kept, the
-// last one. Returns the function that stops listening, or, given `true`, reads the key again (for
-// a change that came during a command: then only a value, not its removal, is handed over).
+// last one. Returns the function that stops listening, or, given `true`, reads the key again (a
+// change that came during a command, or a pause another tab may have saved drafts for).
 export function listen(key, f) {
   // The controller as the options: its `signal` removes the listener once aborted.
   const c = new AbortController();
-  const read = (all) => {
-    const v = storage(key) ?? "";
-    (all || v) && f(NaN, 0, v);
-  };
-  key && globalThis.window?.addEventListener("storage", (e) => e.key === key && read(1), c);
+  const read = () => f(NaN, 0, storage(key) ?? "");
+  key && globalThis.window?.addEventListener("storage", (e) => e.key === key && read(), c);
   return (again) => (again ? key && read() : c.abort());
 }
 
