@@ -1702,10 +1702,12 @@ fn another_tabs_drafts_for_another_pause_leave_ours_and_nothing_is_written() {
         stored.contains("call_A") && stored.contains("call_B"),
         "{stored}"
     );
-    // A thread not paused takes nothing either, and writes nothing.
+    // A thread not paused takes nothing either, and writes nothing (it reloads quietly to catch
+    // up: see a_tab_catches_up_when_another_tab_moves_past_its_pause).
     let mut idle = H::loaded(vec![assistant("m", "hi")]);
     let outs = idle.tab_wrote(&stored_for("msg_2", json!({"call_A": "approve"})));
-    assert_eq!(outs, vec![]);
+    assert_eq!(persists(&outs), vec![]);
+    assert_get(&one_http(&outs));
 }
 
 #[test]
@@ -2513,4 +2515,72 @@ fn a_later_load_that_finds_a_new_pause_takes_in_another_tabs_drafts_for_it() {
     let get = one_http(&outs);
     a.respond(get.id, thread(paused_thread()));
     assert!(!a.c.take_missed_restore());
+}
+
+#[test]
+fn a_tab_catches_up_when_another_tab_moves_past_its_pause() {
+    // B shows the pause; A answered it, the run went on, and A's pause is over: A removed the key.
+    // B reloads quietly (the pause stays on screen meanwhile) and shows where the thread is.
+    let mut b = H::paused();
+    b.approve("call_A");
+    let outs = b.tab_wrote("");
+    let sync = one_http(&outs);
+    assert_get(&sync);
+    let s = b.c.snapshot();
+    assert!(s.syncing && !s.busy, "a quiet reload");
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    let mut answered = pause_two();
+    answered["tools"][0]["approval"] = json!("approved");
+    answered["tools"][1]["approval"] = json!("rejected");
+    let outs = b.respond(
+        sync.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            answered,
+            tool_result("msg_3", vec![]),
+            assistant("msg_4", "Done."),
+        ]),
+    );
+    assert_eq!(b.phase(), Phase::Completed);
+    assert!(b.c.snapshot().suspension.is_none());
+    assert_eq!(persists(&outs), vec![None], "no pause: the key removed");
+    assert!(!b.c.take_missed_restore());
+
+    // A is at a newer pause and wrote drafts for it: B reloads, finds it, and takes them in
+    // without writing.
+    let mut b = H::paused();
+    let mut newer = pause_two();
+    newer["__id"] = json!("msg_9");
+    let from_a = stored_for("msg_9", json!({"call_B": ["reject", "later"]}));
+    let outs = b.tab_wrote(&from_a);
+    assert_eq!(persists(&outs), vec![]);
+    let sync = one_http(&outs);
+    let outs = b.respond(
+        sync.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            pause_two_decided(),
+            tool_result("msg_3", vec![]),
+            newer,
+        ]),
+    );
+    assert_eq!(persists(&outs), vec![]);
+    assert!(b.c.take_missed_restore());
+    let outs = b.tab_wrote(&from_a);
+    assert_eq!(persists(&outs), vec![]);
+    no_http(&outs);
+    assert_eq!(
+        b.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Reject(Some("later".into())))
+    );
+
+    // A record for the pause shown is taken in and loads nothing; a command preempts the quiet
+    // reload (never two requests in flight).
+    let mut b = H::paused();
+    no_http(&b.tab_wrote(&stored_for("msg_2", json!({"call_A": "approve"}))));
+    let outs = b.tab_wrote(&stored_for("msg_OLD", json!({"call_A": "approve"})));
+    let sync = one_http(&outs);
+    let (_, outs) = b.submit();
+    assert!(outs.contains(&Output::Cancel(sync.id)), "{outs:?}");
+    assert_post(&one_http(&outs), r#"{"decisions":{"call_A":"approve"}}"#);
 }

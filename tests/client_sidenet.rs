@@ -2649,3 +2649,47 @@ fn a_later_load_that_finds_a_new_pause_takes_in_another_tabs_drafts_for_it() {
     a.stream(replay.id, &replay_stream(true));
     assert!(!a.c.take_missed_restore());
 }
+
+#[test]
+fn a_tab_catches_up_when_another_tab_moves_past_its_pause() {
+    // B shows the pause; A answered it, the run went on, and A's pause is over: A removed the key.
+    // B loads the thread again and shows where it is.
+    let mut b = H::loaded_paused();
+    b.c.approve("call_A").expect("approve");
+    let stored = written(&b.drain()).expect("stored");
+    let outs = b.tab_wrote("");
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let outs = b.respond(
+        get.id,
+        history(vec![
+            user_ui("msg_u1", "delete /tmp/x"),
+            json!({"id": "msg_a1", "role": "assistant", "parts": [
+                {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available", "input": {"path": "/tmp/x"},
+                 "approval": {"id": "call_A", "approved": true}, "output": "Deleted /tmp/x"},
+                {"type": "tool-send_email", "toolCallId": "call_B", "state": "output-denied", "input": {"to": "a@b.c", "subject": "hi"},
+                 "approval": {"id": "call_B", "approved": false}},
+                {"type": "text", "text": "Done."}
+            ]}),
+        ]),
+    );
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    let outs = b.respond(replay.id, HttpResponse::new(204, ""));
+    let s = b.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed, "{:?}", s.error);
+    assert!(s.suspension.is_none());
+    assert!(persists(&outs).contains(&None), "no pause: the key removed");
+    // A record for the pause shown is taken in and loads nothing; one for another run loads.
+    let mut b = H::loaded_paused();
+    no_http(&b.tab_wrote(&stored));
+    assert_eq!(
+        b.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Approve)
+    );
+    let other =
+        json!({"v": 1, "runId": "run_9", "callIds": ["call_C"], "drafts": {"call_C": "approve"}});
+    let outs = b.tab_wrote(&other.to_string());
+    assert_history_get(&one_http(&outs));
+    assert_eq!(persists(&outs), vec![]);
+}

@@ -1530,11 +1530,16 @@ async fn a_later_load_that_finds_a_new_pause_takes_in_another_tabs_drafts() {
         wait(b.load()).await.expect("load");
         let a = client(&thread, &extra);
         wait(a.load()).await.expect("load");
-        wait(a.send(s("delete /tmp/later.log"))).await.expect("send");
+        wait(a.send(s("delete /tmp/later.log")))
+            .await
+            .expect("send");
         let id = call_id_of(&a, "delete_file");
         a.reject(s(&id), s("keep it")).expect("reject");
         let before = stored.call1(&JsValue::NULL, &s(&thread)).expect("stored");
-        assert!(string(&before).contains("keep it"), "{dialect}: A's draft is stored");
+        assert!(
+            string(&before).contains("keep it"),
+            "{dialect}: A's draft is stored"
+        );
         // B loads again (no storage event reaches a client in the same window: B reads storage
         // because it finds a new pause).
         wait(b.load()).await.expect("load");
@@ -1545,6 +1550,10 @@ async fn a_later_load_that_finds_a_new_pause_takes_in_another_tabs_drafts() {
             "{dialect}: B shows A's draft"
         );
         let after = stored.call1(&JsValue::NULL, &s(&thread)).expect("stored");
-        assert_eq!(string(&after), string(&before), "{dialect}: nothing written over it");
+        assert_eq!(
+            string(&after),
+            string(&before),
+            "{dialect}: nothing written over it"
+        );
     }
 }

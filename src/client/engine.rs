@@ -59,7 +59,7 @@ impl Submission {
 pub(super) enum Why {
     /// `load()`.
     User,
-    /// Neuron: the quiet reload after a POST.
+    /// Neuron: the quiet reload after a POST, or to catch up with another tab.
     Sync,
     /// Sidenet: a stream dropped after the server accepted the request: find out where the run
     /// stands, then go on with the submission, if any.
@@ -441,11 +441,16 @@ impl Core {
 
     /// After stored drafts were handed over and applied (`taken`: they were for the pause shown):
     /// on the read that follows a new pause, drafts not taken in leave this tab's to write.
-    pub(super) fn restored(&mut self, taken: bool) {
-        if core::mem::take(&mut self.fresh) && !taken {
+    /// Otherwise, whether the thread should be loaded again to catch up: another tab wrote drafts
+    /// for a pause this one does not show (it is ahead, or behind and answering a pause over here:
+    /// the load tells), or removed them (`pause_shown`: its pause may be over).
+    pub(super) fn restored(&mut self, taken: bool, stored: &str, pause_shown: bool) -> bool {
+        let fresh = core::mem::take(&mut self.fresh);
+        if fresh && !taken {
             self.quiet = false;
             self.persisted = None;
         }
+        !taken && !fresh && (pause_shown || !stored.is_empty())
     }
 
     /// Whether a command is in flight (as `check_not_busy`, without building its error).

@@ -573,16 +573,19 @@ impl Client {
     /// what another tab wrote (the `storage` event): when no command is in flight, they replace
     /// the drafts when they are for the pause shown (drafts for another pause, from a tab behind
     /// or ahead, leave these as they are), and nothing is written back; `""` (the key removed, by
-    /// a tab that shows no pause) leaves them too, and they are written again. During a
-    /// command they are ignored, and [`ApprovalClient::take_missed_restore`] tells the driver to
-    /// read storage again once it is over (as it does after a new pause).
+    /// a tab that shows no pause) leaves them too, and they are written again. Drafts for a pause
+    /// not shown, or a removal while a pause is shown, also load the thread again to catch up
+    /// (Neuron: the quiet reload; Sidenet: a load). During a command they are ignored, and
+    /// [`ApprovalClient::take_missed_restore`] tells the driver to read storage again once it is
+    /// over (as it does after a new pause).
     pub fn restore_drafts(&mut self, persisted: &str) {
         if let Some(engine) = engine!(self, as_mut) {
             return engine.restore_drafts(persisted);
         }
         if let Some(persisted) = self.c.restore(persisted) {
             let taken = self.apply_restore(persisted);
-            self.c.restored(taken);
+            // Caught up by a quiet reload (when nothing else is in flight).
+            self.sync_due |= self.c.restored(taken, persisted, self.pause.is_some());
         }
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
         self.audit.forget(&self.c.drafts());

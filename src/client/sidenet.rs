@@ -382,7 +382,10 @@ impl Sidenet {
     pub(crate) fn restore_drafts(&mut self, persisted: &str) {
         if let Some(persisted) = self.c.restore(persisted) {
             let taken = self.apply_restore(persisted);
-            self.c.restored(taken);
+            // Caught up by a load (no command is in flight when stored drafts are applied).
+            if self.c.restored(taken, persisted, self.pause.is_some()) {
+                self.start_load(None, Why::User);
+            }
         } else if let Some(mut stored) = read_stored(persisted).filter(|_| !self.c.loaded) {
             // The ids taken, not moved out: `stored` is dropped whole.
             if stored.run_id.is_some() && self.expect.is_none() {

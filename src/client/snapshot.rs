@@ -9,7 +9,7 @@
 //!   dialect: "neuron" | "sidenet", threadId: string,
 //!   loaded: boolean,               // a thread load has succeeded at least once
 //!   busy: boolean,                 // a request (or a retry timer) is outstanding for a command
-//!   syncing: boolean,              // a quiet reload after a POST is in flight (commands preempt it)
+//!   syncing: boolean,              // a quiet reload (after a POST; to catch up with another tab) is in flight (commands preempt it)
 //!   messagesVersion: number,       // changes iff `messages` changed
 //!   messages: MessageView[],       // the settled thread
 //!   streaming: MessageView | null, // a message being streamed (Sidenet; always null for Neuron);

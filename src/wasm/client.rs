@@ -213,8 +213,8 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
         // once the client is freed (`shutdown` clears them).
         call_listeners(&shared.listeners);
     }
-    // Drafts another tab saved during the command that just ended: read again, in a step of
-    // their own.
+    // Drafts another tab saved during the command that just ended, or for a pause the step
+    // came to: read again, in a step of their own.
     if let Some(again) = missed {
         call(&again, &JsValue::TRUE);
     }

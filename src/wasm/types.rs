@@ -139,7 +139,8 @@ export interface ApprovalClientOptions {
   /** Submit as soon as every gated tool has a decision. Default `false`. */
   autoSubmit?: boolean;
   /** Keep drafts in `localStorage` (per dialect, base URL and thread), shared with the other tabs
-   *  of the thread (the last save wins). Default `true`. */
+   *  of the thread (the last save wins; a tab left on a pause another tab moved past loads the
+   *  thread again). Default `true`. */
   persist?: boolean;
   /** Per request; for a stream, the wait for the headers and then between chunks. Default 30000. */
   timeoutMs?: number;
@@ -273,7 +274,7 @@ export interface Snapshot {
   readonly loaded: boolean;
   /** A request (or a retry timer) is outstanding for a command. */
   readonly busy: boolean;
-  /** A quiet reload after a POST is in flight (commands preempt it). */
+  /** A quiet reload is in flight (Neuron: after a POST, or to catch up with another tab; commands preempt it). */
   readonly syncing: boolean;
   /** Changes iff `messages` changed (the array is reused otherwise). */
   readonly messagesVersion: number;

@@ -1,9 +1,11 @@
 // The same thread open in two tabs (two pages of one browser context, sharing localStorage): a
-// decision taken in one shows in the other, and a reload of either brings back both tabs' drafts.
+// decision taken in one shows in the other, a reload of either brings back both tabs' drafts, and
+// once one submits, the other moves on with it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  approve, assertNoProblems, card, deny, gotoThread, openPage, send, threadId, waitPaused, withEndpointAndBrowser,
+  approve, assertNoProblems, card, cards, deny, gotoThread, lastAnswer, openPage, send, submit, threadId, waitCompleted,
+  waitPaused, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
 const REASON = 'Not this one';
@@ -14,7 +16,7 @@ const env = withEndpointAndBrowser();
 const shows = (cardLocator, state) => cardLocator.locator('.badge', { hasText: state }).waitFor({ timeout: 5_000 });
 
 for (const dialect of ['neuron', 'sidenet']) {
-  test(`${dialect}: two tabs share their drafts, and a reload keeps both tabs' decisions`, async () => {
+  test(`${dialect}: two tabs share their drafts, a reload keeps both tabs' decisions, and the other tab follows a submission`, async () => {
     const where = { thread: threadId(`tabs_${dialect}`), dialect };
     const { context, page: a, problems } = await openPage(env.browser);
     const b = await context.newPage();
@@ -48,6 +50,15 @@ for (const dialect of ['neuron', 'sidenet']) {
       await card(a, /tickets/i).getByRole('button', { name: 'Undo' }).click();
       await b.waitForFunction(() => document.querySelectorAll('#cards .card[data-state="pending"]').length === 1);
       assert.match(await card(b, /Delet/).locator('.badge').textContent(), /Denied/);
+
+      // A submits and the run completes: B, left on the pause, catches up by itself (no reload
+      // of the page), and shows the same answer.
+      await approve(card(a, /tickets/i));
+      await submit(a);
+      await waitCompleted(a);
+      await waitCompleted(b);
+      assert.equal(await lastAnswer(b), await lastAnswer(a));
+      assert.equal(await cards(b).count(), 0);
       assertNoProblems(problems);
     } finally {
       await context.close();
