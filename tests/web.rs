@@ -751,6 +751,12 @@ fn tail_check_options() {
         assert_eq!(error_code(&e), "invalid_argument", "{check}");
         assert_eq!(get(&e, "path").as_string().as_deref(), Some("check"));
     }
+    // Options that are no object (the mode given bare, instead of `{ check: "tail" }`).
+    for options in [r#""tail""#, "1", "true"] {
+        let e = pending_approvals(s(SEED), js_parse(options)).unwrap_err();
+        assert_eq!(error_code(&e), "invalid_argument", "{options}");
+        assert!(get(&e, "path").is_null(), "{options}");
+    }
 }
 
 /// A small deterministic generator (xorshift).

@@ -88,8 +88,10 @@ export function fastTail(input) {
 // one has an odd number): exact on well-formed JSON; what the scan gets wrong on a broken document
 // the crate's reading of the cut finds, unless it lies before the tail. `undefined` for a full read:
 // `check` absent or `'all'`, a parsed value, a bare array, a document ending otherwise, or anything
-// else unexpected (the full read reports it); the `ToolgateError` to throw for another `check`.
+// else unexpected (the full read reports it); the `ToolgateError` to throw for another `check`, or
+// options that are no object (`'tail'` for `{ check: 'tail' }`).
 export function tailDoc(input, options) {
+  if (options != null && typeof options != 'object') return fail('the options must be an object');
   try {
     const check = options?.check;
     if (check === undefined || check === 'all') return;
