@@ -30,6 +30,22 @@ package() {
   # (and as the size comparison in BENCHMARKS.md treats the AI SDK); the types stay in toolgate.d.ts.
   # Short import and export names (wasm-bindgen's carry incompressible hashes): scripts/shorten-names.mjs.
   node scripts/shorten-names.mjs "$out"
+  # A method called on a freed object (or from inside its `free()`): wasm-bindgen's checks throw a
+  # plain Error ("null pointer passed to rust"); the package throws a ToolgateError `invalid_state`,
+  # as for every other misuse. (Browser tests run wasm-bindgen-test's own glue: tests/e2e/freed.)
+  node -e '
+    const fs = require("fs"), file = process.argv[1];
+    const glue = fs.readFileSync(file, "utf8");
+    const from = "throw new Error(getStringFromWasm0(arg0, arg1));";
+    if (glue.split(from).length !== 2 || !/import \{[^}]*\btoolgateError\b[^}]*\}/.test(glue))
+      throw new Error("the glue has not the one __wbindgen_throw (or toolgateError import) expected");
+    // And `free()` a second time does nothing (as a dispose should), in both classes.
+    const free = "const ptr = this.__destroy_into_raw();";
+    if (glue.split(free).length !== 3) throw new Error("expected two free() in the glue");
+    fs.writeFileSync(file, glue.replace(from, "const m = getStringFromWasm0(arg0, arg1); " +
+      "throw toolgateError(\"invalid_state\", /^null pointer/.test(m) ? \"the object was freed\" : m, null, -1, -1);")
+      .replaceAll(free, free + " if (!ptr) return;"));
+  ' "$out/toolgate.js"
   # Function bodies and data segments in the order gzip compresses best (about 1.3 KiB):
   # scripts/reorder-functions.mjs. It is deterministic and takes about 45 s, so its result is kept
   # in target/reorder-cache/ under a hash of its input and of the script, and reused.

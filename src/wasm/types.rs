@@ -309,9 +309,10 @@ const TS_API: &'static str = r#"
  */
 export class ApprovalClient {
     /**
-     * Releases the wasm memory it holds. Any later call on the object throws a plain `Error`
-     * (not a `ToolgateError`). From a listener that one of its own methods triggered, it throws
-     * (the client is still freed once that method returns): defer it, e.g. with `queueMicrotask`.
+     * Releases the wasm memory it holds; a second call does nothing. Any later call on the object
+     * throws `invalid_state` ("the object was freed"). From a listener that one of its own methods
+     * triggered, it throws `invalid_state` (the client is still freed once that method returns):
+     * defer it, e.g. with `queueMicrotask`.
      */
     free(): void;
     [Symbol.dispose](): void;
@@ -395,8 +396,8 @@ export class ApprovalClient {
  */
 export class Decisions {
     /**
-     * Releases the wasm memory it holds. Any later call on the object throws a plain `Error`
-     * (not a `ToolgateError`).
+     * Releases the wasm memory it holds; a second call does nothing. Any later call on the object
+     * throws `invalid_state` ("the object was freed").
      */
     free(): void;
     [Symbol.dispose](): void;

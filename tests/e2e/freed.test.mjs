@@ -1,0 +1,81 @@
+// A client or a decision set used after `free()`, or from inside it (a custom fetch's abort
+// listener, called as `free()` cancels the request), throws a ToolgateError `invalid_state` like
+// every other misuse, in both entry points (the package's glue turns wasm-bindgen's plain
+// "null pointer passed to rust" into one: scripts/build.sh).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { assertNoProblems, openPage, withEndpointAndBrowser } from '../e2e-support/harness.mjs';
+
+const env = withEndpointAndBrowser();
+
+for (const entry of ['/pkg/toolgate.js', '/pkg/neuron/toolgate.js']) {
+  test(`${entry}: use after free() is an invalid_state ToolgateError`, async () => {
+    const { page, problems, context } = await openPage(env.browser);
+    try {
+      await page.goto(`${env.endpoint.url}/`);
+      const out = await page.evaluate(async (entry) => {
+        const tg = await import(entry);
+        await tg.default();
+        const caught = (f) => {
+          try {
+            f();
+            return 'returned';
+          } catch (e) {
+            return { toolgate: tg.isToolgateError(e), code: e.code, message: e.message };
+          }
+        };
+        const rejected = async (f) => {
+          try {
+            await f();
+            return 'resolved';
+          } catch (e) {
+            return { toolgate: tg.isToolgateError(e), code: e.code, message: e.message };
+          }
+        };
+        const out = {};
+        const client = new tg.ApprovalClient({ threadId: 'freed', persist: false });
+        client.free();
+        out.snapshot = caught(() => client.getSnapshot());
+        out.approve = caught(() => client.approve('a'));
+        out.subscribe = caught(() => client.subscribe(() => {}));
+        out.load = await rejected(() => client.load());
+        out.freeAgain = caught(() => client.free());
+
+        const doc = JSON.stringify({ messages: [{ role: 'assistant', type: 'tool_call', content: null,
+          tools: [{ callId: 'a', name: 'delete_file', inputs: {}, approval: 'pending' }] }] });
+        const decisions = new tg.Decisions(doc);
+        decisions.free();
+        out.decisions = caught(() => decisions.toJSON());
+
+        // From inside free(): a custom fetch whose abort listener reads the snapshot.
+        let during;
+        const busy = new tg.ApprovalClient({
+          threadId: 'freed2', persist: false,
+          fetch: (url, init) => new Promise((_, reject) => {
+            fetched();
+            init.signal.addEventListener('abort', () => {
+              during = caught(() => busy.getSnapshot());
+              reject(new DOMException('aborted', 'AbortError'));
+            });
+          }),
+        });
+        let fetched;
+        const called = new Promise((resolve) => { fetched = resolve; });
+        const loading = busy.load().catch(() => {});
+        await called;
+        busy.free();
+        await loading;
+        out.during = during;
+        return out;
+      }, entry);
+      const freed = { toolgate: true, code: 'invalid_state', message: 'invalid_state: the object was freed' };
+      for (const key of ['snapshot', 'approve', 'subscribe', 'load', 'decisions']) assert.deepEqual(out[key], freed, key);
+      assert.equal(out.freeAgain, 'returned', 'free() twice is harmless');
+      assert.equal(out.during.toolgate, true, JSON.stringify(out.during));
+      assert.equal(out.during.code, 'invalid_state');
+      assertNoProblems(problems);
+    } finally {
+      await context.close();
+    }
+  });
+}
