@@ -2510,6 +2510,16 @@ fn a_later_load_that_finds_a_new_pause_takes_in_another_tabs_drafts_for_it() {
     // Only that read: a later record for another pause (a tab behind) writes nothing, as ever.
     let outs = d.tab_wrote(&stored_for("msg_OLD", json!({"call_B": "approve"})));
     assert_eq!(persists(&outs), vec![]);
+    // Without `persist` there is no storage to read.
+    let mut c = config();
+    c.persist = false;
+    let mut e = H::with(c);
+    let (_, outs) = e.load();
+    e.respond(one_http(&outs).id, thread(vec![user("msg_1", "x")]));
+    let (_, outs) = e.load();
+    e.respond(one_http(&outs).id, thread(paused_thread()));
+    assert_eq!(e.phase(), Phase::AwaitingApproval);
+    assert!(!e.c.take_missed_restore());
     // A reload that finds the pause it already showed writes as before (nothing read again).
     let (_, outs) = a.load();
     let get = one_http(&outs);

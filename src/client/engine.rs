@@ -431,8 +431,9 @@ impl Core {
     /// The tail shows a pause it did not show before. After the first load another tab may have
     /// saved drafts for it already (it got there first): this step writes nothing over them, and
     /// storage is read again once no command is in flight (`take_missed`), which takes them in.
+    /// (Nothing to read without `persist`.)
     pub(super) fn new_pause(&mut self) {
-        if self.loaded {
+        if self.loaded && self.config.persist {
             self.quiet = true;
             self.missed = true;
             self.fresh = true;
