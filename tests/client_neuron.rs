@@ -2584,6 +2584,18 @@ fn a_tab_catches_up_when_another_tab_moves_past_its_pause() {
         Some(&Decision::Reject(Some("later".into())))
     );
 
+    // A tab behind wrote a record of a pause that is over: B reloads, still shows its pause, and
+    // then writes its own record again (not before the reload: two tabs would write back and
+    // forth), so its drafts are in storage once more.
+    let mut b = H::paused();
+    b.approve("call_A");
+    let outs = b.tab_wrote(&stored_for("msg_OLD", json!({"call_B": "approve"})));
+    assert_eq!(persists(&outs), vec![], "nothing written before the reload");
+    let sync = one_http(&outs);
+    let outs = b.respond(sync.id, thread(paused_thread()));
+    let again = written(&outs).expect("its record written again");
+    assert!(again.contains(r#""call_A":"approve""#), "{again}");
+    assert!(!b.c.take_missed_restore());
     // A record for the pause shown is taken in and loads nothing; a command preempts the quiet
     // reload (never two requests in flight).
     let mut b = H::paused();

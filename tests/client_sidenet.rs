@@ -2690,6 +2690,15 @@ fn a_tab_catches_up_when_another_tab_moves_past_its_pause() {
     let other =
         json!({"v": 1, "runId": "run_9", "callIds": ["call_C"], "drafts": {"call_C": "approve"}});
     let outs = b.tab_wrote(&other.to_string());
-    assert_history_get(&one_http(&outs));
-    assert_eq!(persists(&outs), vec![]);
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    assert_eq!(persists(&outs), vec![], "nothing written before the load");
+    // Still on its pause after the load: its own record is written again.
+    let mut outs = b.respond(get.id, history(paused_history(true)));
+    let replay = one_http(&outs);
+    outs.extend(b.stream(replay.id, &replay_stream(true)));
+    assert_eq!(b.card_ids(), vec!["call_A", "call_B"]);
+    assert!(!b.c.take_missed_restore(), "the same pause");
+    let again = written(&outs).expect("its record written again");
+    assert!(again.contains(r#""call_A":"approve""#), "{again}");
 }

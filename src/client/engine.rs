@@ -184,6 +184,9 @@ pub(super) struct Core {
     /// A new pause's step wrote nothing (`new_pause`): unless storage then holds drafts for it,
     /// which are taken in, this tab's record is written once storage has been read again.
     pub(super) fresh: bool,
+    /// Storage holds another tab's record for a pause this one does not show: this tab's is
+    /// written at the next step that is not quiet (`restored`).
+    pub(super) rewrite: bool,
     /// The effects not yet polled: `outputs[polled..]` (FIFO; emptied once all are polled).
     pub(super) outputs: Vec<Output>,
     pub(super) polled: usize,
@@ -235,6 +238,7 @@ impl Core {
             quiet: false,
             missed: false,
             fresh: false,
+            rewrite: false,
             outputs: Vec::new(),
             polled: 0,
             snapshot,
@@ -445,13 +449,19 @@ impl Core {
     /// Otherwise, whether the thread should be loaded again to catch up: another tab wrote drafts
     /// for a pause this one does not show (it is ahead, or behind and answering a pause over here:
     /// the load tells), or removed them (`pause_shown`: its pause may be over).
+    /// Storage then holds the other tab's record, not this one's: this tab's (if it shows a
+    /// pause) is written at the next step that writes, after the load (`rewrite`; not now: a
+    /// tab behind would write its stale record back and forth with the one ahead), so that no
+    /// tab's drafts stay lost to the record of a pause that is over.
     pub(super) fn restored(&mut self, taken: bool, stored: &str, pause_shown: bool) -> bool {
         let fresh = core::mem::take(&mut self.fresh);
         if fresh && !taken {
             self.quiet = false;
             self.persisted = None;
         }
-        !taken && !fresh && (pause_shown || !stored.is_empty())
+        let catch_up = !taken && !fresh && (pause_shown || !stored.is_empty());
+        self.rewrite = catch_up;
+        catch_up
     }
 
     /// Whether a command is in flight (as `check_not_busy`, without building its error).
@@ -754,6 +764,9 @@ impl Core {
     /// another tab (which storage then holds: writing them back could only start an exchange).
     pub(super) fn persist(&mut self, desired: Option<String>) {
         let quiet = core::mem::take(&mut self.quiet);
+        if !quiet && core::mem::take(&mut self.rewrite) {
+            self.persisted = None;
+        }
         if !same_stored(desired.as_deref(), self.persisted.as_deref()) {
             self.persisted = desired.clone();
             if !quiet {
