@@ -2553,6 +2553,10 @@ fn a_tab_catches_up_when_another_tab_moves_past_its_pause() {
     );
     assert_eq!(b.phase(), Phase::Completed);
     assert!(b.c.snapshot().suspension.is_none());
+    assert!(
+        b.c.snapshot().dropped_drafts.is_empty(),
+        "the draft the other tab sent is acknowledged, not dropped"
+    );
     assert_eq!(persists(&outs), vec![None], "no pause: the key removed");
     assert!(!b.c.take_missed_restore());
 

@@ -2679,6 +2679,10 @@ fn a_tab_catches_up_when_another_tab_moves_past_its_pause() {
     let s = b.c.snapshot();
     assert_eq!(s.phase, Phase::Completed, "{:?}", s.error);
     assert!(s.suspension.is_none());
+    assert!(
+        s.dropped_drafts.is_empty(),
+        "the draft the other tab sent is acknowledged, not dropped"
+    );
     assert!(persists(&outs).contains(&None), "no pause: the key removed");
     // A record for the pause shown is taken in and loads nothing; one for another run loads.
     let mut b = H::loaded_paused();

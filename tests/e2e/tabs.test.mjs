@@ -59,6 +59,8 @@ for (const dialect of ['neuron', 'sidenet']) {
       await waitCompleted(b);
       assert.equal(await lastAnswer(b), await lastAnswer(a));
       assert.equal(await cards(b).count(), 0);
+      // B's drafts were A's, sent by A: acknowledged, not reported as dropped.
+      assert.equal(await b.locator('.notice', { hasText: 'no longer applied' }).count(), 0);
       assertNoProblems(problems);
     } finally {
       await context.close();
