@@ -2610,3 +2610,64 @@ fn a_tab_catches_up_when_another_tab_moves_past_its_pause() {
     assert!(outs.contains(&Output::Cancel(sync.id)), "{outs:?}");
     assert_post(&one_http(&outs), r#"{"decisions":{"call_A":"approve"}}"#);
 }
+
+#[test]
+fn a_tab_catches_up_when_another_tab_submits_part_of_the_pause() {
+    // A and B show one pause. A approves call_A and submits it alone; the server holds that
+    // decision, call_B still waits. A's record (no drafts left) says the server holds call_A.
+    let (mut a, mut b) = (H::paused(), H::paused());
+    let from_a = written(&a.approve("call_A")).expect("A stores its draft");
+    no_http(&b.tab_wrote(&from_a));
+    let (op, outs) = a.submit();
+    let post = one_http(&outs);
+    assert_post(&post, r#"{"decisions":{"call_A":"approve"}}"#);
+    let mut tail = pause_two();
+    tail["tools"][0]["approval"] = json!("approved");
+    let outs = a.respond(post.id, reply("awaiting_approval", tail.clone()));
+    assert_eq!(done(&outs, op), Ok(()));
+    let from_a = written(&outs).expect("A's record changes");
+    let record: Value = serde_json::from_str(&from_a).expect("json");
+    assert_eq!(record["settled"], json!(["call_A"]), "{from_a}");
+    assert_eq!(record["drafts"], json!({}), "{from_a}");
+
+    // B took in A's draft for call_A before; this record has none, and says the server holds
+    // call_A, which B shows pending: B is behind and reloads quietly, writing nothing.
+    let outs = b.tab_wrote(&from_a);
+    assert_eq!(persists(&outs), vec![]);
+    let sync = one_http(&outs);
+    assert_get(&sync);
+    assert!(b.c.snapshot().syncing && !b.c.snapshot().busy);
+    let outs = b.respond(
+        sync.id,
+        thread(vec![user("msg_1", "Delete old logs"), tail.clone()]),
+    );
+    no_http(&outs);
+    // B's record after the reload is A's (B writes it again, the same): storage loses nothing.
+    for record in persists(&outs) {
+        let record: Value = serde_json::from_str(&record.expect("a record")).expect("json");
+        assert_eq!(
+            record,
+            serde_json::from_str::<Value>(&from_a).expect("json")
+        );
+    }
+    let s = b.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert!(s.dropped_drafts.is_empty(), "{:?}", s.dropped_drafts);
+    let susp = s.suspension.as_ref().expect("paused");
+    assert_eq!(susp.undecided, vec!["call_B"]);
+    assert_eq!(
+        susp.tools[0].server_approval,
+        toolgate::approval::Approval::Approved
+    );
+    // Caught up: the same record again loads nothing (no loop), and B's next draft writes a
+    // record A takes in without loading either.
+    no_http(&b.tab_wrote(&from_a));
+    let from_b = written(&b.reject("call_B", Some("not now"))).expect("B writes");
+    let outs = a.tab_wrote(&from_b);
+    assert_eq!(persists(&outs), vec![]);
+    no_http(&outs);
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Reject(Some("not now".into())))
+    );
+}

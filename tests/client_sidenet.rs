@@ -2706,3 +2706,88 @@ fn a_tab_catches_up_when_another_tab_moves_past_its_pause() {
     let again = written(&outs).expect("its record written again");
     assert!(again.contains(r#""call_A":"approve""#), "{again}");
 }
+
+#[test]
+fn a_tab_catches_up_when_another_tab_answers_part_of_the_pause() {
+    // A and B show one pause. A approves call_A and sends that continuation alone; the server runs
+    // it and the run waits on call_B. A's record now lists call_B alone.
+    let (mut a, mut b) = (H::loaded_paused(), H::loaded_paused());
+    a.c.approve("call_A").expect("approve");
+    let from_a = written(&a.drain()).expect("A stores its draft");
+    no_http(&b.tab_wrote(&from_a));
+    let op = a.c.submit(a.now).expect("submit");
+    let mut outs = a.drain();
+    let post = one_http(&outs);
+    assert_continuation(&post, "call_A", true);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    outs.extend(a.stream(post.id, &sse(&c, true)));
+    // (The driver reads storage again after a new pause: it holds A's own record.)
+    if a.c.take_missed_restore() {
+        outs.extend(a.tab_wrote(&from_a));
+    }
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(a.card_ids(), vec!["call_B"]);
+    let from_a = written(&outs).expect("A's record changes");
+    let record: Value = serde_json::from_str(&from_a).expect("json");
+    assert_eq!(record["callIds"], json!(["call_B"]), "{from_a}");
+
+    // B still shows call_A open, which the record leaves out: B is behind and loads the thread,
+    // writing nothing.
+    let outs = b.tab_wrote(&from_a);
+    assert_eq!(persists(&outs), vec![]);
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let outs = b.respond(
+        get.id,
+        history(vec![
+            user_ui("msg_u1", "delete /tmp/x"),
+            json!({"id": "msg_a1", "role": "assistant", "parts": [
+                {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available", "input": {"path": "/tmp/x"},
+                 "approval": {"id": "call_A", "approved": true}, "output": "Deleted /tmp/x"},
+                {"type": "tool-send_email", "toolCallId": "call_B", "state": "approval-requested", "input": {"to": "a@b.c", "subject": "hi"},
+                 "approval": {"id": "call_B"}}
+            ]}),
+        ]),
+    );
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in(
+        "call_B",
+        "send_email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    c.push(approval_b());
+    let mut outs = b.stream(replay.id, &sse(&c, true));
+    if b.c.take_missed_restore() {
+        outs.extend(b.tab_wrote(&from_a));
+    }
+    no_http(&outs);
+    assert_eq!(b.card_ids(), vec!["call_B"]);
+    let s = b.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval, "{:?}", s.error);
+    assert!(s.dropped_drafts.is_empty(), "{:?}", s.dropped_drafts);
+    for record in persists(&outs) {
+        let record: Value = serde_json::from_str(&record.expect("a record")).expect("json");
+        assert_eq!(
+            record,
+            serde_json::from_str::<Value>(&from_a).expect("json")
+        );
+    }
+    // Caught up: the same record again loads nothing, and B's next draft writes a record that A
+    // takes in without loading.
+    no_http(&b.tab_wrote(&from_a));
+    b.c.reject("call_B", Some("not now")).expect("reject");
+    let from_b = written(&b.drain()).expect("B writes");
+    let outs = a.tab_wrote(&from_b);
+    assert_eq!(persists(&outs), vec![]);
+    no_http(&outs);
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Reject(Some("not now".into())))
+    );
+}

@@ -444,24 +444,30 @@ impl Core {
         }
     }
 
-    /// After stored drafts were handed over and applied (`taken`: they were for the pause shown):
-    /// on the read that follows a new pause, drafts not taken in leave this tab's to write.
-    /// Otherwise, whether the thread should be loaded again to catch up: another tab wrote drafts
-    /// for a pause this one does not show (it is ahead, or behind and answering a pause over here:
-    /// the load tells), or removed them (`pause_shown`: its pause may be over).
-    /// Storage then holds the other tab's record, not this one's: this tab's (if it shows a
-    /// pause) is written at the next step that writes, after the load (`rewrite`; not now: a
-    /// tab behind would write its stale record back and forth with the one ahead), so that no
-    /// tab's drafts stay lost to the record of a pause that is over.
-    pub(super) fn restored(&mut self, taken: bool, stored: &str, pause_shown: bool) -> bool {
+    /// After stored drafts were handed over and applied (`taken`: they were for the pause shown,
+    /// `Some(behind)`): on the read that follows a new pause, drafts not taken in leave this tab's
+    /// to write. Otherwise, whether the thread should be loaded again to catch up: the other tab
+    /// is further into the same pause (`behind`: the server holds a decision this tab shows
+    /// pending), or wrote drafts for a pause this one does not show (it is ahead, or behind and
+    /// answering a pause over here: the load tells), or removed them (`pause_shown`: its pause may
+    /// be over). In those last two cases storage holds the other tab's record, not this one's:
+    /// this tab's (if it shows a pause) is written at the next step that writes, after the load
+    /// (`rewrite`; not now: a tab behind would write its stale record back and forth with the one
+    /// ahead), so that no tab's drafts stay lost to the record of a pause that is over.
+    pub(super) fn restored(
+        &mut self,
+        taken: Option<bool>,
+        stored: &str,
+        pause_shown: bool,
+    ) -> bool {
         let fresh = core::mem::take(&mut self.fresh);
-        if fresh && !taken {
+        if fresh && taken.is_none() {
             self.quiet = false;
             self.persisted = None;
         }
-        let catch_up = !taken && !fresh && (pause_shown || !stored.is_empty());
+        let catch_up = taken.is_none() && !fresh && (pause_shown || !stored.is_empty());
         self.rewrite = catch_up;
-        catch_up
+        catch_up || taken == Some(true)
     }
 
     /// Whether a command is in flight (as `check_not_busy`, without building its error).

@@ -247,6 +247,9 @@ struct StoredIn {
     call_ids: Vec<String>,
     /// The [`signature`] of the pause's calls (absent from drafts stored before it was kept).
     sig: Option<String>,
+    /// Neuron: the calls of the pause whose decision the writer's tail shows the server holds
+    /// (absent when none, and from records written before it was kept).
+    settled: Option<Value>,
     drafts: Map,
 }
 
@@ -281,6 +284,7 @@ fn read_stored(text: &str) -> Option<StoredIn> {
             .get("sig")
             .and_then(Value::as_number)
             .map(|n| n.as_str().to_owned()),
+        settled: o.remove("settled"),
         drafts,
     })
 }
@@ -352,10 +356,24 @@ fn write_stored(
     o.field("v", &1u64)
         .field(pause_key, &pause)
         .field("callIds", &call_ids)
-        .field("sig", &signature(tail))
-        .field("drafts", drafts);
+        .field("sig", &signature(tail));
+    // Neuron: the calls the server holds decided (a Sidenet record lists the open calls alone).
+    let settled = ids_of(&tail.decided);
+    if !settled.is_empty() {
+        o.field("settled", &settled);
+    }
+    o.field("drafts", drafts);
     o.end();
     out
+}
+
+/// The callIds of `cards`, in order.
+fn ids_of(cards: &[GatedTool]) -> Vec<String> {
+    let mut ids = Vec::new();
+    for card in cards {
+        ids.push(card.call_id.clone());
+    }
+    ids
 }
 
 /// The approval client for one thread. See the module docs.
@@ -1374,20 +1392,19 @@ impl Client {
         self.suspension = suspension;
     }
 
-    /// Whether the stored drafts were for the pause shown (and so taken in).
-    fn apply_restore(&mut self, persisted: &str) -> bool {
-        let Some(stored) = read_stored(persisted) else {
-            return false;
-        };
+    /// `Some` when the stored drafts were for the pause shown (and so taken in): whether the
+    /// record has the server holding a decision on a call this tab shows pending (it is behind).
+    fn apply_restore(&mut self, persisted: &str) -> Option<bool> {
+        let stored = read_stored(persisted)?;
         let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
-            return false;
+            return None;
         };
         let suspension = &self.suspension;
         if pause.message_id != stored.message_id
             || pause.call_ids != stored.call_ids
             || !stored.fits(suspension)
         {
-            return false;
+            return None;
         }
         // Another tab's drafts for this pause: they replace ours.
         if self.c.quiet {
@@ -1403,7 +1420,10 @@ impl Client {
         for (id, decision) in &restored {
             self.audit.hold(pause, id, decision);
         }
-        true
+        Some(suspension.pending.iter().any(|t| {
+            matches!(&stored.settled, Some(Value::Array(ids))
+                    if ids.iter().any(|id| id.as_str() == Some(&t.call_id)))
+        }))
     }
 
     fn suspension_view(&self) -> Option<SuspensionView> {

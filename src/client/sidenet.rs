@@ -60,9 +60,9 @@ use super::snapshot::{
     MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus, ToolView,
 };
 use super::{
-    not_suspended, read_stored, restore_into, retryable_status, status_error, submission_view,
-    suspension_view, transport_error, HttpResponse, Method, OpId, Output, PauseKey, RequestId,
-    TransportError,
+    ids_of, not_suspended, read_stored, restore_into, retryable_status, status_error,
+    submission_view, suspension_view, transport_error, HttpResponse, Method, OpId, Output,
+    PauseKey, RequestId, TransportError,
 };
 
 /// The most bytes buffered of a non-2xx answer (the rest is dropped).
@@ -1934,21 +1934,20 @@ impl Sidenet {
         Ok(())
     }
 
-    /// Whether the stored drafts were for the pause shown (and so taken in).
-    fn apply_restore(&mut self, persisted: &str) -> bool {
+    /// `Some` when the stored drafts were for the pause shown (and so taken in): whether this tab
+    /// shows open a call the record leaves out (the server accepted its decision: it is behind).
+    fn apply_restore(&mut self, persisted: &str) -> Option<bool> {
         // Nothing paused: nothing to restore (the stored drafts are not even read).
         let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
-            return false;
+            return None;
         };
         // Read in place, nothing moved out: `stored` is dropped whole.
-        let Some(stored) = read_stored(persisted) else {
-            return false;
-        };
+        let stored = read_stored(persisted)?;
         let run_id = &pause.run_id;
         let call_ids = &stored.call_ids;
         let tail = pause.tail_where(&|c| call_ids.contains(&c.call_id));
         if stored.run_id.as_ref() != Some(run_id) || !stored.fits(&tail) {
-            return false;
+            return None;
         }
         // Another tab's drafts for this pause: they replace ours.
         if self.c.quiet {
@@ -1962,7 +1961,12 @@ impl Sidenet {
         for (id, decision) in &restored {
             self.audit.hold(run_id, id, decision);
         }
-        true
+        Some(
+            pause
+                .call_ids
+                .iter()
+                .any(|id| !call_ids.contains(id) && !pause.accepted(id)),
+        )
     }
 
     fn suspension_view(&self) -> Option<SuspensionView> {
@@ -2035,15 +2039,6 @@ impl Sidenet {
         self.c.commit(next, self.stream_dirty);
         self.stream_dirty = false;
     }
-}
-
-/// The callIds of `cards`, in order.
-fn ids_of(cards: &[GatedTool]) -> Vec<String> {
-    let mut ids = Vec::new();
-    for card in cards {
-        ids.push(card.call_id.clone());
-    }
-    ids
 }
 
 /// Gives `slot` the value of `from` (taken) if it has none.

@@ -67,3 +67,48 @@ for (const dialect of ['neuron', 'sidenet']) {
     }
   });
 }
+
+for (const dialect of ['neuron', 'sidenet']) {
+  test(`${dialect}: a tab follows another tab's partial submission, then answers the rest`, async () => {
+    const where = { thread: threadId(`tabs_partial_${dialect}`), dialect };
+    const { context, page: a, problems } = await openPage(env.browser);
+    const b = await context.newPage();
+    b.on('pageerror', (e) => problems.push(`page B error: ${e.message}`));
+    b.on('console', (m) => m.type() === 'error' && problems.push(`page B console error: ${m.text()}`));
+    try {
+      await gotoThread(a, env.endpoint.url, where);
+      await send(a, 'delete /var/log/app.log and buy 4 tickets at 60');
+      await waitPaused(a, 2);
+      await gotoThread(b, env.endpoint.url, where);
+      await waitPaused(b, 2);
+
+      // A approves the tickets and submits that alone: the server takes it, the deletion waits.
+      await approve(card(a, /tickets/i));
+      await shows(card(b, /tickets/i), /Approved/);
+      await submit(a);
+      if (dialect === 'neuron') {
+        // The tail holds the approval: A and then B (by itself) show it as sent.
+        await shows(card(a, /tickets/i), /sent/);
+        await shows(card(b, /tickets/i), /sent/);
+      } else {
+        // The call left the pause: A and then B (by itself) show the deletion alone.
+        await a.waitForFunction(() => document.querySelectorAll('#cards article.card').length === 1);
+        await b.waitForFunction(() => document.querySelectorAll('#cards article.card').length === 1, null, { timeout: 5_000 });
+      }
+      await b.waitForFunction(() => document.querySelectorAll('#cards .card[data-state="pending"]').length === 1);
+      await b.locator('#app[data-phase="awaiting_approval"]').waitFor({ timeout: 5_000 });
+
+      // B answers the rest and the run completes in both.
+      await deny(card(b, /Delet/), REASON);
+      await submit(b);
+      await waitCompleted(b);
+      await waitCompleted(a);
+      assert.equal(await lastAnswer(a), await lastAnswer(b));
+      assert.equal(await b.locator('.notice', { hasText: 'no longer applied' }).count(), 0);
+      assert.equal(await a.locator('.notice', { hasText: 'no longer applied' }).count(), 0);
+      assertNoProblems(problems);
+    } finally {
+      await context.close();
+    }
+  });
+}
