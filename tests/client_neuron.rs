@@ -884,8 +884,10 @@ fn reply_to_an_old_request_id_is_ignored() {
     h.approve("call_A");
     let (op, outs) = h.submit();
     let p1 = one_http(&outs);
-    h.fail(p1.id, TransportError::Timeout);
-    let outs = h.at(1_300);
+    let outs = h.fail(p1.id, TransportError::Timeout);
+    let outs = h.still_paused(&outs);
+    no_http(&outs);
+    let outs = h.at(h.c.poll_timeout().expect("retry"));
     let p2 = one_http(&outs);
     assert_eq!(p1.body, p2.body);
     // The first attempt's reply shows up late: ignored.
@@ -924,6 +926,9 @@ fn network_failure_retries_with_backoff_then_succeeds() {
     assert_post(&p1, body);
     h.now = 2_000;
     let outs = h.fail(p1.id, TransportError::Network("connection reset".into()));
+    // Not re-sent blindly: the thread is read first, and still shows the pause undecided.
+    no_done(&outs);
+    let outs = h.still_paused(&outs);
     no_http(&outs);
     no_done(&outs);
     assert_eq!(h.phase(), Phase::Submitting);
@@ -934,7 +939,8 @@ fn network_failure_retries_with_backoff_then_succeeds() {
     assert_post(&p2, body);
     assert_eq!(h.c.poll_timeout(), None);
     h.now = 2_400;
-    h.fail(p2.id, TransportError::Timeout);
+    let outs = h.fail(p2.id, TransportError::Timeout);
+    h.still_paused(&outs);
     assert_eq!(h.c.poll_timeout(), Some(3_000), "backoff doubles");
     let outs = h.at(3_000);
     let p3 = one_http(&outs);
@@ -952,6 +958,7 @@ fn retries_exhausted_keep_drafts_and_a_later_submit_works() {
     let mut req = one_http(&outs);
     for attempt in 1..=3u64 {
         let outs = h.respond(req.id, status(502, json!({"error": "bad gateway"})));
+        let outs = h.still_paused(&outs);
         if attempt == 3 {
             assert_eq!(done(&outs, op), Err(ErrorCode::HttpStatus));
             no_http(&outs);
@@ -1233,27 +1240,18 @@ fn malformed_chat_replies_are_verified_not_trusted() {
 // Conflicts and lost answers
 
 #[test]
-fn lost_answer_then_409_acknowledges_the_drafts() {
+fn a_lost_answer_is_checked_and_acknowledged_never_resent() {
     let mut h = H::paused();
     h.approve("call_A");
     h.reject("call_B", Some("no"));
     let (op, outs) = h.submit();
     let p1 = one_http(&outs);
-    // The server applied it, but the answer was lost.
-    h.fail(p1.id, TransportError::Network("dropped".into()));
-    let outs = h.at(h.c.poll_timeout().expect("retry"));
-    let p2 = one_http(&outs);
-    assert_eq!(p1.body, p2.body, "identical re-send");
-    let outs = h.respond(
-        p2.id,
-        status(
-            409,
-            json!({"status": "conflict", "error": "nothing paused"}),
-        ),
-    );
+    // The server applied it, but the answer was lost: the thread is read before anything is sent
+    // again, and shows the decisions.
+    let outs = h.fail(p1.id, TransportError::Network("dropped".into()));
     let g = one_http(&outs);
     assert_get(&g);
-    assert_eq!(h.phase(), Phase::Conflict);
+    assert_eq!(h.phase(), Phase::Submitting);
     let mut record = pause_two();
     record["tools"][0]["approval"] = json!("approved");
     record["tools"][1] = rejected("call_B", "send_email", None, Some("no"));
@@ -1269,6 +1267,7 @@ fn lost_answer_then_409_acknowledges_the_drafts() {
     assert_eq!(done(&outs, op), Ok(()));
     assert_eq!(persists(&outs), vec![None]);
     no_http(&outs);
+    assert_eq!(h.c.poll_timeout(), None, "nothing to send again");
     let s = h.c.snapshot();
     assert_eq!(s.phase, Phase::Completed);
     assert_eq!(s.error, None);
@@ -1276,43 +1275,85 @@ fn lost_answer_then_409_acknowledges_the_drafts() {
 }
 
 #[test]
-fn lost_answer_then_400_on_a_new_pause_sends_nothing_to_it() {
-    let mut h = H::paused();
-    h.approve("call_A");
-    h.approve("call_B");
-    let (op, outs) = h.submit();
-    let p1 = one_http(&outs);
-    h.respond(p1.id, status(504, json!({})));
-    let outs = h.at(h.c.poll_timeout().expect("retry"));
-    let p2 = one_http(&outs);
-    let outs = h.respond(
-        p2.id,
-        status(400, json!({"error": "Unknown callId \"call_A\""})),
+fn a_lost_answer_on_a_run_that_moved_on_sends_nothing_to_the_new_pause() {
+    // Two new pauses after the one decided: one with a new callId, and one whose call reuses a
+    // callId of the decided pause (servers that count ids per step) for another tool. Sending the
+    // same decisions again would approve that call, which the user never saw.
+    let reused = tool_call(
+        "msg_5",
+        vec![tool(
+            "call_A",
+            "transfer_money",
+            Some("pending"),
+            Some("moves money"),
+        )],
     );
-    let g = one_http(&outs);
-    let p_new = tool_call(
+    let fresh = tool_call(
         "msg_5",
         vec![tool("call_C", "deploy", Some("pending"), Some("live"))],
     );
-    let outs = h.respond(
-        g.id,
-        thread(vec![
-            user("msg_1", "Delete old logs"),
-            pause_two_decided(),
-            tool_result("msg_3", vec![]),
-            p_new,
-        ]),
-    );
-    assert_eq!(done(&outs, op), Ok(()), "the record shows our decisions");
+    for (new_pause, failure) in [
+        (reused.clone(), None),
+        (fresh, Some(504)),
+        (reused, Some(503)),
+    ] {
+        let mut h = H::paused();
+        h.approve("call_A");
+        h.approve("call_B");
+        let (op, outs) = h.submit();
+        let p1 = one_http(&outs);
+        let outs = match failure {
+            Some(code) => h.respond(p1.id, status(code, json!({}))),
+            None => h.fail(p1.id, TransportError::Timeout),
+        };
+        let g = one_http(&outs);
+        assert_get(&g);
+        let outs = h.respond(
+            g.id,
+            thread(vec![
+                user("msg_1", "Delete old logs"),
+                pause_two_decided(),
+                tool_result("msg_3", vec![]),
+                new_pause,
+            ]),
+        );
+        assert_eq!(done(&outs, op), Ok(()), "the record shows our decisions");
+        no_http(&outs);
+        assert_eq!(h.c.poll_timeout(), None, "nothing to send again");
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::AwaitingApproval);
+        assert!(s.decisions.is_empty());
+        assert_eq!(s.suspension.as_ref().map(|x| x.tools.len()), Some(1));
+        assert_eq!(err_code(h.c.submit(h.now)), ErrorCode::EmptyDecisions);
+    }
+}
+
+#[test]
+fn a_check_that_fails_keeps_the_drafts_and_sends_nothing() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    let (op, outs) = h.submit();
+    let p1 = one_http(&outs);
+    let outs = h.fail(p1.id, TransportError::Timeout);
+    let mut g = one_http(&outs);
+    // The reload is retried as any load is; when it gives up, so does the submission.
+    for _ in 1..3 {
+        h.fail(g.id, TransportError::Network("down".into()));
+        let outs = h.at(h.c.poll_timeout().expect("retry"));
+        g = one_http(&outs);
+        assert_get(&g);
+    }
+    let outs = h.fail(g.id, TransportError::Network("down".into()));
     no_http(&outs);
-    let s = h.c.snapshot();
-    assert_eq!(s.phase, Phase::AwaitingApproval);
-    assert!(s.decisions.is_empty());
     assert_eq!(
-        s.suspension.as_ref().map(|x| x.undecided.clone()),
-        Some(vec!["call_C".to_owned()])
+        done(&outs, op),
+        Err(ErrorCode::Timeout),
+        "the submission's own error"
     );
-    assert_eq!(err_code(h.c.submit(h.now)), ErrorCode::EmptyDecisions);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Error);
+    assert_eq!(s.decisions.len(), 1, "drafts kept");
+    assert!(s.can_submit);
 }
 
 fn pause_two_decided() -> Value {
@@ -1598,6 +1639,15 @@ impl H {
     fn tab_wrote(&mut self, value: &str) -> Vec<Output> {
         self.c.restore_drafts(value);
         self.drain()
+    }
+
+    /// A decision POST got no clear answer: `outs` hold the reload that checks it, answered here
+    /// with the thread still on its pause, the decisions not applied; the outputs of that answer.
+    fn still_paused(&mut self, outs: &[Output]) -> Vec<Output> {
+        let check = one_http(outs);
+        assert_get(&check);
+        assert_eq!(self.phase(), Phase::Submitting);
+        self.respond(check.id, thread(paused_thread()))
     }
 }
 

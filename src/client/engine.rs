@@ -74,8 +74,16 @@ pub(super) enum Why {
         error: Error,
         refused: bool,
     },
-    /// A decision POST got 409 / 400 / a bad body: reconcile the drafts with the server.
-    Reconcile { sub: Submission, error: Error },
+    /// A decision POST got 409 / 400 / a bad body (`resend` 0), or no clear answer (a transport
+    /// failure or a 5xx on try `resend`; Neuron): reconcile the drafts with the server. Only when
+    /// the thread still shows the pause they were made on, with the decisions not applied, is the
+    /// same body sent again: never blindly, since a POST that landed may have moved the run on to
+    /// a pause whose calls reuse the callIds.
+    Reconcile {
+        sub: Submission,
+        error: Error,
+        resend: u32,
+    },
 }
 
 /// The request of a load: the history, then (Sidenet) the replay.
@@ -639,10 +647,14 @@ impl Core {
                 }
                 | Job::Send { .. } => return Phase::Sending,
                 Job::Load {
-                    why: Why::VerifySend { refused: true, .. } | Why::Reconcile { .. },
+                    why: Why::VerifySend { refused: true, .. } | Why::Reconcile { resend: 0, .. },
                     ..
                 } => return Phase::Conflict,
-                Job::Submit(_) => return Phase::Submitting,
+                Job::Submit(_)
+                | Job::Load {
+                    why: Why::Reconcile { .. },
+                    ..
+                } => return Phase::Submitting,
             }
         }
         if self.failed {
@@ -848,7 +860,7 @@ fn leftovers(job: Job) -> (Option<OpId>, Option<String>, Option<Error>) {
             Why::User | Why::Sync | Why::Recover(None) => (op, None, None),
             Why::Recover(Some(mut sub)) => (op, sub.then_send.take(), None),
             Why::VerifySend { text, error, .. } => (op, Some(text), Some(error)),
-            Why::Reconcile { mut sub, error } => (op, sub.then_send.take(), Some(error)),
+            Why::Reconcile { mut sub, error, .. } => (op, sub.then_send.take(), Some(error)),
         },
         Job::Send { op, text, .. } => (Some(op), Some(text), None),
         Job::Submit(mut sub) => (Some(sub.op), sub.then_send.take(), None),

@@ -35,7 +35,8 @@
 //!        ▼                                                                                         │
 //!   ┌────────────┐ ◀──────────────────────────────────────────────────────────────────────────────┘
 //!   │ submitting │ 2xx ─▶ replace/append the tail ─▶ awaiting_approval (lastSubmission) | completed
-//!   └────────────┘ 5xx / network / timeout ─▶ backoff, identical re-send ─▶ … ─▶ error (drafts kept)
+//!   └────────────┘ 5xx / network / timeout ─▶ submitting (reload): the pause still there, not
+//!        │           applied ─▶ backoff, identical re-send ─▶ … ─▶ error (drafts kept); else as below
 //!        │ 409, 400, bad body
 //!        ▼
 //!   ┌──────────┐  reload ─▶ the pause the drafts were made on is gone or shows them ─▶ acknowledged
@@ -630,7 +631,7 @@ impl Client {
                 text,
                 users_before,
             } => self.on_send_response(op, text, users_before, &response),
-            Job::Submit(sub) => self.on_submit_response(now, attempt, sub, &response),
+            Job::Submit(sub) => self.on_submit_response(attempt, sub, &response),
         }
         self.settle();
     }
@@ -691,6 +692,7 @@ impl Client {
                     text,
                     users_before,
                 } => self.verify_send(op, text, users_before, error, false),
+                Job::Submit(sub) => self.reconcile(sub, error, flight.attempt),
                 job => self.c.retry_or_fail(now, job, flight.attempt, error),
             },
         }
@@ -1077,12 +1079,13 @@ impl Client {
                     self.c.give_up(op, Some(text), error, !refused);
                 }
             }
-            Why::Reconcile { sub, error } => self.reconciled(sub, error),
+            Why::Reconcile { sub, error, resend } => self.reconciled(sub, error, resend),
         }
     }
 
-    /// After the reload that follows a refused / unclear decision submission.
-    fn reconciled(&mut self, mut sub: Submission, error: Error) {
+    /// After the reload that follows a refused / unclear decision submission (`resend`: the try
+    /// that got no clear answer, see [`Why::Reconcile`]).
+    fn reconciled(&mut self, mut sub: Submission, error: Error, resend: u32) {
         if !self.suspension.suspended {
             self.c.run_completed = true;
         }
@@ -1096,6 +1099,10 @@ impl Client {
             });
             if applied {
                 self.after_acknowledged(sub);
+            } else if resend > 0 {
+                // Not applied, the pause unchanged: the same body again, after the backoff.
+                self.c
+                    .retry_or_fail(self.c.clock, Job::Submit(sub), resend, error);
             } else {
                 self.c
                     .give_up(Some(sub.op), sub.then_send.take(), error, true);
@@ -1236,13 +1243,7 @@ impl Client {
         self.sync_due = true;
     }
 
-    fn on_submit_response(
-        &mut self,
-        now: u64,
-        attempt: u32,
-        sub: Submission,
-        response: &HttpResponse,
-    ) {
+    fn on_submit_response(&mut self, attempt: u32, sub: Submission, response: &HttpResponse) {
         let status = response.status;
         let error = match status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
@@ -1258,15 +1259,16 @@ impl Client {
             _ => status_error(status, &response.body),
         };
         if matches!(status, 200..=299 | 409 | 400) {
-            self.reconcile(sub, error);
+            self.reconcile(sub, error, 0);
+        } else if retryable_status(status) {
+            self.reconcile(sub, error, attempt);
         } else {
-            self.c
-                .status_failed(now, Job::Submit(sub), attempt, status, error);
+            self.c.fail(Job::Submit(sub), error);
         }
     }
 
-    fn reconcile(&mut self, sub: Submission, error: Error) {
-        self.start_load(Some(sub.op), Why::Reconcile { sub, error });
+    fn reconcile(&mut self, sub: Submission, error: Error, resend: u32) {
+        self.start_load(Some(sub.op), Why::Reconcile { sub, error, resend });
     }
 
     fn apply_submit_reply(

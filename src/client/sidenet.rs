@@ -1014,7 +1014,14 @@ impl Sidenet {
                     status_error(status, body)
                 };
                 let op = Some(sub.op);
-                return self.start_load(op, Why::Reconcile { sub, error });
+                return self.start_load(
+                    op,
+                    Why::Reconcile {
+                        sub,
+                        error,
+                        resend: 0,
+                    },
+                );
             }
             job => job,
         };
@@ -1209,7 +1216,7 @@ impl Sidenet {
                     self.c.run_completed = true;
                 }
             }
-            Why::Reconcile { sub, error } => return self.reconciled(sub, error),
+            Why::Reconcile { sub, error, .. } => return self.reconciled(sub, error),
         }
         // The load (or the send it verified) is done.
         if let Some(op) = op {
