@@ -1,6 +1,7 @@
 // The approval cards: one per gated tool on the paused tail (the seed's rendering guidance): the tool
 // name, the reason as the headline, the real inputs as key/value, Approve / Deny with an optional reason
-// sent verbatim, the decision shown and revisable until the set is submitted; and "Always allow",
+// (Neuron sends it verbatim; a Sidenet continuation carries none, so there it stays with the card and
+// the form says so), the decision shown and revisable until the set is submitted; and "Always allow",
 // which approves this tool's calls without asking for the rest of the session.
 import { h, nextId, setText } from './dom.js';
 import { kvView } from './render.js';
@@ -41,10 +42,12 @@ export class ApprovalCard {
       placeholder: 'e.g. Do not email the whole team', onkeydown: (e) => this.onReasonKey(e) });
     this.confirmBtn = h('button', { type: 'button', class: 'btn btn-deny-confirm', onclick: () => this.confirmDeny() }, 'Confirm deny');
     this.cancelBtn = h('button', { type: 'button', class: 'btn btn-quiet', onclick: () => this.closeDeny(true) }, 'Cancel');
+    this.reasonLabel = h('label', { for: reasonId, class: 'deny-label' });
+    this.reasonHint = h('p', { class: 'deny-hint', id: hintId });
     this.form = h('div', { class: 'deny-form', id: formId, hidden: true, role: 'group', 'aria-label': 'Deny this call' },
-      h('label', { for: reasonId, class: 'deny-label' }, 'Reason for the agent (optional)'),
+      this.reasonLabel,
       this.reason,
-      h('p', { class: 'deny-hint', id: hintId }, 'Sent to the agent as written. Enter to confirm, Esc to cancel.'),
+      this.reasonHint,
       h('div', { class: 'deny-actions' }, this.confirmBtn, this.cancelBtn));
 
     this.el = h('article', { class: 'card', tabindex: '-1', 'aria-labelledby': titleId, 'aria-describedby': stateId, dataset: { callId } },
@@ -71,6 +74,13 @@ export class ApprovalCard {
       this.inputsJson = json;
       this.inputs.replaceChildren(h('h4', { class: 'sr-only' }, 'Arguments'), kvView(view.inputs));
     }
+    // Neuron sends a rejection's reason to the model; a Sidenet continuation has no field for one
+    // (the model hears "not approved"): there the reason is the person's note on the card.
+    const toAgent = ctx.dialect !== 'sidenet';
+    setText(this.reasonLabel, toAgent ? 'Reason for the agent (optional)' : 'Reason (optional, kept with the card)');
+    setText(this.reasonHint, toAgent
+      ? 'Sent to the agent as written. Enter to confirm, Esc to cancel.'
+      : 'Sidenet tells the agent only that the call was not approved: to say why, send a message once the run goes on. Enter to confirm, Esc to cancel.');
     const sent = !view.draft && state !== 'pending';
     // Sidenet: a decision the server accepted (the reply stopped before the call left the pause)
     // is settled: it cannot be changed any more, so the card offers nothing to click.
@@ -87,7 +97,8 @@ export class ApprovalCard {
     if (state === 'rejected') {
       this.decision.replaceChildren(
         ...(view.rejectReason
-          ? ['You denied this call. Reason for the agent: ', h('q', null, view.rejectReason)]
+          ? [toAgent ? 'You denied this call. Reason for the agent: ' : 'You denied this call. Your reason (not sent to the agent): ',
+              h('q', null, view.rejectReason)]
           : ['You denied this call, without a reason.']),
         settled ? ' The server accepted it.' : '',
       );

@@ -147,7 +147,7 @@ export async function approve(cardLocator) {
 
 export async function deny(cardLocator, reason) {
   await cardLocator.getByRole('button', { name: 'Deny' }).click();
-  const field = cardLocator.getByRole('textbox', { name: /Reason for the agent/ });
+  const field = cardLocator.getByRole('textbox', { name: /^Reason/ });
   await field.fill(reason ?? '');
   await cardLocator.getByRole('button', { name: 'Confirm deny' }).click();
 }

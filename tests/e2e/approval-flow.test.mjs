@@ -60,6 +60,10 @@ for (const dialect of ['neuron', 'sidenet']) {
         assert.match(await del.locator('.badge').textContent(), /Approved/);
         assert.match(await mail.locator('.badge').textContent(), /Denied/);
         assert.ok((await mail.locator('.card-decision').textContent()).includes(REASON));
+        // Where the reason goes, said as it is: Neuron sends it, a Sidenet continuation has no room
+        // for one.
+        assert.equal((await mail.locator('.card-decision').textContent()).includes('not sent to the agent'),
+          dialect === 'sidenet');
 
         // Decided cards stay revisable until submitted: flip and flip back.
         await deny(del, '');
