@@ -12,9 +12,10 @@
 //!   number (kept as its decimal string) or null;
 //! - every message is an object; `role`, if present, is a string; `type`, if present, is a string or
 //!   null; `__id`, if present, is a string, a number or null;
-//! - on `tool_call` and `tool_call_result` messages, `tools` is an array of objects, each with a string
-//!   `callId`, an `approval` that is `"pending"`, `"approved"`, `"rejected"`, null or absent, and
-//!   `inputs` that is an object, an array, null or absent.
+//! - on `tool_call` and `tool_call_result` messages, `tools` is an array of objects, each with an
+//!   `approval` that is `"pending"`, `"approved"`, `"rejected"`, null or absent, a string `callId`
+//!   (null or absent only where `approval` is: a tool that is not gated, from a provider that gives
+//!   calls no id), and `inputs` that is an object, an array, null or absent.
 //!
 //! Malformed JSON is a `parse_error` with the line and column (as serde_json would report them).
 
@@ -294,13 +295,11 @@ impl Message {
         {
             for (index, tool) in tools.iter().enumerate() {
                 if let Some(raw) = tool.as_object() {
-                    if let Some(Value::String(call_id)) = raw.get("callId") {
-                        f(ToolCall {
-                            raw,
-                            call_id,
-                            index,
-                        });
-                    }
+                    f(ToolCall {
+                        raw,
+                        call_id: raw.get("callId").and_then(Value::as_str).unwrap_or(""),
+                        index,
+                    });
                 }
             }
         }
@@ -326,7 +325,7 @@ impl<'a> ToolCall<'a> {
         self.index
     }
 
-    /// `callId`.
+    /// `callId`; `""` on a tool that is not gated and has none.
     pub fn call_id(&self) -> &'a str {
         self.call_id
     }
@@ -482,17 +481,23 @@ fn check(raw: &Map) -> Result<()> {
         let Some(tool) = tool.as_object() else {
             return Err(invalid(&tool_path(i, ""), "a tool must be an object", tool));
         };
+        // A tool that is not gated may lack a callId (providers that give none): it is never
+        // decided, and its view has `""`. A gated one is decided by its callId.
+        let gated = !matches!(tool.get("approval"), None | Some(Value::Null));
         match tool.get("callId") {
             Some(Value::String(_)) => {}
+            None | Some(Value::Null) if !gated => {}
+            None | Some(Value::Null) => {
+                return Err(
+                    Error::parse("a gated tool needs a callId").with_path(tool_path(i, ".callId"))
+                )
+            }
             Some(other) => {
                 return Err(invalid(
                     &tool_path(i, ".callId"),
                     "callId must be a string",
                     other,
                 ))
-            }
-            None => {
-                return Err(Error::parse("a tool needs a callId").with_path(tool_path(i, ".callId")))
             }
         }
         match tool.get("approval") {

@@ -372,7 +372,7 @@ fn load_malformed_body_is_parse_error() {
     for body in [
         "not json",
         "{\"id\":\"t\"}",
-        "{\"messages\":[{\"type\":\"tool_call\",\"tools\":[{\"name\":\"x\"}]}]}",
+        "{\"messages\":[{\"type\":\"tool_call\",\"tools\":[{\"name\":\"x\",\"approval\":\"pending\"}]}]}",
         "{\"messages\":[1]}",
         "",
     ] {
@@ -2720,4 +2720,22 @@ fn a_tab_catches_up_when_another_tab_submits_part_of_the_pause() {
         a.c.snapshot().decisions.get("call_B"),
         Some(&Decision::Reject(Some("not now".into())))
     );
+}
+
+#[test]
+fn a_history_with_tool_calls_that_have_no_id_loads() {
+    // A provider that gives calls no id: the ungated read in the history has `callId: null`.
+    let read = json!({"__id": "msg_r", "role": "assistant", "type": "tool_call",
+        "tools": [{"callId": null, "name": "read_file", "inputs": {"path": "a"}, "approval": null}]});
+    let h = H::loaded(vec![
+        user("msg_0", "Look first"),
+        read,
+        user("msg_1", "Delete old logs"),
+        pause_two(),
+    ]);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(s.messages.as_slice()[1].tools[0].call_id, "");
+    assert_eq!(s.messages.as_slice()[1].tools[0].name, "read_file");
+    assert_eq!(s.suspension.as_ref().map(|x| x.undecided.len()), Some(2));
 }

@@ -801,9 +801,14 @@ const MALFORMED: &[(&str, &str, &str)] = &[
         "a tool must be an object",
     ),
     (
-        r#"{"messages":[{"type":"tool_call","tools":[{}]}]}"#,
+        r#"{"messages":[{"type":"tool_call","tools":[{"approval":"pending"}]}]}"#,
         "$.messages[0].tools[0].callId",
-        "needs a callId",
+        "a gated tool needs a callId",
+    ),
+    (
+        r#"{"messages":[{"type":"tool_call","tools":[{"callId":null,"approval":"approved"}]}]}"#,
+        "$.messages[0].tools[0].callId",
+        "a gated tool needs a callId",
     ),
     (
         r#"{"messages":[{"type":"tool_call","tools":[{"callId":"a"},{"callId":5}]}]}"#,
@@ -1240,4 +1245,47 @@ fn bytes_are_accepted_exactly_when_they_are_utf8() {
             }
         }
     }
+}
+
+#[test]
+fn tools_that_are_not_gated_may_have_no_call_id() {
+    // Providers that give calls no id: a read in the history and one beside the gated call on the
+    // tail, with `callId` null or absent. The thread loads, the views list them with `""`, and the
+    // gated call is decided as usual.
+    let doc = json!({"id": "t", "messages": [
+        {"__id": "m1", "role": "user", "content": "look, then delete"},
+        {"__id": "m2", "role": "assistant", "type": "tool_call",
+         "tools": [{"callId": null, "name": "read_file", "inputs": {"path": "a"}, "approval": null}]},
+        {"__id": "m3", "role": "user", "type": "tool_call_result",
+         "tools": [{"name": "read_file", "inputs": {"path": "a"}, "result": "x"}]},
+        {"__id": "m4", "role": "assistant", "type": "tool_call", "tools": [
+            {"name": "list_dir", "inputs": {}},
+            {"callId": "c1", "name": "delete_file", "inputs": {"path": "a"}, "approval": "pending"}
+        ]}
+    ]})
+    .to_string();
+    let t = parse_thread_str(&doc).expect("loads");
+    assert_eq!(t.messages.len(), 4);
+    let read: Vec<&str> = t.messages[1].tools().iter().map(|c| c.call_id()).collect();
+    assert_eq!(read, [""]);
+    assert_eq!(t.messages[2].tools().len(), 1);
+    let tail: Vec<&str> = t
+        .last()
+        .unwrap()
+        .tools()
+        .iter()
+        .map(|c| c.call_id())
+        .collect();
+    assert_eq!(tail, ["", "c1"]);
+    let s = Suspension::from_thread(&t);
+    assert!(s.suspended);
+    assert_eq!(ids(&s.pending), ["c1"]);
+    assert_eq!(pending_approvals_str(&doc).expect("the tail alone"), s);
+    let mut d = Decisions::new(&s).unwrap();
+    d.approve("c1").unwrap();
+    assert_eq!(
+        d.to_json_string().unwrap(),
+        r#"{"decisions":{"c1":"approve"}}"#
+    );
+    assert_eq!(d.approve("").unwrap_err().code, ErrorCode::UnknownCallId);
 }

@@ -36,9 +36,11 @@ export function fastThread(input) {
     if (m.type === 'tool_call' || m.type === 'tool_call_result') {
       if (!Array.isArray(m.tools)) return;
       for (const t of m.tools) {
-        if (!object(t) || typeof t.callId !== 'string') return;
+        if (!object(t)) return;
         const a = t.approval;
         if (!(a == null || a === 'pending' || a === 'approved' || a === 'rejected')) return;
+        // (No callId only on a tool that is not gated.)
+        if (!(typeof t.callId === 'string' || (t.callId == null && a == null))) return;
         if (!(t.inputs == null || typeof t.inputs === 'object')) return;
       }
     }
