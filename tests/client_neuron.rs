@@ -470,7 +470,7 @@ fn send_pause_partial_then_complete() {
     assert_eq!(
         persists(&outs),
         vec![Some(
-            r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3148103415,"drafts":{"call_A":"approve"}}"#
+            r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":182770845,"drafts":{"call_A":"approve"}}"#
                 .to_owned()
         )]
     );
@@ -1482,12 +1482,12 @@ fn persist_outputs_follow_the_drafts() {
     let outs = h.reject("call_B", Some("why not"));
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3148103415,"drafts":{"call_B":["reject","why not"]}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":182770845,"drafts":{"call_B":["reject","why not"]}}"#.to_owned())]
     );
     let outs = h.approve("call_A");
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3148103415,"drafts":{"call_A":"approve","call_B":["reject","why not"]}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":182770845,"drafts":{"call_A":"approve","call_B":["reject","why not"]}}"#.to_owned())]
     );
     // Same decision again: nothing to write, nothing changed.
     let outs = h.approve("call_A");
@@ -1514,7 +1514,7 @@ fn persist_outputs_follow_the_drafts() {
 }
 
 /// The signature of `pause_two()`'s calls (tool names and inputs) in stored drafts.
-const SIG_TWO: u64 = 3_148_103_415;
+const SIG_TWO: u64 = 182_770_845;
 
 fn stored_for(message_id: &str, drafts: Value) -> String {
     json!({"v": 1, "messageId": message_id, "callIds": ["call_A", "call_B"], "sig": SIG_TWO, "drafts": drafts})
@@ -1558,7 +1558,7 @@ fn drafts_stored_without_a_signature_are_restored_on_their_call_ids() {
     assert_eq!(h.c.snapshot().decisions.len(), 1);
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3148103415,"drafts":{"call_A":"approve"}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":182770845,"drafts":{"call_A":"approve"}}"#.to_owned())]
     );
 }
 
@@ -1626,7 +1626,7 @@ fn restore_drafts_non_matching_pause_is_dropped() {
     );
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3148103415,"drafts":{"call_A":"approve"}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":182770845,"drafts":{"call_A":"approve"}}"#.to_owned())]
     );
     assert_eq!(h.c.snapshot().decisions.len(), 1);
 }

@@ -636,7 +636,7 @@ fn approve_sends_the_exact_continuation_and_the_reply_streams_on() {
     let stored: Value = serde_json::from_str(stored[0].as_deref().expect("stored")).expect("json");
     assert_eq!(
         stored,
-        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 2_255_215_439u64, "drafts": {"call_A": "approve"}})
+        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 3_685_639_056u64, "drafts": {"call_A": "approve"}})
     );
     assert!(h.c.snapshot().can_submit);
     let (op, post) = h.submit();
@@ -1027,7 +1027,7 @@ fn stored_drafts_come_back_when_the_pause_lists_its_calls_in_another_order() {
 #[test]
 fn a_204_after_the_grace_window_is_expired_and_the_composer_unlocked() {
     let stored =
-        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 2_255_215_439u64, "drafts": {"call_A": "approve"}})
+        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 3_685_639_056u64, "drafts": {"call_A": "approve"}})
             .to_string();
     let mut h = H::new();
     h.c.restore_drafts(&stored);
@@ -2790,4 +2790,42 @@ fn a_tab_catches_up_when_another_tab_answers_part_of_the_pause() {
         a.c.snapshot().decisions.get("call_B"),
         Some(&Decision::Reject(Some("not now".into())))
     );
+}
+
+#[test]
+fn stored_drafts_come_back_when_a_replay_lists_the_arguments_in_another_order() {
+    // The stream gave send_email's args as {"subject", "to"}; the server keeps the run's snapshot
+    // where its keys come back in another order (a jsonb column): the same call, the same drafts.
+    let mut h = H::loaded_paused();
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.reject("call_B", Some("no mail")).expect("reject");
+    let stored = written(&h.drain()).expect("stored");
+    let swap = |text: String| {
+        let swapped = text.replace(
+            r#""subject":"hi","to":"a@b.c""#,
+            r#""to":"a@b.c","subject":"hi""#,
+        );
+        assert_ne!(swapped, text, "the args are in the text");
+        swapped
+    };
+    let mut h = H::new();
+    h.c.restore_drafts(&stored);
+    h.drain();
+    let (_, outs) = h.load();
+    let get = one_http(&outs);
+    let body = json!({"id": TID, "messages": paused_history(true)}).to_string();
+    let outs = h.respond(get.id, HttpResponse::new(200, swap(body)));
+    let replay = one_http(&outs);
+    let stream = String::from_utf8(replay_stream(true)).expect("utf-8");
+    let outs = h.stream(replay.id, swap(stream).as_bytes());
+    assert_eq!(h.card_ids(), vec!["call_A", "call_B"]);
+    let s = h.c.snapshot();
+    assert_eq!(s.decisions.len(), 2, "both drafts restored");
+    assert_eq!(
+        s.decisions.get("call_B"),
+        Some(&Decision::Reject(Some("no mail".into())))
+    );
+    assert!(s.dropped_drafts.is_empty());
+    assert!(persists(&outs).iter().all(|p| p.is_some()));
 }

@@ -300,22 +300,50 @@ impl StoredIn {
     }
 }
 
-/// A fingerprint of a pause's gated calls: the sum of each call's FNV-1a of its tool name and
+/// A fingerprint of a pause's gated calls: the sum of each call's hash of its tool name and
 /// inputs, so the same calls listed in another order (a replay, a call decided on the server
 /// moving from `pending` to `decided`) have the same one.
 fn signature(tail: &Suspension) -> u64 {
     let mut sum: u32 = 0;
     for tool in tail.pending.iter().chain(&tail.decided) {
-        let mut text = String::new();
-        text.push_str(&tool.name);
-        tool.inputs.write_json(&mut text);
-        let mut hash: u32 = 0x811c_9dc5;
-        for b in text.bytes() {
-            hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
-        }
-        sum = sum.wrapping_add(hash);
+        let name = fnv(FNV_OFFSET, tool.name.as_bytes());
+        sum = sum.wrapping_add(fnv(name, &value_hash(&tool.inputs).to_le_bytes()));
     }
     u64::from(sum)
+}
+
+const FNV_OFFSET: u32 = 0x811c_9dc5;
+
+/// FNV-1a of `bytes`, from `hash`.
+fn fnv(mut hash: u32, bytes: &[u8]) -> u32 {
+    for b in bytes {
+        hash = (hash ^ u32::from(*b)).wrapping_mul(0x0100_0193);
+    }
+    hash
+}
+
+/// A hash of `value` that does not depend on the order of an object's members, as equality does
+/// not (a server that keeps a run's snapshot in a jsonb column gives them back in another order
+/// than the stream did): an object's is the sum of its members' (each its key's and value's).
+fn value_hash(value: &Value) -> u32 {
+    match value {
+        Value::Object(map) => {
+            let mut sum: u32 = 0;
+            for (key, v) in map.iter() {
+                let key = fnv(FNV_OFFSET, key.as_bytes());
+                sum = sum.wrapping_add(fnv(key, &value_hash(v).to_le_bytes()));
+            }
+            fnv(sum, b"{")
+        }
+        Value::Array(items) => {
+            let mut hash = fnv(FNV_OFFSET, b"[");
+            for v in items {
+                hash = fnv(hash, &value_hash(v).to_le_bytes());
+            }
+            hash
+        }
+        scalar => fnv(FNV_OFFSET, scalar.to_json_string().as_bytes()),
+    }
 }
 
 /// Sets the stored `drafts` that `keep` accepts and no draft overrides; returns them, for the
