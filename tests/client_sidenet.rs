@@ -2829,3 +2829,70 @@ fn stored_drafts_come_back_when_a_replay_lists_the_arguments_in_another_order() 
     assert!(s.dropped_drafts.is_empty());
     assert!(persists(&outs).iter().all(|p| p.is_some()));
 }
+
+#[test]
+fn a_continuation_that_does_not_announce_the_calls_still_waiting_is_followed_up() {
+    // A server that ends A's continuation as a paused stream does (`[DONE]`, no `finish`) without
+    // announcing call_B again: the client does not take that for the end of the run (which would
+    // drop B's decision); it reads where the run stands, finds B waiting, and sends B's.
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.approve("call_B").expect("approve");
+    h.drain();
+    let (op, first) = h.submit();
+    assert_continuation(&first, "call_A", true);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+    ];
+    let outs = h.stream(first.id, &sse(&c, true));
+    no_done(&outs);
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let mut hist = paused_history(true);
+    hist[1]["parts"][0] = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+        "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}});
+    let outs = h.respond(get.id, history(hist));
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in(
+        "call_B",
+        "send_email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    c.push(approval_b());
+    let outs = h.stream(replay.id, &sse(&c, true));
+    let second = one_http(&outs);
+    assert_continuation(&second, "call_B", true);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
+    ];
+    c.extend(final_text("all done"));
+    let outs = h.stream(second.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert!(s.dropped_drafts.is_empty(), "{:?}", s.dropped_drafts);
+    assert!(s.error.is_none(), "{:?}", s.error);
+
+    // A continuation that ends with `finish` ends the run: nothing is read again, and B's
+    // decision, not sent, is reported.
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.approve("call_B").expect("approve");
+    h.drain();
+    let (op, first) = h.submit();
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+    ];
+    c.extend(final_text("stopped there"));
+    let outs = h.stream(first.id, &sse(&c, true));
+    no_http(&outs);
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    assert_eq!(h.phase(), Phase::Completed);
+}

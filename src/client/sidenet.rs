@@ -131,6 +131,9 @@ pub(super) struct Feed {
     inputs: Vec<ToolView>,
     /// A `finish`, `[DONE]`, `abort` or `error` chunk (each ends what the stream tells; one flag).
     done: bool,
+    /// A `finish` or `abort` chunk, or a collected answer: the run ended or stopped (a bare
+    /// `[DONE]` also ends a paused stream).
+    finished: bool,
     /// An `error` chunk.
     error: Option<String>,
     /// The first malformed chunk.
@@ -148,6 +151,7 @@ impl Default for Feed {
             start_id: None,
             inputs: Vec::new(),
             done: false,
+            finished: false,
             error: None,
             malformed: None,
         }
@@ -1036,6 +1040,7 @@ impl Sidenet {
         self.apply_all(&mut feed, items, true);
         // Collected whole: the answer has ended.
         feed.done = true;
+        feed.finished = true;
         feed
     }
 
@@ -1052,7 +1057,9 @@ impl Sidenet {
             // A load's stream is its replay (the history is never read as one).
             Job::Load { op, why, .. } if terminal => self.after_load(op, why, feed),
             Job::Send { op, .. } if terminal => self.end_send(op, feed),
-            Job::Submit(sub) if terminal => self.end_submit(sub, feed),
+            Job::Submit(sub) if terminal && !self.unannounced(&sub, feed) => {
+                self.end_submit(sub, feed)
+            }
             // Cut short: a load's replay is retried (see `stream_dropped`), a chat is recovered.
             // Only a load reads the error (a chat's is dropped unread): it names the replay.
             job => {
@@ -1060,6 +1067,23 @@ impl Sidenet {
                 self.stream_dropped(now, job, attempt, feed, error);
             }
         }
+    }
+
+    /// A continuation's stream ended as a paused one does (a bare `[DONE]`: no `finish`, no error)
+    /// without announcing a call, while cards of the pause other than the one it answered are
+    /// still open: a server that does not repeat the approval chunks of the calls still waiting.
+    /// Where the run stands is found out as after a dropped stream, not taken for its end.
+    fn unannounced(&self, sub: &Submission, feed: &Feed) -> bool {
+        let current = sub.next_queued().map(|(id, _)| id);
+        feed.approvals.is_empty()
+            && !feed.finished
+            && feed.error.is_none()
+            && self.pause.as_ref().is_some_and(|p| {
+                p.tail
+                    .pending
+                    .iter()
+                    .any(|c| c.approval == Approval::Pending && Some(&c.call_id) != current)
+            })
     }
 
     /// A 2xx stream broke off: the server accepted the request, so never re-send it; find out where
@@ -1370,7 +1394,11 @@ impl Sidenet {
         // Matched by reference, what is kept taken out: the chunk is dropped whole, by one call.
         let mut chunk = chunk;
         match &mut chunk {
-            Chunk::Done | Chunk::Finish { .. } | Chunk::Abort => feed.done = true,
+            Chunk::Done => feed.done = true,
+            Chunk::Finish { .. } | Chunk::Abort => {
+                feed.done = true;
+                feed.finished = true;
+            }
             Chunk::Error { error_text } => {
                 feed.error = Some(take(error_text));
                 feed.done = true;
