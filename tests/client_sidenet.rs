@@ -2896,3 +2896,40 @@ fn a_continuation_that_does_not_announce_the_calls_still_waiting_is_followed_up(
     assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
     assert_eq!(h.phase(), Phase::Completed);
 }
+
+#[test]
+fn a_native_approval_request_in_mastras_form_names_its_run() {
+    // No `data-run` chunk and no `data-tool-call-approval`: the run id is in the approval id,
+    // `<runId>::<toolCallId>`.
+    let mut h = H::new();
+    let (op, post) = h.send("delete /tmp/x");
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.push(json!({"type": "tool-approval-request", "approvalId": "run_1::call_A", "toolCallId": "call_A"}));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval, "{:?}", s.error);
+    let card = &s.suspension.as_ref().expect("paused").tools[0];
+    assert_eq!(card.run_id.as_deref(), Some("run_1"));
+    assert_eq!(card.name, "delete_file");
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, post) = h.submit();
+    // (No version known: none pinned.)
+    assert_eq!(
+        post.body.as_deref(),
+        Some(
+            r#"{"messages":[],"threadId":"thread_42","approval":{"runId":"run_1","toolCallId":"call_A","approved":true}}"#
+        )
+    );
+    // An approval id of another form (or of another call) names no run: still an error.
+    let mut h = H::new();
+    let (_, post) = h.send("delete /tmp/x");
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.push(json!({"type": "tool-approval-request", "approvalId": "run_1::call_Z", "toolCallId": "call_A"}));
+    h.stream(post.id, &sse(&c, true));
+    assert_eq!(h.error_code(), Some("stream_error"));
+    assert!(h.c.snapshot().suspension.is_none());
+}

@@ -1499,9 +1499,15 @@ impl Sidenet {
                 self.on_approval(feed, card, chat);
             }
             Chunk::ToolApprovalRequest {
-                approval_id: _,
+                approval_id,
                 tool_call_id,
             } => {
+                // Mastra's approval ids are `<runId>::<toolCallId>`: the run, where no `data-run`
+                // chunk names it.
+                let run_id = approval_id
+                    .split_once("::")
+                    .filter(|(_, call)| call == tool_call_id)
+                    .map(|(run, _)| run.to_owned());
                 let card = GatedTool {
                     call_id: take(tool_call_id),
                     name: String::new(),
@@ -1510,7 +1516,7 @@ impl Sidenet {
                     approval: Approval::Pending,
                     approval_reason: None,
                     reject_reason: None,
-                    run_id: None,
+                    run_id,
                     agent_version_id: None,
                     position: 0,
                 };
