@@ -418,7 +418,8 @@ fn plain_reply_streams_into_the_snapshot() {
     assert!(s.streaming.is_some());
     let mv = s.messages_version;
 
-    let bytes = sse(&plain_reply(), true);
+    // (No `[DONE]`: the answer ends when the connection closes.)
+    let bytes = sse(&plain_reply(), false);
     let mut seen = Vec::new();
     for part in bytes.chunks(5) {
         h.c.handle_stream_chunk(h.now, post.id, part);
@@ -649,7 +650,7 @@ fn approve_sends_the_exact_continuation_and_the_reply_streams_on() {
         json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
     ];
     c.extend(final_text("delete_file /tmp/x: done."));
-    let bytes = sse(&c, true);
+    let bytes = sse(&c, false);
     let outs = h.feed(post.id, &bytes, 9);
     no_done(&outs);
     assert_eq!(h.phase(), Phase::Streaming);
@@ -768,7 +769,7 @@ fn two_gated_calls_are_answered_one_continuation_at_a_time_in_order() {
         json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
         approval_b(),
     ];
-    let bytes = sse(&c, true);
+    let bytes = sse(&c, false);
     let mut outs = h.open(first.id, 200);
     outs.extend(h.feed(first.id, &bytes, 11));
     no_http(&outs);
@@ -1611,7 +1612,7 @@ fn every_illegal_command_has_its_code() {
     assert_eq!(err_code(h.c.send(h.now, "again")), ErrorCode::Busy);
     h.open(post.id, 200);
     assert_eq!(err_code(h.c.send(h.now, "again")), ErrorCode::Busy);
-    h.feed(post.id, &sse(&pause_stream(true), true), 50);
+    h.feed(post.id, &sse(&pause_stream(true), false), 50);
     assert_eq!(err_code(h.c.approve("call_A")), ErrorCode::Busy);
     h.end(post.id);
 
@@ -1725,7 +1726,7 @@ fn allowed_tools_are_approved_once_the_stream_ends_and_go_without_asking() {
         h.drain();
     }
     let (op, post) = h.send("delete /tmp/x");
-    let bytes = sse(&pause_stream(true), true);
+    let bytes = sse(&pause_stream(true), false);
     let mut outs = h.open(post.id, 200);
     outs.extend(h.feed(post.id, &bytes, 13));
     // While the answer streams, nothing is decided nor sent.
@@ -2932,4 +2933,49 @@ fn a_native_approval_request_in_mastras_form_names_its_run() {
     h.stream(post.id, &sse(&c, true));
     assert_eq!(h.error_code(), Some("stream_error"));
     assert!(h.c.snapshot().suspension.is_none());
+}
+
+#[test]
+fn done_ends_the_answer_though_the_server_holds_the_connection_open() {
+    // A pause ends with `[DONE]`, and the server keeps the connection open after it: the cards
+    // are ready at once (the request is let go), not after the idle timeout.
+    let mut h = H::new();
+    let (op, post) = h.send("delete /tmp/x");
+    let mut outs = h.open(post.id, 200);
+    outs.extend(h.feed(post.id, &sse(&pause_stream(true), true), 13));
+    assert!(outs.contains(&Output::Cancel(post.id)), "{outs:?}");
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_A", "call_B"]);
+    // What the driver reports of that request afterwards (its end, or the abort) is ignored.
+    assert!(h.end(post.id).is_empty());
+    assert!(h.fail(post.id, TransportError::Aborted).is_empty());
+    // A continuation's reply likewise.
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.approve("call_B").expect("approve");
+    h.drain();
+    let (op, first) = h.submit();
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    let mut outs = h.open(first.id, 200);
+    // Nothing goes before the `[DONE]`.
+    outs.extend(h.feed(first.id, &sse(&c, false), 11));
+    no_http(&outs);
+    outs.extend(h.feed(first.id, b"data: [DONE]\n\n", 100));
+    assert!(outs.contains(&Output::Cancel(first.id)), "{outs:?}");
+    let second = one_http(&outs);
+    assert_continuation(&second, "call_B", true);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
+    ];
+    c.extend(final_text("all done"));
+    let mut outs = h.open(second.id, 200);
+    outs.extend(h.feed(second.id, &sse(&c, true), 11));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::Completed);
 }

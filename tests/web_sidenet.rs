@@ -241,9 +241,12 @@ g.fetch = async function (input, init) {
   const dec = new TextDecoder();
   const enc = new TextEncoder();
   let cutNow = false;
+  // (The first end counts: `[DONE]`, after which the client lets the request go, or the
+  // connection's end, or its failure.)
+  const ended = () => { if (entry.end === null) entry.end = ++tg.seq; };
   const fail = (ctrl) => {
     entry.cut = true;
-    entry.end = ++tg.seq;
+    ended();
     reader.cancel().catch(() => {});
     ctrl.error(new TypeError('network error (the test cut the stream)'));
   };
@@ -254,13 +257,13 @@ g.fetch = async function (input, init) {
       try {
         r = await reader.read();
       } catch (e) {
-        entry.end = ++tg.seq;
+        ended();
         entry.error = String(e);
         ctrl.error(e);
         return;
       }
       if (r.done) {
-        entry.end = ++tg.seq;
+        ended();
         ctrl.close();
         return;
       }
@@ -275,10 +278,11 @@ g.fetch = async function (input, init) {
         return;
       }
       entry.text += text;
+      if (entry.text.includes('data: [DONE]')) ended();
       ctrl.enqueue(r.value);
     },
     cancel(reason) {
-      if (entry.end === null) entry.end = ++tg.seq;
+      ended();
       return reader.cancel(reason);
     },
   });

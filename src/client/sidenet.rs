@@ -134,6 +134,9 @@ pub(super) struct Feed {
     /// A `finish` or `abort` chunk, or a collected answer: the run ended or stopped (a bare
     /// `[DONE]` also ends a paused stream).
     finished: bool,
+    /// The `[DONE]` chunk: nothing follows it (the request is let go, whether or not the server
+    /// closes the connection).
+    last: bool,
     /// An `error` chunk.
     error: Option<String>,
     /// The first malformed chunk.
@@ -152,6 +155,7 @@ impl Default for Feed {
             inputs: Vec::new(),
             done: false,
             finished: false,
+            last: false,
             error: None,
             malformed: None,
         }
@@ -430,7 +434,11 @@ impl Sidenet {
 
     pub(crate) fn handle_stream_chunk(&mut self, now: u64, id: RequestId, bytes: &[u8]) {
         self.c.tick(now);
-        self.bytes(id, bytes);
+        if self.bytes(id, bytes) {
+            // `[DONE]` came: the answer is whole, though the server may hold the connection open.
+            self.c.outputs.push(Output::Cancel(id));
+            self.close(now, id);
+        }
         self.settle();
     }
 
@@ -871,12 +879,13 @@ impl Sidenet {
         }
     }
 
-    fn bytes(&mut self, id: RequestId, bytes: &[u8]) {
+    /// Whether the stream's `[DONE]` has come.
+    fn bytes(&mut self, id: RequestId, bytes: &[u8]) -> bool {
         let State::Busy(flight) = &mut self.c.state else {
-            return;
+            return false;
         };
         if !flight.awaits(id) {
-            return;
+            return false;
         }
         let chat = flight.job.is_chat();
         match &mut flight.rx {
@@ -889,17 +898,20 @@ impl Sidenet {
                 // The box leaves the flight while its chunks are applied (no stand-in feed made
                 // and dropped), and goes back (applying chunks never ends the flight).
                 let Some(Rx::Stream(mut boxed)) = rx.take() else {
-                    return;
+                    return false;
                 };
                 let mut out = Vec::new();
                 boxed.0.feed(bytes, &mut out);
                 self.apply_all(&mut boxed.1, out, chat);
+                let last = boxed.1.last;
                 if let State::Busy(flight) = &mut self.c.state {
                     flight.rx = Some(Rx::Stream(boxed));
                 }
+                return last;
             }
             None => {}
         }
+        false
     }
 
     fn close(&mut self, now: u64, id: RequestId) {
@@ -1394,7 +1406,10 @@ impl Sidenet {
         // Matched by reference, what is kept taken out: the chunk is dropped whole, by one call.
         let mut chunk = chunk;
         match &mut chunk {
-            Chunk::Done => feed.done = true,
+            Chunk::Done => {
+                feed.done = true;
+                feed.last = true;
+            }
             Chunk::Finish { .. } | Chunk::Abort => {
                 feed.done = true;
                 feed.finished = true;
@@ -1505,9 +1520,9 @@ impl Sidenet {
                 // Mastra's approval ids are `<runId>::<toolCallId>`: the run, where no `data-run`
                 // chunk names it.
                 let run_id = approval_id
-                    .split_once("::")
-                    .filter(|(_, call)| call == tool_call_id)
-                    .map(|(run, _)| run.to_owned());
+                    .strip_suffix(tool_call_id.as_str())
+                    .and_then(|run| run.strip_suffix("::"))
+                    .map(str::to_owned);
                 let card = GatedTool {
                     call_id: take(tool_call_id),
                     name: String::new(),
