@@ -896,7 +896,8 @@ fn a_stream_dropped_mid_pause_is_recovered_by_replay() {
     no_done(&outs);
     let get = one_http(&outs);
     assert_history_get(&get);
-    assert_eq!(h.phase(), Phase::Loading);
+    // (The send is not over: the reload tells whether the message landed.)
+    assert_eq!(h.phase(), Phase::Sending);
     let outs = h.respond(get.id, history(paused_history(false)));
     let replay = one_http(&outs);
     assert_replay_get(&replay);
@@ -2978,4 +2979,33 @@ fn done_ends_the_answer_though_the_server_holds_the_connection_open() {
     outs.extend(h.feed(second.id, &sse(&c, true), 11));
     assert_eq!(done(&outs, op), Ok(()));
     assert_eq!(h.phase(), Phase::Completed);
+}
+
+#[test]
+fn a_reply_cut_short_on_a_message_the_thread_does_not_show_keeps_the_text() {
+    // The server took the message (200) and the stream broke off; the thread does not show the
+    // message (the server lost it): the text waits in `unsentText`, with the error.
+    for cut in [true, false] {
+        let mut h = H::with_history(1);
+        let (op, post) = h.send("delete /tmp/x");
+        h.open(post.id, 200);
+        h.feed(post.id, &sse(&[start("msg_a1")], false), 13);
+        let outs = if cut {
+            h.fail(post.id, TransportError::Network("reset".into()))
+        } else {
+            h.end(post.id)
+        };
+        no_done(&outs);
+        let get = one_http(&outs);
+        assert_history_get(&get);
+        let outs = h.respond(get.id, history(vec![user_ui("m0", "old")]));
+        let replay = one_http(&outs);
+        assert_replay_get(&replay);
+        let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+        assert_eq!(done(&outs, op), Err(ErrorCode::Network), "cut: {cut}");
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::Error);
+        assert_eq!(s.unsent_text.as_deref(), Some("delete /tmp/x"));
+        assert!(s.can_send);
+    }
 }

@@ -1073,9 +1073,8 @@ impl Sidenet {
                 self.end_submit(sub, feed)
             }
             // Cut short: a load's replay is retried (see `stream_dropped`), a chat is recovered.
-            // Only a load reads the error (a chat's is dropped unread): it names the replay.
             job => {
-                let error = Error::new(ErrorCode::Network, "the replay stream was cut short");
+                let error = Error::new(ErrorCode::Network, "the stream was cut short");
                 self.stream_dropped(now, job, attempt, feed, error);
             }
         }
@@ -1107,13 +1106,19 @@ impl Sidenet {
         self.commit_building();
         match job {
             Job::Load { .. } => {}
-            Job::Send { op, .. } => {
+            Job::Send {
+                op,
+                text,
+                users_before,
+            } => {
                 self.expect = Some(if feed.approvals.is_empty() {
                     Expect::Unknown
                 } else {
                     Expect::Calls(ids_of(&feed.approvals))
                 });
-                self.start_load(Some(op), Why::Recover(None));
+                // The server took the request, but did the message land? A thread that does not
+                // show it keeps the text in `unsentText`, with the error.
+                self.verify_send(op, text, users_before, error, false);
             }
             Job::Submit(mut sub) => {
                 self.ack_current(&mut sub);
