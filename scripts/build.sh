@@ -32,7 +32,8 @@ package() {
   node scripts/shorten-names.mjs "$out"
   # A method called on a freed object (or from inside its `free()`): wasm-bindgen's checks throw a
   # plain Error ("null pointer passed to rust"); the package throws a ToolgateError `invalid_state`,
-  # as for every other misuse. (Browser tests run wasm-bindgen-test's own glue: tests/e2e/freed.)
+  # as for every other misuse, and its async methods return it rejected. (Browser tests run
+  # wasm-bindgen-test's own glue: tests/e2e/freed.)
   node -e '
     const fs = require("fs"), file = process.argv[1];
     const glue = fs.readFileSync(file, "utf8");
@@ -42,9 +43,20 @@ package() {
     // And `free()` a second time does nothing (as a dispose should), in both classes.
     const free = "const ptr = this.__destroy_into_raw();";
     if (glue.split(free).length !== 3) throw new Error("expected two free() in the glue");
+    // The async methods of ApprovalClient reject, never throw (a freed client is refused by a
+    // check that throws before the method can make its promise).
+    const async = ["load", "send", "submit", "rejectAllAndSend"];
+    for (const m of async) {
+      if (!new RegExp("^    " + m + "\\(", "m").test(glue)) throw new Error("no ApprovalClient." + m + " in the glue");
+    }
+    const rejecting = "\nfor (const m of " + JSON.stringify(async) + ") {\n" +
+      "  const f = ApprovalClient.prototype[m];\n" +
+      "  ApprovalClient.prototype[m] = function (...args) {\n" +
+      "    try { return f.apply(this, args); } catch (e) { return Promise.reject(e); }\n" +
+      "  };\n}\n";
     fs.writeFileSync(file, glue.replace(from, "const m = getStringFromWasm0(arg0, arg1); " +
       "throw toolgateError(\"invalid_state\", /^null pointer/.test(m) ? \"the object was freed\" : m, null, -1, -1);")
-      .replaceAll(free, free + " if (!ptr) return;"));
+      .replaceAll(free, free + " if (!ptr) return;") + rejecting);
   ' "$out/toolgate.js"
   # Function bodies and data segments in the order gzip compresses best (about 1.3 KiB):
   # scripts/reorder-functions.mjs. It is deterministic and takes about 45 s, so its result is kept

@@ -39,6 +39,16 @@ for (const entry of ['/pkg/toolgate.js', '/pkg/neuron/toolgate.js']) {
         out.approve = caught(() => client.approve('a'));
         out.subscribe = caught(() => client.subscribe(() => {}));
         out.load = await rejected(() => client.load());
+        // The async methods reject (a promise comes back), never throw.
+        out.promises = ['load', 'send', 'submit', 'rejectAllAndSend'].map((m) => {
+          try {
+            const p = client[m]('x');
+            p.catch(() => {});
+            return p instanceof Promise;
+          } catch {
+            return 'threw';
+          }
+        });
         out.freeAgain = caught(() => client.free());
 
         const doc = JSON.stringify({ messages: [{ role: 'assistant', type: 'tool_call', content: null,
@@ -70,6 +80,7 @@ for (const entry of ['/pkg/toolgate.js', '/pkg/neuron/toolgate.js']) {
       }, entry);
       const freed = { toolgate: true, code: 'invalid_state', message: 'invalid_state: the object was freed' };
       for (const key of ['snapshot', 'approve', 'subscribe', 'load', 'decisions']) assert.deepEqual(out[key], freed, key);
+      assert.deepEqual(out.promises, [true, true, true, true], 'the async methods reject, never throw');
       assert.equal(out.freeAgain, 'returned', 'free() twice is harmless');
       assert.equal(out.during.toolgate, true, JSON.stringify(out.during));
       assert.equal(out.during.code, 'invalid_state');
