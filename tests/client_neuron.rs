@@ -2753,3 +2753,27 @@ fn a_history_with_tool_calls_that_have_no_id_loads() {
     assert_eq!(s.messages.as_slice()[1].tools[0].name, "read_file");
     assert_eq!(s.suspension.as_ref().map(|x| x.undecided.len()), Some(2));
 }
+
+#[test]
+fn header_values_and_tokens_beyond_latin_1_are_refused() {
+    // `fetch` sends a header value one byte per character: it throws on anything beyond U+00FF.
+    for (doc, message) in [
+        (
+            r#"{"threadId":"t","headers":{"X-A":"€"}}"#,
+            r#"the value of header "X-A" is not Latin-1 text"#,
+        ),
+        (
+            r#"{"threadId":"t","token":"t€"}"#,
+            "token must be Latin-1 text",
+        ),
+    ] {
+        let e = Config::from_json(doc)
+            .and_then(|c| c.validate().map(|()| c))
+            .expect_err(doc);
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert!(e.message.ends_with(message), "{}", e.message);
+    }
+    let c = Config::from_json(r#"{"threadId":"t","headers":{"X-A":"café"},"token":"é"}"#)
+        .expect("read");
+    assert!(c.validate().is_ok(), "Latin-1 is fine");
+}

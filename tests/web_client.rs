@@ -997,6 +997,10 @@ fn options_read_in_js_agree_with_config_from_json() {
         "{\"Bad Name\":\"x\"}",
         "{\"a\":1}",
         "{\"X-K\":\"v\\n\"}",
+        "{\"X-K\":\"é\"}",
+        "{\"X-K\":\"€\"}",
+        "{\"X-K\":\"\\ud83d\\ude00\"}",
+        "\"€\"",
         "{\"chat\":\"/c\"}",
         "{\"attempts\":2}",
         &long,
@@ -1556,4 +1560,42 @@ async fn a_later_load_that_finds_a_new_pause_takes_in_another_tabs_drafts() {
             "{dialect}: nothing written over it"
         );
     }
+}
+
+/// `headers` as a `Headers` or a `Map` (which JSON would write as `{}`): sent as given. A value
+/// `fetch` cannot send (beyond Latin-1) is refused when the client is built.
+#[wasm_bindgen_test]
+async fn headers_given_as_headers_or_a_map_are_sent() {
+    for make in [
+        "new Headers({ 'X-Test': 'one', Authorization: 'Bearer x' })",
+        "new Map([['X-Test', 'one'], ['Authorization', 'Bearer x']])",
+    ] {
+        let out = Object::new();
+        let o = options(endpoint(), &fresh_thread("hdrs"), r#""persist":false"#);
+        let set: Function = js_fn(
+            "o, out",
+            &format!(
+                "o.headers = {make}; o.fetch = (url, init) => {{ \
+                 out.test = init.headers.get('x-test'); out.auth = init.headers.get('authorization'); \
+                 return Promise.resolve(new Response('{{\"messages\":[]}}', {{ status: 200 }})); }};"
+            ),
+        )
+        .unchecked_into();
+        set.call2(&JsValue::NULL, &o, &out).expect("set");
+        let c = ApprovalClient::new(o).expect("client");
+        wait(c.load()).await.expect("load");
+        assert_eq!(string(&get(&out, "test")), "one", "{make}");
+        assert_eq!(string(&get(&out, "auth")), "Bearer x", "{make}");
+    }
+    for extra in [
+        r#""headers":{"X-Test":"€"}"#,
+        r#""token":"t€""#,
+        r#""headers":[["X-Test","😀"]]"#,
+    ] {
+        let o = options(endpoint(), "t_latin1", extra);
+        let e = ApprovalClient::new(o).err().expect("refused");
+        assert_eq!(code(&e), "invalid_argument", "{extra}");
+    }
+    let o = options(endpoint(), "t_latin1", r#""headers":{"X-Test":"café"}"#);
+    assert!(ApprovalClient::new(o).is_ok(), "Latin-1 is fine");
 }

@@ -402,13 +402,20 @@ impl Config {
                 m.push_str(" contains a line break");
                 return Err(bad("headers", m));
             }
+            // `fetch` sends a header's value as bytes, one per character: beyond U+00FF it throws.
+            if !latin1(value) {
+                let mut m = prefixed("the value of header ", &quoted);
+                m.push_str(" is not Latin-1 text");
+                return Err(bad("headers", m));
+            }
         }
-        if self
-            .token
-            .as_deref()
-            .is_some_and(|t| has_bad_char(t, false))
-        {
-            return Err(bad("token", "token must not contain control characters"));
+        if let Some(token) = &self.token {
+            if has_bad_char(token, false) {
+                return Err(bad("token", "token must not contain control characters"));
+            }
+            if !latin1(token) {
+                return Err(bad("token", "token must be Latin-1 text"));
+            }
         }
         if self.dialect == Dialect::Sidenet && self.transport == Transport::Collect {
             match &self.agent_id {
@@ -656,6 +663,11 @@ impl<'a> Opt<'a> {
 }
 
 /// Headers as an object `{name: value}` or an array of `[name, value]` pairs (`null`: none).
+/// Every character at most U+00FF (what a header value can carry).
+fn latin1(text: &str) -> bool {
+    text.chars().all(|c| c <= '\u{ff}')
+}
+
 fn headers(value: &Value) -> Result<Vec<(String, String)>, &'static str> {
     let bad = || "must be an object of header values or an array of [name, value] pairs";
     let mut out = Vec::new();

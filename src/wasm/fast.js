@@ -210,6 +210,8 @@ const KEYS = [
 const KINDS = 'eetshbbbniiissssann';
 const CC = /\p{Cc}/u;
 const CCWS = /[\p{Cc}\p{White_Space}]/u;
+// A character a header value cannot carry (`fetch` sends one byte per character).
+const LATIN1 = /[^\0-\xff]/;
 const fail = (detail, path = null) => toolgateError('invalid_argument', detail, path, -1, -1);
 export function readOptions(options) {
   // `fetch` is a function, which JSON leaves out: checked here (see `useFetch`). (Options that
@@ -218,6 +220,10 @@ export function readOptions(options) {
   try {
     if (!object(options)) return fail('the options must be an object');
     f = options.fetch;
+    // `headers` as a `Headers` or a `Map`, which JSON would write as `{}`: its pairs.
+    const h = options.headers;
+    if (h instanceof Map || (typeof Headers == 'function' && h instanceof Headers))
+      options = { ...options, headers: [...h] };
   } catch {
     return fail('the options must be JSON-serializable');
   }
@@ -288,8 +294,10 @@ function check(doc) {
     const q = JSON.stringify(name);
     if (!/^[-!#$%&'*+.^_`|~0-9A-Za-z]+$/.test(name)) return fail('invalid header name ' + q, 'headers');
     if (/[\r\n\0]/.test(value)) return fail('the value of header ' + q + ' contains a line break', 'headers');
+    if (LATIN1.test(value)) return fail('the value of header ' + q + ' is not Latin-1 text', 'headers');
   }
   if (token !== null && CC.test(token)) return bad('token', 'must not contain control characters');
+  if (token !== null && LATIN1.test(token)) return bad('token', 'must be Latin-1 text');
   if (dialect == 'sidenet' && transport == 'collect') {
     if (agent === null) return bad('agentId', 'is required with transport "collect"');
     if (CCWS.test(agent)) return bad('agentId', SPACES);

@@ -124,7 +124,7 @@ export interface ApprovalClientOptions {
   baseUrl?: string;
   threadId: string;
   /** Extra request headers (they win over the defaults), e.g. `{ Authorization: "Bearer ..." }`. */
-  headers?: { [name: string]: string } | [string, string][];
+  headers?: { [name: string]: string } | [string, string][] | Headers | Map<string, string>;
   /** Path templates relative to `baseUrl`; `{threadId}` (and `{agentId}`) are replaced, percent-encoded. */
   routes?: {
     /** Neuron `/threads/{threadId}/chat` (default), Sidenet `/v1/chat`. */
