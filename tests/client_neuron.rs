@@ -332,8 +332,8 @@ fn load_suspended_thread() {
     assert_eq!(s.phase, Phase::AwaitingApproval);
     assert!(!s.can_send);
     assert!(
-        s.can_submit,
-        "the tail's own decision makes a non-empty payload"
+        !s.can_submit,
+        "the tail's own decision alone would be sent again for nothing"
     );
     let susp = s.suspension.as_ref().expect("suspension");
     assert_eq!(susp.message_id.as_deref(), Some("msg_7488585683808067584"));
@@ -346,6 +346,17 @@ fn load_suspended_thread() {
     );
     assert!(!susp.decided[0].draft);
     assert!(s.decisions.is_empty());
+    let mut h = h;
+    assert_eq!(err_code(h.c.submit(h.now)), ErrorCode::EmptyDecisions);
+    no_http(&h.drain());
+    // Once something is decided, the payload restates the tail's decision (cumulative).
+    h.approve("toolu_01A2B3C4D5E6F7");
+    assert!(h.c.snapshot().can_submit);
+    let (_, outs) = h.submit();
+    assert_post(
+        &one_http(&outs),
+        r#"{"decisions":{"toolu_01A2B3C4D5E6F7":"approve","toolu_08G9H0I1J2K3L4":["reject","Do not email the whole team"]}}"#,
+    );
 }
 
 #[test]

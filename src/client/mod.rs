@@ -927,7 +927,13 @@ impl Client {
         let (Some(decisions), Some(pause)) = (&self.c.decisions, &self.pause) else {
             return Err(not_suspended());
         };
-        // One payload for both the body and what was sent.
+        if decisions.local().next().is_none() {
+            return Err(Error::new(
+                ErrorCode::EmptyDecisions,
+                "no decision to send: approve or reject at least one tool",
+            ));
+        }
+        // One payload for both the body and what was sent (the tail's decisions restated).
         let payload = decisions.payload()?;
         let mut body = String::from("{\"decisions\":");
         payload.write_json(&mut body);
@@ -1465,10 +1471,13 @@ impl Client {
     fn build_snapshot(&self) -> Snapshot {
         let paused = self.suspension.suspended;
         let suspension = self.suspension_view();
-        // A payload to send iff a gated tool has a decision (read off the view: no payload, nor
-        // its `empty_decisions` error, built to be dropped). The view is there iff paused with
-        // decisions.
-        let can_submit = suspension.as_ref().is_some_and(|v| !v.decided.is_empty());
+        // Something to send iff a decision was made since the tail last changed (a draft): the
+        // decisions the tail holds alone would be sent again for nothing.
+        let can_submit = self
+            .c
+            .decisions
+            .as_ref()
+            .is_some_and(|d| d.local().next().is_some());
         self.c.head(
             self.c.phase(paused, false),
             self.view.clone(),

@@ -285,6 +285,7 @@ export interface Snapshot {
   /** The local drafts. */
   readonly decisions: { readonly [callId: string]: DecisionValue };
   readonly canSend: boolean;
+  /** A decision was made since the thread last changed: `submit()` has something to send. */
   readonly canSubmit: boolean;
   readonly error: SnapshotError | null;
   /** A message that was not (or not surely) delivered. */
