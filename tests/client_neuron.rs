@@ -895,7 +895,7 @@ fn reply_to_an_old_request_id_is_ignored() {
     h.approve("call_A");
     let (op, outs) = h.submit();
     let p1 = one_http(&outs);
-    let outs = h.fail(p1.id, TransportError::Timeout);
+    let outs = h.fail(p1.id, TransportError::Network("reset".into()));
     let outs = h.still_paused(&outs);
     no_http(&outs);
     let outs = h.at(h.c.poll_timeout().expect("retry"));
@@ -950,7 +950,7 @@ fn network_failure_retries_with_backoff_then_succeeds() {
     assert_post(&p2, body);
     assert_eq!(h.c.poll_timeout(), None);
     h.now = 2_400;
-    let outs = h.fail(p2.id, TransportError::Timeout);
+    let outs = h.respond(p2.id, status(503, json!({"error": "busy"})));
     h.still_paused(&outs);
     assert_eq!(h.c.poll_timeout(), Some(3_000), "backoff doubles");
     let outs = h.at(3_000);
@@ -2787,4 +2787,95 @@ fn header_values_and_tokens_beyond_latin_1_are_refused() {
     let c = Config::from_json(r#"{"threadId":"t","headers":{"X-A":"café"},"token":"é"}"#)
         .expect("read");
     assert!(c.validate().is_ok(), "Latin-1 is fine");
+}
+
+#[test]
+fn a_submission_without_an_answer_in_time_is_checked_and_not_sent_again() {
+    // A timeout (or a gateway's 504): the server may still be running the tools. The thread is
+    // read; when it shows the decisions applied, acknowledged; when not (yet), nothing is sent
+    // again by the client: the submission fails with its error, the drafts stay for the person.
+    for gateway in [false, true] {
+        let mut h = H::paused();
+        h.approve("call_A");
+        let (op, outs) = h.submit();
+        let p1 = one_http(&outs);
+        let outs = if gateway {
+            h.respond(p1.id, status(504, json!({"error": "gateway timeout"})))
+        } else {
+            h.fail(p1.id, TransportError::Timeout)
+        };
+        let outs = h.still_paused(&outs);
+        no_http(&outs);
+        let code = if gateway {
+            ErrorCode::HttpStatus
+        } else {
+            ErrorCode::Timeout
+        };
+        assert_eq!(done(&outs, op), Err(code));
+        assert_eq!(h.c.poll_timeout(), None, "no re-send scheduled");
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::Error);
+        assert_eq!(s.decisions.get("call_A"), Some(&Decision::Approve));
+        assert!(s.can_submit);
+        // The person submits again: the same body.
+        let (_, outs) = h.submit();
+        assert_eq!(one_http(&outs).body, p1.body);
+    }
+}
+
+#[test]
+fn a_lost_answer_on_a_tail_without_ids_whose_call_ids_are_reused_sends_nothing() {
+    // No `__id` on the messages and callIds counted per step: the new pause has the same key as
+    // the one decided (no id, the same callIds), with another tool under call_A.
+    let old = json!({"role": "assistant", "type": "tool_call", "tools": [
+        {"callId": "call_A", "name": "delete_file", "inputs": {"path": "/tmp/x"}, "approval": "pending"}]});
+    let mut h = H::loaded(vec![user("msg_1", "clean up"), old.clone()]);
+    h.approve("call_A");
+    let (op, outs) = h.submit();
+    let p1 = one_http(&outs);
+    let outs = h.fail(p1.id, TransportError::Network("reset".into()));
+    let g = one_http(&outs);
+    let mut done_old = old;
+    done_old["tools"][0]["approval"] = json!("approved");
+    let new = json!({"role": "assistant", "type": "tool_call", "tools": [
+        {"callId": "call_A", "name": "send_email", "inputs": {"to": "all@corp"}, "approval": "pending"}]});
+    let outs = h.respond(
+        g.id,
+        thread(vec![
+            user("msg_1", "clean up"),
+            done_old,
+            tool_result("msg_3", vec![]),
+            new,
+        ]),
+    );
+    no_http(&outs);
+    assert_eq!(h.c.poll_timeout(), None, "nothing to send again");
+    // (Without ids the client cannot tell its decision from another's: it says so.)
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    let s = h.c.snapshot();
+    assert!(s.decisions.is_empty(), "no draft carried to the new call");
+    assert_eq!(
+        s.suspension.as_ref().map(|x| x.undecided.clone()),
+        Some(vec!["call_A".to_owned()])
+    );
+}
+
+#[test]
+fn a_record_does_not_call_settled_a_call_id_its_tail_also_has_pending() {
+    // Two calls under one callId (providers that number calls per step), one decided, one
+    // pending: the record does not list it as settled (a reader would always find it pending and
+    // load again on every record).
+    let tail = tool_call(
+        "msg_2",
+        vec![
+            tool("call_A", "delete_file", Some("approved"), None),
+            tool("call_A", "send_email", Some("pending"), None),
+            tool("call_B", "read_file", Some("rejected"), None),
+            tool("call_C", "deploy", Some("pending"), None),
+        ],
+    );
+    let mut h = H::loaded(vec![user("msg_1", "x"), tail]);
+    let record = written(&h.approve("call_C")).expect("written");
+    let record: Value = serde_json::from_str(&record).expect("json");
+    assert_eq!(record["settled"], json!(["call_B"]), "{record}");
 }

@@ -3009,3 +3009,30 @@ fn a_reply_cut_short_on_a_message_the_thread_does_not_show_keeps_the_text() {
         assert!(s.can_send);
     }
 }
+
+#[test]
+fn what_follows_done_is_not_read_and_a_data_run_names_the_run() {
+    // Trailing bytes after `[DONE]` in the same read (a proxy's): not read, no error.
+    let mut h = H::new();
+    let (op, post) = h.send("delete /tmp/x");
+    let mut bytes = sse(&pause_stream(false), true);
+    bytes.extend_from_slice(b"data: {\"type\":\"text-del");
+    let mut outs = h.open(post.id, 200);
+    outs.extend(h.feed(post.id, &bytes, bytes.len()));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.error_code(), None);
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+    // An approval id of the form `<x>::<toolCallId>` names the run only where no `data-run` does.
+    let mut h = H::new();
+    let (_, post) = h.send("delete /tmp/x");
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "data-run", "data": {"runId": "run_1", "agentVersionId": AGV, "threadId": TID}}),
+    ];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.push(json!({"type": "tool-approval-request", "approvalId": "step_3::call_A", "toolCallId": "call_A"}));
+    h.stream(post.id, &sse(&c, true));
+    let s = h.c.snapshot();
+    let card = &s.suspension.as_ref().expect("paused").tools[0];
+    assert_eq!(card.run_id.as_deref(), Some("run_1"));
+}

@@ -111,8 +111,10 @@ export function messageItems(messages, { dialect, hidden = new Set(), streaming 
   // Neuron puts results in a separate tool_call_result message: fold them into their calls.
   const results = new Map();
   const called = new Set();
+  // (A call without an id, from a provider that gives none, has callId "": it cannot be paired.)
   for (const m of messages) {
     for (const t of m.tools ?? []) {
+      if (!t.callId) continue;
       if (m.kind === 'tool_result') results.set(t.callId, t);
       else called.add(t.callId);
     }
@@ -132,7 +134,8 @@ export function messageItems(messages, { dialect, hidden = new Set(), streaming 
     if (role !== 'user') li.append(h('span', { class: 'avatar', 'aria-hidden': 'true' }, role === 'assistant' ? 'AI' : '•'));
     const body = h('div', { class: 'msg-body' });
     if (tools.length) {
-      body.append(h('div', { class: 'tools' }, tools.map((t) => toolBlock(t, results.get(t.callId), dialect, wirePart(m, t.callId)))));
+      body.append(h('div', { class: 'tools' }, tools.map((t) =>
+        toolBlock(t, t.callId ? results.get(t.callId) : undefined, dialect, wirePart(m, t.callId)))));
     }
     if (text || m.streaming) body.append(bubble(m.role, text, m.streaming ? 'is-streaming' : ''));
     li.append(body);

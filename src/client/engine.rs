@@ -74,15 +74,16 @@ pub(super) enum Why {
         error: Error,
         refused: bool,
     },
-    /// A decision POST got 409 / 400 / a bad body (`resend` 0), or no clear answer (a transport
-    /// failure or a 5xx on try `resend`; Neuron): reconcile the drafts with the server. Only when
-    /// the thread still shows the pause they were made on, with the decisions not applied, is the
-    /// same body sent again: never blindly, since a POST that landed may have moved the run on to
-    /// a pause whose calls reuse the callIds.
+    /// A decision POST got 409 / 400 / a bad body (`resend` `None`), or no clear answer (Neuron,
+    /// `Some(try)`): reconcile the drafts with the server. Only when the thread still shows the
+    /// pause they were made on, with the decisions not applied, is the same body sent again, as
+    /// try `try + 1`: never blindly, since a POST that landed may have moved the run on to a pause
+    /// whose calls reuse the callIds. `Some(0)` (no answer in time: the server may still be at
+    /// work on it) sends nothing again: the drafts stay, for the person to submit.
     Reconcile {
         sub: Submission,
         error: Error,
-        resend: u32,
+        resend: Option<u32>,
     },
 }
 
@@ -647,7 +648,7 @@ impl Core {
                 }
                 | Job::Send { .. } => return Phase::Sending,
                 Job::Load {
-                    why: Why::VerifySend { refused: true, .. } | Why::Reconcile { resend: 0, .. },
+                    why: Why::VerifySend { refused: true, .. } | Why::Reconcile { resend: None, .. },
                     ..
                 } => return Phase::Conflict,
                 Job::Submit(_)

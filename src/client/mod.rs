@@ -36,7 +36,8 @@
 //!   ┌────────────┐ ◀──────────────────────────────────────────────────────────────────────────────┘
 //!   │ submitting │ 2xx ─▶ replace/append the tail ─▶ awaiting_approval (lastSubmission) | completed
 //!   └────────────┘ 5xx / network / timeout ─▶ submitting (reload): the pause still there, not
-//!        │           applied ─▶ backoff, identical re-send ─▶ … ─▶ error (drafts kept); else as below
+//!        │           applied ─▶ backoff, identical re-send ─▶ … ─▶ error (drafts kept); after a
+//!        │           timeout or a 504 no re-send: error (drafts kept); else as below
 //!        │ 409, 400, bad body
 //!        ▼
 //!   ┌──────────┐  reload ─▶ the pause the drafts were made on is gone or shows them ─▶ acknowledged
@@ -386,8 +387,11 @@ fn write_stored(
         .field(pause_key, &pause)
         .field("callIds", &call_ids)
         .field("sig", &signature(tail));
-    // Neuron: the calls the server holds decided (a Sidenet record lists the open calls alone).
-    let settled = ids_of(&tail.decided);
+    // Neuron: the calls the server holds decided (a Sidenet record lists the open calls alone),
+    // but a callId the tail also has pending (two calls under one id): a reader would always
+    // find it pending, and load again on every record.
+    let mut settled = ids_of(&tail.decided);
+    settled.retain(|id| !tail.pending.iter().any(|p| p.call_id == *id));
     if !settled.is_empty() {
         o.field("settled", &settled);
     }
@@ -720,7 +724,15 @@ impl Client {
                     text,
                     users_before,
                 } => self.verify_send(op, text, users_before, error, false),
-                Job::Submit(sub) => self.reconcile(sub, error, flight.attempt),
+                Job::Submit(sub) => {
+                    // No answer in time: the server may still be at work on it (see `Why`).
+                    let again = if error.code == ErrorCode::Timeout {
+                        0
+                    } else {
+                        flight.attempt
+                    };
+                    self.reconcile(sub, error, Some(again))
+                }
                 job => self.c.retry_or_fail(now, job, flight.attempt, error),
             },
         }
@@ -1117,13 +1129,16 @@ impl Client {
         }
     }
 
-    /// After the reload that follows a refused / unclear decision submission (`resend`: the try
-    /// that got no clear answer, see [`Why::Reconcile`]).
-    fn reconciled(&mut self, mut sub: Submission, error: Error, resend: u32) {
+    /// After the reload that follows a refused / unclear decision submission (`resend`: see
+    /// [`Why::Reconcile`]).
+    fn reconciled(&mut self, mut sub: Submission, error: Error, resend: Option<u32>) {
         if !self.suspension.suspended {
             self.c.run_completed = true;
         }
-        let same_pause = self.pause.as_ref().is_some_and(|p| *p == sub.pause);
+        // The same key, and none of the drafts sent dropped: a tail without `__id` whose calls
+        // reuse the callIds for other tools has the same key, and `adopt_tail` dropped them.
+        let same_pause = self.pause.as_ref().is_some_and(|p| *p == sub.pause)
+            && !sub.sent.iter().any(|(id, _)| self.c.dropped.contains(id));
         if same_pause {
             // The pause the user decided on is still there: were the decisions applied?
             let decisions = self.c.decisions.as_ref();
@@ -1133,7 +1148,7 @@ impl Client {
             });
             if applied {
                 self.after_acknowledged(sub);
-            } else if resend > 0 {
+            } else if let Some(resend @ 1..) = resend {
                 // Not applied, the pause unchanged: the same body again, after the backoff.
                 self.c
                     .retry_or_fail(self.c.clock, Job::Submit(sub), resend, error);
@@ -1293,15 +1308,16 @@ impl Client {
             _ => status_error(status, &response.body),
         };
         if matches!(status, 200..=299 | 409 | 400) {
-            self.reconcile(sub, error, 0);
+            self.reconcile(sub, error, None);
         } else if retryable_status(status) {
-            self.reconcile(sub, error, attempt);
+            // A gateway that gave up waiting (504): the server may still be at work on it.
+            self.reconcile(sub, error, Some(if status == 504 { 0 } else { attempt }));
         } else {
             self.c.fail(Job::Submit(sub), error);
         }
     }
 
-    fn reconcile(&mut self, sub: Submission, error: Error, resend: u32) {
+    fn reconcile(&mut self, sub: Submission, error: Error, resend: Option<u32>) {
         self.start_load(Some(sub.op), Why::Reconcile { sub, error, resend });
     }
 

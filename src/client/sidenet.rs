@@ -1035,7 +1035,7 @@ impl Sidenet {
                     Why::Reconcile {
                         sub,
                         error,
-                        resend: 0,
+                        resend: None,
                     },
                 );
             }
@@ -1117,7 +1117,13 @@ impl Sidenet {
                     Expect::Calls(ids_of(&feed.approvals))
                 });
                 // The server took the request, but did the message land? A thread that does not
-                // show it keeps the text in `unsentText`, with the error.
+                // show it (yet: a server may write it once the run ends) keeps the text in
+                // `unsentText`, not surely delivered, and says so.
+                let _ = error;
+                let error = Error::new(
+                    ErrorCode::Network,
+                    "the reply broke off and the thread does not show the message (it may still arrive)",
+                );
                 self.verify_send(op, text, users_before, error, false);
             }
             Job::Submit(mut sub) => {
@@ -1380,6 +1386,10 @@ impl Sidenet {
     // Internals: chunks
 
     fn apply(&mut self, feed: &mut Feed, item: Result<Chunk>, chat: bool) {
+        // Nothing follows `[DONE]` (what does, a proxy's trailing bytes, is not read).
+        if feed.last {
+            return;
+        }
         let chunk = match item {
             Ok(chunk) => chunk,
             Err(error) => {
@@ -1524,9 +1534,17 @@ impl Sidenet {
             } => {
                 // Mastra's approval ids are `<runId>::<toolCallId>`: the run, where no `data-run`
                 // chunk names it.
-                let run_id = approval_id
-                    .strip_suffix(tool_call_id.as_str())
-                    .and_then(|run| run.strip_suffix("::"))
+                // (Only where no `data-run` or pause names the run: see `on_approval`.)
+                let run_id = feed
+                    .run_id
+                    .as_ref()
+                    .or(self.pause.as_ref().map(|p| &p.run_id))
+                    .map(|run| run.as_str())
+                    .or_else(|| {
+                        approval_id
+                            .strip_suffix(tool_call_id.as_str())
+                            .and_then(|run| run.strip_suffix("::"))
+                    })
                     .map(str::to_owned);
                 let card = GatedTool {
                     call_id: take(tool_call_id),
