@@ -1119,7 +1119,6 @@ impl Sidenet {
                 // The server took the request, but did the message land? A thread that does not
                 // show it (yet: a server may write it once the run ends) keeps the text in
                 // `unsentText`, not surely delivered, and says so.
-                let _ = error;
                 let error = Error::new(
                     ErrorCode::Network,
                     "the reply broke off and the thread does not show the message (it may still arrive)",

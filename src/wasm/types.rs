@@ -51,7 +51,8 @@ export type ApprovalState = "pending" | "approved" | "rejected";
 
 /** A tool entry of a Neuron `tool_call` or `tool_call_result` message. */
 export interface NeuronTool {
-  callId: string;
+  /** A string on every gated tool; null or absent only on one that is not gated. */
+  callId?: string | null;
   name?: string;
   description?: string | null;
   inputs?: { [key: string]: Json } | Json[] | null;
@@ -65,7 +66,12 @@ export interface NeuronTool {
   [key: string]: unknown;
 }
 
-/** A serialized Neuron message. Unknown fields and message types are kept as they came. */
+/**
+ * A serialized Neuron message. Unknown fields and message types are kept as they came. Checked:
+ * `role`, `type`, `__id`, and on `tool_call` / `tool_call_result` messages `tools` and each
+ * tool's `callId`, `approval` and `inputs`; the other fields are typed as the protocol has them
+ * and come as the server wrote them.
+ */
 export interface NeuronMessage {
   __id?: string | number | null;
   role?: string;
