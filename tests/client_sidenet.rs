@@ -3036,3 +3036,24 @@ fn what_follows_done_is_not_read_and_a_data_run_names_the_run() {
     let card = &s.suspension.as_ref().expect("paused").tools[0];
     assert_eq!(card.run_id.as_deref(), Some("run_1"));
 }
+
+#[test]
+fn a_reply_cut_short_whose_run_paused_counts_as_landed() {
+    // The stream broke off after the 200; the history does not show the message yet (a server
+    // that writes it when the run ends), but the replay brings back the pause the run came to:
+    // the message landed, the cards show, nothing waits in `unsentText`.
+    let mut h = H::with_history(1);
+    let (op, post) = h.send("delete /tmp/x");
+    h.open(post.id, 200);
+    h.feed(post.id, &sse(&[start("msg_a1")], false), 13);
+    let outs = h.fail(post.id, TransportError::Network("reset".into()));
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, history(vec![user_ui("m0", "old")]));
+    let replay = one_http(&outs);
+    let outs = h.stream(replay.id, &replay_stream(false));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(s.unsent_text, None);
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+}

@@ -1255,7 +1255,10 @@ impl Sidenet {
                 error,
                 refused,
             } => {
-                if !self.landed(&text, users_before, refused) {
+                // A pause found (the composer was open when the text went: a run started since,
+                // the one it started) tells as much as the history, which a server may write only
+                // once the run ends.
+                if !(paused && !refused) && !self.landed(&text, users_before, refused) {
                     return self.c.give_up(op, Some(text), error, !refused);
                 }
                 if !paused && !expired {
