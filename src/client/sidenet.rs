@@ -1258,7 +1258,8 @@ impl Sidenet {
                 // A pause found (the composer was open when the text went: a run started since,
                 // the one it started) tells as much as the history, which a server may write only
                 // once the run ends.
-                if !(paused && !refused) && !self.landed(&text, users_before, refused) {
+                let landed = (paused && !refused) || self.landed(&text, users_before, refused);
+                if !landed {
                     return self.c.give_up(op, Some(text), error, !refused);
                 }
                 if !paused && !expired {
