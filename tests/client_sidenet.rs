@@ -3057,3 +3057,49 @@ fn a_reply_cut_short_whose_run_paused_counts_as_landed() {
     assert_eq!(s.unsent_text, None);
     assert_eq!(h.card_ids(), vec!["call_A"]);
 }
+
+#[test]
+fn ai_sdk_chunks_a_server_sends_around_tools_are_read() {
+    // The AI SDK's own chunks around tools (ai 7): a call the model made that could not be read
+    // (`tool-input-error`), a tool that returned nothing (`output` left out), an approval its
+    // policy decided by itself (`isAutomatic`: no card), and one that asks a person with a
+    // `reason` (the card's headline).
+    let mut h = H::new();
+    let (op, post) = h.send("go");
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "data-run", "data": {"runId": "run_1", "agentVersionId": AGV, "threadId": TID}}),
+        json!({"type": "tool-input-start", "toolCallId": "c_bad", "toolName": "search"}),
+        json!({"type": "tool-input-error", "toolCallId": "c_bad", "toolName": "search",
+               "input": "{\"q\":", "errorText": "Invalid input for tool search"}),
+        json!({"type": "tool-input-available", "toolCallId": "c_void", "toolName": "ping", "input": {}}),
+        json!({"type": "tool-output-available", "toolCallId": "c_void"}),
+        json!({"type": "tool-input-available", "toolCallId": "c_auto", "toolName": "read_file", "input": {"path": "a"}}),
+        json!({"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c_auto", "isAutomatic": true}),
+        json!({"type": "tool-approval-response", "approvalId": "ap1", "approved": true}),
+        json!({"type": "tool-output-available", "toolCallId": "c_auto", "output": "contents"}),
+        json!({"type": "tool-input-available", "toolCallId": "c_ask", "toolName": "delete_file", "input": {"path": "/etc"}}),
+        json!({"type": "tool-approval-request", "approvalId": "ap2", "toolCallId": "c_ask", "reason": "Deletes /etc"}),
+    ];
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.error, None, "no stream_error");
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(
+        h.card_ids(),
+        vec!["c_ask"],
+        "the automatic approval is no card"
+    );
+    let card = &s.suspension.as_ref().expect("paused").tools[0];
+    assert_eq!(card.approval_reason.as_deref(), Some("Deletes /etc"));
+    let tools = &s.messages.as_slice().last().expect("the reply").tools;
+    let by_id = |id: &str| tools.iter().find(|t| t.call_id == id).expect(id);
+    assert_eq!(by_id("c_bad").status, ToolStatus::Error);
+    assert_eq!(
+        by_id("c_bad").result.as_ref().map(sj),
+        Some(json!("Invalid input for tool search"))
+    );
+    assert_eq!(by_id("c_void").status, ToolStatus::Done);
+    assert_eq!(by_id("c_auto").status, ToolStatus::Done);
+}

@@ -274,6 +274,8 @@ fn expected_ai_sdk() -> Out {
         Ok(Chunk::ToolApprovalRequest {
             approval_id: "appr_1".into(),
             tool_call_id: "call_1".into(),
+            reason: None,
+            automatic: false,
         }),
         Ok(Chunk::FinishStep),
         Ok(Chunk::Finish {
@@ -330,6 +332,12 @@ fn keepalives_comments_and_multiline_data() {
 fn expected_unknown_types() -> Out {
     vec![
         Ok(Chunk::Start { message_id: None }),
+        // (Read since the client shows a call that could not be read as a failed tool.)
+        Ok(Chunk::ToolInputError {
+            tool_call_id: "c".into(),
+            tool_name: "n".into(),
+            error_text: "bad".into(),
+        }),
         Ok(Chunk::Data {
             name: "weather".into(),
             id: Some("w1".into()),
@@ -616,15 +624,21 @@ fn approval_tolerates_missing_args_and_odd_extras() {
 
 #[test]
 fn null_versus_absent() {
-    // A present null output is a value; an absent one is an error.
-    assert_eq!(
-        parse_chunk_str(r#"{"type":"tool-output-available","toolCallId":"c","output":null}"#),
-        Ok(Some(Chunk::ToolOutputAvailable {
-            tool_call_id: "c".into(),
-            output: Value::Null
-        }))
-    );
-    assert!(parse_chunk_str(r#"{"type":"tool-output-available","toolCallId":"c"}"#).is_err());
+    // A present null output is a value, and so is an absent one (a tool that returned nothing,
+    // as some servers write it); an absent `toolCallId` is an error.
+    for text in [
+        r#"{"type":"tool-output-available","toolCallId":"c","output":null}"#,
+        r#"{"type":"tool-output-available","toolCallId":"c"}"#,
+    ] {
+        assert_eq!(
+            parse_chunk_str(text),
+            Ok(Some(Chunk::ToolOutputAvailable {
+                tool_call_id: "c".into(),
+                output: Value::Null
+            }))
+        );
+    }
+    assert!(parse_chunk_str(r#"{"type":"tool-output-available","output":1}"#).is_err());
     // Optional strings may be null.
     assert_eq!(
         parse_chunk_str(r#"{"type":"finish","finishReason":null}"#),

@@ -1511,6 +1511,18 @@ impl Sidenet {
                     self.tool_settle(tool_call_id, ToolStatus::Error, text);
                 }
             }
+            // The call could not be read: shown as a tool that failed, with the error.
+            Chunk::ToolInputError {
+                tool_call_id,
+                tool_name,
+                error_text,
+            } => {
+                if chat {
+                    self.tool_upsert(tool_call_id, tool_name, None, "input-available");
+                    let text = Some(Value::from(take(error_text)));
+                    self.tool_settle(tool_call_id, ToolStatus::Error, text);
+                }
+            }
             Chunk::ToolOutputDenied { tool_call_id } => {
                 if chat {
                     self.tool_settle(tool_call_id, ToolStatus::Denied, None);
@@ -1531,9 +1543,15 @@ impl Sidenet {
                 };
                 self.on_approval(feed, card, chat);
             }
+            // Decided by the server's own policy: no person to ask, no card.
+            Chunk::ToolApprovalRequest {
+                automatic: true, ..
+            } => {}
             Chunk::ToolApprovalRequest {
                 approval_id,
                 tool_call_id,
+                reason,
+                ..
             } => {
                 // Mastra's approval ids are `<runId>::<toolCallId>`: the run, where no `data-run`
                 // chunk names it.
@@ -1555,7 +1573,7 @@ impl Sidenet {
                     description: None,
                     inputs: Value::Null,
                     approval: Approval::Pending,
-                    approval_reason: None,
+                    approval_reason: reason.take(),
                     reject_reason: None,
                     run_id,
                     agent_version_id: None,

@@ -39,7 +39,8 @@ pub enum Chunk {
         tool_name: String,
         input: Value,
     },
-    /// `tool-output-available {toolCallId, output}`.
+    /// `tool-output-available {toolCallId, output}` (an `output` left out, as a tool that
+    /// returned nothing gets from some servers, is `null`).
     ToolOutputAvailable { tool_call_id: String, output: Value },
     /// `tool-output-error {toolCallId, errorText}`.
     ToolOutputError {
@@ -48,10 +49,21 @@ pub enum Chunk {
     },
     /// `tool-output-denied {toolCallId}`.
     ToolOutputDenied { tool_call_id: String },
-    /// `tool-approval-request {approvalId, toolCallId}` (AI SDK v6+).
+    /// `tool-approval-request {approvalId, toolCallId, reason?, isAutomatic?}` (AI SDK v6+; an
+    /// automatic one was decided by the server's own policy, with no person asked).
     ToolApprovalRequest {
         approval_id: String,
         tool_call_id: String,
+        reason: Option<String>,
+        automatic: bool,
+    },
+    /// `tool-input-error {toolCallId, toolName, input?, errorText}`: the model's call could not be
+    /// read (invalid input, unknown tool); it will not run. (Its `input`, often the raw text that
+    /// did not parse, is not kept.)
+    ToolInputError {
+        tool_call_id: String,
+        tool_name: String,
+        error_text: String,
     },
     /// `data-tool-call-approval {id?, data: {...}}` (Sidenet, Mastra).
     ToolCallApproval(Box<ToolCallApproval>),
@@ -347,7 +359,7 @@ impl Reader<'_> {
 }
 
 /// The chunk types toolgate knows (besides `data-*`), in the order `build` matches them.
-const TYPES: [&str; 17] = [
+const TYPES: [&str; 18] = [
     "text-delta",
     "text-start",
     "text-end",
@@ -365,10 +377,11 @@ const TYPES: [&str; 17] = [
     "error",
     "abort",
     "data-tool-call-approval",
+    "tool-input-error",
 ];
 
 /// The top-level fields a chunk type may read: each may appear once.
-const KNOWN: [&str; 13] = [
+const KNOWN: [&str; 15] = [
     "type",
     "id",
     "delta",
@@ -382,6 +395,8 @@ const KNOWN: [&str; 13] = [
     "approvalId",
     "data",
     "finishReason",
+    "reason",
+    "isAutomatic",
 ];
 
 fn build(fields: &Map) -> Result<Option<Chunk>> {
@@ -452,7 +467,7 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
         // tool-output-available
         Some(9) => Chunk::ToolOutputAvailable {
             tool_call_id: r.req_str("toolCallId"),
-            output: r.req_value("output"),
+            output: r.fields.get("output").cloned().unwrap_or(Value::Null),
         },
         // tool-output-error
         Some(10) => Chunk::ToolOutputError {
@@ -467,6 +482,8 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
         Some(12) => Chunk::ToolApprovalRequest {
             approval_id: r.req_str("approvalId"),
             tool_call_id: r.req_str("toolCallId"),
+            reason: r.opt_str("reason"),
+            automatic: r.fields.get("isAutomatic") == Some(&Value::Bool(true)),
         },
         // finish
         Some(13) => Chunk::Finish {
@@ -480,6 +497,12 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
         Some(15) => Chunk::Abort,
         // data-tool-call-approval
         Some(16) => Chunk::ToolCallApproval(Box::new(tool_call_approval(&mut r))),
+        // tool-input-error
+        Some(17) => Chunk::ToolInputError {
+            tool_call_id: r.req_str("toolCallId"),
+            tool_name: r.req_str("toolName"),
+            error_text: r.req_str("errorText"),
+        },
         _ => match ty.strip_prefix("data-") {
             Some(name) => Chunk::Data {
                 name: name.to_owned(),
