@@ -12,22 +12,33 @@ const REASON = 'Not this one';
 
 const env = withEndpointAndBrowser();
 
+/** Two pages of one browser context (sharing localStorage), B's errors counted with A's. */
+async function twoTabs() {
+  const { context, page: a, problems } = await openPage(env.browser);
+  const b = await context.newPage();
+  b.on('pageerror', (e) => problems.push(`page B error: ${e.message}`));
+  b.on('console', (m) => m.type() === 'error' && problems.push(`page B console error: ${m.text()}`));
+  return { context, a, b, problems };
+}
+
+/** A sends a message that pauses on two calls; B opens the same thread and shows them too. */
+async function bothPaused(a, b, where) {
+  await gotoThread(a, env.endpoint.url, where);
+  await send(a, 'delete /var/log/app.log and buy 4 tickets at 60');
+  await waitPaused(a, 2);
+  await gotoThread(b, env.endpoint.url, where);
+  await waitPaused(b, 2);
+}
+
 /** Waits until the card's badge reads `state`. */
 const shows = (cardLocator, state) => cardLocator.locator('.badge', { hasText: state }).waitFor({ timeout: 5_000 });
 
 for (const dialect of ['neuron', 'sidenet']) {
   test(`${dialect}: two tabs share their drafts, a reload keeps both tabs' decisions, and the other tab follows a submission`, async () => {
     const where = { thread: threadId(`tabs_${dialect}`), dialect };
-    const { context, page: a, problems } = await openPage(env.browser);
-    const b = await context.newPage();
-    b.on('pageerror', (e) => problems.push(`page B error: ${e.message}`));
-    b.on('console', (m) => m.type() === 'error' && problems.push(`page B console error: ${m.text()}`));
+    const { context, a, b, problems } = await twoTabs();
     try {
-      await gotoThread(a, env.endpoint.url, where);
-      await send(a, 'delete /var/log/app.log and buy 4 tickets at 60');
-      await waitPaused(a, 2);
-      await gotoThread(b, env.endpoint.url, where);
-      await waitPaused(b, 2);
+      await bothPaused(a, b, where);
 
       // Decided in A: seen in B.
       await approve(card(a, /tickets/i));
@@ -71,16 +82,9 @@ for (const dialect of ['neuron', 'sidenet']) {
 for (const dialect of ['neuron', 'sidenet']) {
   test(`${dialect}: a tab follows another tab's partial submission, then answers the rest`, async () => {
     const where = { thread: threadId(`tabs_partial_${dialect}`), dialect };
-    const { context, page: a, problems } = await openPage(env.browser);
-    const b = await context.newPage();
-    b.on('pageerror', (e) => problems.push(`page B error: ${e.message}`));
-    b.on('console', (m) => m.type() === 'error' && problems.push(`page B console error: ${m.text()}`));
+    const { context, a, b, problems } = await twoTabs();
     try {
-      await gotoThread(a, env.endpoint.url, where);
-      await send(a, 'delete /var/log/app.log and buy 4 tickets at 60');
-      await waitPaused(a, 2);
-      await gotoThread(b, env.endpoint.url, where);
-      await waitPaused(b, 2);
+      await bothPaused(a, b, where);
 
       // A approves the tickets and submits that alone: the server takes it, the deletion waits.
       await approve(card(a, /tickets/i));
