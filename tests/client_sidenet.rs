@@ -175,6 +175,28 @@ fn replay_stream(two: bool) -> Vec<u8> {
     sse(&c, true)
 }
 
+/// A stream (a replay, or A's continuation's answer) that shows the run waiting on call_B alone.
+fn waiting_on_b() -> Vec<u8> {
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in(
+        "call_B",
+        "send_email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    c.push(approval_b());
+    sse(&c, true)
+}
+
+/// B's continuation's answer: B ran, and the run finished.
+fn b_done_and_finished() -> Vec<u8> {
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
+    ];
+    c.extend(final_text("all done"));
+    sse(&c, true)
+}
+
 fn continuation_body(call: &str, approved: bool) -> String {
     format!(
         r#"{{"messages":[],"threadId":"thread_42","agentVersionId":"agv_ref_1","approval":{{"runId":"run_1","toolCallId":"{call}","approved":{approved}}}}}"#
@@ -1419,23 +1441,11 @@ fn a_continuation_stream_dropped_after_2xx_is_never_resent() {
         "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}});
     let outs = h.respond(get.id, history(hist));
     let replay = one_http(&outs);
-    let mut c = vec![start("msg_a1")];
-    c.extend(tool_in(
-        "call_B",
-        "send_email",
-        json!({"to": "a@b.c", "subject": "hi"}),
-    ));
-    c.push(approval_b());
-    let outs = h.stream(replay.id, &sse(&c, true));
+    let outs = h.stream(replay.id, &waiting_on_b());
     // Then B, which is still pending.
     let second = one_http(&outs);
     assert_continuation(&second, "call_B", true);
-    let mut c = vec![
-        start("msg_a1"),
-        json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
-    ];
-    c.extend(final_text("all done"));
-    let outs = h.stream(second.id, &sse(&c, true));
+    let outs = h.stream(second.id, &b_done_and_finished());
     assert_eq!(done(&outs, op), Ok(()));
     assert_eq!(h.phase(), Phase::Completed);
 }
@@ -2757,14 +2767,7 @@ fn a_tab_catches_up_when_another_tab_answers_part_of_the_pause() {
     );
     let replay = one_http(&outs);
     assert_replay_get(&replay);
-    let mut c = vec![start("msg_a1")];
-    c.extend(tool_in(
-        "call_B",
-        "send_email",
-        json!({"to": "a@b.c", "subject": "hi"}),
-    ));
-    c.push(approval_b());
-    let mut outs = b.stream(replay.id, &sse(&c, true));
+    let mut outs = b.stream(replay.id, &waiting_on_b());
     if b.c.take_missed_restore() {
         outs.extend(b.tab_wrote(&from_a));
     }
@@ -2858,22 +2861,10 @@ fn a_continuation_that_does_not_announce_the_calls_still_waiting_is_followed_up(
     let outs = h.respond(get.id, history(hist));
     let replay = one_http(&outs);
     assert_replay_get(&replay);
-    let mut c = vec![start("msg_a1")];
-    c.extend(tool_in(
-        "call_B",
-        "send_email",
-        json!({"to": "a@b.c", "subject": "hi"}),
-    ));
-    c.push(approval_b());
-    let outs = h.stream(replay.id, &sse(&c, true));
+    let outs = h.stream(replay.id, &waiting_on_b());
     let second = one_http(&outs);
     assert_continuation(&second, "call_B", true);
-    let mut c = vec![
-        start("msg_a1"),
-        json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
-    ];
-    c.extend(final_text("all done"));
-    let outs = h.stream(second.id, &sse(&c, true));
+    let outs = h.stream(second.id, &b_done_and_finished());
     assert_eq!(done(&outs, op), Ok(()));
     let s = h.c.snapshot();
     assert_eq!(s.phase, Phase::Completed);
@@ -2970,13 +2961,8 @@ fn done_ends_the_answer_though_the_server_holds_the_connection_open() {
     assert!(outs.contains(&Output::Cancel(first.id)), "{outs:?}");
     let second = one_http(&outs);
     assert_continuation(&second, "call_B", true);
-    let mut c = vec![
-        start("msg_a1"),
-        json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
-    ];
-    c.extend(final_text("all done"));
     let mut outs = h.open(second.id, 200);
-    outs.extend(h.feed(second.id, &sse(&c, true), 11));
+    outs.extend(h.feed(second.id, &b_done_and_finished(), 11));
     assert_eq!(done(&outs, op), Ok(()));
     assert_eq!(h.phase(), Phase::Completed);
 }
