@@ -858,19 +858,150 @@ fn abort_cancels_and_ignores_late_replies() {
     assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
     assert_eq!(h.phase(), Phase::AwaitingApproval);
     assert_eq!(h.c.snapshot().decisions.len(), 1, "drafts kept");
+    // The POST was out: it may have landed. The thread is read quietly.
+    let sync = one_http(&outs);
+    assert_get(&sync);
     // The late reply is ignored: nothing changes.
     let v = h.c.version();
     let outs = h.respond(post.id, reply("completed", assistant("m", "ok")));
     assert!(outs.is_empty());
     assert_eq!(h.c.version(), v);
     assert_eq!(h.phase(), Phase::AwaitingApproval);
-    // A later submit works and re-sends the same cumulative payload.
+    // A later submit before that read reads the thread first, then re-sends the same cumulative
+    // payload to the pause it was made on.
     let (_, outs) = h.submit();
+    assert!(outs.contains(&Output::Cancel(sync.id)));
+    let check = one_http(&outs);
+    assert_get(&check);
+    assert_eq!(h.phase(), Phase::Submitting);
+    let outs = h.respond(check.id, thread(paused_thread()));
     assert_post(&one_http(&outs), r#"{"decisions":{"call_A":"approve"}}"#);
     // Abort with nothing in flight is a no-op.
     let mut idle = H::new();
     idle.c.abort();
     assert!(idle.drain().is_empty());
+}
+
+#[test]
+fn a_submission_stopped_after_it_was_sent_is_not_sent_to_calls_the_person_never_saw() {
+    // The person stops a decision POST that the server applies all the same, and the run moves
+    // on to new calls that reuse the callIds (a provider counting ids per step). Submitting again
+    // must not send the old decisions to them: the thread is read first.
+    for read_first in [false, true] {
+        let mut h = H::paused();
+        h.approve("call_A");
+        h.approve("call_B");
+        let (_, outs) = h.submit();
+        one_http(&outs);
+        h.c.abort();
+        let sync = one_http(&h.drain());
+        assert_get(&sync);
+        let moved_on = vec![
+            user("msg_1", "Delete old logs"),
+            pause_two_decided(),
+            tool_result("msg_3", vec![]),
+            tool_call(
+                "msg_4",
+                vec![
+                    tool("call_A", "drop_database", Some("pending"), None),
+                    tool("call_B", "email_everyone", Some("pending"), None),
+                ],
+            ),
+        ];
+        if read_first {
+            // The quiet read answers first: the new calls show, with no draft.
+            let outs = h.respond(sync.id, thread(moved_on));
+            no_http(&outs);
+            let s = h.c.snapshot();
+            assert!(s.decisions.is_empty(), "{:?}", s.decisions);
+            assert_eq!(s.suspension.as_ref().map(|x| x.undecided.len()), Some(2));
+            let e = h.c.submit(h.now).expect_err("nothing decided");
+            assert_eq!(e.code, ErrorCode::EmptyDecisions);
+        } else {
+            // Submit before it answers: the check replaces it, and sends nothing to the new calls.
+            let (op, outs) = h.submit();
+            let check = one_http(&outs);
+            assert_get(&check);
+            let outs = h.respond(check.id, thread(moved_on));
+            no_http(&outs);
+            assert_eq!(h.c.poll_timeout(), None, "nothing to send later");
+            // The stopped POST had landed (the record shows its decisions): this one is done.
+            assert_eq!(done(&outs, op), Ok(()));
+            let s = h.c.snapshot();
+            assert!(s.decisions.is_empty(), "{:?}", s.decisions);
+            assert_eq!(s.phase, Phase::AwaitingApproval);
+            assert_eq!(s.suspension.as_ref().map(|x| x.undecided.len()), Some(2));
+        }
+        // Caught up: the next submission goes straight out.
+        h.approve("call_A");
+        let (_, outs) = h.submit();
+        assert_post(&one_http(&outs), r#"{"decisions":{"call_A":"approve"}}"#);
+    }
+}
+
+#[test]
+fn chat_replies_without_the_message_are_followed_by_a_read_of_the_thread() {
+    // Laravel's JSON turn answers `{"status": "awaiting_approval", "approvals": [...]}` with no
+    // message: accepted, and the thread tells where the run stands. No error, nothing lost.
+    let approvals = json!({"status": "awaiting_approval", "approvals": [{"id": "call_B"}]});
+    // A new message.
+    let mut h = H::loaded(vec![]);
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, ok(approvals.clone()));
+    let get = one_http(&outs);
+    assert_get(&get);
+    let outs = h.respond(get.id, thread(paused_thread()));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!((s.phase, s.error.as_ref()), (Phase::AwaitingApproval, None));
+    assert_eq!(s.unsent_text, None);
+    // A partial submission on a history that keeps its pending snapshot: the draft stays, shown
+    // from the client's own overlay, and nothing is sent again.
+    h.approve("call_A");
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, ok(approvals));
+    let get = one_http(&outs);
+    assert_get(&get);
+    let outs = h.respond(get.id, thread(paused_thread()));
+    no_http(&outs);
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.c.poll_timeout(), None);
+    let s = h.c.snapshot();
+    assert_eq!((s.phase, s.error.as_ref()), (Phase::AwaitingApproval, None));
+    assert_eq!(s.decisions.get("call_A"), Some(&Decision::Approve));
+    // The last decision: `completed`, and the thread shows the answer.
+    h.reject("call_B", None);
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    assert_post(
+        &post,
+        r#"{"decisions":{"call_A":"approve","call_B":"reject"}}"#,
+    );
+    let outs = h.respond(post.id, ok(json!({"status": "completed"})));
+    let get = one_http(&outs);
+    let outs = h.respond(
+        get.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            pause_two(),
+            tool_result(
+                "msg_3",
+                vec![
+                    tool("call_A", "delete_file", Some("approved"), None),
+                    rejected("call_B", "send_email", None, None),
+                ],
+            ),
+            assistant("msg_4", "Deleted; no email sent."),
+        ]),
+    );
+    no_http(&outs);
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!((s.phase, s.error.as_ref()), (Phase::Completed, None));
+    assert!(s.dropped_drafts.is_empty());
+    assert!(s.last_submission.is_some());
 }
 
 #[test]
@@ -1290,6 +1421,50 @@ fn a_lost_answer_is_checked_and_acknowledged_never_resent() {
     assert_eq!(s.phase, Phase::Completed);
     assert_eq!(s.error, None);
     assert!(s.dropped_drafts.is_empty());
+}
+
+#[test]
+fn an_append_only_history_records_the_outcome_after_the_pause() {
+    // Neuron's newest history is append-only: the paused `tool_call` keeps its pending snapshot
+    // for ever and the outcome is written on the `tool_call_result` that follows it. A submission
+    // whose answer was lost (here a timeout) and that did land is acknowledged from there, not
+    // called "decided elsewhere"; one whose record shows other decisions is that conflict.
+    for (theirs_a, ok) in [("approved", true), ("rejected", false)] {
+        let mut h = H::paused();
+        h.approve("call_A");
+        h.reject("call_B", Some("no"));
+        let (op, outs) = h.submit();
+        let p1 = one_http(&outs);
+        let outs = h.fail(p1.id, TransportError::Timeout);
+        let g = one_http(&outs);
+        assert_get(&g);
+        let mut outcome = tool("call_A", "delete_file", Some(theirs_a), None);
+        outcome["result"] = json!("deleted");
+        let outs = h.respond(
+            g.id,
+            thread(vec![
+                user("msg_1", "Delete old logs"),
+                pause_two(),
+                tool_result(
+                    "msg_3",
+                    vec![outcome, rejected("call_B", "send_email", None, Some("no"))],
+                ),
+                assistant("msg_4", "done"),
+            ]),
+        );
+        no_http(&outs);
+        assert_eq!(h.c.poll_timeout(), None, "nothing to send again");
+        let s = h.c.snapshot();
+        if ok {
+            assert_eq!(done(&outs, op), Ok(()));
+            assert_eq!(s.phase, Phase::Completed);
+            assert_eq!(s.error, None);
+            assert!(s.dropped_drafts.is_empty(), "{:?}", s.dropped_drafts);
+        } else {
+            assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+            assert_eq!(s.dropped_drafts, vec!["call_A".to_owned()]);
+        }
+    }
 }
 
 #[test]

@@ -428,6 +428,10 @@ pub struct Client {
     /// A quiet reload to start when the step settles, unless an automatic submission (whose
     /// answer brings its own) started instead: the driver never sees one issued and cancelled.
     sync_due: bool,
+    /// A decision POST was stopped after it was sent (`abort()`): it may have landed and moved the
+    /// run on to calls that reuse the callIds. Until the thread is read again, a submission reads
+    /// it first and is sent only to the pause it was made on, not yet decided.
+    unsure: bool,
 }
 
 impl Client {
@@ -458,6 +462,7 @@ impl Client {
             sidenet,
             stream_rx: None,
             sync_due: false,
+            unsure: false,
         };
         client.c.snapshot = client.build_snapshot();
         client
@@ -612,9 +617,28 @@ impl Client {
             if let Some(id) = out {
                 self.audit.ended(id);
             }
-            self.c.aborted(flight.job, true);
+            self.stopped(flight.job, out.is_some());
         }
         self.settle();
+    }
+
+    /// `job` was stopped (`sent`: its request was out): its op fails with `aborted`. A submission
+    /// that may have landed, or whose check was under way, leaves the client [`unsure`](Self)
+    /// and reads the thread quietly.
+    fn stopped(&mut self, job: Job, sent: bool) {
+        if sent && matches!(job, Job::Submit(_))
+            || matches!(
+                job,
+                Job::Load {
+                    why: Why::Reconcile { .. },
+                    ..
+                }
+            )
+        {
+            self.unsure = true;
+            self.sync_due = true;
+        }
+        self.c.aborted(job, true);
     }
 
     /// Hands over drafts read from storage (the value of an earlier [`Output::Persist`]; `""` for
@@ -717,7 +741,7 @@ impl Client {
             return;
         };
         match transport_error(error, self.c.config.timeout_ms) {
-            None => self.c.aborted(flight.job, true),
+            None => self.stopped(flight.job, true),
             Some(error) => match flight.job {
                 Job::Send {
                     op,
@@ -958,7 +982,7 @@ impl Client {
         let op = self.c.new_op();
         self.cancel_sync();
         self.c.clear_notices();
-        self.start(Job::Submit(Submission {
+        let sub = Submission {
             op,
             body,
             pause,
@@ -967,7 +991,13 @@ impl Client {
             sent,
             skipped: Vec::new(),
             then_send,
-        }));
+        };
+        if self.unsure {
+            // The thread first: sent at once only to the same pause, not yet decided.
+            self.reconcile(sub, err_stopped(), NOW);
+        } else {
+            self.start(Job::Submit(sub));
+        }
         Ok(op)
     }
 
@@ -1087,11 +1117,12 @@ impl Client {
     }
 
     fn on_thread(&mut self, op: Option<OpId>, why: Why, thread: Thread) {
+        self.unsure = false;
         let was_paused = self.suspension.suspended;
-        let ack = if matches!(why, Why::Reconcile { .. }) {
-            Ack::IfMissing
-        } else {
-            Ack::Verify
+        let ack = match why {
+            Why::Reconcile { .. } => Ack::IfMissing,
+            Why::Recover(Some(_)) => Ack::Accepted,
+            _ => Ack::Verify,
         };
         self.messages = thread.messages;
         self.messages_changed();
@@ -1102,7 +1133,11 @@ impl Client {
         }
         let paused = self.suspension.suspended;
         match why {
-            Why::User | Why::Sync | Why::Recover(_) => {
+            // A decision POST accepted without the message (see `on_submit_response`).
+            Why::Recover(Some(sub)) => {
+                self.accepted(sub, None);
+            }
+            Why::User | Why::Sync | Why::Recover(None) => {
                 if was_paused && !paused {
                     self.c.run_completed = true;
                 }
@@ -1148,6 +1183,8 @@ impl Client {
             });
             if applied {
                 self.after_acknowledged(sub);
+            } else if resend == NOW {
+                self.start(Job::Submit(sub));
             } else if let Some(resend @ 1..) = resend {
                 // Not applied, the pause unchanged: the same body again, after the backoff.
                 self.c
@@ -1236,7 +1273,10 @@ impl Client {
         // Every unclear outcome goes to one `verify_send`.
         let error = match response.status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
-                Ok(neuron::ChatReply::Ok { status, message }) => {
+                Ok(neuron::ChatReply::Ok {
+                    status,
+                    message: Some(message),
+                }) => {
                     let was_loaded = self.c.loaded;
                     if let Some(user) = neuron::user_message(&text) {
                         self.messages.push(user);
@@ -1255,6 +1295,10 @@ impl Client {
                 }
                 Ok(neuron::ChatReply::Conflict(reason)) => {
                     return self.send_conflict(op, text, users_before, reason);
+                }
+                // Accepted without the message: the reload shows it (and the text kept if not).
+                Ok(neuron::ChatReply::Ok { message: None, .. }) => {
+                    Error::parse("the chat reply has no message").with_path("$.message")
                 }
                 Err(error) => error,
             },
@@ -1296,8 +1340,14 @@ impl Client {
         let status = response.status;
         let error = match status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
-                Ok(neuron::ChatReply::Ok { status, message }) => {
-                    return self.apply_submit_reply(sub, status, message)
+                Ok(neuron::ChatReply::Ok {
+                    status,
+                    message: Some(message),
+                }) => return self.apply_submit_reply(sub, status, message),
+                // Accepted, without the message (Laravel's JSON turn answers `{status,
+                // approvals}`): the thread tells where the run stands.
+                Ok(neuron::ChatReply::Ok { message: None, .. }) => {
+                    return self.start_load(Some(sub.op), Why::Recover(Some(sub)))
                 }
                 Ok(neuron::ChatReply::Conflict(reason)) => Error::new(
                     ErrorCode::Conflict,
@@ -1323,7 +1373,7 @@ impl Client {
 
     fn apply_submit_reply(
         &mut self,
-        mut sub: Submission,
+        sub: Submission,
         status: neuron::ChatStatus,
         message: Message,
     ) {
@@ -1337,8 +1387,19 @@ impl Client {
         messages.push(message);
         self.messages_changed();
         self.adopt_tail(Ack::Accepted);
+        if self.accepted(sub, Some(status)) {
+            self.start_sync();
+        }
+    }
+
+    /// The server accepted the submission and the thread shows its outcome (drafts adopted with
+    /// [`Ack::Accepted`]): record it, and resolve its op or go on to the message of
+    /// `rejectAllAndSend`. `true` when a quiet reload should follow (`status`: the reply's).
+    fn accepted(&mut self, mut sub: Submission, status: Option<neuron::ChatStatus>) -> bool {
         let paused = self.suspension.suspended;
-        let consistent = (status == neuron::ChatStatus::AwaitingApproval) == paused;
+        let consistent = status.map_or(true, |s| {
+            (s == neuron::ChatStatus::AwaitingApproval) == paused
+        });
         self.c.run_completed = !paused;
         let pending: &[GatedTool] = if paused {
             &self.suspension.pending
@@ -1349,14 +1410,12 @@ impl Client {
         match sub.then_send.take() {
             Some(text) if !paused => {
                 self.start_send(sub.op, text);
-                return;
+                return false;
             }
             Some(text) => self.c.paused_again(sub.op, text),
             None => self.c.done(sub.op, Ok(())),
         }
-        if self.c.config.reload_after_post || !consistent {
-            self.start_sync();
-        }
+        status.is_some() && (self.c.config.reload_after_post || !consistent)
     }
 
     // ------------------------------------------------------------------------------------------
@@ -1404,10 +1463,15 @@ impl Client {
         }
         // By reference: each is dropped whole, once.
         if let (Some(old), Some(old_key)) = (&old_decisions, &old_pause) {
+            // The record of the old pause: its message and what follows it.
             let record = if same {
                 None
             } else {
-                self.messages.iter().rev().find(|m| old_key.is_message(m))
+                let messages = &self.messages;
+                messages
+                    .iter()
+                    .rposition(|m| old_key.is_message(m))
+                    .and_then(|i| messages.get(i..))
             };
             for (id, draft) in old.local() {
                 if same {
@@ -1569,19 +1633,41 @@ fn request_headers(config: &Config, method: Method, streaming: bool) -> Vec<(Str
     headers
 }
 
-/// Does `message` record `decision` for `call_id` (approved ⇔ approve, rejected ⇔ reject)?
-fn records(message: &Message, call_id: &str, decision: &Decision) -> bool {
-    message
-        .tools()
-        .iter()
-        .find(|t| t.call_id() == call_id)
-        .and_then(|t| t.approval())
-        .is_some_and(|a| {
-            matches!(
-                (a, decision),
-                (Approval::Approved, Decision::Approve) | (Approval::Rejected, Decision::Reject(_))
-            )
-        })
+/// [`Why::Reconcile`]'s `resend` of a submission checked first because one was stopped after it
+/// was sent ([`Client::unsure`]): the same pause, not decided, gets it at once.
+const NOW: Option<u32> = Some(u32::MAX);
+
+/// The error of a checked submission that is not sent (never shown: see [`NOW`]).
+fn err_stopped() -> Error {
+    Error::new(ErrorCode::Aborted, "a submission was stopped")
+}
+
+/// Does the record of a pause (its message, then what follows it) hold `decision` for `call_id`
+/// (approved ⇔ approve, rejected ⇔ reject)? The pause message says so where the server updates it;
+/// an append-only history (Neuron's newest) keeps it pending for ever and writes the outcome on the
+/// `tool_call_result` right after it.
+fn records(record: &[Message], call_id: &str, decision: &Decision) -> bool {
+    let mut approval = None;
+    for (n, message) in record.iter().take(2).enumerate() {
+        if n == 1
+            && !matches!(message.get("type"), Some(Value::String(t)) if t == "tool_call_result")
+        {
+            break;
+        }
+        message.each_tool(|t| {
+            if approval.is_none() && t.call_id() == call_id {
+                approval = t.approval().filter(|a| *a != Approval::Pending);
+            }
+        });
+        if approval.is_some() {
+            break;
+        }
+    }
+    matches!(
+        (approval, decision),
+        (Some(Approval::Approved), Decision::Approve)
+            | (Some(Approval::Rejected), Decision::Reject(_))
+    )
 }
 
 /// Equal texts, or equal JSON values (storage may hold the same drafts with other key order).

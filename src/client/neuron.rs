@@ -23,9 +23,11 @@ pub(crate) enum ChatStatus {
 /// A successful chat reply.
 #[derive(Debug)]
 pub(crate) enum ChatReply {
+    /// `message`: the thread's last message; `None` when the reply has none (Laravel's JSON
+    /// turn answers `{"status": "awaiting_approval", "approvals": [...]}`): read the thread.
     Ok {
         status: ChatStatus,
-        message: Message,
+        message: Option<Message>,
     },
     /// `{"status": "conflict"}` in a 2xx body: handled like HTTP 409.
     Conflict(Option<String>),
@@ -70,8 +72,8 @@ pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
         None => return Err(Error::parse("a chat reply needs a status").with_path("$.status")),
     };
     let message = match map.remove("message") {
-        Some(value) => Message::from_value_at(value, || "$.message".to_owned())?,
-        None => return Err(Error::parse("a chat reply needs a message").with_path("$.message")),
+        Some(value) => Some(Message::from_value_at(value, || "$.message".to_owned())?),
+        None => None,
     };
     Ok(ChatReply::Ok { status, message })
 }
