@@ -3089,3 +3089,153 @@ fn ai_sdk_chunks_a_server_sends_around_tools_are_read() {
     assert_eq!(by_id("c_void").status, ToolStatus::Done);
     assert_eq!(by_id("c_auto").status, ToolStatus::Done);
 }
+
+#[test]
+fn a_call_whose_outcome_follows_its_approval_in_the_stream_is_no_card() {
+    // The approval request, then the call's outcome in the same stream (the server decided it, or
+    // ran it, after all): the call is settled, no card asks for it and the composer is open.
+    for outcome in [
+        json!({"type": "tool-output-denied", "toolCallId": "call_A"}),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        json!({"type": "tool-output-error", "toolCallId": "call_A", "errorText": "no such file"}),
+    ] {
+        let mut h = H::new();
+        let (op, post) = h.send("delete /tmp/x");
+        let mut c = pause_stream(false);
+        c.push(outcome.clone());
+        c.extend(final_text("OK, that is settled."));
+        let outs = h.stream(post.id, &sse(&c, true));
+        assert_eq!(done(&outs, op), Ok(()), "{outcome}");
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::Completed, "{outcome}");
+        assert!(s.suspension.is_none(), "{outcome}");
+        assert!(h.card_ids().is_empty(), "{outcome}");
+        assert!(s.can_send);
+    }
+    // An outcome before the request (a call asked again) leaves the card.
+    let mut h = H::new();
+    let (op, post) = h.send("delete /tmp/x");
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.push(json!({"type": "tool-output-error", "toolCallId": "call_A", "errorText": "busy"}));
+    c.push(approval_a());
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+}
+
+#[test]
+fn an_abort_chunk_on_a_continuation_with_calls_waiting_is_followed_up() {
+    // `abort` ends the stream, not the run: B still waits, so where the run stands is read (as
+    // after a stream that ends paused without announcing it) and B's decision goes out.
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.approve("call_B").expect("approve");
+    h.drain();
+    let (op, first) = h.submit();
+    assert_continuation(&first, "call_A", true);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        json!({"type": "abort", "reason": "stopped"}),
+    ];
+    let outs = h.stream(first.id, &sse(&c, true));
+    no_done(&outs);
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let outs = h.respond(get.id, history(paused_history(true)));
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    let outs = h.stream(replay.id, &waiting_on_b());
+    let second = one_http(&outs);
+    assert_continuation(&second, "call_B", true);
+    let outs = h.stream(second.id, &b_done_and_finished());
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert!(s.dropped_drafts.is_empty(), "{:?}", s.dropped_drafts);
+}
+
+#[test]
+fn an_error_chunk_in_a_replay_is_shown_not_read_as_an_abandoned_run() {
+    // A load whose replay reports that the paused run failed: the error is shown (it was
+    // dropped, and after a dropped continuation the run was called abandoned).
+    let mut h = H::new();
+    let (op, get) = h.load();
+    let get = one_http(&get);
+    let outs = h.respond(get.id, history(paused_history(true)));
+    let replay = one_http(&outs);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "error", "errorText": "the paused run failed: tool backend down"}),
+    ];
+    let outs = h.stream(replay.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    let e = s.error.as_ref().expect("the replay's error is shown");
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        ("stream_error", "the paused run failed: tool backend down")
+    );
+    assert_eq!(s.phase, Phase::Error);
+    assert!(s.can_send);
+
+    // After a continuation that broke off: the replay's error, not "abandoned".
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, first) = h.submit();
+    h.open(first.id, 200);
+    h.feed(first.id, &sse(&[start("msg_a1")], false), 7);
+    let outs = h.fail(first.id, TransportError::Network("reset".into()));
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, history(paused_history(false)));
+    let replay = one_http(&outs);
+    let outs = h.stream(replay.id, &sse(&c, true));
+    let s = h.c.snapshot();
+    let e = s.error.as_ref().expect("an error");
+    assert_eq!(e.code, "stream_error", "{e:?}");
+    assert_ne!(s.phase, Phase::Expired);
+    let _ = (op, outs);
+}
+
+#[test]
+fn an_approval_request_for_a_call_never_shown_is_no_card() {
+    // The AI SDK's `tool-approval-request` names only the call; one the stream and the thread
+    // never showed gives nothing to put before the person: no card, a stream_error.
+    let mut h = H::new();
+    let (op, post) = h.send("hi");
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "data-run", "data": {"runId": "run_1", "agentVersionId": AGV}}),
+        json!({"type": "tool-approval-request", "approvalId": "a1", "toolCallId": "ghost"}),
+        json!({"type": "finish", "finishReason": "tool-calls"}),
+    ];
+    let outs = h.stream(post.id, &sse(&c, true));
+    let _ = done(&outs, op);
+    let s = h.c.snapshot();
+    assert!(h.card_ids().is_empty());
+    assert!(s.suspension.is_none());
+    assert_eq!(s.error.as_ref().map(|e| e.code), Some("stream_error"));
+}
+
+#[test]
+fn nothing_after_an_error_chunk_is_applied() {
+    let mut h = H::new();
+    let (op, post) = h.send("hi");
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "text-start", "id": "t"}),
+        json!({"type": "text-delta", "id": "t", "delta": "Partial answer"}),
+        json!({"type": "error", "errorText": "boom"}),
+        json!({"type": "text-delta", "id": "t", "delta": " MORE"}),
+    ];
+    c.extend(pause_stream(false));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Err(ErrorCode::StreamError));
+    let s = h.c.snapshot();
+    assert_eq!(s.messages.as_slice()[1].text, "Partial answer");
+    assert!(h.card_ids().is_empty());
+    assert_eq!(s.phase, Phase::Error);
+}

@@ -1230,7 +1230,20 @@ impl Sidenet {
         let was_paused = self.pause.is_some();
         let expected = self.expect.take();
         let paused = self.adopt_cards(feed);
-        let expired = !paused && expected.as_ref().is_some_and(|e| self.abandoned(e));
+        // A replay that reports an error or a malformed chunk says so (the run failed: not
+        // abandoned, as an empty replay would read).
+        if let Some(malformed) = feed.malformed.take() {
+            self.c.error = Some(malformed);
+        }
+        let failed = match feed.error.take() {
+            Some(text) => {
+                self.c.error = Some(Error::new(ErrorCode::StreamError, text));
+                self.c.failed = !paused;
+                true
+            }
+            None => false,
+        };
+        let expired = !paused && !failed && expected.as_ref().is_some_and(|e| self.abandoned(e));
         self.c.loaded = true;
         if let Some(held) = self.c.held_restore.take() {
             // Drafts only: the pause stays as adopted.
@@ -1243,7 +1256,7 @@ impl Sidenet {
                 ErrorCode::Expired,
                 "the paused run was abandoned: no decision arrived within its grace window; ask again",
             ));
-        } else if !paused && (was_paused || expected.is_some()) {
+        } else if !paused && !failed && (was_paused || expected.is_some()) {
             self.c.run_completed = true;
         }
         match why {
@@ -1428,13 +1441,18 @@ impl Sidenet {
                 feed.done = true;
                 feed.last = true;
             }
-            Chunk::Finish { .. } | Chunk::Abort => {
+            Chunk::Finish { .. } => {
                 feed.done = true;
                 feed.finished = true;
             }
+            // The stream stopped, the run not necessarily: a continuation whose calls are still
+            // waiting is followed up as one that ends paused without announcing them.
+            Chunk::Abort => feed.done = true,
+            // The last chunk read (as the AI SDK's chat stops there).
             Chunk::Error { error_text } => {
                 feed.error = Some(take(error_text));
                 feed.done = true;
+                feed.last = true;
             }
             Chunk::StartStep | Chunk::FinishStep => {}
             Chunk::Data { name, data, .. } => {
@@ -1498,6 +1516,7 @@ impl Sidenet {
                 tool_call_id,
                 output,
             } => {
+                settled(feed, tool_call_id);
                 if chat {
                     self.tool_settle(tool_call_id, ToolStatus::Done, Some(take(output)));
                 }
@@ -1506,6 +1525,7 @@ impl Sidenet {
                 tool_call_id,
                 error_text,
             } => {
+                settled(feed, tool_call_id);
                 if chat {
                     let text = Some(Value::from(take(error_text)));
                     self.tool_settle(tool_call_id, ToolStatus::Error, text);
@@ -1517,6 +1537,7 @@ impl Sidenet {
                 tool_name,
                 error_text,
             } => {
+                settled(feed, tool_call_id);
                 if chat {
                     self.tool_upsert(tool_call_id, tool_name, None, "input-available");
                     let text = Some(Value::from(take(error_text)));
@@ -1524,6 +1545,7 @@ impl Sidenet {
                 }
             }
             Chunk::ToolOutputDenied { tool_call_id } => {
+                settled(feed, tool_call_id);
                 if chat {
                     self.tool_settle(tool_call_id, ToolStatus::Denied, None);
                 }
@@ -1617,6 +1639,17 @@ impl Sidenet {
                 // Null (unknown or null inputs) shows as `{}`.
                 card.inputs = inputs_of(known.map(|t| &t.inputs));
             }
+        }
+        // A call that neither the stream nor the thread showed: nothing to put before the person
+        // (the AI SDK's chat fails the same way).
+        if card.name.is_empty() {
+            if feed.malformed.is_none() {
+                let mut m = "an approval request for ".to_owned();
+                json::write_str(&mut m, &card.call_id);
+                m.push_str(" names a call the stream did not show");
+                feed.malformed = Some(Error::new(ErrorCode::StreamError, m));
+            }
+            return;
         }
         if chat {
             self.tool_pending(&card);
@@ -2152,6 +2185,11 @@ fn fill(slot: &mut Option<String>, from: &mut Option<String>) {
 /// A 2xx with a body: 204 (no content) is handled as a whole answer.
 fn is_stream_status(status: u16) -> bool {
     matches!(status, 200..=299) && status != 204
+}
+
+/// The call `id` has its outcome in the stream: a card announced for it before is no longer open.
+fn settled(feed: &mut Feed, id: &str) {
+    feed.approvals.retain(|c| c.call_id != id);
 }
 
 fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Value>) {
