@@ -1599,3 +1599,107 @@ async fn headers_given_as_headers_or_a_map_are_sent() {
     let o = options(endpoint(), "t_latin1", r#""headers":{"X-Test":"café"}"#);
     assert!(ApprovalClient::new(o).is_ok(), "Latin-1 is fine");
 }
+
+/// What a custom `fetch` resolves to that has no HTTP status (not a `Response`: a negative, a
+/// fractional, a string or an out-of-range status) is a failed request. A negative one was read as
+/// one of the request helper's own signals and left the client loading for ever.
+#[wasm_bindgen_test]
+async fn a_fetch_answer_with_no_http_status_is_a_failure() {
+    for dialect in ["neuron", "sidenet"] {
+        for status in ["-1", "-2", "-4", "65736", "1.5", "'200'"] {
+            let c = client_with_fetch(
+                &fresh_thread("nostatus"),
+                &format!(
+                    r#""dialect":"{dialect}","persist":false,"timeoutMs":2000,"retry":{{"attempts":1}}"#
+                ),
+                &format!(
+                    "async () => ({{ status: {status}, body: null, \
+                     arrayBuffer: async () => new ArrayBuffer(0) }})"
+                ),
+            );
+            let e = within(3000, c.load())
+                .await
+                .unwrap_or_else(|| panic!("{dialect} {status}: still loading after 3 s"))
+                .unwrap_err();
+            assert_eq!(code(&e), "network", "{dialect} {status}");
+            assert_eq!(get(&snap(&c), "busy"), JsValue::FALSE);
+        }
+    }
+}
+
+/// A custom `fetch` whose POST answers are streams held open after their end (the bytes of the
+/// real answer, then nothing, never closed), counting the streams cancelled and the POSTs.
+const HELD_OPEN: &str = "(url, init) => { if (init.method === 'POST') globalThis.tgPosts = \
+     (globalThis.tgPosts || 0) + 1; init.signal.addEventListener('abort', () => \
+     globalThis.tgOnAbort?.()); return fetch(url, init).then((r) => { if (init.method !== 'POST') \
+     return r; const rd = r.body.getReader(); return new Response(new ReadableStream({ \
+     async pull(c) { const { done, value } = await rd.read(); if (done) return new Promise(() => {}); \
+     c.enqueue(value); }, cancel() { globalThis.tgCancelled = (globalThis.tgCancelled || 0) + 1; } \
+     }), { status: r.status, headers: r.headers }); }); }";
+
+/// At `[DONE]` the client lets a Sidenet answer go: a stream the server (or a `Response` built
+/// in the page) holds open is cancelled, not left open with a timeout armed again.
+#[wasm_bindgen_test]
+async fn a_stream_held_open_after_done_is_cancelled() {
+    let reset: Function = js_fn(
+        "",
+        "globalThis.tgCancelled = 0; globalThis.tgOnAbort = null;",
+    )
+    .unchecked_into();
+    reset.call0(&JsValue::NULL).expect("reset");
+    let c = client_with_fetch(
+        &fresh_thread("heldopen"),
+        r#""dialect":"sidenet","persist":false,"timeoutMs":5000,"retry":{"attempts":1}"#,
+        HELD_OPEN,
+    );
+    wait(c.load()).await.expect("load");
+    let outcome = within(4000, c.send(s("hello"))).await;
+    assert!(matches!(outcome, Some(Ok(_))), "the send ends at [DONE]");
+    sleep(100).await;
+    let global = js_sys::global();
+    assert_eq!(get(&global, "tgCancelled").as_f64(), Some(1.0));
+}
+
+/// `free()` from JS that a step runs (a custom `fetch`'s abort listener, called as the client
+/// lets a held-open stream go at `[DONE]`) frees the client: its submission rejects with
+/// `aborted` and nothing more is sent (the second call's continuation went out, the promise
+/// never settled, listeners kept being called).
+#[wasm_bindgen_test]
+async fn free_from_a_fetch_abort_listener_in_a_step_frees_the_client() {
+    let c = JsValue::from(client_with_fetch(
+        &fresh_thread("freeabort"),
+        r#""dialect":"sidenet","persist":false,"timeoutMs":5000,"retry":{"attempts":1}"#,
+        HELD_OPEN,
+    ));
+    let run: Function = js_fn(
+        "c",
+        "return (async () => { globalThis.tgOnAbort = null; await c.load(); \
+         await c.send('delete /tmp/a and email a@b.c about x'); \
+         const ids = c.getSnapshot().suspension.undecided; for (const id of ids) c.approve(id); \
+         const out = { cards: ids.length, calls: 0 }; let freed = false; \
+         c.subscribe(() => { if (freed) out.calls++; }); \
+         globalThis.tgOnAbort = () => { globalThis.tgOnAbort = null; freed = true; c.free(); }; \
+         const posts = globalThis.tgPosts; const p = c.submit(); \
+         out.outcome = await Promise.race([p.then(() => 'ok', (e) => e.code), \
+           new Promise((r) => setTimeout(() => r('pending'), 3000))]); \
+         await new Promise((r) => setTimeout(r, 300)); \
+         out.posts = globalThis.tgPosts - posts; out.freed = freed; return out; })()",
+    )
+    .unchecked_into();
+    let out = wait(run.call1(&JsValue::NULL, &c).expect("run"))
+        .await
+        .expect("the scenario runs");
+    assert_eq!(get(&out, "cards").as_f64(), Some(2.0));
+    assert_eq!(get(&out, "freed"), JsValue::TRUE, "freed at [DONE]");
+    assert_eq!(string(&get(&out, "outcome")), "aborted");
+    assert_eq!(
+        get(&out, "posts").as_f64(),
+        Some(1.0),
+        "nothing sent after free()"
+    );
+    assert_eq!(
+        get(&out, "calls").as_f64(),
+        Some(0.0),
+        "no listener after free()"
+    );
+}

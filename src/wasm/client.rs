@@ -38,7 +38,7 @@
 
 use crate::prelude::*;
 use alloc::rc::{Rc, Weak};
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -128,6 +128,9 @@ extern "C" {
 struct State {
     inner: RefCell<Inner>,
     listeners: Listeners,
+    /// The `ApprovalClient` went while a step held the core (freed by JS the step called: a custom
+    /// `fetch`'s abort listener, a stream's cancel): the step shuts the core down as it ends.
+    gone: Cell<bool>,
 }
 
 type Shared = Rc<State>;
@@ -208,6 +211,14 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
         let missed = inner.core.take_missed_restore();
         (result, changed, missed.then(|| inner.unlisten.clone()))
     };
+    if shared.gone.get() {
+        if let Ok(mut inner) = shared.inner.try_borrow_mut() {
+            if !inner.freed {
+                inner.shutdown(&shared.listeners);
+            }
+        }
+        return result;
+    }
     if changed {
         // None while a borrow is held; one removed meanwhile is skipped, and so are all of them
         // once the client is freed (`shutdown` clears them).
@@ -557,6 +568,7 @@ impl ApprovalClient {
             State {
                 inner,
                 listeners: Listeners::new(),
+                gone: Cell::new(false),
             }
         });
         if let Some(saved) = key.and_then(|k| string_of(&storage(&k, &JsValue::UNDEFINED))) {
@@ -762,12 +774,13 @@ impl ApprovalClient {
 }
 
 /// The one shutdown of the core, when the client goes (`free()` or its collection): the `Inner`
-/// has no `Drop` of its own, since it outlives its `ApprovalClient` only in a step, and the borrow
-/// is always free here (a step runs no user code while it holds it).
+/// has no `Drop` of its own, since it outlives its `ApprovalClient` only in a step. A step that
+/// holds the core (it called JS that freed the client) does the shutdown as it ends.
 impl Drop for ApprovalClient {
     fn drop(&mut self) {
-        if let Ok(mut inner) = self.shared.inner.try_borrow_mut() {
-            inner.shutdown(&self.shared.listeners);
+        match self.shared.inner.try_borrow_mut() {
+            Ok(mut inner) => inner.shutdown(&self.shared.listeners),
+            Err(_) => self.shared.gone.set(true),
         }
     }
 }

@@ -407,19 +407,25 @@ export function useFetch(report, f) {
 
 export function request(report, id, url, init, ms, stream) {
   const c = new AbortController();
-  let timer;
+  let timer, reader;
   // Clears the timeout and reports, unless the request is cancelled or timed out (then nothing):
-  // whether the client still wants it.
+  // whether the client still wants it (not if the report's step cancelled it).
   const end = (code, value) => {
     clearTimeout(timer);
-    return !c.signal.aborted && report(id, code, value);
+    return !c.signal.aborted && report(id, code, value) && !c.signal.aborted;
   };
-  // The timeout is reported here, not left to the fetch (a custom one may ignore the signal, a
-  // `Response` it builds may not follow it).
+  // Aborts the fetch, and cancels a stream being read (a `Response` a custom fetch built may not
+  // follow the signal).
+  const cancel = () => {
+    clearTimeout(timer);
+    c.abort();
+    reader?.cancel().catch(() => {});
+  };
+  // The timeout is reported here, not left to the fetch (a custom one may ignore the signal).
   const arm = () => {
     timer = setTimeout(() => {
       end(-4);
-      c.abort();
+      cancel();
     }, ms);
   };
   arm();
@@ -435,22 +441,22 @@ export function request(report, id, url, init, ms, stream) {
       if (f) o.headers = new Headers(o.headers);
       else f = fetch;
       const r = await f(url, o);
-      if (!stream) return end(r.status, new Uint8Array(await r.arrayBuffer()));
-      if (!end(r.status)) return;
+      // A status that is no HTTP status (from something that is no `Response`) is a failure.
+      const s = r.status;
+      if (s >>> 0 !== s || s > 999) throw TypeError('the fetch gave no Response');
+      if (!stream) return end(s, new Uint8Array(await r.arrayBuffer()));
+      if (!end(s)) return;
       if (!r.body) return end(-2);
-      const reader = r.body.getReader();
+      reader = r.body.getReader();
       for (;;) {
         arm();
         const { done, value } = await reader.read();
         if (done) return end(-2);
-        if (!end(-1, value)) return reader.cancel();
+        if (!end(-1, value)) return cancel();
       }
     })
     .catch((e) => end(-3, messageOf(e, e)));
-  return () => {
-    clearTimeout(timer);
-    c.abort();
-  };
+  return cancel;
 }
 
 // `f(value)`: a promise's settle function, a request's cancel.
