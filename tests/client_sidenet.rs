@@ -3239,3 +3239,54 @@ fn nothing_after_an_error_chunk_is_applied() {
     assert!(h.card_ids().is_empty());
     assert_eq!(s.phase, Phase::Error);
 }
+
+#[test]
+fn the_finish_reason_of_the_last_answer_is_in_the_snapshot() {
+    // An answer cut short by a length limit reads as one, not as a whole answer; a new command
+    // clears it; Neuron never has one.
+    let mut h = H::new();
+    let (op, post) = h.send("tell me everything");
+    let mut c = vec![start("msg_a1")];
+    c.extend(text("t", &["A long answer that"]));
+    c.push(json!({"type": "finish", "finishReason": "length"}));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert_eq!(s.finish_reason.as_deref(), Some("length"));
+    assert_eq!(sj(&s.head())["finishReason"], json!("length"));
+    let (op, post) = h.send("hi");
+    assert_eq!(
+        h.c.snapshot().finish_reason,
+        None,
+        "cleared by the new command"
+    );
+    let outs = h.stream(post.id, &sse(&plain_reply(), true));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.c.snapshot().finish_reason.as_deref(), Some("stop"));
+    // A stream without a `finish` (a pause) has none.
+    let mut h = H::paused(false);
+    assert_eq!(h.c.snapshot().finish_reason, None);
+    // The collect transport's own `finishReason`.
+    let mut cfg = config();
+    cfg.transport = Transport::Collect;
+    cfg.agent_id = Some("agent_1".into());
+    let mut h2 = H::with(cfg);
+    let op = h2.c.send(h2.now, "hi").expect("send");
+    let post = one_http(&h2.drain());
+    let mut c = vec![start("msg_a1")];
+    c.extend(text("t", &["Filtered"]));
+    let outs = h2.respond(
+        post.id,
+        HttpResponse::new(
+            200,
+            json!({"chunks": c, "finishReason": "content-filter"}).to_string(),
+        ),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(
+        h2.c.snapshot().finish_reason.as_deref(),
+        Some("content-filter")
+    );
+    h.drain();
+}

@@ -172,6 +172,8 @@ pub(super) struct Core {
     pub(super) failed: bool,
     pub(super) error: Option<Error>,
     pub(super) unsent_text: Option<String>,
+    /// Sidenet: the `finishReason` of the last answer's `finish` chunk (see [`Snapshot`]).
+    pub(super) finish_reason: Option<String>,
     pub(super) last_submission: Option<SubmissionView>,
     pub(super) dropped: Vec<String>,
     pub(super) held_restore: Option<String>,
@@ -224,6 +226,7 @@ impl Core {
             last_submission: None,
             dropped_drafts: Vec::new(),
             allowed_tools: Vec::new(),
+            finish_reason: None,
         };
         Core {
             config,
@@ -239,6 +242,7 @@ impl Core {
             error: None,
             unsent_text: None,
             last_submission: None,
+            finish_reason: None,
             dropped: Vec::new(),
             held_restore: None,
             allowed: Vec::new(),
@@ -325,6 +329,7 @@ impl Core {
     pub(super) fn clear_notices(&mut self) {
         self.failed = false;
         self.error = None;
+        self.finish_reason = None;
         self.dropped.clear();
     }
 
@@ -704,6 +709,7 @@ impl Core {
             last_submission: self.last_submission.clone(),
             dropped_drafts: self.dropped.clone(),
             allowed_tools: self.allowed.clone(),
+            finish_reason: self.finish_reason.clone(),
         }
     }
 

@@ -139,6 +139,8 @@ pub(super) struct Feed {
     last: bool,
     /// An `error` chunk.
     error: Option<String>,
+    /// The `finish` chunk's `finishReason`.
+    finish_reason: Option<String>,
     /// The first malformed chunk.
     malformed: Option<Error>,
 }
@@ -157,6 +159,7 @@ impl Default for Feed {
             finished: false,
             last: false,
             error: None,
+            finish_reason: None,
             malformed: None,
         }
     }
@@ -1194,6 +1197,7 @@ impl Sidenet {
     /// it keeps is taken from `feed` (whose owner drops it whole).
     fn adopt_feed(&mut self, feed: &mut Feed) -> bool {
         let paused = self.adopt_cards(feed);
+        self.c.finish_reason = feed.finish_reason.take();
         if let Some(malformed) = feed.malformed.take() {
             self.c.error = Some(malformed);
         }
@@ -1441,7 +1445,8 @@ impl Sidenet {
                 feed.done = true;
                 feed.last = true;
             }
-            Chunk::Finish { .. } => {
+            Chunk::Finish { finish_reason } => {
+                feed.finish_reason = finish_reason.take();
                 feed.done = true;
                 feed.finished = true;
             }
@@ -2343,6 +2348,15 @@ fn parse_collected(body: &[u8]) -> Result<Vec<Result<Chunk>>> {
         if let Some(item) = parse_chunk_value(c).transpose() {
             items.push(item);
         }
+    }
+    // The output's own `finishReason`, as a last `finish` would tell it.
+    if let Some(reason) = value
+        .as_object()
+        .and_then(|v| v.get("finishReason")?.as_str())
+    {
+        items.push(Ok(Chunk::Finish {
+            finish_reason: Some(reason.to_owned()),
+        }));
     }
     Ok(items)
 }

@@ -22,6 +22,7 @@
 //!   lastSubmission: SubmissionView | null,
 //!   droppedDrafts: string[],       // callIds whose drafts were dropped because the pause changed
 //!   allowedTools: string[],        // tools whose calls are approved without asking (allowTool)
+//!   finishReason: string | null,   // Sidenet: why the last answer ended, as its `finish` chunk says
 //! }
 //! MessageView  = { id: string | null, index: number, role: string | null,
 //!                  kind: "text" | "tool_call" | "tool_result" | "other", text: string,
@@ -456,6 +457,7 @@ pub struct Snapshot {
     pub last_submission: Option<SubmissionView>,
     pub dropped_drafts: Vec<String>,
     pub allowed_tools: Vec<String>,
+    pub finish_reason: Option<String>,
 }
 
 impl Snapshot {
@@ -498,7 +500,8 @@ impl Snapshot {
             .field("unsentText", &self.unsent_text)
             .field("lastSubmission", &self.last_submission)
             .field("droppedDrafts", &self.dropped_drafts)
-            .field("allowedTools", &self.allowed_tools);
+            .field("allowedTools", &self.allowed_tools)
+            .field("finishReason", &self.finish_reason);
         o.end();
     }
 }

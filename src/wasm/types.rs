@@ -301,6 +301,8 @@ export interface Snapshot {
   readonly droppedDrafts: string[];
   /** The tools allowed with `allowTool`, whose calls are approved without asking. */
   readonly allowedTools: string[];
+  /** Sidenet: why the last answer ended, as its `finish` chunk says (`"stop"`, `"length"`, `"content-filter"`, `"tool-calls"`, `"error"`, `"other"`, ...); `null` before one, after a new command, and on Neuron. */
+  readonly finishReason: string | null;
 }
 "#;
 

@@ -147,7 +147,9 @@ export async function drive(baseUrl: string, threadId: string, token: string): P
     const n: number = s.version + s.messagesVersion;
     const flags: boolean = s.canSend && s.canSubmit && s.busy && s.syncing && s.loaded;
     const allowed: string[] = s.allowedTools;
+    const finishReason: string | null = s.finishReason;
     void allowed;
+    void finishReason;
     void streaming;
     void headline;
     void code;
