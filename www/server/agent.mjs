@@ -85,7 +85,12 @@ export function rejectionResult(reason) {
   return REJECTION_TEMPLATE.replace('%s', () => text);
 }
 
-const SPLIT = new RegExp(`\\r?\\n|;|\\s+and\\s+(?=(?:${COMMAND_WORDS.join('|')})\\b)`, 'i');
+// Requests are separated by newlines, ";" and a whitespace-bounded "and" before a command word.
+// The "and" is matched alone (a lookbehind for one whitespace, a lookahead over the whitespace
+// after it): the whitespace around it stays in the pieces, which parseRequest trims. No quantified
+// whitespace on both sides of a literal, so a long whitespace run cannot make the split backtrack
+// (each position is tried in constant time, the lookahead only after an "and").
+const SPLIT = new RegExp(`\\r?\\n|;|(?<=\\s)and(?=\\s+(?:${COMMAND_WORDS.join('|')})\\b)`, 'i');
 
 /** One request -> its calls, one per step: [{ name, inputs }]. Null when not a command. */
 export function parseRequest(segment) {

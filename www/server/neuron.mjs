@@ -13,6 +13,18 @@
 //   the tail keeps its pending snapshot (the set is held aside) until every gated call has a
 //   decision; then the set is written to the tail and the run goes on. Unknown callIds are
 //   ignored.
+//
+// `config.neuronHistory` says whether the paused message may be changed:
+// - `update` (default): decisions are written on the paused tool_call message.
+// - `append-only` (Neuron's newest history): the paused tool_call message is never modified after
+//   it is written. Decisions (read as `neuronDecisions` says) are held aside on the run
+//   (`run.decided`), completeness is judged from them, and the outcomes (approval, rejectReason,
+//   result) are recorded only on the tool_call_result message that follows once the step runs.
+//
+// `config.neuronReply` shapes the chat POST's 200 answer:
+// - `message` (default): `{ status, message: <last message> }`.
+// - `approvals` (Laravel's JSON endpoint): `{ status, approvals: [{ id, name, reason }] }`, the
+//   gated calls still awaiting a decision (none once completed), and no `message`.
 import {
   TOOLS,
   approvalPolicy,
@@ -48,6 +60,29 @@ function pausedTail(rec) {
   const t = tail(rec);
   if (!rec.run || !t || t.type !== 'tool_call') return null;
   return t.tools.some((x) => x.approval === 'pending') ? t : null;
+}
+
+/** The decision held aside for a call (append-only history), or undefined. */
+function decidedAside(run, callId) {
+  const d = run?.decided;
+  return d && Object.prototype.hasOwnProperty.call(d, callId) ? d[callId] : undefined;
+}
+
+/** The pending calls of the paused message that still have no decision (held ones count as decided). */
+function undecided(rec, t) {
+  const held = rec.run?.held;
+  return t.tools.filter(
+    (x) =>
+      x.approval === 'pending' &&
+      decidedAside(rec.run, x.callId) === undefined &&
+      !(held && Object.prototype.hasOwnProperty.call(held, x.callId)),
+  );
+}
+
+/** A decision value as the outcome fields of a tool. */
+function outcomeOf(v) {
+  if (v === 'approve') return { approval: 'approved', rejectReason: null };
+  return { approval: 'rejected', rejectReason: Array.isArray(v) ? v[1] : null };
 }
 
 export async function getThread(ctx, id) {
@@ -93,17 +128,21 @@ export async function chat(ctx, id, body) {
     const plan = 'message' in body ? newMessage(ctx, rec, body.message) : decide(ctx, rec, body.decisions);
     if (plan.error) return plan.error;
     await ctx.store.write(D, id, rec);
-    const last = tail(rec);
-    return json(200, {
-      status: pausedTail(rec) ? 'awaiting_approval' : 'completed',
-      message: last,
-    });
+    const paused = pausedTail(rec);
+    const status = paused ? 'awaiting_approval' : 'completed';
+    if (ctx.config.neuronReply === 'approvals') {
+      const approvals = paused
+        ? undecided(rec, paused).map((x) => ({ id: x.callId, name: x.name, reason: x.approvalReason ?? null }))
+        : [];
+      return json(200, { status, approvals });
+    }
+    return json(200, { status, message: tail(rec) });
   });
 }
 
 function newMessage(ctx, rec, text) {
   if (pausedTail(rec)) {
-    const n = pausedTail(rec).tools.filter((t) => t.approval === 'pending').length;
+    const n = undecided(rec, pausedTail(rec)).length;
     return {
       error: conflict(
         `Thread ${rec.id} is awaiting approval: ${n} tool call${n === 1 ? '' : 's'} require${n === 1 ? 's' : ''} approval before execution; decide them before sending a new message`,
@@ -137,6 +176,15 @@ function decide(ctx, rec, decisions) {
     }
   }
   const entries = Object.entries(decisions).filter(([k]) => gated(byId.get(k)));
+  if (ctx.config.neuronHistory === 'append-only') {
+    // The paused message stays as written: the decisions are held on the run (a cumulative
+    // payload replaces them, otherwise entries overwrite and omitted ones keep theirs), and the
+    // step runs once every pending call has one.
+    const prior = mode === 'cumulative' ? {} : rec.run.decided || {};
+    rec.run.decided = { ...prior, ...Object.fromEntries(entries) };
+    advance(ctx, rec);
+    return {};
+  }
   if (mode === 'cumulative') {
     // The whole set so far, held aside: the tail shows nothing until it is complete.
     rec.run.held = Object.fromEntries(entries);
@@ -145,16 +193,7 @@ function decide(ctx, rec, decisions) {
     rec.run.held = null;
   }
   // Entries in the payload overwrite stored ones; omitted entries keep their state.
-  for (const [k, v] of entries) {
-    const tool = byId.get(k);
-    if (v === 'approve') {
-      tool.approval = 'approved';
-      tool.rejectReason = null;
-    } else {
-      tool.approval = 'rejected';
-      tool.rejectReason = Array.isArray(v) ? v[1] : null;
-    }
-  }
+  for (const [k, v] of entries) Object.assign(byId.get(k), outcomeOf(v));
   advance(ctx, rec);
   return {};
 }
@@ -181,8 +220,11 @@ function advance(ctx, rec) {
   for (;;) {
     const t = tail(rec);
     if (run.awaitingStep === run.stepIndex && t && t.type === 'tool_call') {
-      if (t.tools.some((x) => x.approval === 'pending')) return; // paused
-      const executed = t.tools.map((tool) => {
+      // Decisions held aside (append-only history) count; the tail itself is left as it is.
+      if (t.tools.some((x) => x.approval === 'pending' && decidedAside(run, x.callId) === undefined)) return; // paused
+      const executed = t.tools.map((written) => {
+        const held = written.approval === 'pending' ? decidedAside(run, written.callId) : undefined;
+        const tool = held === undefined ? written : { ...written, ...outcomeOf(held) };
         let result;
         if (tool.approval === 'rejected') {
           result = rejectionResult(tool.rejectReason);
@@ -197,6 +239,7 @@ function advance(ctx, rec) {
       executed.forEach((tool, i) => run.calls.push({ index: step[i].index, name: tool.name, inputs: tool.inputs, result: tool.result }));
       run.stepIndex += 1;
       run.awaitingStep = null;
+      delete run.decided;
       continue;
     }
     if (run.stepIndex >= run.steps.length) {

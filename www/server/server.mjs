@@ -31,6 +31,8 @@ export function configFromEnv(env = process.env) {
     quiet: env.QUIET === '1' || env.QUIET === 'true',
     chunkDelayMs: num(env.CHUNK_DELAY_MS, 10),
     neuronDecisions: env.NEURON_DECISIONS || 'strict',
+    neuronHistory: env.NEURON_HISTORY || 'update',
+    neuronReply: env.NEURON_REPLY || 'message',
   };
 }
 
@@ -66,7 +68,20 @@ function readBody(req, limit) {
   });
 }
 
+/**
+ * True when Content-Type is `application/json`, parameters (`; charset=utf-8`) allowed. Anything
+ * else is refused before the body is read: a cross-site form can POST `text/plain`,
+ * `application/x-www-form-urlencoded` or `multipart/form-data` without a CORS preflight, and must
+ * not be able to send a message or decide a tool call.
+ */
+export function isJsonContentType(header) {
+  if (typeof header !== 'string') return false;
+  return header.split(';', 1)[0].trim().toLowerCase() === 'application/json';
+}
+
 async function readJson(req) {
+  if (!isJsonContentType(req.headers['content-type']))
+    throw new HttpError(415, 'Content-Type must be application/json');
   const buf = await readBody(req, BODY_LIMIT);
   const text = buf.toString('utf8');
   if (text.trim() === '') throw new HttpError(400, 'Request body is empty; expected JSON');
@@ -103,6 +118,13 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  */
 export async function startServer(options = {}) {
   const config = { ...DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) };
+  for (const [key, name, allowed] of [
+    ['neuronHistory', 'NEURON_HISTORY', ['update', 'append-only']],
+    ['neuronReply', 'NEURON_REPLY', ['message', 'approvals']],
+  ]) {
+    if (!allowed.includes(config[key]))
+      throw new Error(`${name} must be ${allowed.map((v) => `"${v}"`).join(' or ')}, not ${JSON.stringify(config[key])}`);
+  }
   const store = new Store(config.dataDir);
   const faultCfg = typeof config.faults === 'string' || config.faults === null ? parseFaults(config.faults) : config.faults;
   const faults = faultCfg ? new Faults(faultCfg) : null;

@@ -82,8 +82,10 @@ export function parseChatBody(body) {
     if (!isPlainObject(a)) return { error: bad('"approval" must be an object') };
     if (typeof a.runId !== 'string' || a.runId === '') return { error: bad('"approval.runId" is required') };
     if (typeof a.approved !== 'boolean') return { error: bad('"approval.approved" must be a boolean') };
-    if ('toolCallId' in a && a.toolCallId !== undefined && a.toolCallId !== null && typeof a.toolCallId !== 'string')
-      return { error: bad('"approval.toolCallId" must be a string') };
+    // Absent: the most recent pending call. Present: it names one call, so it must be a non-empty
+    // string (an empty one must not fall back to a call the client did not name).
+    if (a.toolCallId !== undefined && (typeof a.toolCallId !== 'string' || a.toolCallId === ''))
+      return { error: bad('"approval.toolCallId" must be a non-empty string (or left out)') };
     return { threadId: body.threadId, agentVersionId: body.agentVersionId, approval: a };
   }
   const text = lastUserText(body.messages);
@@ -300,7 +302,7 @@ function continueRun(ctx, rec, req, out, formParam) {
       ),
     };
   let pending;
-  if (a.toolCallId) {
+  if (a.toolCallId !== undefined) {
     pending = run.pending.find((p) => p.toolCallId === a.toolCallId);
     if (!pending)
       return {

@@ -192,6 +192,40 @@ describe('HTTP plumbing', () => {
     assert.equal(ok.status, 200);
   });
 
+  test('POST bodies must be application/json: a cross-site form post is 415 and changes nothing', async () => {
+    const id = 'ct_paused';
+    const paused = await postJson(`${s.url}/threads/${id}/chat`, { message: 'delete /tmp/ct.txt' });
+    assert.equal(paused.body.status, 'awaiting_approval');
+    const [call] = paused.body.message.tools;
+    const st = await sseChat(s.url, { threadId: 'ct_side', messages: [userMsg('delete /tmp/ct-side.txt')] });
+    const [side] = approvals(st.chunks);
+    const decide = JSON.stringify({ decisions: { [call.callId]: 'approve' } });
+    const approve = JSON.stringify({ messages: [], threadId: 'ct_side', approval: { runId: side.runId, toolCallId: side.toolCallId, approved: true } });
+    const refused = [undefined, 'text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x', 'text/json', 'application/jsonp', 'application/json-patch+json', ''];
+    for (const type of refused) {
+      for (const [p, body] of [[`/threads/${id}/chat`, decide], ['/v1/chat', approve], ['/v1/agents/ct_side/run', approve]]) {
+        const headers = type === undefined ? {} : { 'content-type': type };
+        const r = await rawRequest(s.url, 'POST', p, { headers, body });
+        assert.equal(r.status, 415, `${p} ${type}`);
+        assert.match(r.headers['content-type'], /^application\/json/, `${p} ${type}`);
+        assert.match(JSON.parse(r.body).error, /Content-Type must be application\/json/, `${p} ${type}`);
+        assert.equal(r.headers['access-control-allow-origin'], '*');
+      }
+    }
+    const t = await getJson(`${s.url}/threads/${id}`);
+    assert.equal(t.body.messages.at(-1).tools[0].approval, 'pending');
+    assert.equal(readRecord(s.dataDir, 'sidenet', 'ct_side').run.pending.length, 1);
+    assert.deepEqual(readEffects(s.dataDir).filter((e) => e.threadId === id || e.threadId === 'ct_side'), []);
+    // application/json with parameters, in any case, is read.
+    for (const type of ['application/json; charset=utf-8', 'Application/JSON;charset=UTF-8', ' application/json ']) {
+      const r = await rawRequest(s.url, 'POST', `/threads/ct_ok/chat`, { headers: { 'content-type': type }, body: '{"message":"hi"}' });
+      assert.equal(r.status, 200, type);
+    }
+    const ok = await rawRequest(s.url, 'POST', `/threads/${id}/chat`, { headers: { 'content-type': 'application/json;charset=utf-8' }, body: decide });
+    assert.equal(JSON.parse(ok.body).status, 'completed');
+  });
+
   test('health and unknown API routes', async () => {
     assert.deepEqual((await getJson(`${s.url}/health`)).body, { ok: true });
     assert.equal((await getJson(`${s.url}/threads`)).status, 404);

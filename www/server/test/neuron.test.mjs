@@ -363,3 +363,179 @@ describe('neuron decision semantics of each revision', () => {
     assert.deepEqual(effects.map((e) => e.callId), [del]);
   });
 });
+
+// Neuron's newest history is append-only (NEURON_HISTORY=append-only): the paused tool_call
+// message keeps its pending snapshot forever; the outcomes land on the tool_call_result after it.
+describe('neuron append-only history', () => {
+  const servers = {};
+  let n = 0;
+  before(async () => {
+    for (const mode of ['strict', 'incremental', 'cumulative'])
+      servers[mode] = await start({ neuronDecisions: mode, neuronHistory: 'append-only' });
+  });
+  after(async () => {
+    for (const s of Object.values(servers)) await s.close();
+  });
+  const paused = async (s, message = 'delete /tmp/ao.log and email ao@example.com about Ao; read /etc/hosts') => {
+    const id = `ao_${++n}`;
+    const chat = (body) => postJson(`${s.url}/threads/${id}/chat`, body);
+    const r = await chat({ message });
+    assert.equal(r.body.status, 'awaiting_approval');
+    const thread = async () => (await getJson(`${s.url}/threads/${id}`)).body.messages;
+    return { id, chat, thread, pause: r.body.message, before: await thread() };
+  };
+
+  for (const mode of ['strict', 'incremental', 'cumulative']) {
+    test(`${mode}: partial and revised decisions leave the paused message as written; outcomes go on the result`, async () => {
+      const s = servers[mode];
+      const { id, chat, thread, pause, before } = await paused(s);
+      const [del, mail, read] = pause.tools;
+      assert.deepEqual(pause.tools.map((t) => t.approval), ['pending', 'pending', null]);
+
+      // Partial, then revised (a cumulative payload carries the whole set each time).
+      let r = await chat({ decisions: { [del.callId]: ['reject', 'keep it'] } });
+      assert.equal(r.status, 200);
+      assert.deepEqual(r.body, { status: 'awaiting_approval', message: pause });
+      r = await chat({ decisions: { [del.callId]: 'approve' } });
+      assert.deepEqual(r.body, { status: 'awaiting_approval', message: pause });
+      assert.deepEqual(await thread(), before, 'nothing in the history changed');
+      assert.deepEqual(readEffects(s.dataDir).filter((e) => e.threadId === id), []);
+
+      // The last decision: the step runs.
+      const last = { [mail.callId]: ['reject', 'Not this week'] };
+      r = await chat({ decisions: mode === 'cumulative' ? { [del.callId]: 'approve', ...last } : last });
+      assert.equal(r.body.status, 'completed');
+      assert.equal(
+        r.body.message.content,
+        'delete_file /tmp/ao.log: done. send_email to ao@example.com: rejected — "Not this week". read_file /etc/hosts: done.',
+      );
+      const messages = await thread();
+      assert.deepEqual(messages.slice(0, before.length), before, 'the paused tool_call message keeps its pending snapshot');
+      const result = messages[before.length];
+      assert.equal(result.type, 'tool_call_result');
+      assert.deepEqual(
+        result.tools.map((t) => [t.callId, t.approval, t.rejectReason]),
+        [[del.callId, 'approved', null], [mail.callId, 'rejected', 'Not this week'], [read.callId, null, null]],
+      );
+      assert.equal(result.tools[0].result, 'Deleted /tmp/ao.log');
+      assert.equal(result.tools[1].result, TEMPLATE('Not this week'));
+      assert.deepEqual(result.tools[0].inputs, del.inputs);
+      assert.equal(messages.length, before.length + 2);
+      assert.deepEqual(readEffects(s.dataDir).filter((e) => e.threadId === id).map((e) => e.callId).sort(), [del.callId, read.callId].sort());
+      assert.equal(readRecord(s.dataDir, 'neuron', id).run, null);
+    });
+  }
+
+  test('cumulative: an omitted callId reverts to undecided', async () => {
+    const { chat, pause } = await paused(servers.cumulative, 'delete /a; delete /b');
+    const [a, b] = pause.tools;
+    assert.equal((await chat({ decisions: { [a.callId]: 'approve' } })).body.status, 'awaiting_approval');
+    assert.equal((await chat({ decisions: { [b.callId]: 'approve' } })).body.status, 'awaiting_approval');
+    const r = await chat({ decisions: { [a.callId]: 'reject', [b.callId]: 'approve' } });
+    assert.equal(r.body.status, 'completed');
+    assert.equal(r.body.message.content, 'delete_file /a: rejected — "No specific instruction provided.". delete_file /b: done.');
+  });
+
+  test('strict refusals and the 409 still apply; a held decision survives them', async () => {
+    const { id, chat, thread, pause, before } = await paused(servers.strict, 'delete /x; delete /y');
+    const [x, y] = pause.tools;
+    assert.equal((await chat({ decisions: { [x.callId]: 'approve' } })).status, 200);
+    const unknown = await chat({ decisions: { toolu_nope: 'approve' } });
+    assert.equal(unknown.status, 400);
+    assert.deepEqual(Object.keys(unknown.body), ['error']);
+    const conflict = await chat({ message: 'hello?' });
+    assert.equal(conflict.status, 409);
+    assert.equal(conflict.body.status, 'conflict');
+    assert.match(conflict.body.error, /1 tool call requires approval/);
+    assert.deepEqual(await thread(), before);
+    const r = await chat({ decisions: { [y.callId]: 'reject' } });
+    assert.equal(r.body.status, 'completed');
+    assert.equal(r.body.message.content, 'delete_file /x: done. delete_file /y: rejected — "No specific instruction provided.".');
+    assert.deepEqual(readEffects(servers.strict.dataDir).filter((e) => e.threadId === id).map((e) => e.callId), [x.callId]);
+  });
+
+  test('a run that pauses twice: each pause is decided on its own, both tool_call messages stay pending', async () => {
+    const { id, chat, thread, pause } = await paused(servers.strict, 'delete /old and deploy api');
+    assert.deepEqual(pause.tools.map((t) => [t.name, t.approval]), [['delete_file', 'pending'], ['run_tests', null]]);
+    const r1 = await chat({ decisions: { [pause.tools[0].callId]: 'approve' } });
+    assert.equal(r1.body.status, 'awaiting_approval');
+    const second = r1.body.message;
+    assert.notEqual(second.__id, pause.__id);
+    assert.deepEqual(second.tools.map((t) => [t.name, t.approval]), [['deploy', 'pending']]);
+    // The first pause's decision does not carry over.
+    const stale = await chat({ decisions: { [pause.tools[0].callId]: 'approve' } });
+    assert.equal(stale.status, 400);
+    const r2 = await chat({ decisions: { [second.tools[0].callId]: ['reject', 'not today'] } });
+    assert.equal(r2.body.status, 'completed');
+    const messages = await thread();
+    const calls = messages.filter((m) => m.type === 'tool_call');
+    const results = messages.filter((m) => m.type === 'tool_call_result');
+    assert.deepEqual(calls.map((m) => m.tools.map((t) => t.approval)), [['pending', null], ['pending']]);
+    assert.deepEqual(results.map((m) => m.tools.map((t) => t.approval)), [['approved', null], ['rejected']]);
+    assert.equal(results[1].tools[0].rejectReason, 'not today');
+    assert.deepEqual(readEffects(servers.strict.dataDir).filter((e) => e.threadId === id).map((e) => e.name), ['delete_file', 'run_tests']);
+  });
+});
+
+// NEURON_REPLY=approvals: the chat POST answers { status, approvals: [{ id, name, reason }] } and no
+// message, as Laravel's JSON endpoint does; the 409 and 400 bodies are unchanged.
+describe('neuron approvals reply', () => {
+  const servers = {};
+  let n = 0;
+  before(async () => {
+    servers.update = await start({ neuronReply: 'approvals' });
+    servers.appendOnly = await start({ neuronReply: 'approvals', neuronHistory: 'append-only' });
+  });
+  after(async () => {
+    for (const s of Object.values(servers)) await s.close();
+  });
+
+  for (const history of ['update', 'appendOnly']) {
+    test(`${history}: awaiting_approval lists the calls still to decide; completed lists none`, async () => {
+      const s = servers[history];
+      const id = `ar_${++n}`;
+      const chat = (body) => postJson(`${s.url}/threads/${id}/chat`, body);
+      let r = await chat({ message: 'delete /tmp/ar.log and email ar@example.com about Ar; read /etc/hosts' });
+      assert.equal(r.status, 200);
+      assert.deepEqual(Object.keys(r.body).sort(), ['approvals', 'status']);
+      assert.equal(r.body.status, 'awaiting_approval');
+      const tail = (await getJson(`${s.url}/threads/${id}`)).body.messages.at(-1);
+      const [del, mail] = tail.tools;
+      assert.deepEqual(r.body.approvals, [
+        { id: del.callId, name: 'delete_file', reason: 'Deleting a file is irreversible' },
+        { id: mail.callId, name: 'send_email', reason: 'Outbound email reaches people outside this workspace' },
+      ]);
+      r = await chat({ decisions: { [del.callId]: 'approve' } });
+      assert.deepEqual(r.body, {
+        status: 'awaiting_approval',
+        approvals: [{ id: mail.callId, name: 'send_email', reason: 'Outbound email reaches people outside this workspace' }],
+      });
+      const conflict = await chat({ message: 'hello?' });
+      assert.equal(conflict.status, 409);
+      assert.deepEqual(Object.keys(conflict.body).sort(), ['error', 'status']);
+      assert.equal(conflict.body.status, 'conflict');
+      const bad = await chat({ decisions: {} });
+      assert.equal(bad.status, 400);
+      assert.deepEqual(Object.keys(bad.body), ['error']);
+      r = await chat({ decisions: { [mail.callId]: ['reject', 'no'] } });
+      assert.deepEqual(r.body, { status: 'completed', approvals: [] });
+      const final = (await getJson(`${s.url}/threads/${id}`)).body.messages.at(-1);
+      assert.match(final.content, /delete_file \/tmp\/ar\.log: done\. send_email to ar@example\.com: rejected — "no"\./);
+      r = await chat({ message: 'hello' });
+      assert.deepEqual(r.body, { status: 'completed', approvals: [] });
+    });
+  }
+
+  test('the options come from NEURON_HISTORY and NEURON_REPLY; unknown values are refused at start', async () => {
+    const { configFromEnv, startServer } = await import('../server.mjs');
+    const d = configFromEnv({});
+    assert.equal(d.neuronHistory, 'update');
+    assert.equal(d.neuronReply, 'message');
+    const c = configFromEnv({ NEURON_HISTORY: 'append-only', NEURON_REPLY: 'approvals' });
+    assert.equal(c.neuronHistory, 'append-only');
+    assert.equal(c.neuronReply, 'approvals');
+    const never = '/nonexistent/toolgate-never-created';
+    await assert.rejects(startServer({ port: 0, quiet: true, dataDir: never, neuronHistory: 'append' }), /NEURON_HISTORY/);
+    await assert.rejects(startServer({ port: 0, quiet: true, dataDir: never, neuronReply: 'json' }), /NEURON_REPLY/);
+  });
+});

@@ -157,6 +157,28 @@ describe('sidenet dialect', () => {
     assert.deepEqual(approvals(c.chunks).map((x) => x.toolCallId), [one.toolCallId]);
   });
 
+  test('an empty or non-string toolCallId is 400 and decides nothing (only an absent one defaults)', async () => {
+    const id = tid();
+    const r = await say(id, 'delete /keep-one; delete /keep-two');
+    const [one, two] = approvals(r.chunks);
+    for (const toolCallId of ['', null, 0, false, 7, [], {}, [two.toolCallId]]) {
+      const a = { runId: one.runId, toolCallId, approved: true };
+      const c = await answer(id, a);
+      assert.equal(c.status, 400, JSON.stringify(toolCallId));
+      assert.match(c.body.error, /toolCallId/, JSON.stringify(toolCallId));
+      const run = await postJson(`${s.url}/v1/agents/${id}/run`, { messages: [], threadId: id, approval: a });
+      assert.equal(run.status, 400, `agents run: ${JSON.stringify(toolCallId)}`);
+    }
+    assert.deepEqual(readEffects(s.dataDir).filter((e) => e.threadId === id), []);
+    assert.deepEqual(readRecord(s.dataDir, 'sidenet', id).run.pending.map((p) => p.toolCallId), [one.toolCallId, two.toolCallId]);
+    // Both calls are still there to be answered by name.
+    const c1 = await answer(id, { runId: one.runId, toolCallId: one.toolCallId, approved: false });
+    assert.equal(c1.chunks.find((x) => x.type === 'tool-output-denied').toolCallId, one.toolCallId);
+    const c2 = await answer(id, { runId: one.runId, toolCallId: two.toolCallId, approved: false });
+    assert.equal(c2.chunks.find((x) => x.type === 'tool-output-denied').toolCallId, two.toolCallId);
+    assert.equal(c2.chunks.at(-1).finishReason, 'stop');
+  });
+
   test('deploy: same run pauses twice, approved call runs with the shown args', async () => {
     const id = tid();
     const r = await say(id, 'deploy billing');
