@@ -215,18 +215,22 @@ function remember(thread, dialect) {
 // ---------------------------------------------------------------------------------------------
 // Commands
 
-/** Runs a client command; failures are shown from the snapshot (or as a notice when it has none). */
+/**
+ * Runs a client command; failures are shown from the snapshot (or as a notice when it has none).
+ * Resolves to true when the command failed (was refused at once or rejected later), else false.
+ */
 async function command(kind, fn) {
   const s = session;
-  if (!s) return;
+  if (!s) return true;
   s.lastOp = { kind, fn };
   s.notice = null;
   try {
     await fn();
+    return false;
   } catch (e) {
-    if (session !== s) return;
+    if (session !== s) return true;
     if (isToolgateError(e)) {
-      if (e.code === 'aborted') return;
+      if (e.code === 'aborted') return true;
       const snap = s.client.getSnapshot();
       if (!snap.error) {
         s.notice = { code: e.code, message: e.detail || e.message };
@@ -236,6 +240,7 @@ async function command(kind, fn) {
       s.notice = { code: 'internal', message: String(e?.message ?? e) };
       render();
     }
+    return true;
   }
 }
 
@@ -252,15 +257,19 @@ function sendMessage() {
   if (!snap.canSend) return;
   ui.input.value = '';
   autosize();
-  command('send', () => s.client.send(text)).then(() => restoreIfFailed(s, text));
+  command('send', () => s.client.send(text)).then((failed) => restoreIfFailed(s, text, failed));
 }
 
-/** A message that did not go out comes back into the composer (unless the user typed anew). */
-function restoreIfFailed(s, text) {
+/**
+ * A message that did not go out comes back into the composer (unless the user typed anew): the
+ * command failed, whether the client refused it (`busy`, a notice, not `snapshot.error`) or the
+ * request failed, and the message is not on the thread.
+ */
+function restoreIfFailed(s, text, failed) {
   if (session !== s || ui.input.value !== '') return;
   const snap = s.client.getSnapshot();
   const landed = snap.messages.some((m) => m.role === 'user' && m.text === text);
-  if (snap.error && !landed) {
+  if ((failed || snap.error) && !landed) {
     ui.input.value = text;
     autosize();
     render();
@@ -276,9 +285,11 @@ function rejectAllAndSend() {
     setText(ui.status, 'Type the new request first, then choose Reject all and send.');
     return;
   }
+  // Disabled while a request runs (as Submit is): nothing happens, the text stays where it is.
+  if (ui.rejectAll.getAttribute('aria-disabled') === 'true') return;
   ui.input.value = '';
   autosize();
-  command('send', () => s.client.rejectAllAndSend(text, REJECT_ALL_REASON)).then(() => restoreIfFailed(s, text));
+  command('send', () => s.client.rejectAllAndSend(text, REJECT_ALL_REASON)).then((failed) => restoreIfFailed(s, text, failed));
   ui.input.focus();
 }
 
