@@ -2992,9 +2992,64 @@ fn a_submission_without_an_answer_in_time_is_checked_and_not_sent_again() {
         assert_eq!(s.phase, Phase::Error);
         assert_eq!(s.decisions.get("call_A"), Some(&Decision::Approve));
         assert!(s.can_submit);
-        // The person submits again: the same body.
+        // The person submits again: the server may have moved on meanwhile, so the thread is
+        // read first; on the same pause, not decided, the same body.
         let (_, outs) = h.submit();
+        let check = one_http(&outs);
+        assert_get(&check);
+        let outs = h.respond(check.id, thread(paused_thread()));
         assert_eq!(one_http(&outs).body, p1.body);
+    }
+}
+
+#[test]
+fn an_accepted_submission_whose_read_is_stopped_or_fails_is_checked_before_the_next() {
+    // A message-less reply accepted the decisions; the read that follows it is stopped, or fails
+    // for good. The run may have moved on to calls that reuse the callIds: the next submission
+    // reads the thread first, and a read that fails reports its own error.
+    for stop in [true, false] {
+        let mut h = H::paused();
+        h.approve("call_A");
+        h.approve("call_B");
+        let (op, outs) = h.submit();
+        let post = one_http(&outs);
+        let outs = h.respond(post.id, ok(json!({"status": "awaiting_approval"})));
+        let read = one_http(&outs);
+        assert_get(&read);
+        if stop {
+            h.c.abort();
+            h.drain();
+            assert_eq!(h.c.snapshot().phase, Phase::AwaitingApproval);
+        } else {
+            let outs = h.respond(read.id, status(401, json!({"error": "expired token"})));
+            assert_eq!(done(&outs, op), Err(ErrorCode::Unauthorized));
+        }
+        let (op, outs) = h.submit();
+        let check = one_http(&outs);
+        assert_get(&check);
+        // That read fails too: its own error, not a placeholder.
+        let outs = h.respond(check.id, status(401, json!({"error": "expired token"})));
+        assert_eq!(done(&outs, op), Err(ErrorCode::Unauthorized));
+        assert_eq!(h.error_code(), Some("unauthorized"));
+        // The run moved on to calls reusing the callIds: nothing goes to them.
+        let (op, outs) = h.submit();
+        let check = one_http(&outs);
+        assert_get(&check);
+        let outs = h.respond(
+            check.id,
+            thread(vec![
+                user("msg_1", "Delete old logs"),
+                pause_two_decided(),
+                tool_result("msg_3", vec![]),
+                tool_call(
+                    "msg_4",
+                    vec![tool("call_A", "drop_database", Some("pending"), None)],
+                ),
+            ]),
+        );
+        no_http(&outs);
+        assert_eq!(done(&outs, op), Ok(()));
+        assert!(h.c.snapshot().decisions.is_empty());
     }
 }
 

@@ -3290,3 +3290,28 @@ fn the_finish_reason_of_the_last_answer_is_in_the_snapshot() {
     );
     h.drain();
 }
+
+#[test]
+fn a_message_that_landed_on_a_run_that_failed_is_the_run_s_error() {
+    // The POST gets a 502; the check finds the message in the thread, and the replay says its
+    // run failed: the send rejects with that error, as on an unbroken stream.
+    let mut h = H::new();
+    let (op, post) = h.send("hi");
+    let outs = h.respond(
+        post.id,
+        HttpResponse::new(502, r#"{"error":"bad gateway"}"#),
+    );
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let outs = h.respond(get.id, history(vec![user_ui("msg_u1", "hi")]));
+    let replay = one_http(&outs);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "error", "errorText": "model overloaded"}),
+    ];
+    let outs = h.stream(replay.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Err(ErrorCode::StreamError));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Error);
+    assert_eq!(s.unsent_text, None, "the message landed");
+}

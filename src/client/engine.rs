@@ -54,6 +54,11 @@ impl Submission {
     }
 }
 
+/// [`Why::Reconcile`]'s `resend` of a Neuron submission checked first because an earlier one's
+/// outcome is unknown (`Client::unsure`): the same pause, not decided, gets it at once. Its error
+/// is a placeholder: a failed read reports its own.
+pub(super) const NOW: Option<u32> = Some(u32::MAX);
+
 /// Why a thread is being loaded.
 #[derive(Debug)]
 pub(super) enum Why {
@@ -853,7 +858,7 @@ impl Core {
     }
 }
 
-fn err_aborted() -> Error {
+pub(super) fn err_aborted() -> Error {
     Error::new(ErrorCode::Aborted, "the request was aborted")
 }
 
@@ -867,7 +872,11 @@ fn leftovers(job: Job) -> (Option<OpId>, Option<String>, Option<Error>) {
             Why::User | Why::Sync | Why::Recover(None) => (op, None, None),
             Why::Recover(Some(mut sub)) => (op, sub.then_send.take(), None),
             Why::VerifySend { text, error, .. } => (op, Some(text), Some(error)),
-            Why::Reconcile { mut sub, error, .. } => (op, sub.then_send.take(), Some(error)),
+            Why::Reconcile {
+                mut sub,
+                error,
+                resend,
+            } => (op, sub.then_send.take(), (resend != NOW).then_some(error)),
         },
         Job::Send { op, text, .. } => (Some(op), Some(text), None),
         Job::Submit(mut sub) => (Some(sub.op), sub.then_send.take(), None),

@@ -98,7 +98,7 @@ use crate::thread::{Message, Thread};
 use audit::{Audit, Fate};
 #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
 use engine::Wait;
-use engine::{check_text, Core, Flight, Job, Stage, State, Submission, Why};
+use engine::{check_text, err_aborted, Core, Flight, Job, Stage, State, Submission, Why, NOW};
 
 pub use config::{Config, Dialect, Retry, Routes, Transport};
 pub use snapshot::{
@@ -994,7 +994,8 @@ impl Client {
         };
         if self.unsure {
             // The thread first: sent at once only to the same pause, not yet decided.
-            self.reconcile(sub, err_stopped(), NOW);
+            // (Its error is not reported: a failed read reports its own; see `NOW`.)
+            self.reconcile(sub, err_aborted(), NOW);
         } else {
             self.start(Job::Submit(sub));
         }
@@ -1190,6 +1191,9 @@ impl Client {
                 self.c
                     .retry_or_fail(self.c.clock, Job::Submit(sub), resend, error);
             } else {
+                // No answer in time (`Some(0)`): the server may still be at work on it, and move
+                // the run on before the person submits again.
+                self.unsure = resend.is_some();
                 self.c
                     .give_up(Some(sub.op), sub.then_send.take(), error, true);
             }
@@ -1298,7 +1302,7 @@ impl Client {
                 }
                 // Accepted without the message: the reload shows it (and the text kept if not).
                 Ok(neuron::ChatReply::Ok { message: None, .. }) => {
-                    Error::parse("the chat reply has no message").with_path("$.message")
+                    Error::parse("a chat reply needs a message").with_path("$.message")
                 }
                 Err(error) => error,
             },
@@ -1346,8 +1350,10 @@ impl Client {
                 }) => return self.apply_submit_reply(sub, status, message),
                 // Accepted, without the message (Laravel's JSON turn answers `{status,
                 // approvals}`): the thread tells where the run stands.
+                // Unsure until that read lands (stopped or failed, the next submission reads first).
                 Ok(neuron::ChatReply::Ok { message: None, .. }) => {
-                    return self.start_load(Some(sub.op), Why::Recover(Some(sub)))
+                    self.unsure = true;
+                    return self.start_load(Some(sub.op), Why::Recover(Some(sub)));
                 }
                 Ok(neuron::ChatReply::Conflict(reason)) => Error::new(
                     ErrorCode::Conflict,
@@ -1631,15 +1637,6 @@ fn request_headers(config: &Config, method: Method, streaming: bool) -> Vec<(Str
         set(name, value);
     }
     headers
-}
-
-/// [`Why::Reconcile`]'s `resend` of a submission checked first because one was stopped after it
-/// was sent ([`Client::unsure`]): the same pause, not decided, gets it at once.
-const NOW: Option<u32> = Some(u32::MAX);
-
-/// The error of a checked submission that is not sent (never shown: see [`NOW`]).
-fn err_stopped() -> Error {
-    Error::new(ErrorCode::Aborted, "a submission was stopped")
 }
 
 /// Does the record of a pause (its message, then what follows it) hold `decision` for `call_id`

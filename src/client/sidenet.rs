@@ -1279,6 +1279,10 @@ impl Sidenet {
                 if !landed {
                     return self.c.give_up(op, Some(text), error, !refused);
                 }
+                // Landed, and its run failed (the replay's error): as on an unbroken stream.
+                if let (true, Some(op), Some(error)) = (self.c.failed, op, &self.c.error) {
+                    return self.c.done(op, Err(error.clone()));
+                }
                 if !paused && !expired {
                     self.c.run_completed = true;
                 }
