@@ -1644,24 +1644,24 @@ fn request_headers(config: &Config, method: Method, streaming: bool) -> Vec<(Str
 /// an append-only history (Neuron's newest) keeps it pending for ever and writes the outcome on the
 /// `tool_call_result` right after it.
 fn records(record: &[Message], call_id: &str, decision: &Decision) -> bool {
-    let mut approval = None;
-    for (n, message) in record.iter().take(2).enumerate() {
-        if n == 1
-            && !matches!(message.get("type"), Some(Value::String(t)) if t == "tool_call_result")
-        {
-            break;
-        }
-        message.each_tool(|t| {
-            if approval.is_none() && t.call_id() == call_id {
-                approval = t.approval().filter(|a| *a != Approval::Pending);
-            }
-        });
-        if approval.is_some() {
-            break;
-        }
-    }
+    let outcome = |m: &Message| {
+        m.tools()
+            .iter()
+            .find(|t| t.call_id() == call_id)
+            .and_then(|t| t.approval())
+            .filter(|a| *a != Approval::Pending)
+    };
+    let after = record
+        .get(1)
+        .filter(|m| matches!(m.get("type"), Some(Value::String(t)) if t == "tool_call_result"));
     matches!(
-        (approval, decision),
+        (
+            record
+                .first()
+                .and_then(outcome)
+                .or_else(|| after.and_then(outcome)),
+            decision
+        ),
         (Some(Approval::Approved), Decision::Approve)
             | (Some(Approval::Rejected), Decision::Reject(_))
     )

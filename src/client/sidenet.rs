@@ -1198,18 +1198,25 @@ impl Sidenet {
     fn adopt_feed(&mut self, feed: &mut Feed) -> bool {
         let paused = self.adopt_cards(feed);
         self.c.finish_reason = feed.finish_reason.take();
-        if let Some(malformed) = feed.malformed.take() {
-            self.c.error = Some(malformed);
-        }
-        if let Some(text) = feed.error.take() {
-            self.c.error = Some(Error::new(ErrorCode::StreamError, text));
-            if !paused {
-                self.c.failed = true;
-                return true;
-            }
+        if self.adopt_errors(feed, paused) && !paused {
+            return true;
         }
         self.c.run_completed = !paused;
         false
+    }
+
+    /// Shows a stream's malformed chunk or `error` chunk (taken from `feed`); the latter fails the
+    /// run unless it is `paused`. `true` after an `error` chunk.
+    fn adopt_errors(&mut self, feed: &mut Feed, paused: bool) -> bool {
+        if let Some(malformed) = feed.malformed.take() {
+            self.c.error = Some(malformed);
+        }
+        let Some(text) = feed.error.take() else {
+            return false;
+        };
+        self.c.error = Some(Error::new(ErrorCode::StreamError, text));
+        self.c.failed = !paused;
+        true
     }
 
     /// Adopts the cards a stream (or replay) announced: a pause, or none. `true` when paused.
@@ -1236,17 +1243,7 @@ impl Sidenet {
         let paused = self.adopt_cards(feed);
         // A replay that reports an error or a malformed chunk says so (the run failed: not
         // abandoned, as an empty replay would read).
-        if let Some(malformed) = feed.malformed.take() {
-            self.c.error = Some(malformed);
-        }
-        let failed = match feed.error.take() {
-            Some(text) => {
-                self.c.error = Some(Error::new(ErrorCode::StreamError, text));
-                self.c.failed = !paused;
-                true
-            }
-            None => false,
-        };
+        let failed = self.adopt_errors(feed, paused);
         let expired = !paused && !failed && expected.as_ref().is_some_and(|e| self.abandoned(e));
         self.c.loaded = true;
         if let Some(held) = self.c.held_restore.take() {
@@ -1653,10 +1650,10 @@ impl Sidenet {
         // (the AI SDK's chat fails the same way).
         if card.name.is_empty() {
             if feed.malformed.is_none() {
-                let mut m = "an approval request for ".to_owned();
-                json::write_str(&mut m, &card.call_id);
-                m.push_str(" names a call the stream did not show");
-                feed.malformed = Some(Error::new(ErrorCode::StreamError, m));
+                feed.malformed = Some(Error::new(
+                    ErrorCode::StreamError,
+                    "an approval request names a call the stream did not show",
+                ));
             }
             return;
         }
