@@ -59,7 +59,7 @@ package() {
       .replaceAll(free, free + " if (!ptr) return;") + rejecting);
   ' "$out/toolgate.js"
   # Function bodies and data segments in the order gzip compresses best (about 1.3 KiB):
-  # scripts/reorder-functions.mjs. It is deterministic and takes about 45 s, so its result is kept
+  # scripts/reorder-functions.mjs. It is deterministic and takes about 90 s, so its result is kept
   # in target/reorder-cache/ under a hash of its input and of the script, and reused.
   if [ "$profile" = --release ]; then
     local key cached
@@ -81,6 +81,12 @@ package() {
   esbuild "$out/toolgate.js" --bundle --format=esm --platform=browser "${minify[@]}" --log-level=warning \
     --log-override:duplicate-object-key=silent \
     --banner:js='/* @ts-self-types="./toolgate.d.ts" */' --outfile="$out/toolgate.js" --allow-overwrite
+  # Then terser over esbuild's output (two compress passes, safe options only): it finds what one
+  # pass leaves (-180 B gzip of the glue, measured); the types comment is kept.
+  if [ "$profile" = --release ]; then
+    terser "$out/toolgate.js" --module --ecma 2020 --compress passes=2 --mangle \
+      --comments '/@ts-self-types/' --output "$out/toolgate.js"
+  fi
   rm -rf "$out/snippets"
 }
 

@@ -3267,7 +3267,8 @@ fn the_finish_reason_of_the_last_answer_is_in_the_snapshot() {
     // A stream without a `finish` (a pause) has none.
     let mut h = H::paused(false);
     assert_eq!(h.c.snapshot().finish_reason, None);
-    // The collect transport's own `finishReason`.
+    // The collect transport: the `finish` chunk among its chunks (the output's own top-level
+    // `finishReason` is not read).
     let mut cfg = config();
     cfg.transport = Transport::Collect;
     cfg.agent_id = Some("agent_1".into());
@@ -3276,11 +3277,12 @@ fn the_finish_reason_of_the_last_answer_is_in_the_snapshot() {
     let post = one_http(&h2.drain());
     let mut c = vec![start("msg_a1")];
     c.extend(text("t", &["Filtered"]));
+    c.push(json!({"type": "finish", "finishReason": "content-filter"}));
     let outs = h2.respond(
         post.id,
         HttpResponse::new(
             200,
-            json!({"chunks": c, "finishReason": "content-filter"}).to_string(),
+            json!({"chunks": c, "finishReason": "stop"}).to_string(),
         ),
     );
     assert_eq!(done(&outs, op), Ok(()));

@@ -2350,15 +2350,6 @@ fn parse_collected(body: &[u8]) -> Result<Vec<Result<Chunk>>> {
             items.push(item);
         }
     }
-    // The output's own `finishReason`, as a last `finish` would tell it.
-    if let Some(reason) = value
-        .as_object()
-        .and_then(|v| v.get("finishReason")?.as_str())
-    {
-        items.push(Ok(Chunk::Finish {
-            finish_reason: Some(reason.to_owned()),
-        }));
-    }
     Ok(items)
 }
 
