@@ -9,7 +9,8 @@
 //
 // The conversations are split evenly across the server variants of PROTOCOLS.md sections 1-3:
 // Neuron reading partial decision payloads as `strict`, `incremental` or `cumulative`
-// (NEURON_DECISIONS, one endpoint per reading, each killed and restarted once) and Sidenet with its
+// (NEURON_DECISIONS, one endpoint per reading, each killed and restarted once), Neuron with an
+// append-only history and message-less replies (a fourth endpoint), and Sidenet with its
 // own `data-tool-call-approval` chunks or the AI SDK form (`?approvalForm=ai-sdk` on the chat
 // route). The check and its summary are per variant.
 //
@@ -174,7 +175,10 @@ function startEndpoint({ port, dataDir, wwwDir, reading, faults }) {
     env: {
       ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, WWW_DIR: wwwDir,
       PKG_DIR: path.join(ROOT, 'pkg'), FAULTS: faults, QUIET: '1', CHUNK_DELAY_MS: '2', GRACE_MS: '600000', TOKEN: '',
-      NEURON_DECISIONS: reading,
+      // `append-only`: Neuron's newest history (the pause never changes, the outcomes on the
+      // tool_call_result after it) and Laravel's message-less replies, read strictly.
+      NEURON_DECISIONS: reading === 'append-only' ? 'strict' : reading,
+      ...(reading === 'append-only' ? { NEURON_HISTORY: 'append-only', NEURON_REPLY: 'approvals' } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -225,11 +229,12 @@ function chromiumPath() {
 
 // The server variants. Each Neuron reading needs an endpoint of its own (NEURON_DECISIONS); the
 // Sidenet forms are chosen per request (the chat route's query), and share those endpoints.
-const READINGS = ['strict', 'incremental', 'cumulative'];
+const READINGS = ['strict', 'incremental', 'cumulative', 'append-only'];
 const VARIANTS = [
   { variant: 'neuron strict', dialect: 'neuron', reading: 'strict' },
   { variant: 'neuron incremental', dialect: 'neuron', reading: 'incremental' },
   { variant: 'neuron cumulative', dialect: 'neuron', reading: 'cumulative' },
+  { variant: 'neuron append-only', dialect: 'neuron', reading: 'append-only' },
   { variant: 'sidenet native', dialect: 'sidenet', reading: 'strict' },
   { variant: 'sidenet ai-sdk', dialect: 'sidenet', reading: 'cumulative', routes: { chat: '/v1/chat?approvalForm=ai-sdk' } },
 ];
@@ -273,10 +278,13 @@ function storedDecisions(dialect, rec) {
   const out = new Map();
   if (!rec) return out;
   if (dialect === 'neuron') {
+    // The tool_call's states, then the outcomes on the tool_call_result after it (an append-only
+    // history writes them only there).
     for (const m of rec.messages || []) {
-      if (m.type !== 'tool_call') continue;
+      if (m.type !== 'tool_call' && m.type !== 'tool_call_result') continue;
       for (const t of m.tools || []) {
         if (t.approval === null || t.approval === undefined) continue;
+        if (m.type === 'tool_call_result' && t.approval === 'pending') continue;
         out.set(t.callId, { name: t.name, state: t.approval, reason: t.rejectReason ?? null });
       }
     }

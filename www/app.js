@@ -505,6 +505,9 @@ function statusText(snap, s) {
       if (undecided === 0) return `Paused. All ${n} decided: submit your decisions to continue.`;
       return `Paused for your approval: ${undecided} of ${n} tool call${n === 1 ? '' : 's'} still need${undecided === 1 ? 's' : ''} a decision.`;
     case 'completed':
+      // An answer a length limit or a filter cut short says so (Sidenet's finish reason).
+      if (snap.finishReason === 'length') return 'Done, but the answer was cut short: it reached its length limit.';
+      if (snap.finishReason === 'content-filter') return 'Done, but a content filter stopped the answer.';
       return 'Done. The agent has finished.';
     case 'expired':
       return 'The paused run expired.';
