@@ -1029,7 +1029,10 @@ fn reply_to_an_old_request_id_is_ignored() {
     let outs = h.fail(p1.id, TransportError::Network("reset".into()));
     let outs = h.still_paused(&outs);
     no_http(&outs);
-    let outs = h.at(h.c.poll_timeout().expect("retry"));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Network));
+    let (op, outs) = h.submit();
+    let check = one_http(&outs);
+    let outs = h.respond(check.id, thread(paused_thread()));
     let p2 = one_http(&outs);
     assert_eq!(p1.body, p2.body);
     // The first attempt's reply shows up late: ignored.
@@ -1058,82 +1061,52 @@ fn driver_side_abort_is_handled_like_abort() {
 // Retries
 
 #[test]
-fn network_failure_retries_with_backoff_then_succeeds() {
-    let mut h = H::paused();
-    h.approve("call_A");
-    h.approve("call_B");
+fn a_submission_without_a_clear_answer_is_checked_never_re_sent_by_itself() {
+    // A network failure, a 500 (a tool may have run, or thrown: Neuron stages its approval again
+    // and a second POST would run it again), a 502 or a 503: the thread is read; on the pause
+    // unchanged, not applied, the submission fails with the drafts kept and nothing is sent by
+    // itself. The person's next submission reads the thread first, then goes out.
     let body = r#"{"decisions":{"call_A":"approve","call_B":"approve"}}"#;
-    let (op, outs) = h.submit();
-    let p1 = one_http(&outs);
-    assert_post(&p1, body);
-    h.now = 2_000;
-    let outs = h.fail(p1.id, TransportError::Network("connection reset".into()));
-    // Not re-sent blindly: the thread is read first, and still shows the pause undecided.
-    no_done(&outs);
-    let outs = h.still_paused(&outs);
-    no_http(&outs);
-    no_done(&outs);
-    assert_eq!(h.phase(), Phase::Submitting);
-    assert_eq!(h.c.poll_timeout(), Some(2_300));
-    assert!(h.at(2_299).is_empty(), "not due yet");
-    let outs = h.at(2_300);
-    let p2 = one_http(&outs);
-    assert_post(&p2, body);
-    assert_eq!(h.c.poll_timeout(), None);
-    h.now = 2_400;
-    let outs = h.respond(p2.id, status(503, json!({"error": "busy"})));
-    h.still_paused(&outs);
-    assert_eq!(h.c.poll_timeout(), Some(3_000), "backoff doubles");
-    let outs = h.at(3_000);
-    let p3 = one_http(&outs);
-    assert_post(&p3, body);
-    let outs = h.respond(p3.id, reply("completed", assistant("m", "ok")));
-    assert_eq!(done(&outs, op), Ok(()));
-    assert_eq!(h.phase(), Phase::Completed);
-}
-
-#[test]
-fn retries_exhausted_keep_drafts_and_a_later_submit_works() {
-    let mut h = H::paused();
-    h.reject("call_B", Some("no"));
-    let (op, outs) = h.submit();
-    let mut req = one_http(&outs);
-    for attempt in 1..=3u64 {
-        let outs = h.respond(req.id, status(502, json!({"error": "bad gateway"})));
+    for fail in 0..4 {
+        let mut h = H::paused();
+        h.approve("call_A");
+        h.approve("call_B");
+        let (op, outs) = h.submit();
+        let p1 = one_http(&outs);
+        assert_post(&p1, body);
+        let outs = match fail {
+            0 => h.fail(p1.id, TransportError::Network("connection reset".into())),
+            n => h.respond(
+                p1.id,
+                status([500, 502, 503][n - 1], json!({"error": "server error"})),
+            ),
+        };
+        no_done(&outs);
         let outs = h.still_paused(&outs);
-        if attempt == 3 {
-            assert_eq!(done(&outs, op), Err(ErrorCode::HttpStatus));
-            no_http(&outs);
-            break;
-        }
-        let due = h.c.poll_timeout().expect("retry timer");
-        assert_eq!(due, h.now + 300 * (1 << (attempt - 1)));
-        let outs = h.at(due);
-        req = one_http(&outs);
+        no_http(&outs);
+        let code = if fail == 0 {
+            ErrorCode::Network
+        } else {
+            ErrorCode::HttpStatus
+        };
+        assert_eq!(done(&outs, op), Err(code), "case {fail}");
+        assert_eq!(h.c.poll_timeout(), None, "nothing sent by itself");
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::Error);
+        assert_eq!(s.decisions.len(), 2, "drafts kept");
+        assert!(s.can_submit);
+        // The person submits again: the thread first, then the same body.
+        let (op, outs) = h.submit();
+        assert_eq!(h.error_code(), None, "a new command clears the error");
+        let check = one_http(&outs);
+        assert_get(&check);
+        let outs = h.respond(check.id, thread(paused_thread()));
+        let post = one_http(&outs);
+        assert_post(&post, body);
+        let outs = h.respond(post.id, reply("completed", assistant("m", "ok")));
+        assert_eq!(done(&outs, op), Ok(()));
+        assert_eq!(h.phase(), Phase::Completed);
     }
-    let s = h.c.snapshot();
-    assert_eq!(s.phase, Phase::Error);
-    assert_eq!(
-        s.error.as_ref().map(|e| e.message.as_str()),
-        Some("bad gateway")
-    );
-    assert_eq!(s.decisions.len(), 1, "drafts kept");
-    assert!(s.can_submit);
-    assert_eq!(h.c.poll_timeout(), None);
-    let (op, outs) = h.submit();
-    let post = one_http(&outs);
-    assert_post(&post, r#"{"decisions":{"call_B":["reject","no"]}}"#);
-    assert_eq!(h.error_code(), None, "a new command clears the error");
-    let mut tail = pause_two();
-    tail["tools"][1] = rejected(
-        "call_B",
-        "send_email",
-        Some("Outbound email reaches people"),
-        Some("no"),
-    );
-    let outs = h.respond(post.id, reply("awaiting_approval", tail));
-    assert_eq!(done(&outs, op), Ok(()));
-    assert!(cleared(&persists(&outs)));
 }
 
 #[test]

@@ -80,11 +80,11 @@ pub(super) enum Why {
         refused: bool,
     },
     /// A decision POST got 409 / 400 / a bad body (`resend` `None`), or no clear answer (Neuron,
-    /// `Some(try)`): reconcile the drafts with the server. Only when the thread still shows the
-    /// pause they were made on, with the decisions not applied, is the same body sent again, as
-    /// try `try + 1`: never blindly, since a POST that landed may have moved the run on to a pause
-    /// whose calls reuse the callIds. `Some(0)` (no answer in time: the server may still be at
-    /// work on it) sends nothing again: the drafts stay, for the person to submit.
+    /// `Some(0)`): reconcile the drafts with the server. Decisions the thread shows applied are
+    /// acknowledged, and nothing goes to a pause the run moved on to (its calls may reuse the
+    /// callIds). Nothing is sent again by itself: a pause shown unchanged after no clear answer
+    /// may be running its tools (an append-only history), or have run one that threw; the drafts
+    /// stay for the person. [`NOW`]: a submission the person made, checked first.
     Reconcile {
         sub: Submission,
         error: Error,

@@ -687,7 +687,7 @@ impl Client {
                 text,
                 users_before,
             } => self.on_send_response(op, text, users_before, &response),
-            Job::Submit(sub) => self.on_submit_response(attempt, sub, &response),
+            Job::Submit(sub) => self.on_submit_response(sub, &response),
         }
         self.settle();
     }
@@ -748,15 +748,8 @@ impl Client {
                     text,
                     users_before,
                 } => self.verify_send(op, text, users_before, error, false),
-                Job::Submit(sub) => {
-                    // No answer in time: the server may still be at work on it (see `Why`).
-                    let again = if error.code == ErrorCode::Timeout {
-                        0
-                    } else {
-                        flight.attempt
-                    };
-                    self.reconcile(sub, error, Some(again))
-                }
+                // No clear answer: checked, never sent again by itself (see `Why::Reconcile`).
+                Job::Submit(sub) => self.reconcile(sub, error, Some(0)),
                 job => self.c.retry_or_fail(now, job, flight.attempt, error),
             },
         }
@@ -1186,13 +1179,11 @@ impl Client {
                 self.after_acknowledged(sub);
             } else if resend == NOW {
                 self.start(Job::Submit(sub));
-            } else if let Some(resend @ 1..) = resend {
-                // Not applied, the pause unchanged: the same body again, after the backoff.
-                self.c
-                    .retry_or_fail(self.c.clock, Job::Submit(sub), resend, error);
             } else {
-                // No answer in time (`Some(0)`): the server may still be at work on it, and move
-                // the run on before the person submits again.
+                // Not shown applied. After no clear answer (`Some(0)`) that proves nothing: an
+                // append-only history shows the pause unchanged while the tools run, and after a
+                // tool that threw (a 500), a second POST would run it again. The submission
+                // fails, the drafts stay, and the person's next one reads the thread first.
                 self.unsure = resend.is_some();
                 self.c
                     .give_up(Some(sub.op), sub.then_send.take(), error, true);
@@ -1340,7 +1331,7 @@ impl Client {
         self.sync_due = true;
     }
 
-    fn on_submit_response(&mut self, attempt: u32, sub: Submission, response: &HttpResponse) {
+    fn on_submit_response(&mut self, sub: Submission, response: &HttpResponse) {
         let status = response.status;
         let error = match status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
@@ -1366,8 +1357,8 @@ impl Client {
         if matches!(status, 200..=299 | 409 | 400) {
             self.reconcile(sub, error, None);
         } else if retryable_status(status) {
-            // A gateway that gave up waiting (504): the server may still be at work on it.
-            self.reconcile(sub, error, Some(if status == 504 { 0 } else { attempt }));
+            // No clear answer (a 500 may come after a tool ran, or threw): checked, not re-sent.
+            self.reconcile(sub, error, Some(0));
         } else {
             self.c.fail(Job::Submit(sub), error);
         }

@@ -150,8 +150,9 @@ export interface ApprovalClientOptions {
   persist?: boolean;
   /** Per request; for a stream, the wait for the headers and then between chunks. Default 30000. */
   timeoutMs?: number;
-  /** Retries of loads and decision submissions (never of a new message). `attempts` counts every
-   *  try. Defaults 3, 300, 5000. */
+  /** Retries of loads, and of Sidenet continuations the server has not accepted (never of a new
+   *  message, nor of a Neuron decision submission: after no clear answer it is checked against the
+   *  thread, not sent again). `attempts` counts every try. Defaults 3, 300, 5000. */
   retry?: { attempts?: number; backoffMs?: number; maxBackoffMs?: number };
   /** Neuron: reload the thread quietly after each POST. Default `true`. */
   reloadAfterPost?: boolean;
