@@ -344,6 +344,23 @@ impl H {
         h
     }
 
+    /// Approves call_A and call_B.
+    fn approve_both(&mut self) {
+        for id in ["call_A", "call_B"] {
+            self.c.approve(id).expect("approve");
+            self.drain();
+        }
+    }
+
+    /// Paused on call_A and call_B, both approved and submitted: the client, the submission's
+    /// op and its first continuation (call_A's).
+    fn both_approved_and_submitted() -> (H, OpId, HttpRequest) {
+        let mut h = H::paused(true);
+        h.approve_both();
+        let (op, first) = h.submit();
+        (h, op, first)
+    }
+
     /// A client that sent "delete /tmp/x" and is paused on call_A (and call_B).
     fn paused(two: bool) -> H {
         let mut h = H::new();
@@ -1423,12 +1440,7 @@ fn a_lost_continuation_answer_is_retried_once_and_reconciled_never_duplicated() 
 
 #[test]
 fn a_continuation_stream_dropped_after_2xx_is_never_resent() {
-    let mut h = H::paused(true);
-    h.c.approve("call_A").expect("approve");
-    h.drain();
-    h.c.approve("call_B").expect("approve");
-    h.drain();
-    let (op, first) = h.submit();
+    let (mut h, op, first) = H::both_approved_and_submitted();
     assert_continuation(&first, "call_A", true);
     h.open(first.id, 200);
     h.feed(first.id, &sse(&[start("msg_a1")], false), 5);
@@ -1853,12 +1865,7 @@ fn a_continuation_without_a_start_chunk_goes_on_from_the_paused_message() {
 /// must not carry over to a call the person never saw.
 #[test]
 fn a_reused_tool_call_id_for_a_new_call_never_inherits_the_draft() {
-    let mut h = H::paused(true);
-    h.c.approve("call_A").expect("approve");
-    h.drain();
-    h.c.approve("call_B").expect("approve");
-    h.drain();
-    let (op, first) = h.submit();
+    let (mut h, op, first) = H::both_approved_and_submitted();
     assert_continuation(&first, "call_A", true);
     // A ran; B was answered in another tab; the next step asks for another call named call_B.
     let mut c = vec![
@@ -2302,12 +2309,7 @@ fn a_409_then_a_new_call_under_the_same_id_says_the_draft_was_dropped() {
 /// person can answer.
 #[test]
 fn after_a_dropped_accepted_continuation_the_rest_go_and_the_first_can_be_answered() {
-    let mut h = H::paused(true);
-    h.c.approve("call_A").expect("approve");
-    h.drain();
-    h.c.approve("call_B").expect("approve");
-    h.drain();
-    let (op, first) = h.submit();
+    let (mut h, op, first) = H::both_approved_and_submitted();
     assert_continuation(&first, "call_A", true);
     h.open(first.id, 200);
     let outs = h.fail(first.id, TransportError::Network("reset".into()));
@@ -2840,12 +2842,7 @@ fn a_continuation_that_does_not_announce_the_calls_still_waiting_is_followed_up(
     // A server that ends A's continuation as a paused stream does (`[DONE]`, no `finish`) without
     // announcing call_B again: the client does not take that for the end of the run (which would
     // drop B's decision); it reads where the run stands, finds B waiting, and sends B's.
-    let mut h = H::paused(true);
-    h.c.approve("call_A").expect("approve");
-    h.drain();
-    h.c.approve("call_B").expect("approve");
-    h.drain();
-    let (op, first) = h.submit();
+    let (mut h, op, first) = H::both_approved_and_submitted();
     assert_continuation(&first, "call_A", true);
     let c = vec![
         start("msg_a1"),
@@ -2873,12 +2870,7 @@ fn a_continuation_that_does_not_announce_the_calls_still_waiting_is_followed_up(
 
     // A continuation that ends with `finish` ends the run: nothing is read again, and B's
     // decision, not sent, is reported.
-    let mut h = H::paused(true);
-    h.c.approve("call_A").expect("approve");
-    h.drain();
-    h.c.approve("call_B").expect("approve");
-    h.drain();
-    let (op, first) = h.submit();
+    let (mut h, op, first) = H::both_approved_and_submitted();
     let mut c = vec![
         start("msg_a1"),
         json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
@@ -2943,10 +2935,7 @@ fn done_ends_the_answer_though_the_server_holds_the_connection_open() {
     assert!(h.end(post.id).is_empty());
     assert!(h.fail(post.id, TransportError::Aborted).is_empty());
     // A continuation's reply likewise.
-    h.c.approve("call_A").expect("approve");
-    h.drain();
-    h.c.approve("call_B").expect("approve");
-    h.drain();
+    h.approve_both();
     let (op, first) = h.submit();
     let c = vec![
         start("msg_a1"),
@@ -3128,12 +3117,7 @@ fn a_call_whose_outcome_follows_its_approval_in_the_stream_is_no_card() {
 fn an_abort_chunk_on_a_continuation_with_calls_waiting_is_followed_up() {
     // `abort` ends the stream, not the run: B still waits, so where the run stands is read (as
     // after a stream that ends paused without announcing it) and B's decision goes out.
-    let mut h = H::paused(true);
-    h.c.approve("call_A").expect("approve");
-    h.drain();
-    h.c.approve("call_B").expect("approve");
-    h.drain();
-    let (op, first) = h.submit();
+    let (mut h, op, first) = H::both_approved_and_submitted();
     assert_continuation(&first, "call_A", true);
     let c = vec![
         start("msg_a1"),
