@@ -428,9 +428,11 @@ pub struct Client {
     /// A quiet reload to start when the step settles, unless an automatic submission (whose
     /// answer brings its own) started instead: the driver never sees one issued and cancelled.
     sync_due: bool,
-    /// A decision POST was stopped after it was sent (`abort()`): it may have landed and moved the
-    /// run on to calls that reuse the callIds. Until the thread is read again, a submission reads
-    /// it first and is sent only to the pause it was made on, not yet decided.
+    /// The outcome of a decision POST is not known (stopped by `abort()` after it was sent, no
+    /// clear answer, or accepted without the message and the read that followed lost): it may
+    /// have landed, be running its tools, or have moved the run on to calls that reuse the
+    /// callIds. Until the thread is read again, a submission reads it first and is sent only to
+    /// the pause it was made on, not yet decided.
     unsure: bool,
 }
 
