@@ -11,6 +11,11 @@ const DIALECT_NAMES = { neuron: 'Neuron', sidenet: 'Sidenet' };
 const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const REJECT_ALL_REASON = 'The user sent a new request instead of deciding on this call.';
 const PREFS = 'toolgate-demo:';
+// Error codes of a message the server surely did not take (refused, or never sent); any other
+// failure (network, timeout, an HTTP error, a reply cut short) may have come after the server stored
+// it, so the demo says the message may not have been sent, and checks the thread before sending it
+// again.
+const REFUSED = new Set(['conflict', 'input_locked', 'unauthorized', 'busy', 'invalid_argument', 'expired']);
 // The tools allowed for this browser session (sessionStorage: gone when the tab closes), given to
 // every thread's client.
 const ALLOWED = 'toolgate-demo:allowed';
@@ -54,6 +59,14 @@ const ui = {
 
 /** The open thread: one ApprovalClient and what the page remembers about it. */
 let session = null;
+
+/**
+ * What the message box and the alert held for each thread the person left (`dialect:thread` →
+ * `{ text, inBox, held }`), for this page's life: switching threads shows the other thread's box
+ * (empty for a new one), and what was typed here, or not sent here, comes back with this thread.
+ */
+const drafts = new Map();
+const draftKey = (thread, dialect) => `${dialect}:${thread}`;
 
 // ---------------------------------------------------------------------------------------------
 // Start-up
@@ -154,6 +167,11 @@ function useExample(text) {
 // Threads
 
 function openThread(thread, dialect) {
+  // The first open (the page starting): the box was usable while the package loaded, and what was
+  // typed there is meant for the thread the page opens, so it stays. (Disabling the box until then
+  // would drop the keys of someone typing as the page appears.) Later opens show the box as that
+  // thread was left; what was typed for the thread being left is kept for it (`closeSession`).
+  const first = !session;
   if (session) closeSession();
   let client;
   try {
@@ -175,14 +193,27 @@ function openThread(thread, dialect) {
     alertKey: null,
     dismissedAlert: null,
     wasSuspended: false,
+    // A message that was not (or not surely) delivered, `{ text, maybeSent }`: `inBox` when it was
+    // put back into the message box (while the box still holds exactly it), `held` when the person
+    // had typed something new meanwhile (shown in the alert, with "Put it back"); `seenUnsent`, the
+    // client's `unsentText` already taken in (it stays in the snapshot until the next send).
+    inBox: null,
+    held: [],
+    seenUnsent: null,
   };
+  const saved = drafts.get(draftKey(thread, dialect));
+  drafts.delete(draftKey(thread, dialect));
+  if (saved) {
+    s.inBox = saved.inBox;
+    s.held = saved.held;
+  }
   session = s;
   s.stop = client.subscribe(() => {
     if (session === s) scheduleRender();
   });
   setPref('dialect', dialect);
   remember(thread, dialect);
-  ui.input.value = '';
+  if (!first) ui.input.value = saved?.text ?? '';
   autosize();
   ui.messages.replaceChildren();
   ui.cards.replaceChildren();
@@ -193,6 +224,10 @@ function openThread(thread, dialect) {
 function closeSession() {
   const s = session;
   session = null;
+  const text = ui.input.value;
+  if (text.trim() !== '' || s.held.length) {
+    drafts.set(draftKey(s.thread, s.dialect), { text, inBox: s.inBox?.text === text ? s.inBox : null, held: s.held });
+  }
   s.stop?.();
   try {
     s.client.abort();
@@ -224,6 +259,7 @@ async function command(kind, fn) {
   if (!s) return true;
   s.lastOp = { kind, fn };
   s.notice = null;
+  s.delivered = false;
   try {
     await fn();
     return false;
@@ -255,25 +291,140 @@ function sendMessage() {
   const snap = s.client.getSnapshot();
   if (snap.suspension) return; // locked: "Reject all and send" is the way out
   if (!snap.canSend) return;
+  // The message put back after a send that may have arrived: the thread is checked first.
+  if (s.inBox?.maybeSent && s.inBox.text === text) {
+    resend(s, s.inBox);
+    return;
+  }
+  s.inBox = null;
   ui.input.value = '';
   autosize();
-  command('send', () => s.client.send(text)).then((failed) => restoreIfFailed(s, text, failed));
+  command('send', () => startSend(s, () => s.client.send(text))).then((failed) => restoreIfFailed(s, text, failed));
 }
 
 /**
- * A message that did not go out comes back into the composer (unless the user typed anew): the
- * command failed, whether the client refused it (`busy`, a notice, not `snapshot.error`) or the
- * request failed, and the message is not on the thread.
+ * Starts a client command that sends a message. Once it has started, the client's `unsentText` is
+ * cleared: a failure of this send is a new one, taken in again even if its text is the same.
  */
-function restoreIfFailed(s, text, failed) {
-  if (session !== s || ui.input.value !== '') return;
+function startSend(s, fn) {
+  const p = fn();
+  if (!s.client.getSnapshot().unsentText) s.seenUnsent = null;
+  return p;
+}
+
+/**
+ * A message that did not go out is kept: the command failed, whether the client refused it at once
+ * (`busy`, a notice, not `snapshot.error`: the client does not keep its text) or the request failed
+ * (the client keeps it in `unsentText`, not or not surely delivered), and it is not on the thread.
+ */
+function restoreIfFailed(s, text, failed, maybeSent = false) {
+  if (session !== s) return;
   const snap = s.client.getSnapshot();
-  const landed = snap.messages.some((m) => m.role === 'user' && m.text === text);
-  if ((failed || snap.error) && !landed) {
-    ui.input.value = text;
-    autosize();
-    render();
+  if (snap.unsentText === text) takeUnsent(s, snap);
+  if (failed || snap.error) {
+    const unsent = snap.unsentText === text || !snap.messages.some((m) => m.role === 'user' && m.text === text);
+    const kept = s.held.some((u) => u.text === text) || (s.inBox?.text === text && ui.input.value === text);
+    if (unsent && !kept) keepUnsent(s, { text, maybeSent });
   }
+  render();
+}
+
+/** Takes in the client's `unsentText` once (each failure once): the box, or the alert. */
+function takeUnsent(s, snap) {
+  const text = snap.unsentText;
+  if (!text || s.seenUnsent === text) return;
+  s.seenUnsent = text;
+  const code = snap.error?.code ?? s.notice?.code;
+  keepUnsent(s, { text, maybeSent: !REFUSED.has(code) });
+}
+
+/**
+ * Nothing typed is lost: the unsent message goes back into the message box when the box is empty
+ * (or holds just it); when the person has typed something new since, their text stays and the
+ * message is shown in the alert, with a way to put it back.
+ */
+function keepUnsent(s, item) {
+  if (s.held.some((u) => u.text === item.text)) return;
+  const box = ui.input.value;
+  if (box === item.text || box.trim() === '') {
+    ui.input.value = item.text;
+    autosize();
+    s.inBox = item;
+  } else {
+    s.held.push(item);
+  }
+}
+
+/**
+ * "Put it back": the message goes into the box, before what the person typed since (the order they
+ * wrote them in), on its own line. Both are kept, nothing is replaced; the person edits and sends.
+ * (Not a swap: that would move their new text into an alert about a message that was not sent.)
+ */
+function putBack(s, item) {
+  if (session !== s) return;
+  s.held = s.held.filter((u) => u !== item);
+  const box = ui.input.value;
+  if (box.trim() === '') {
+    ui.input.value = item.text;
+    s.inBox = item;
+  } else {
+    ui.input.value = `${item.text}\n${box}`;
+    s.inBox = null;
+  }
+  autosize();
+  ui.input.focus();
+  render();
+}
+
+function discardUnsent(s, item) {
+  if (session !== s) return;
+  s.held = s.held.filter((u) => u !== item);
+  ui.input.focus();
+  render();
+}
+
+/** The text of the thread's last user message, or null. */
+function lastUserText(snap) {
+  for (let i = snap.messages.length - 1; i >= 0; i--) {
+    if (snap.messages[i].role === 'user') return snap.messages[i].text;
+  }
+  return null;
+}
+
+/**
+ * Sends an unsent message again (`item`, from the box or the alert). One that may have arrived (no
+ * clear answer: network, timeout, an HTTP error) is never sent again blindly: the thread is loaded
+ * first, and when its last user message is this text, it was delivered and is dropped here. Only the
+ * box's copy of the message is cleared, never text the person typed since.
+ */
+function resend(s, item) {
+  const { text } = item;
+  const settle = () => {
+    s.held = s.held.filter((u) => u !== item);
+    if (s.inBox === item) {
+      s.inBox = null;
+      if (ui.input.value === text) {
+        ui.input.value = '';
+        autosize();
+      }
+    }
+  };
+  command('send', async () => {
+    if (item.maybeSent) {
+      await s.client.load();
+      if (session !== s) return;
+      if (lastUserText(s.client.getSnapshot()) === text) {
+        settle();
+        s.delivered = true;
+        render();
+        return;
+      }
+    }
+    const p = startSend(s, () => s.client.send(text));
+    settle();
+    render();
+    await p;
+  }).then((failed) => restoreIfFailed(s, text, failed, item.maybeSent));
 }
 
 function rejectAllAndSend() {
@@ -287,9 +438,10 @@ function rejectAllAndSend() {
   }
   // Disabled while a request runs (as Submit is): nothing happens, the text stays where it is.
   if (ui.rejectAll.getAttribute('aria-disabled') === 'true') return;
+  s.inBox = null;
   ui.input.value = '';
   autosize();
-  command('send', () => s.client.rejectAllAndSend(text, REJECT_ALL_REASON)).then((failed) => restoreIfFailed(s, text, failed));
+  command('send', () => startSend(s, () => s.client.rejectAllAndSend(text, REJECT_ALL_REASON))).then((failed) => restoreIfFailed(s, text, failed));
   ui.input.focus();
 }
 
@@ -311,10 +463,13 @@ function retry() {
   const s = session;
   if (!s) return;
   const snap = s.client.getSnapshot();
-  if (snap.unsentText && snap.canSend) {
-    const text = snap.unsentText;
-    ui.input.value = '';
-    command('send', () => s.client.send(text));
+  // The unsent message, where the page keeps it: in the alert, or the box holding just it. (Once the
+  // person edited it or put it back beside new text, it is theirs to send.)
+  const text = snap.unsentText;
+  const item = text && (s.held.find((u) => u.text === text)
+    ?? (s.inBox?.text === text && ui.input.value === text ? s.inBox : null));
+  if (item && snap.canSend) {
+    resend(s, item);
   } else if (snap.suspension && snap.canSubmit && s.lastOp?.kind === 'submit') {
     command('submit', () => s.client.submit());
   } else {
@@ -410,6 +565,8 @@ function wireControls() {
     }
   });
   ui.input.addEventListener('input', () => {
+    // An edited message is the person's new text.
+    if (session?.inBox && ui.input.value !== session.inBox.text) session.inBox = null;
     autosize();
     render();
   });
@@ -547,13 +704,22 @@ function describeError(error) {
 function renderAlert(snap, s) {
   const expired = snap.phase === 'expired';
   const error = snap.error ?? (expired ? { code: 'expired', message: '' } : null) ?? s.notice;
-  const key = error ? `${snap.phase}|${error.code}|${error.message}` : null;
-  if (key === s.alertKey && !(key && key === s.dismissedAlert && ui.alerts.childElementCount)) return;
-  s.alertKey = key;
-  if (!error || key === s.dismissedAlert) {
-    ui.alerts.replaceChildren();
-    return;
-  }
+  s.alertKey = error ? `${snap.phase}|${error.code}|${error.message}` : null;
+  const shown = error && s.alertKey !== s.dismissedAlert ? error : null;
+  // The message put back into the box, while the box holds just it.
+  const inBox = s.inBox && ui.input.value === s.inBox.text ? s.inBox : null;
+  const key = JSON.stringify([shown && s.alertKey, shown && snap.busy, shown && inBox?.maybeSent,
+    s.held.map((u) => [u.text, u.maybeSent]), s.held.length > 0 && (snap.busy || !snap.canSend), s.delivered]);
+  if (key === s.alertRenderKey) return;
+  s.alertRenderKey = key;
+  ui.alerts.replaceChildren(...[
+    shown ? errorAlert(snap, s, shown, inBox) : null,
+    ...s.held.map((item) => heldAlert(snap, s, item)),
+    s.delivered && !shown ? deliveredAlert(s) : null,
+  ].filter(Boolean));
+}
+
+function errorAlert(snap, s, error, inBox) {
   const d = describeError(error);
   const isExpired = error.code === 'expired';
   const busy = snap.busy;
@@ -565,19 +731,49 @@ function renderAlert(snap, s) {
   }
   actions.push(h('button', { type: 'button', class: 'btn btn-quiet', disabled: busy, onclick: reloadThread }, 'Reload thread'));
   actions.push(
-    h('button', { type: 'button', class: 'btn btn-link', onclick: () => { s.dismissedAlert = s.alertKey; s.notice = null; ui.alerts.replaceChildren(); ui.input.focus(); } }, 'Dismiss'),
+    h('button', { type: 'button', class: 'btn btn-link', onclick: () => { s.dismissedAlert = s.alertKey; s.notice = null; render(); ui.input.focus(); } }, 'Dismiss'),
   );
   const title = d.title.charAt(0).toUpperCase() + d.title.slice(1);
-  ui.alerts.replaceChildren(
-    h('div', { class: `alert ${isExpired || error.code === 'conflict' ? 'alert-warn' : 'alert-error'}`, dataset: { code: error.code } },
-      h('span', { class: 'alert-icon', 'aria-hidden': 'true' }, isExpired ? '◷' : '!'),
-      h('div', { class: 'alert-body' },
-        h('p', { class: 'alert-title' }, title + '.'),
-        h('p', null, d.hint),
-        error.message ? h('p', { class: 'alert-detail' }, error.message) : null,
-        snap.unsentText ? h('p', { class: 'alert-detail' }, 'Your message was not sent; it is back in the message box.') : null,
-        h('div', { class: 'alert-actions' }, actions))),
-  );
+  let note = null;
+  if (inBox) {
+    note = inBox.maybeSent
+      ? 'Your message may not have been sent; it is back in the message box. Retry checks the thread first, so it is not sent twice.'
+      : 'Your message was not sent; it is back in the message box.';
+  }
+  return h('div', { class: `alert ${isExpired || error.code === 'conflict' ? 'alert-warn' : 'alert-error'}`, dataset: { code: error.code } },
+    h('span', { class: 'alert-icon', 'aria-hidden': 'true' }, isExpired ? '◷' : '!'),
+    h('div', { class: 'alert-body' },
+      h('p', { class: 'alert-title' }, title + '.'),
+      h('p', null, d.hint),
+      error.message ? h('p', { class: 'alert-detail' }, error.message) : null,
+      note ? h('p', { class: 'alert-detail' }, note) : null,
+      h('div', { class: 'alert-actions' }, actions)));
+}
+
+/** A message not (surely) sent while the person had typed something new: shown here, as text. */
+function heldAlert(snap, s, item) {
+  return h('div', { class: 'alert alert-warn alert-unsent', dataset: { unsent: item.maybeSent ? 'maybe' : 'not' } },
+    h('span', { class: 'alert-icon', 'aria-hidden': 'true' }, '!'),
+    h('div', { class: 'alert-body' },
+      h('p', { class: 'alert-title' }, item.maybeSent ? 'Your message may not have been sent.' : 'Your message was not sent.'),
+      h('p', null, item.maybeSent
+        ? 'You typed something new since, so it is kept here. Sending it again checks the thread first, so it is not sent twice.'
+        : 'You typed something new since, so it is kept here.'),
+      h('blockquote', { class: 'unsent-text' }, item.text),
+      h('div', { class: 'alert-actions' },
+        h('button', { type: 'button', class: 'btn btn-primary', onclick: () => putBack(s, item) }, 'Put it back'),
+        h('button', { type: 'button', class: 'btn btn-quiet', disabled: snap.busy || !snap.canSend, onclick: () => resend(s, item) }, 'Send it'),
+        h('button', { type: 'button', class: 'btn btn-link', onclick: () => discardUnsent(s, item) }, 'Discard it'))));
+}
+
+function deliveredAlert(s) {
+  return h('div', { class: 'alert alert-info', dataset: { code: 'delivered' } },
+    h('span', { class: 'alert-icon', 'aria-hidden': 'true' }, '✓'),
+    h('div', { class: 'alert-body' },
+      h('p', { class: 'alert-title' }, 'Your message had reached the server.'),
+      h('p', null, 'It is on the thread, so it was not sent again.'),
+      h('div', { class: 'alert-actions' },
+        h('button', { type: 'button', class: 'btn btn-link', onclick: () => { s.delivered = false; render(); ui.input.focus(); } }, 'Dismiss'))));
 }
 
 function render() {
@@ -597,14 +793,10 @@ function render() {
   ui.busy.hidden = !busy;
   ui.conversation.setAttribute('aria-busy', String(snap.phase === 'loading' && !snap.loaded));
   setText(ui.status, statusText(snap, s));
+  // Unsent text comes back (into the box, or the alert when the person typed since), once.
+  takeUnsent(s, snap);
   renderAlert(snap, s);
 
-  // Unsent text comes back into the composer once.
-  if (snap.unsentText && ui.input.value === '' && s.restoredUnsentShown !== snap.unsentText) {
-    s.restoredUnsentShown = snap.unsentText;
-    ui.input.value = snap.unsentText;
-    autosize();
-  }
 
   // Messages (re-rendered only when they change) and the streaming message.
   const hidden = new Set((snap.suspension?.tools ?? []).map((t) => t.callId));
