@@ -345,6 +345,9 @@ function takeUnsent(s, snap) {
  */
 function keepUnsent(s, item) {
   if (s.held.some((u) => u.text === item.text)) return;
+  // How many user messages the thread showed without it: a later load shows it delivered only if
+  // there is one more, ending with this text (the same text sent earlier is not this one).
+  item.users = userCount(s.client.getSnapshot());
   const box = ui.input.value;
   if (box === item.text || box.trim() === '') {
     ui.input.value = item.text;
@@ -383,6 +386,11 @@ function discardUnsent(s, item) {
   render();
 }
 
+/** How many user messages the thread shows. */
+function userCount(snap) {
+  return snap.messages.filter((m) => m.role === 'user').length;
+}
+
 /** The text of the thread's last user message, or null. */
 function lastUserText(snap) {
   for (let i = snap.messages.length - 1; i >= 0; i--) {
@@ -413,7 +421,8 @@ function resend(s, item) {
     if (item.maybeSent) {
       await s.client.load();
       if (session !== s) return;
-      if (lastUserText(s.client.getSnapshot()) === text) {
+      const now = s.client.getSnapshot();
+      if (userCount(now) > item.users && lastUserText(now) === text) {
         settle();
         s.delivered = true;
         render();

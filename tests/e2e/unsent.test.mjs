@@ -257,3 +257,39 @@ test('neuron: a send the server refused says it was not sent, and Send sends it 
     await context.close();
   }
 });
+
+for (const dialect of ['neuron', 'sidenet']) {
+  test(`${dialect}: a message that repeats the last one and never reached the server is sent by Retry, not taken for delivered`, async () => {
+    const { context, page } = await openPage(env.browser);
+    try {
+      await gotoThread(page, env.endpoint.url, { thread: threadId(`repeat_${dialect}`), dialect });
+      const TEXT = 'hello there';
+      const input = page.getByRole('textbox', { name: 'Message' });
+      const userMessages = page.locator('#messages .msg-user');
+      await input.fill(TEXT);
+      await input.press('Enter');
+      await userMessages.first().waitFor({ timeout: 15_000 });
+      await waitSettled(page);
+      // The same text again: its POST never reaches the server (the connection resets).
+      let first = true;
+      await page.route(/\/(threads\/[^/]+\/chat|v1\/chat)$/, (route) => {
+        if (route.request().method() !== 'POST' || !first) return route.continue();
+        first = false;
+        return route.abort('connectionreset');
+      });
+      await input.fill(TEXT);
+      await input.press('Enter');
+      await page.locator('#app[data-phase="error"]').waitFor({ timeout: 20_000 });
+      await page.getByRole('button', { name: 'Retry' }).click();
+      // The thread's last user message is the earlier one: Retry sends this one.
+      await userMessages.nth(1).waitFor({ timeout: 15_000 });
+      await waitSettled(page);
+      await page.reload();
+      await userMessages.first().waitFor({ timeout: 15_000 });
+      await waitSettled(page);
+      assert.equal(await userMessages.count(), 2, 'both messages are on the server');
+    } finally {
+      await context.close();
+    }
+  });
+}
