@@ -3082,3 +3082,41 @@ fn a_record_does_not_call_settled_a_call_id_its_tail_also_has_pending() {
     let record: Value = serde_json::from_str(&record).expect("json");
     assert_eq!(record["settled"], json!(["call_B"]), "{record}");
 }
+
+#[test]
+fn a_check_read_that_fails_for_good_leaves_the_next_submission_to_read_first() {
+    // No clear answer (a 500, a timeout, a 2xx body that cannot be read), and the read that
+    // checks it fails for good (401, network failures until the retries are spent): the POST may
+    // have landed and moved the run on, so the person's next submission reads the thread first.
+    for case in 0..3 {
+        let mut h = H::paused();
+        h.approve("call_A");
+        h.approve("call_B");
+        let (op, outs) = h.submit();
+        let p1 = one_http(&outs);
+        let outs = match case {
+            0 => h.respond(p1.id, status(500, json!({"error": "tool threw"}))),
+            1 => h.fail(p1.id, TransportError::Timeout),
+            _ => h.respond(p1.id, HttpResponse::new(200, "<html>proxy page</html>")),
+        };
+        let mut check = one_http(&outs);
+        assert_get(&check);
+        if case == 1 {
+            loop {
+                let outs = h.fail(check.id, TransportError::Network("down".into()));
+                match h.c.poll_timeout() {
+                    Some(t) => check = one_http(&h.at(t)),
+                    None => {
+                        assert_eq!(done(&outs, op), Err(ErrorCode::Timeout));
+                        break;
+                    }
+                }
+            }
+        } else {
+            let outs = h.respond(check.id, status(401, json!({"error": "expired token"})));
+            assert!(done(&outs, op).is_err());
+        }
+        let (_, outs) = h.submit();
+        assert_get(&one_http(&outs));
+    }
+}

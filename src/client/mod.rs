@@ -1367,6 +1367,9 @@ impl Client {
     }
 
     fn reconcile(&mut self, sub: Submission, error: Error, resend: Option<u32>) {
+        // Unsure until the read lands (one that fails for good leaves the next submission to
+        // read first).
+        self.unsure = true;
         self.start_load(Some(sub.op), Why::Reconcile { sub, error, resend });
     }
 
