@@ -224,15 +224,27 @@ function openThread(thread, dialect) {
 function closeSession() {
   const s = session;
   session = null;
-  const text = ui.input.value;
-  if (text.trim() !== '' || s.held.length) {
-    drafts.set(draftKey(s.thread, s.dialect), { text, inBox: s.inBox?.text === text ? s.inBox : null, held: s.held });
-  }
   s.stop?.();
   try {
     s.client.abort();
   } catch {
     /* nothing in flight */
+  }
+  // A message the switch stopped on its way (the client keeps it in `unsentText`; it may have
+  // reached the server) is held for this thread, to be checked before it goes again.
+  const text = ui.input.value;
+  let unsent = null;
+  try {
+    const snap = s.client.getSnapshot();
+    unsent = snap.unsentText;
+    if (unsent && unsent !== text && unsent !== s.seenUnsent && !s.held.some((u) => u.text === unsent)) {
+      s.held.push({ text: unsent, maybeSent: true, users: userCount(snap) });
+    }
+  } catch {
+    /* no snapshot yet */
+  }
+  if (text.trim() !== '' || s.held.length) {
+    drafts.set(draftKey(s.thread, s.dialect), { text, inBox: s.inBox?.text === text ? s.inBox : null, held: s.held });
   }
   // Free after the aborted operations have settled.
   setTimeout(() => s.client.free(), 0);

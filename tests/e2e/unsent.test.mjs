@@ -293,3 +293,38 @@ for (const dialect of ['neuron', 'sidenet']) {
     }
   });
 }
+
+test('neuron: a message on its way when the person switches threads is kept for its thread, and sent once', async () => {
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    const thread = threadId('switchmid');
+    await gotoThread(page, env.endpoint.url, { thread, dialect: 'neuron' });
+    const posts = watchMessagePosts(page, 'read mid.txt');
+    // The POST is held (the page aborts it when it leaves the thread): it never reaches the server.
+    let arrived;
+    const held = new Promise((r) => (arrived = r));
+    await page.route(CHAT, async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      arrived();
+      await new Promise(() => {});
+    });
+    await box(page).fill('read mid.txt');
+    await box(page).press('Enter');
+    await held;
+    await page.getByRole('button', { name: 'New thread' }).click();
+    await page.locator('#empty').waitFor();
+    await page.unroute(CHAT);
+    await page.goBack();
+    await page.locator('#thread-id', { hasText: thread }).waitFor();
+    await waitSettled(page);
+    assert.equal(await alerts(page).locator('.alert-unsent .unsent-text').textContent(), 'read mid.txt');
+    await page.getByRole('button', { name: 'Send it' }).click();
+    await userMessages(page).filter({ hasText: 'read mid.txt' }).waitFor({ timeout: 15_000 });
+    await waitSettled(page);
+    assert.equal(await userMessages(page).count(), 1);
+    assert.equal(posts.length, 2, 'the stopped POST and the one sent');
+    assertNoProblems(quiet(problems));
+  } finally {
+    await context.close();
+  }
+});
