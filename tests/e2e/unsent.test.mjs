@@ -29,6 +29,18 @@ function watchMessagePosts(page, text) {
 }
 
 /**
+ * The kept message `text` went again and landed once: it shows, nothing is kept any more, the
+ * thread has that one user message, and two POSTs carried it (the failed or stopped one, then it).
+ */
+async function landedOnce(page, text, posts) {
+  await userMessages(page).filter({ hasText: text }).waitFor({ timeout: 15_000 });
+  await waitSettled(page);
+  assert.equal(await alerts(page).locator('.alert-unsent').count(), 0, 'nothing kept');
+  assert.equal(await userMessages(page).count(), 1, 'one user message');
+  assert.equal(posts.length, 2, 'the failed (or stopped) POST and the one that landed');
+}
+
+/**
  * Sends `text`; the POST is held until the person has typed `typed`, then dropped (never reaching
  * the server). Returns once the failure is shown.
  */
@@ -73,12 +85,8 @@ for (const dialect of ['neuron', 'sidenet']) {
 
       // Retry sends the kept message and leaves the box alone.
       await page.getByRole('button', { name: 'Retry' }).click();
-      await userMessages(page).filter({ hasText: 'read notes.txt' }).waitFor({ timeout: 15_000 });
-      await waitSettled(page);
+      await landedOnce(page, 'read notes.txt', posts);
       assert.equal(await box(page).inputValue(), TYPED);
-      assert.equal(await alerts(page).locator('.alert-unsent').count(), 0);
-      assert.equal(await userMessages(page).count(), 1);
-      assert.equal(posts.length, 2, 'the failed POST and the one Retry sent');
       assertNoProblems(quiet(problems));
     } finally {
       await context.close();
@@ -125,12 +133,8 @@ test('neuron: a kept message outlives a reload of the thread and a switch away a
     await waitSettled(page);
     assert.equal(await box(page).inputValue(), 'a new draft');
     await page.getByRole('button', { name: 'Send it' }).click();
-    await userMessages(page).filter({ hasText: 'read notes.txt' }).waitFor({ timeout: 15_000 });
-    await waitSettled(page);
+    await landedOnce(page, 'read notes.txt', posts);
     assert.equal(await box(page).inputValue(), 'a new draft');
-    assert.equal(await alerts(page).locator('.alert-unsent').count(), 0);
-    assert.equal(await userMessages(page).count(), 1);
-    assert.equal(posts.length, 2, 'the failed POST and the one sent');
     assertNoProblems(quiet(problems));
   } finally {
     await context.close();
@@ -319,10 +323,7 @@ test('neuron: a message on its way when the person switches threads is kept for 
     await waitSettled(page);
     assert.equal(await alerts(page).locator('.alert-unsent .unsent-text').textContent(), 'read mid.txt');
     await page.getByRole('button', { name: 'Send it' }).click();
-    await userMessages(page).filter({ hasText: 'read mid.txt' }).waitFor({ timeout: 15_000 });
-    await waitSettled(page);
-    assert.equal(await userMessages(page).count(), 1);
-    assert.equal(posts.length, 2, 'the stopped POST and the one sent');
+    await landedOnce(page, 'read mid.txt', posts);
     assertNoProblems(quiet(problems));
   } finally {
     await context.close();
