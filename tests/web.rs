@@ -901,7 +901,7 @@ fn tail_check_agrees_with_the_full_read_on_generated_threads() {
     let mut r = Rng(0x9e37_79b9_7f4a_7c15);
     for _ in 0..400 {
         let any = r.below(4) != 0;
-        let (doc, _) = thread(&mut r, any);
+        let (doc, start) = thread(&mut r, any);
         // The same document with its start broken: the full read throws, and where the document
         // has the shape the tail check reads, the tail check does not read it (so it found the
         // last message where it is, and read nothing before).
@@ -913,7 +913,8 @@ fn tail_check_agrees_with_the_full_read_on_generated_threads() {
             assert!(all.is_ok(), "{all:?} {doc}");
             assert_eq!(tail, all, "{doc}");
             assert!(broken_all.is_err(), "{broken}");
-            if ends_as_read(&doc) && doc.trim_start().starts_with('{') {
+            // (With no message, any empty array could end the document: read whole.)
+            if ends_as_read(&doc) && doc.trim_start().starts_with('{') && start < doc.len() {
                 assert_eq!(broken_tail, all, "{broken}");
             } else {
                 assert_eq!(broken_tail, broken_all, "{broken}");
@@ -981,15 +982,17 @@ fn tail_check_on_damaged_threads() {
         }
     }
     assert!(
-        unread > 0 && looks_whole > 0 && same > 10 * (unread + looks_whole),
+        // (A cut that reads as whole needs an inner object with a `role` key of its own, which
+        // the generated tool calls have not: `tail_check_limits` shows one.)
+        unread > 0 && same > 10 * (unread + looks_whole),
         "{unread} / {looks_whole} / {same}"
     );
 }
 
 /// What the tail check cannot see: damage before the last message; a document cut short right
-/// after an object whose last member is an array of objects (in the last message), which reads
-/// as a whole document; and an array after `messages`, whose last object it takes for the last
-/// message.
+/// after an object whose last member is an array of objects with a `role` key (in the last
+/// message), which reads as a whole document; and an array after `messages` whose last object has
+/// a `role` key, which it takes for the last message.
 #[wasm_bindgen_test]
 fn tail_check_limits() {
     let doc = r#"{"messages":[{"role":"user","content":"hi"}],"seen":[{"role":"assistant","type":"tool_call","tools":[{"callId":"c","approval":"pending"}]}]}"#;
@@ -1001,11 +1004,44 @@ fn tail_check_limits() {
     let [(all, tail), _] = both_ways(doc);
     assert!(all.is_err());
     assert_eq!(tail.as_deref().map(|_| ()), Ok(()));
-    let doc = r#"{"messages":[{"role":"assistant","type":"tool_call","tools":[{"callId":"c","result":{"messages":[{"type":"text"}]}}]}]}"#;
+    let doc = r#"{"messages":[{"role":"assistant","type":"tool_call","tools":[{"callId":"c","result":{"messages":[{"role":"tool"}]}}]}]}"#;
     let cut = &doc[..doc.len() - 5];
     let [(all, tail), _] = both_ways(cut);
     assert!(all.is_err());
     assert!(tail.is_ok(), "{tail:?}");
+}
+
+/// An array after `messages` whose last object is no message (no `role` key of its own), as a
+/// server's `"approvals": [{ "id", "name", "reason" }]` beside the thread, or an empty one, makes
+/// the tail check read the whole document: the same answer as the full read, where it took that
+/// object (or none) for the last message and answered "not suspended".
+#[wasm_bindgen_test]
+fn tail_check_reads_whole_what_ends_with_another_array() {
+    let pause = r#"{"__id":"m2","role":"assistant","type":"tool_call","tools":[{"callId":"c1","name":"delete_file","inputs":{},"approval":"pending"}]}"#;
+    for after in [
+        r#","status":"awaiting_approval","approvals":[{"id":"c1","name":"delete_file","reason":"role"}]"#,
+        r#","approvals":[{"id":"c1","detail":{"role":"admin"},"note":"\"role\": x"}]"#,
+        r#","approvals":[]"#,
+        r#","approvals":[ ] "#,
+    ] {
+        let doc =
+            format!(r#"{{"id":"t","messages":[{{"role":"user","content":"x"}},{pause}]{after}}}"#);
+        for (all, tail) in both_ways(&doc) {
+            assert_eq!(
+                get(&js_parse(&all.clone().unwrap()), "suspended"),
+                JsValue::TRUE
+            );
+            assert_eq!(tail, all, "{doc}");
+        }
+    }
+    // A thread with no messages reads the same either way.
+    for (all, tail) in both_ways(r#"{"id":"t","messages":[]}"#) {
+        assert_eq!(
+            get(&js_parse(&all.clone().unwrap()), "suspended"),
+            JsValue::FALSE
+        );
+        assert_eq!(tail, all);
+    }
 }
 
 /// Bytes stay bytes in the tail check, read as the full read reads them: a number as written (a

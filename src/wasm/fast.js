@@ -89,8 +89,9 @@ export function fastTail(input) {
 // backwards, a quote with an even number of backslashes before it is a string's end (an escaped
 // one has an odd number): exact on well-formed JSON; what the scan gets wrong on a broken document
 // the crate's reading of the cut finds, unless it lies before the tail. `undefined` for a full read:
-// `check` absent or `'all'`, a parsed value, a bare array, a document ending otherwise, or anything
-// else unexpected (the full read reports it); the `ToolgateError` to throw for another `check`, or
+// `check` absent or `'all'`, a parsed value, a bare array, a document ending otherwise, an empty
+// array or a last object without a `role` key, or anything else unexpected (the full read reports
+// it); the `ToolgateError` to throw for another `check`, or
 // options that are no object (`'tail'` for `{ check: 'tail' }`).
 export function tailDoc(input, options) {
   if (options != null && typeof options != 'object') return fail('the options must be an object');
@@ -119,23 +120,29 @@ export function tailDoc(input, options) {
     let c = 0;
     while (ws(at(c))) c++;
     if (at(c) !== 123 || back() !== 125 || back() !== 93) return;
-    // The last message (none when the array is empty): from its `}` to its `{`, strings jumped
-    // from their closing quote to their opening one.
-    let cut = i;
-    if ((c = back()) === 125) {
-      for (let depth = 1; depth; ) {
-        if ((c = back()) === 34) {
-          do {
-            i = s.lastIndexOf(str ? '"' : 34, i - 1);
-            for (c = i; at(c - 1) === 92; ) c--;
-          } while (i > 0 && (i - c) & 1);
-          if (i < 0) return;
-        } else depth += c === 125 || c === 93 ? 1 : c === 123 || c === 91 ? -1 : 0;
-      }
-      cut = i;
-      c = back();
-      if (c !== 44 && c !== 91) return;
-    } else if (c !== 91) return;
+    // The last message, from its `}` to its `{`, strings jumped from their closing quote to their
+    // opening one. It must have a `role` member of its own: an array after `messages` (a server's
+    // `"approvals": [{ "id", "name", "reason" }]`) ends the document the same way, and its last
+    // object is no message. An empty array, which could be any array, is read whole (a thread with
+    // no messages is small).
+    if (back() !== 125) return;
+    let role, prev;
+    for (let depth = 1; depth; prev = c) {
+      if ((c = back()) === 34) {
+        const end = i;
+        do {
+          i = s.lastIndexOf(str ? '"' : 34, i - 1);
+          for (c = i; at(c - 1) === 92; ) c--;
+        } while (i > 0 && (i - c) & 1);
+        if (i < 0) return;
+        // A key (`:` after it) of the message's own, spelled `"role"`.
+        if (depth == 1 && prev === 58 && end - i == 5 && at(i + 1) === 114 && at(i + 2) === 111 && at(i + 3) === 108 && at(i + 4) === 101) role = 1;
+        c = 34;
+      } else depth += c === 125 || c === 93 ? 1 : c === 123 || c === 91 ? -1 : 0;
+    }
+    const cut = i;
+    c = back();
+    if (!role || (c !== 44 && c !== 91)) return;
     const head = '{"messages":[';
     if (str) return head + s.slice(cut);
     // Bytes stay bytes, for the crate to read as the full read does (numbers as written).
