@@ -43,6 +43,12 @@ package() {
     // And `free()` a second time does nothing (as a dispose should), in both classes.
     const free = "const ptr = this.__destroy_into_raw();";
     if (glue.split(free).length !== 3) throw new Error("expected two free() in the glue");
+    // `free()` from code the object itself is running (a listener that `approve()` calls) lets go
+    // of the object, which is dropped when that call returns, as a collected one is: wasm-bindgen
+    // does that too but throws its ownership error first ("attempted to take ownership of Rust
+    // value while it was borrowed"), with `0` for `allow_delayed`.
+    const frees = /(const ptr = this\.__destroy_into_raw\(\);\s*wasm\.[\w$]+\(ptr, )0\)/g;
+    if ((glue.match(frees) || []).length !== 2) throw new Error("expected two free(ptr, 0) in the glue");
     // The async methods of ApprovalClient reject, never throw (a freed client is refused by a
     // check that throws before the method can make its promise).
     const async = ["load", "send", "submit", "rejectAllAndSend"];
@@ -56,7 +62,7 @@ package() {
       "  };\n}\n";
     fs.writeFileSync(file, glue.replace(from, "const m = getStringFromWasm0(arg0, arg1); " +
       "throw toolgateError(\"invalid_state\", /^null pointer/.test(m) ? \"the object was freed\" : m, null, -1, -1);")
-      .replaceAll(free, free + " if (!ptr) return;") + rejecting);
+      .replace(frees, (_, head) => head + "1)").replaceAll(free, free + " if (!ptr) return;") + rejecting);
   ' "$out/toolgate.js"
   # Function bodies and data segments in the order gzip compresses best (about 1.3 KiB):
   # scripts/reorder-functions.mjs. It is deterministic and takes about 90 s, so its result is kept
@@ -98,6 +104,15 @@ rm -rf pkg/neuron target/pkg-neuron
 package target/pkg-neuron "--no-default-features --features abort-panics"
 mkdir -p pkg/neuron
 cp target/pkg-neuron/toolgate.js target/pkg-neuron/toolgate_bg.wasm target/pkg-neuron/toolgate.d.ts pkg/neuron/
+# Its declarations say what it speaks: `dialect` is `"neuron"` alone (`"sidenet"` throws there).
+node -e '
+  const fs = require("fs"), file = "pkg/neuron/toolgate.d.ts";
+  const both = "dialect?: \"neuron\" | \"sidenet\";", snap = "readonly dialect: \"neuron\" | \"sidenet\";";
+  const dts = fs.readFileSync(file, "utf8");
+  if (dts.split(both).length !== 2 || dts.split(snap).length !== 2) throw new Error("no dialect types to narrow in " + file);
+  fs.writeFileSync(file, dts.replace(both, "dialect?: \"neuron\";").replace(snap, "readonly dialect: \"neuron\";")
+    .replace("/** The server\x27s protocol. Default `\"neuron\"`. */", "/** The server\x27s protocol: `\"neuron\"` alone in `toolgate/neuron`. */"));
+'
 node -e '
   const fs = require("fs");
   const p = JSON.parse(fs.readFileSync("pkg/package.json", "utf8"));

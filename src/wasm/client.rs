@@ -29,9 +29,9 @@
 //! - `abort()` rejects the pending op with code `aborted`; `free()` aborts every fetch, clears every
 //!   timer, and rejects pending ops with `aborted`. Keep a reference to the client while awaiting it
 //!   (a collected client is freed). `free()` from inside a listener that a method call triggered
-//!   throws wasm-bindgen's ownership error ("attempted to take ownership of Rust value while it
-//!   was borrowed") and still frees the client once that method returns: defer it to avoid the
-//!   error.
+//!   lets go of the client, which is freed once that method returns (the package's glue calls
+//!   wasm-bindgen's free with `allow_delayed`: scripts/build.sh; wasm-bindgen-test's own glue
+//!   throws its ownership error there instead).
 //! - A streamed answer (Sidenet) is read chunk by chunk, one step per chunk, so subscribers see the
 //!   message grow; its `timeoutMs` bounds the wait for the headers and then every gap between chunks.
 //! - The unsubscribe function `subscribe()` returns is idempotent and harmless after `free()`.

@@ -90,3 +90,64 @@ for (const entry of ['/pkg/toolgate.js', '/pkg/neuron/toolgate.js']) {
     }
   });
 }
+
+// `free()` from a listener: a UI that drops the client when the snapshot says so, from inside the
+// `approve()` (or `load()`) whose change it hears. It does not throw; the client is freed once that
+// method returns (its later calls are `invalid_state`, its pending promise rejects `aborted`).
+for (const entry of ['/pkg/toolgate.js', '/pkg/neuron/toolgate.js']) {
+  test(`${entry}: free() from a listener frees the client once the method returns`, async () => {
+    const { page, problems, context } = await openPage(env.browser);
+    try {
+      await page.goto(`${env.endpoint.url}/`);
+      const out = await page.evaluate(async (entry) => {
+        const tg = await import(entry);
+        await tg.default();
+        const outcome = (f) => {
+          try {
+            f();
+            return 'returned';
+          } catch (e) {
+            return e.code ?? String(e);
+          }
+        };
+        const thread = JSON.stringify({ id: 't', messages: [{ role: 'assistant', type: 'tool_call', content: null,
+          tools: [{ callId: 'a', name: 'delete_file', inputs: {}, approval: 'pending' }] }] });
+        const out = {};
+
+        // From inside approve().
+        const client = new tg.ApprovalClient({ threadId: 't', persist: false,
+          fetch: async () => new Response(thread, { headers: { 'content-type': 'application/json' } }) });
+        await client.load();
+        let inListener;
+        client.subscribe(() => { inListener = outcome(() => client.free()); });
+        out.approve = outcome(() => client.approve('a'));
+        out.inListener = inListener;
+        out.after = outcome(() => client.getSnapshot());
+
+        // From inside load(), while its request is out: the load rejects `aborted`.
+        let release;
+        const loading = new tg.ApprovalClient({ threadId: 't2', persist: false,
+          fetch: () => new Promise((resolve) => { release = resolve; }) });
+        let freedIn;
+        loading.subscribe(() => { if (loading.getSnapshot().busy) freedIn = outcome(() => loading.free()); });
+        const p = loading.load().then(() => 'resolved', (e) => e.code);
+        out.loadFree = freedIn;
+        out.load = await Promise.race([p, new Promise((r) => setTimeout(() => r('pending'), 2000))]);
+        release?.(new Response(thread));
+        out.loadAfter = outcome(() => loading.getSnapshot());
+        return out;
+      }, entry);
+      assert.deepEqual(out, {
+        approve: 'returned',
+        inListener: 'returned',
+        after: 'invalid_state',
+        loadFree: 'returned',
+        load: 'aborted',
+        loadAfter: 'invalid_state',
+      });
+      assertNoProblems(problems);
+    } finally {
+      await context.close();
+    }
+  });
+}
