@@ -457,8 +457,10 @@ export function isToolgateError(value: unknown): value is ToolgateError;
 
 /**
  * `parseThread(input)`: the whole thread as plain objects, `{ id, messages }`. The document is
- * checked here (JSON and thread shape, every message), then `JSON.parse` builds the objects
- * from the original text: nothing is lost, key order included.
+ * checked here (JSON and thread shape, every message), then `JSON.parse` builds the messages
+ * from the original text: nothing of a message is lost, key order included. The thread keeps
+ * `id` (a numeric one as its text, `null` when absent) and `messages`; other top-level members
+ * of the document are not kept.
  */
 export function parseThread(input: ThreadInput): Thread;
 
@@ -469,11 +471,15 @@ export function pendingApprovals(input: ThreadInput, options?: PendingOptions): 
 
 /** How much of a thread `pendingApprovals` checks. */
 export interface PendingOptions {
-    /** `"all"` (the default): the whole document, so a broken one always throws. `"tail"`: a
-     *  string or bytes are read backwards from their end to the last message, and only that (and
-     *  any members after `messages`) is read and checked: the same answer on a well-formed
-     *  document, in time that does not grow with the thread, but a document broken before its
-     *  last message goes unnoticed. A parsed value is read as with `"all"`. */
+    /** `"all"` (the default): the whole document, so a broken one always throws. `"tail"`: for
+     *  documents that end with their `messages` array (`{ ..., "messages": [...] }`): a string
+     *  or bytes are read backwards from their end to the last message, and only that is read and
+     *  checked: the same answer on a well-formed document, in time that does not grow with the
+     *  thread, but a document broken before its last message goes unnoticed. A document that
+     *  ends otherwise (another member after `messages`), an empty array, or a last object with
+     *  no `role` key is read whole, as with `"all"`; another array after `messages` whose last
+     *  object has a `role` key is taken for the messages (README). A parsed value is read as
+     *  with `"all"`. */
     check?: "all" | "tail";
 }
 "#;
