@@ -50,17 +50,27 @@ package() {
     const frees = /(const ptr = this\.__destroy_into_raw\(\);\s*wasm\.[\w$]+\(ptr, )0\)/g;
     if ((glue.match(frees) || []).length !== 2) throw new Error("expected two free(ptr, 0) in the glue");
     // The async methods of ApprovalClient reject, never throw (a freed client is refused by a
-    // check that throws before the method can make its promise).
+    // check that throws before the method can make its promise). A client is kept alive while
+    // its promise is pending (the crate holds the promise: a `WeakMap` from it to the client), so
+    // `new ApprovalClient(o).send(text)` is not collected, and so freed, before it is done.
     const async = ["load", "send", "submit", "rejectAllAndSend"];
     for (const m of async) {
       if (!new RegExp("^    " + m + "\\(", "m").test(glue)) throw new Error("no ApprovalClient." + m + " in the glue");
     }
-    const rejecting = "\nfor (const m of " + JSON.stringify(async) + ") {\n" +
+    const rejecting = "\nconst keep = new WeakMap();\n" +
+      "for (const m of " + JSON.stringify(async) + ") {\n" +
       "  const f = ApprovalClient.prototype[m];\n" +
       "  ApprovalClient.prototype[m] = function (...args) {\n" +
-      "    try { return f.apply(this, args); } catch (e) { return Promise.reject(e); }\n" +
+      "    try { const p = f.apply(this, args); keep.set(p, this); return p; } catch (e) { return Promise.reject(e); }\n" +
       "  };\n}\n";
-    fs.writeFileSync(file, glue.replace(from, "const m = getStringFromWasm0(arg0, arg1); " +
+    // The wasm-bindgen loader: a shorter warning where the server gives the module another MIME
+    // type, and no warning for the module (or its bytes) given bare to `init`/`initSync` (both
+    // forms keep working): about 120 B of gzip.
+    const mime = /console\.warn\("`WebAssembly\.instantiateStreaming` failed [^"]*",\s*e\);/;
+    const bare = /\} else \{\s*console\.warn\(\x27using deprecated parameters for [^\x27]*\x27\)\s*\}/g;
+    if (!mime.test(glue) || (glue.match(bare) || []).length !== 2) throw new Error("wasm-bindgen loader not as expected");
+    fs.writeFileSync(file, glue.replace(mime, "console.warn(\"toolgate_bg.wasm is not served as application/wasm (a slower start):\", e);")
+      .replace(bare, "}").replace(from, "const m = getStringFromWasm0(arg0, arg1); " +
       "throw toolgateError(\"invalid_state\", /^null pointer/.test(m) ? \"the object was freed\" : m, null, -1, -1);")
       .replace(frees, (_, head) => head + "1)").replaceAll(free, free + " if (!ptr) return;") + rejecting);
   ' "$out/toolgate.js"

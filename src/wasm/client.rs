@@ -27,11 +27,13 @@
 //! - Async methods (`load`, `send`, `submit`, `rejectAllAndSend`) never throw: misuse returns a
 //!   rejected promise with a `ToolgateError`. `approve`, `reject` and `clear` throw synchronously.
 //! - `abort()` rejects the pending op with code `aborted`; `free()` aborts every fetch, clears every
-//!   timer, and rejects pending ops with `aborted`. Keep a reference to the client while awaiting it
-//!   (a collected client is freed). `free()` from inside a listener that a method call triggered
-//!   lets go of the client, which is freed once that method returns (the package's glue calls
-//!   wasm-bindgen's free with `allow_delayed`: scripts/build.sh; wasm-bindgen-test's own glue
-//!   throws its ownership error there instead).
+//!   timer, and rejects pending ops with `aborted`. A client is kept alive while a command of its
+//!   is out (the package's glue: scripts/build.sh); a collected client is freed, but a listener or
+//!   a `fetch` option that refers to it keeps it alive (the table of JS values the crate holds is
+//!   a root). `free()` from inside a listener that a method call triggered lets go of the client,
+//!   which is freed once that method returns (the package's glue calls wasm-bindgen's free with
+//!   `allow_delayed`: scripts/build.sh; wasm-bindgen-test's own glue throws its ownership error
+//!   there instead).
 //! - A streamed answer (Sidenet) is read chunk by chunk, one step per chunk, so subscribers see the
 //!   message grow; its `timeoutMs` bounds the wait for the headers and then every gap between chunks.
 //! - The unsubscribe function `subscribe()` returns is idempotent and harmless after `free()`.

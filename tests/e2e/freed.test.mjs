@@ -151,3 +151,35 @@ for (const entry of ['/pkg/toolgate.js', '/pkg/neuron/toolgate.js']) {
     }
   });
 }
+
+// A client nobody refers to while its command is out (`new ApprovalClient(o).load()`, or one kept
+// only by the async function that awaits it) is not collected, and so freed, before the command is
+// done: the package keeps it alive while the crate holds the promise (scripts/build.sh).
+test('a client with a command out is not collected before the command is done', async () => {
+  const { page, problems, context } = await openPage(env.browser);
+  try {
+    await page.goto(`${env.endpoint.url}/`);
+    await page.evaluate(async () => {
+      const tg = await import('/pkg/toolgate.js');
+      await tg.default();
+      // Every request waits 300 ms, during which the garbage collector runs.
+      const slow = (url, init) => new Promise((r) => setTimeout(r, 300)).then(() => fetch(url, init));
+      const outcome = (p) => p.then(() => 'resolved', (e) => e.code);
+      window.loaded = outcome(new tg.ApprovalClient({ threadId: 'gc-a', persist: false, fetch: slow }).load());
+      window.sent = outcome(new tg.ApprovalClient({ dialect: 'sidenet', threadId: 'gc-b', persist: false, fetch: slow })
+        .send('hello'));
+    });
+    const cdp = await context.newCDPSession(page);
+    for (let i = 0; i < 5; i++) {
+      await cdp.send('HeapProfiler.collectGarbage');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const out = await page.evaluate(async () => ({ loaded: await window.loaded, sent: await window.sent }));
+    assert.deepEqual(out, { loaded: 'resolved', sent: 'resolved' });
+    const thread = await (await fetch(`${env.endpoint.url}/v1/threads/gc-b`)).json();
+    assert.equal(thread.messages.length >= 1, true, 'the Sidenet message reached the server');
+    assertNoProblems(problems);
+  } finally {
+    await context.close();
+  }
+});
