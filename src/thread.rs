@@ -21,6 +21,7 @@
 
 use crate::prelude::*;
 use alloc::borrow::Cow;
+use alloc::sync::Arc;
 
 use crate::approval::Approval;
 use crate::error::{Error, Result};
@@ -175,10 +176,12 @@ pub enum Content<'a> {
 
 /// One message of a thread: its original JSON object plus typed accessors.
 ///
-/// Writes exactly its original object (keys in their original order).
+/// Writes exactly its original object (keys in their original order). A message is never changed
+/// once made, so its object is shared: a clone (a client's view of a message beside the thread it
+/// keeps) copies nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
-    raw: Map,
+    raw: Arc<Map>,
 }
 
 impl ToJson for Message {
@@ -208,7 +211,7 @@ impl Message {
     #[inline(never)]
     pub(crate) fn checked(value: Value) -> Result<Message> {
         match value {
-            Value::Object(raw) => check(&raw).map(|()| Message { raw }),
+            Value::Object(raw) => check(&raw).map(|()| Message { raw: Arc::new(raw) }),
             other => Err(got_error(BAD_MESSAGE, json::describe(&other), "")),
         }
     }
@@ -217,14 +220,16 @@ impl Message {
     /// try, no error built for a caller that drops it).
     pub(crate) fn try_from_map(raw: Map) -> core::result::Result<Message, Map> {
         match check(&raw) {
-            Ok(()) => Ok(Message { raw }),
+            Ok(()) => Ok(Message { raw: Arc::new(raw) }),
             Err(_) => Err(raw),
         }
     }
 
     /// `{}`: a message with no field at all.
     pub(crate) fn empty() -> Message {
-        Message { raw: Map::new() }
+        Message {
+            raw: Arc::new(Map::new()),
+        }
     }
 
     /// The original JSON object.
@@ -234,7 +239,7 @@ impl Message {
 
     /// The original JSON object, as a value.
     pub fn into_value(self) -> Value {
-        Value::Object(self.raw)
+        Value::Object(Arc::try_unwrap(self.raw).unwrap_or_else(|raw| (*raw).clone()))
     }
 
     /// Any field of the original object.
