@@ -1170,25 +1170,6 @@ async fn the_timeout_holds_when_the_fetch_ignores_the_signal() {
     }
 }
 
-/// A stream whose chunks are no bytes (a `Response` a custom fetch built from strings) is a failed
-/// stream, not a stuck client: an exception inside a step used to leave the client borrowed for
-/// good (every later call `invalid_state`, the promise never settled).
-#[wasm_bindgen_test]
-async fn a_stream_chunk_that_is_no_bytes_leaves_the_client_usable() {
-    let c = client_with_fetch(
-        &fresh_thread("strchunk"),
-        r#""dialect":"sidenet","persist":false,"timeoutMs":2000,"retry":{"attempts":1}"#,
-        "async (url, init) => { const r = await fetch(url, init); if (init.method !== 'POST') \
-         return r; const text = await r.text(); return new Response(new ReadableStream({ \
-         start(c) { c.enqueue(text); c.close(); } }), { status: r.status, headers: r.headers }); }",
-    );
-    wait(c.load()).await.expect("load");
-    let outcome = within(8000, c.send(s("hello"))).await;
-    assert!(outcome.is_some(), "send still pending after 8 s");
-    assert!(c.get_snapshot().is_ok(), "getSnapshot works");
-    wait(c.load()).await.expect("a load after it");
-}
-
 /// A draft change that a full `localStorage` cannot hold leaves no draft stored, never the older
 /// one: a reload must not bring back an approval the person has since turned into a rejection.
 #[wasm_bindgen_test]
@@ -1624,6 +1605,35 @@ async fn a_fetch_answer_with_no_http_status_is_a_failure() {
             assert_eq!(code(&e), "network", "{dialect} {status}");
             assert_eq!(get(&snap(&c), "busy"), JsValue::FALSE);
         }
+    }
+}
+
+/// A streamed answer whose chunks are no bytes (a custom `fetch`'s stream of `undefined`, `null`
+/// or a string) fails that request as `network`; the client stays usable. An exception inside a
+/// step used to leave the client borrowed for good (every later call `invalid_state`, the promise
+/// never settled): strings first, then `undefined` and `null`, whose length the step read.
+#[wasm_bindgen_test]
+async fn a_stream_chunk_that_is_no_bytes_fails_the_request() {
+    for chunk in ["undefined", "null", "'text'"] {
+        let c = client_with_fetch(
+            &fresh_thread("nobytes"),
+            r#""dialect":"sidenet","persist":false,"timeoutMs":2000,"retry":{"attempts":1}"#,
+            &format!(
+                "(url, init) => init.method !== 'POST' ? fetch(url, init) : \
+                 new Response(new ReadableStream({{ start(c) {{ c.enqueue({chunk}); c.close(); }} }}), \
+                 {{ headers: {{ 'content-type': 'text/event-stream' }} }})"
+            ),
+        );
+        wait(c.load()).await.expect("load");
+        let e = within(3000, c.send(s("hello")))
+            .await
+            .unwrap_or_else(|| panic!("{chunk}: the send never settled"))
+            .unwrap_err();
+        assert_eq!(code(&e), "network", "{chunk}");
+        let snapshot = snap(&c);
+        assert_eq!(get(&snapshot, "busy"), JsValue::FALSE, "{chunk}");
+        // Usable: a load goes out and lands.
+        wait(c.load()).await.expect("load again");
     }
 }
 

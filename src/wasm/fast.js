@@ -459,10 +459,17 @@ export function request(report, id, url, init, ms, stream) {
         arm();
         const { done, value } = await reader.read();
         if (done) return end(-2);
-        if (!end(-1, value)) return cancel();
+        // A chunk that is no bytes (a custom fetch's stream of `undefined`) fails the request,
+        // read here: the crate reads only bytes.
+        const bytes = bytesOf(value);
+        if (!bytes) throw TypeError('the stream gave a chunk that is no bytes');
+        if (!end(-1, bytes)) return cancel();
       }
     })
-    .catch((e) => end(-3, messageOf(e, e)));
+    .catch((e) => {
+      end(-3, messageOf(e, e));
+      cancel();
+    });
   return cancel;
 }
 
