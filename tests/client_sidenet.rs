@@ -2959,16 +2959,23 @@ fn done_ends_the_answer_though_the_server_holds_the_connection_open() {
 #[test]
 fn a_reply_cut_short_on_a_message_the_thread_does_not_show_keeps_the_text() {
     // The server took the message (200) and the stream broke off; the thread does not show the
-    // message (the server lost it): the text waits in `unsentText`, with the error.
-    for cut in [true, false] {
+    // message (the server lost it): the text waits in `unsentText`, with the error (`timeout`
+    // where the reply went silent for `timeoutMs`).
+    for (cut, code) in [
+        (
+            Some(TransportError::Network("reset".into())),
+            ErrorCode::Network,
+        ),
+        (Some(TransportError::Timeout), ErrorCode::Timeout),
+        (None, ErrorCode::Network),
+    ] {
         let mut h = H::with_history(1);
         let (op, post) = h.send("delete /tmp/x");
         h.open(post.id, 200);
         h.feed(post.id, &sse(&[start("msg_a1")], false), 13);
-        let outs = if cut {
-            h.fail(post.id, TransportError::Network("reset".into()))
-        } else {
-            h.end(post.id)
+        let outs = match cut.clone() {
+            Some(error) => h.fail(post.id, error),
+            None => h.end(post.id),
         };
         no_done(&outs);
         let get = one_http(&outs);
@@ -2977,7 +2984,7 @@ fn a_reply_cut_short_on_a_message_the_thread_does_not_show_keeps_the_text() {
         let replay = one_http(&outs);
         assert_replay_get(&replay);
         let outs = h.respond(replay.id, HttpResponse::new(204, ""));
-        assert_eq!(done(&outs, op), Err(ErrorCode::Network), "cut: {cut}");
+        assert_eq!(done(&outs, op), Err(code), "cut: {cut:?}");
         let s = h.c.snapshot();
         assert_eq!(s.phase, Phase::Error);
         assert_eq!(s.unsent_text.as_deref(), Some("delete /tmp/x"));

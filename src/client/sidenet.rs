@@ -1121,9 +1121,10 @@ impl Sidenet {
                 });
                 // The server took the request, but did the message land? A thread that does not
                 // show it (yet: a server may write it once the run ends) keeps the text in
-                // `unsentText`, not surely delivered, and says so.
+                // `unsentText`, not surely delivered, and says so: `timeout` for a reply that went
+                // silent for `timeoutMs`, else `network`.
                 let error = Error::new(
-                    ErrorCode::Network,
+                    error.code,
                     "the reply broke off and the thread does not show the message (it may still arrive)",
                 );
                 self.verify_send(op, text, users_before, error, false);
