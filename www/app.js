@@ -2,7 +2,7 @@
 // (`/pkg/toolgate.js`, as any web frontend would use it). No framework: the client's snapshot is
 // rendered into the DOM with a small `h()` helper; everything from the server is text, never HTML.
 import init, { ApprovalClient, isToolgateError } from '/pkg/toolgate.js';
-import { $, h, setText } from './dom.js';
+import { $, h, setText, shown } from './dom.js';
 import { messageItems } from './render.js';
 import { ApprovalCard } from './cards.js';
 
@@ -34,6 +34,7 @@ const ui = {
   openId: $('open-id'),
   recent: $('recent-threads'),
   dialectInputs: [...document.querySelectorAll('input[name="dialect"]')],
+  switchDialect: $('switch-dialect'),
   busy: $('busy'),
   status: $('status'),
   alerts: $('alert-region'),
@@ -53,12 +54,16 @@ const ui = {
   send: $('send'),
   rejectAll: $('reject-all'),
   lockNote: $('lock-note'),
+  hint: $('composer-hint'),
   allowed: $('allowed'),
   allowedList: $('allowed-list'),
 };
 
 /** The open thread: one ApprovalClient and what the page remembers about it. */
 let session = null;
+
+/** A dialect chosen in the radio group for a new thread, not opened yet (null: the thread's own). */
+let chosenDialect = null;
 
 /**
  * What the message box and the alert held for each thread the person left (`dialect:thread` →
@@ -172,6 +177,12 @@ function openThread(thread, dialect) {
   // would drop the keys of someone typing as the page appears.) Later opens show the box as that
   // thread was left; what was typed for the thread being left is kept for it (`closeSession`).
   const first = !session;
+  // A switch rebuilds the conversation, the cards and the alerts: focus that was in them (or was
+  // already lost to the page's body) goes to the message box, not to the body (Back / Forward).
+  const active = document.activeElement;
+  const refocus = !first && (!active || active === document.body
+    || [ui.conversation, ui.alerts, ui.allowed].some((el) => el.contains(active)));
+  chosenDialect = null;
   if (session) closeSession();
   let client;
   try {
@@ -218,6 +229,7 @@ function openThread(thread, dialect) {
   ui.messages.replaceChildren();
   ui.cards.replaceChildren();
   render();
+  if (refocus) ui.input.focus();
   command('load', () => client.load());
 }
 
@@ -454,7 +466,8 @@ function rejectAllAndSend() {
   const text = ui.input.value;
   if (text.trim() === '') {
     ui.input.focus();
-    setText(ui.status, 'Type the new request first, then choose Reject all and send.');
+    flash(s, 'Type the new request first, then choose Reject all and send.');
+    renderNow();
     return;
   }
   // Disabled while a request runs (as Submit is): nothing happens, the text stays where it is.
@@ -471,6 +484,22 @@ function submitDecisions() {
   if (!s) return;
   if (!s.client.getSnapshot().canSubmit) return;
   command('submit', () => s.client.submit());
+}
+
+/** Why the locked box or "Submit decisions" does nothing now, and what to do instead. */
+function notYetMessage(snap) {
+  const n = snap.suspension?.undecided.length ?? 0;
+  if (snap.busy || PHASE_BUSY.has(snap.phase)) return 'Wait a moment: a request is still running.';
+  if (n > 0) return `Decide ${n} more call${n === 1 ? '' : 's'} first, or use Reject all and send.`;
+  return 'Every call is decided: submit your decisions first, or use Reject all and send.';
+}
+
+/** Shows `notYetMessage` in the status (a press that cannot act says why, instead of nothing). */
+function explainNotYet() {
+  const s = session;
+  if (!s) return;
+  flash(s, notYetMessage(s.client.getSnapshot()));
+  renderNow();
 }
 
 function maybeAutoSubmit() {
@@ -529,10 +558,20 @@ function allowTool(name, allow) {
   if (allow) s.client.allowTool(name);
   else s.client.disallowTool(name);
   setAllowed([...s.client.getSnapshot().allowedTools]);
-  setText(ui.status, allow
-    ? `${name} is allowed for this session: its calls are approved without asking.`
-    : `${name} is no longer allowed: the agent asks before running it.`);
+  // (A flash: `render` would otherwise replace it with the phase's text at once.)
+  flash(s, allow
+    ? [shown(name), ' is allowed for this session: its calls are approved without asking.']
+    : [shown(name), ' is no longer allowed: the agent asks before running it.']);
   renderNow();
+}
+
+/** "Ask again" in the Allowed bar: focus goes on to the next tool's button (the list is rebuilt), or the box. */
+function askAgainFor(name) {
+  const at = session?.client.getSnapshot().allowedTools.indexOf(name) ?? -1;
+  allowTool(name, false);
+  const buttons = ui.allowedList.querySelectorAll('button');
+  if (buttons.length) buttons[Math.min(Math.max(at, 0), buttons.length - 1)].focus();
+  else ui.input.focus();
 }
 
 function guard(fn) {
@@ -581,8 +620,9 @@ function wireControls() {
   ui.input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
-      if (session?.client.getSnapshot().suspension) return;
-      sendMessage();
+      // Locked: Enter does not send; the status says what to do instead.
+      if (session?.client.getSnapshot().suspension) explainNotYet();
+      else sendMessage();
     }
   });
   ui.input.addEventListener('input', () => {
@@ -593,8 +633,8 @@ function wireControls() {
   });
   ui.rejectAll.addEventListener('click', rejectAllAndSend);
   ui.submit.addEventListener('click', () => {
-    if (ui.submit.getAttribute('aria-disabled') === 'true') return;
-    submitDecisions();
+    if (ui.submit.getAttribute('aria-disabled') === 'true') explainNotYet();
+    else submitDecisions();
   });
   ui.autoSubmit.checked = !!pref('autoSubmit', false);
   ui.autoSubmit.addEventListener('change', () => {
@@ -603,7 +643,7 @@ function wireControls() {
   });
   ui.newThread.addEventListener('click', () => {
     const id = freshThreadId();
-    const dialect = session?.dialect ?? 'neuron';
+    const dialect = chosenDialect ?? session?.dialect ?? 'neuron';
     writeLocation(id, dialect, true);
     openThread(id, dialect);
     ui.input.focus();
@@ -613,7 +653,10 @@ function wireControls() {
     const id = ui.openId.value.trim();
     if (!THREAD_ID.test(id)) {
       ui.openId.setAttribute('aria-invalid', 'true');
-      setText(ui.status, 'A thread id is 1 to 128 letters, digits, "_" or "-".');
+      if (session) {
+        flash(session, 'A thread id is 1 to 128 letters, digits, "_" or "-".');
+        renderNow();
+      }
       ui.openId.focus();
       return;
     }
@@ -623,15 +666,28 @@ function wireControls() {
     writeLocation(id, dialect, true);
     openThread(id, dialect);
   });
+  // Each dialect keeps its own threads on the server, so another dialect means a new thread. Choosing
+  // it in the radio group only offers that ("Start a Sidenet thread"): arrow keys move through the
+  // radios and change the choice on every press, which must not open a thread each time (nor leave
+  // a paused one) by itself.
   for (const input of ui.dialectInputs) {
     input.addEventListener('change', () => {
-      if (!input.checked || input.value === session?.dialect) return;
-      // Each dialect keeps its own threads on the server: switching starts a fresh one.
-      const id = freshThreadId();
-      writeLocation(id, input.value, true);
-      openThread(id, input.value);
+      if (!input.checked || !session) return;
+      chosenDialect = input.value === session.dialect ? null : input.value;
+      if (chosenDialect) {
+        flash(session, `${DIALECT_NAMES[chosenDialect]} chosen. Start a ${DIALECT_NAMES[chosenDialect]} thread to use it; this thread stays as it is.`);
+      } else session.flash = null;
+      renderNow();
     });
   }
+  ui.switchDialect.addEventListener('click', () => {
+    const dialect = chosenDialect;
+    if (!dialect) return;
+    const id = freshThreadId();
+    writeLocation(id, dialect, true);
+    openThread(id, dialect);
+    ui.input.focus();
+  });
   window.addEventListener('popstate', () => {
     const { thread, dialect } = fromLocation();
     if (thread && (thread !== session?.thread || dialect !== session?.dialect)) openThread(thread, dialect);
@@ -665,7 +721,44 @@ function renderNow() {
 
 const PHASE_BUSY = new Set(['loading', 'sending', 'streaming', 'submitting', 'conflict']);
 
+/**
+ * A short-lived status message (what a press did, or why it did nothing), as text and `shown()`
+ * nodes. It shows until the phase or the number of undecided calls changes; without it, the render
+ * that follows a press would replace the message with the phase's text before anyone heard it.
+ */
+function flash(s, parts) {
+  s.flash = { parts: Array.isArray(parts) ? parts : [parts], key: flashKey(s.client.getSnapshot()) };
+}
+
+const flashKey = (snap) => `${snap.phase}|${snap.suspension?.undecided.length ?? ''}`;
+
+/** Sets the status region's content (text and `shown()` nodes), only when its text changes. */
+function setStatus(parts) {
+  const list = Array.isArray(parts) ? parts : [parts];
+  const text = list.map((p) => (typeof p === 'string' ? p : p.textContent)).join('');
+  if (ui.status.textContent !== text) ui.status.replaceChildren(...list);
+}
+
+/** The agent's last reply, in one line of at most about 200 characters (for the status). */
+function lastReply(snap) {
+  // (Only a reply to the last user message: none yet means nothing to say.)
+  let m = null;
+  for (let i = snap.messages.length - 1; i >= 0 && snap.messages[i].role !== 'user'; i--) {
+    if (snap.messages[i].text) {
+      m = snap.messages[i];
+      break;
+    }
+  }
+  if (!m) return '';
+  const chars = [...m.text.replace(/\s+/g, ' ').trim()];
+  return chars.length > 200 ? `${chars.slice(0, 199).join('')}…` : chars.join('');
+}
+
 function statusText(snap, s) {
+  if (s.flash) {
+    if (s.flash.key === flashKey(snap)) return s.flash.parts;
+    s.flash = null;
+  }
   const n = snap.suspension?.tools.length ?? 0;
   const undecided = snap.suspension?.undecided.length ?? 0;
   switch (snap.phase) {
@@ -682,11 +775,16 @@ function statusText(snap, s) {
     case 'awaiting_approval':
       if (undecided === 0) return `Paused. All ${n} decided: submit your decisions to continue.`;
       return `Paused for your approval: ${undecided} of ${n} tool call${n === 1 ? '' : 's'} still need${undecided === 1 ? 's' : ''} a decision.`;
-    case 'completed':
+    case 'completed': {
       // An answer a length limit or a filter cut short says so (Sidenet's finish reason).
-      if (snap.finishReason === 'length') return 'Done, but the answer was cut short: it reached its length limit.';
-      if (snap.finishReason === 'content-filter') return 'Done, but a content filter stopped the answer.';
-      return 'Done. The agent has finished.';
+      let head = 'Done. The agent has finished.';
+      if (snap.finishReason === 'length') head = 'Done, but the answer was cut short: it reached its length limit.';
+      if (snap.finishReason === 'content-filter') head = 'Done, but a content filter stopped the answer.';
+      // The reply, in one line: the message list is not a live region (it is rebuilt on every
+      // streamed piece, which a log region would read out again and again), so the status says it.
+      const reply = lastReply(snap);
+      return reply ? [head, ' Reply: ', shown(reply)] : head;
+    }
     case 'expired':
       return 'The paused run expired.';
     case 'error':
@@ -726,31 +824,58 @@ function renderAlert(snap, s) {
   const expired = snap.phase === 'expired';
   const error = snap.error ?? (expired ? { code: 'expired', message: '' } : null) ?? s.notice;
   s.alertKey = error ? `${snap.phase}|${error.code}|${error.message}` : null;
-  const shown = error && s.alertKey !== s.dismissedAlert ? error : null;
+  const showing = error && s.alertKey !== s.dismissedAlert ? error : null;
   // The message put back into the box, while the box holds just it.
   const inBox = s.inBox && ui.input.value === s.inBox.text ? s.inBox : null;
-  const key = JSON.stringify([shown && s.alertKey, shown && snap.busy, shown && inBox?.maybeSent,
-    s.held.map((u) => [u.text, u.maybeSent]), s.held.length > 0 && (snap.busy || !snap.canSend), s.delivered]);
-  if (key === s.alertRenderKey) return;
-  s.alertRenderKey = key;
-  ui.alerts.replaceChildren(...[
-    shown ? errorAlert(snap, s, shown, inBox) : null,
-    ...s.held.map((item) => heldAlert(snap, s, item)),
-    s.delivered && !shown ? deliveredAlert(s) : null,
-  ].filter(Boolean));
+  // Each alert is built once and kept while it says the same thing; what changes while it shows (a
+  // request running) is updated in place. Rebuilding it would send the focus on its buttons (Retry,
+  // Reload thread) to the page's body, and make the assertive region read it all out again.
+  const wanted = [];
+  if (showing) wanted.push([`error|${s.alertKey}|${inBox ? inBox.maybeSent : '-'}`, () => errorAlert(s, showing, inBox)]);
+  for (const item of s.held) {
+    item.alertId ??= ++alertSeq;
+    wanted.push([`held|${item.alertId}|${item.maybeSent}`, () => heldAlert(s, item)]);
+  }
+  if (s.delivered && !showing) wanted.push(['delivered', () => deliveredAlert(s)]);
+  const before = s.alertViews ?? new Map();
+  const views = new Map(wanted.map(([key, build]) => [key, before.get(key) ?? build()]));
+  s.alertViews = views;
+  const els = [...views.values()].map((v) => v.el);
+  const hadFocus = ui.alerts.contains(document.activeElement);
+  for (const el of [...ui.alerts.children]) if (!els.includes(el)) el.remove();
+  els.forEach((el, i) => {
+    if (ui.alerts.children[i] !== el) ui.alerts.insertBefore(el, ui.alerts.children[i] ?? null);
+  });
+  for (const v of views.values()) v.update?.(snap);
+  // An alert resolved (or dismissed) while focus was on it: focus goes to the message box.
+  if (hadFocus && !ui.alerts.contains(document.activeElement)) ui.input.focus();
 }
 
-function errorAlert(snap, s, error, inBox) {
+let alertSeq = 0;
+
+/**
+ * A button that stays focusable while it cannot act (aria-disabled, not disabled: a disabled button
+ * drops the focus): a press acts only while it is not aria-disabled.
+ */
+function softButton(props, label, action) {
+  const b = h('button', { type: 'button', ...props, onclick: () => {
+    if (b.getAttribute('aria-disabled') !== 'true') action();
+  } }, label);
+  return b;
+}
+
+function errorAlert(s, error, inBox) {
   const d = describeError(error);
   const isExpired = error.code === 'expired';
-  const busy = snap.busy;
   const actions = [];
+  const whileBusy = []; // what cannot act while a request runs
   if (isExpired) {
     actions.push(h('button', { type: 'button', class: 'btn btn-primary', onclick: askAgain }, 'Ask again'));
   } else if (!['input_locked', 'busy', 'conflict'].includes(error.code)) {
-    actions.push(h('button', { type: 'button', class: 'btn btn-primary', disabled: busy, onclick: retry }, 'Retry'));
+    whileBusy.push(softButton({ class: 'btn btn-primary' }, 'Retry', retry));
   }
-  actions.push(h('button', { type: 'button', class: 'btn btn-quiet', disabled: busy, onclick: reloadThread }, 'Reload thread'));
+  whileBusy.push(softButton({ class: 'btn btn-quiet' }, 'Reload thread', reloadThread));
+  actions.push(...whileBusy);
   actions.push(
     h('button', { type: 'button', class: 'btn btn-link', onclick: () => { s.dismissedAlert = s.alertKey; s.notice = null; render(); ui.input.focus(); } }, 'Dismiss'),
   );
@@ -761,19 +886,26 @@ function errorAlert(snap, s, error, inBox) {
       ? 'Your message may not have been sent; it is back in the message box. Retry checks the thread first, so it is not sent twice.'
       : 'Your message was not sent; it is back in the message box.';
   }
-  return h('div', { class: `alert ${isExpired || error.code === 'conflict' ? 'alert-warn' : 'alert-error'}`, dataset: { code: error.code } },
+  const el = h('div', { class: `alert ${isExpired || error.code === 'conflict' ? 'alert-warn' : 'alert-error'}`, dataset: { code: error.code } },
     h('span', { class: 'alert-icon', 'aria-hidden': 'true' }, isExpired ? '◷' : '!'),
     h('div', { class: 'alert-body' },
       h('p', { class: 'alert-title' }, title + '.'),
       h('p', null, d.hint),
-      error.message ? h('p', { class: 'alert-detail' }, error.message) : null,
+      error.message ? h('p', { class: 'alert-detail' }, shown(error.message)) : null,
       note ? h('p', { class: 'alert-detail' }, note) : null,
       h('div', { class: 'alert-actions' }, actions)));
+  return {
+    el,
+    update: (snap) => {
+      for (const b of whileBusy) b.setAttribute('aria-disabled', String(!!snap.busy));
+    },
+  };
 }
 
 /** A message not (surely) sent while the person had typed something new: shown here, as text. */
-function heldAlert(snap, s, item) {
-  return h('div', { class: 'alert alert-warn alert-unsent', dataset: { unsent: item.maybeSent ? 'maybe' : 'not' } },
+function heldAlert(s, item) {
+  const sendIt = softButton({ class: 'btn btn-quiet' }, 'Send it', () => resend(s, item));
+  const el = h('div', { class: 'alert alert-warn alert-unsent', dataset: { unsent: item.maybeSent ? 'maybe' : 'not' } },
     h('span', { class: 'alert-icon', 'aria-hidden': 'true' }, '!'),
     h('div', { class: 'alert-body' },
       h('p', { class: 'alert-title' }, item.maybeSent ? 'Your message may not have been sent.' : 'Your message was not sent.'),
@@ -783,18 +915,23 @@ function heldAlert(snap, s, item) {
       h('blockquote', { class: 'unsent-text' }, item.text),
       h('div', { class: 'alert-actions' },
         h('button', { type: 'button', class: 'btn btn-primary', onclick: () => putBack(s, item) }, 'Put it back'),
-        h('button', { type: 'button', class: 'btn btn-quiet', disabled: snap.busy || !snap.canSend, onclick: () => resend(s, item) }, 'Send it'),
+        sendIt,
         h('button', { type: 'button', class: 'btn btn-link', onclick: () => discardUnsent(s, item) }, 'Discard it'))));
+  return {
+    el,
+    update: (snap) => sendIt.setAttribute('aria-disabled', String(!!snap.busy || !snap.canSend)),
+  };
 }
 
 function deliveredAlert(s) {
-  return h('div', { class: 'alert alert-info', dataset: { code: 'delivered' } },
+  const el = h('div', { class: 'alert alert-info', dataset: { code: 'delivered' } },
     h('span', { class: 'alert-icon', 'aria-hidden': 'true' }, '✓'),
     h('div', { class: 'alert-body' },
       h('p', { class: 'alert-title' }, 'Your message had reached the server.'),
       h('p', null, 'It is on the thread, so it was not sent again.'),
       h('div', { class: 'alert-actions' },
         h('button', { type: 'button', class: 'btn btn-link', onclick: () => { s.delivered = false; render(); ui.input.focus(); } }, 'Dismiss'))));
+  return { el };
 }
 
 function render() {
@@ -806,14 +943,17 @@ function render() {
   // Header
   setText(ui.threadId, s.thread);
   ui.threadId.title = `Thread ${s.thread} (${DIALECT_NAMES[s.dialect]})`;
-  for (const input of ui.dialectInputs) input.checked = input.value === s.dialect;
+  // The radios show the thread's dialect, or the one chosen for a new thread (not opened yet).
+  for (const input of ui.dialectInputs) input.checked = input.value === (chosenDialect ?? s.dialect);
+  ui.switchDialect.hidden = !chosenDialect;
+  if (chosenDialect) setText(ui.switchDialect, `Start a ${DIALECT_NAMES[chosenDialect]} thread`);
   ui.app.dataset.phase = snap.phase;
 
   // Status and busy indicator
   const busy = snap.busy || PHASE_BUSY.has(snap.phase);
   ui.busy.hidden = !busy;
   ui.conversation.setAttribute('aria-busy', String(snap.phase === 'loading' && !snap.loaded));
-  setText(ui.status, statusText(snap, s));
+  setStatus(statusText(snap, s));
   // Unsent text comes back (into the box, or the alert when the person typed since), once.
   takeUnsent(s, snap);
   renderAlert(snap, s);
@@ -841,9 +981,16 @@ function render() {
   ui.lockNote.hidden = !suspended;
   ui.send.hidden = suspended;
   ui.rejectAll.hidden = !suspended;
-  ui.send.disabled = !snap.canSend || !hasText;
+  // aria-disabled, not disabled: pressing Send disables it while the message goes, and a disabled
+  // button would drop the focus to the page's body.
+  ui.send.setAttribute('aria-disabled', String(!snap.canSend || !hasText));
   ui.rejectAll.setAttribute('aria-disabled', String(!hasText || snap.busy));
   ui.input.placeholder = suspended ? 'New request…' : 'Message the agent';
+  // Locked: the box is described by the lock note, and its hint no longer says "Enter to send".
+  ui.input.setAttribute('aria-describedby', suspended ? 'lock-note composer-hint' : 'composer-hint');
+  setText(ui.hint, suspended
+    ? 'Enter does not send while the agent waits for your decisions. Shift+Enter for a new line.'
+    : 'Enter to send, Shift+Enter for a new line.');
   setText(ui.send, snap.phase === 'sending' || snap.phase === 'streaming' ? 'Sending…' : 'Send');
   if (!suspended && s.wasSuspended && snap.phase === 'completed' && ui.approvals.contains(document.activeElement) === false
       && (document.activeElement === document.body || document.activeElement === null)) {
@@ -936,25 +1083,35 @@ function renderAllowed(snap) {
   ui.allowedList.dataset.key = key;
   ui.allowedList.replaceChildren(...names.map((name) =>
     h('li', { class: 'allowed-tool' },
-      h('code', null, name),
-      h('button', { type: 'button', class: 'btn btn-link', 'aria-label': `Ask again before running ${name}`,
-        onclick: guard(() => allowTool(name, false)) }, 'Ask again'))));
+      shown(name, null, 'code'),
+      h('button', { type: 'button', class: 'btn btn-link', onclick: guard(() => askAgainFor(name)) },
+        'Ask again', h('span', { class: 'sr-only' }, ' before running ', shown(name))))));
+}
+
+/**
+ * What scrolls the thread: the conversation box, or the page itself when a short or narrow window
+ * (or a zoomed one) lets the whole page scroll (style.css: the conversation's overflow is visible).
+ */
+function scroller() {
+  return getComputedStyle(ui.conversation).overflowY === 'visible' ? document.scrollingElement : ui.conversation;
 }
 
 /** Shows the whole approval panel when it fits (it is last in the conversation), else its top. */
 function revealApprovals() {
-  const c = ui.conversation;
-  if (ui.approvals.offsetHeight <= c.clientHeight) c.scrollTop = c.scrollHeight;
+  const c = scroller();
+  // When the page scrolls, the Allowed bar and the message box come after the panel.
+  const after = c === ui.conversation ? 0 : ui.allowed.offsetHeight + ui.composer.offsetHeight;
+  if (ui.approvals.offsetHeight + after <= c.clientHeight) c.scrollTop = c.scrollHeight;
   else ui.approvals.scrollIntoView({ block: 'start' });
 }
 
 function isNearBottom() {
-  const c = ui.conversation;
+  const c = scroller();
   return c.scrollHeight - c.scrollTop - c.clientHeight < 80;
 }
 
 function scrollToBottom() {
-  const c = ui.conversation;
+  const c = scroller();
   requestAnimationFrame(() => {
     c.scrollTop = c.scrollHeight;
   });

@@ -3,7 +3,7 @@
 // (Neuron sends it verbatim; a Sidenet continuation carries none, so there it stays with the card and
 // the form says so), the decision shown and revisable until the set is submitted; and "Always allow",
 // which approves this tool's calls without asking for the rest of the session.
-import { h, nextId, setText } from './dom.js';
+import { h, hasHidden, hasHiddenDeep, nextId, setText, shown, shownText } from './dom.js';
 import { kvView } from './render.js';
 
 export class ApprovalCard {
@@ -21,19 +21,40 @@ export class ApprovalCard {
     const formId = nextId('deny-form');
     const reasonId = nextId('deny-reason');
     const hintId = nextId('deny-hint');
+    const callId_ = nextId('card-call');
+    const inputsId = nextId('card-inputs');
+    const approveId = nextId('approve');
+    const denyId = nextId('deny');
+    const undoId = nextId('undo');
+    this.warningId = nextId('card-warning');
+    this.stateId = stateId;
+    this.inputsId = inputsId;
 
     this.badge = h('span', { class: 'badge', id: stateId });
     this.name = h('code', { class: 'tool-name' });
     this.title = h('h3', { class: 'card-title', id: titleId });
     this.desc = h('span', { class: 'card-desc' });
-    this.inputs = h('div', { class: 'card-inputs' });
+    this.inputs = h('div', { class: 'card-inputs', id: inputsId });
     this.decision = h('p', { class: 'card-decision' });
+    // Which call this is, in words ("delete_file /srv/a.txt"): never shown (the card shows it in full),
+    // it names the card and its buttons, so that two calls of one tool, or their four "Approve"
+    // buttons in a screen reader's list, can be told apart.
+    this.callLabel = h('span', { id: callId_, hidden: true });
+    // Shown when a name, a reason or an argument holds characters that display as nothing or turn the
+    // text around (see dom.js): they are on the card as tokens, and this says why.
+    this.warning = h('p', { class: 'card-warning', id: this.warningId, hidden: true },
+      h('span', { 'aria-hidden': 'true', class: 'card-warning-icon' }, '!'),
+      h('span', null, 'Careful: this call contains hidden or direction-changing characters, shown as ',
+        h('span', { class: 'hidden-char' }, '⟨U+…⟩'), '. Check it closely before you approve.'));
 
-    this.approveBtn = h('button', { type: 'button', class: 'btn btn-approve', 'aria-pressed': 'false', onclick: () => this.onApprove() },
+    this.approveBtn = h('button', { type: 'button', id: approveId, class: 'btn btn-approve', 'aria-pressed': 'false',
+      'aria-labelledby': `${approveId} ${callId_}`, onclick: () => this.onApprove() },
       h('span', { 'aria-hidden': 'true', class: 'btn-icon' }, '✓'), 'Approve');
-    this.denyBtn = h('button', { type: 'button', class: 'btn btn-deny', 'aria-pressed': 'false', 'aria-expanded': 'false', 'aria-controls': formId, onclick: () => this.openDeny() },
+    this.denyBtn = h('button', { type: 'button', id: denyId, class: 'btn btn-deny', 'aria-pressed': 'false', 'aria-expanded': 'false',
+      'aria-controls': formId, 'aria-labelledby': `${denyId} ${callId_}`, onclick: () => this.openDeny() },
       h('span', { 'aria-hidden': 'true', class: 'btn-icon' }, '✕'), 'Deny');
-    this.undoBtn = h('button', { type: 'button', class: 'btn btn-link', onclick: () => this.onUndo() }, 'Undo');
+    this.undoBtn = h('button', { type: 'button', id: undoId, class: 'btn btn-link', 'aria-labelledby': `${undoId} ${callId_}`,
+      onclick: () => this.onUndo() }, 'Undo');
     this.allowName = h('span', { class: 'sr-only' });
     this.allowBtn = h('button', { type: 'button', class: 'btn btn-link btn-allow', onclick: () => this.onAllow() },
       'Always allow', this.allowName);
@@ -50,9 +71,13 @@ export class ApprovalCard {
       this.reasonHint,
       h('div', { class: 'deny-actions' }, this.confirmBtn, this.cancelBtn));
 
-    this.el = h('article', { class: 'card', tabindex: '-1', 'aria-labelledby': titleId, 'aria-describedby': stateId, dataset: { callId } },
+    // Named "<tool> <arguments> <headline>", described by the arguments and the state.
+    this.el = h('article', { class: 'card', tabindex: '-1', 'aria-labelledby': `${callId_} ${titleId}`,
+      'aria-describedby': `${inputsId} ${stateId}`, dataset: { callId } },
+      this.callLabel,
       h('div', { class: 'card-top' }, h('span', { class: 'tool-glyph', 'aria-hidden': 'true' }, '⚙'), this.name, this.desc, this.badge),
       this.title,
+      this.warning,
       this.inputs,
       this.decision,
       h('div', { class: 'card-actions' }, this.approveBtn, this.denyBtn, this.undoBtn, this.allowBtn),
@@ -65,15 +90,21 @@ export class ApprovalCard {
     this.busy = ctx.busy;
     const state = view.approval; // draft, else the server's
     this.el.dataset.state = state;
-    setText(this.name, view.name);
-    setText(this.title, view.approvalReason || `Run ${view.name}`);
-    setText(this.desc, view.description || '');
+    // Server text: shown isolated, hidden characters as tokens (rebuilt only when it changes).
+    rebuild(this.name, view.name, () => [shown(view.name)]);
+    rebuild(this.title, [view.approvalReason, view.name], () => (view.approvalReason ? [shown(view.approvalReason)] : ['Run ', shown(view.name)]));
+    rebuild(this.desc, view.description || '', () => [shown(view.description || '')]);
     this.desc.hidden = !view.description;
     const json = JSON.stringify(view.inputs);
     if (json !== this.inputsJson) {
       this.inputsJson = json;
       this.inputs.replaceChildren(h('h4', { class: 'sr-only' }, 'Arguments'), kvView(view.inputs));
     }
+    setText(this.callLabel, callSummary(view));
+    const hidden = [view.name, view.approvalReason, view.description].some(hasHidden) || hasHiddenDeep(view.inputs);
+    this.warning.hidden = !hidden;
+    // (A description pointing at a hidden element would still be read: only while it shows.)
+    this.el.setAttribute('aria-describedby', `${hidden ? `${this.warningId} ` : ''}${this.inputsId} ${this.stateId}`);
     // Neuron sends a rejection's reason to the model; a Sidenet continuation has no field for one
     // (the model hears "not approved"): there the reason is the person's note on the card.
     const toAgent = ctx.dialect !== 'sidenet';
@@ -98,17 +129,17 @@ export class ApprovalCard {
       this.decision.replaceChildren(
         ...(view.rejectReason
           ? [toAgent ? 'You denied this call. Reason for the agent: ' : 'You denied this call. Your reason (not sent to the agent): ',
-              h('q', null, view.rejectReason)]
+              h('q', null, shown(view.rejectReason))]
           : ['You denied this call, without a reason.']),
         settled ? ' The server accepted it.' : '',
       );
     } else if (state === 'approved') {
       const allowed = ctx.allowed?.includes(view.name);
-      this.decision.replaceChildren(settled
-        ? 'You approved this call. The server accepted it.'
+      this.decision.replaceChildren(...(settled
+        ? ['You approved this call. The server accepted it.']
         : allowed && view.draft
-          ? `Approved without asking: you allowed ${view.name} for this session.`
-          : 'You approved this call. It runs exactly as shown once you submit.');
+          ? ['Approved without asking: you allowed ', shown(view.name), ' for this session.']
+          : ['You approved this call. It runs exactly as shown once you submit.']));
     } else this.decision.replaceChildren();
     this.decision.hidden = state === 'pending';
     this.approveBtn.setAttribute('aria-pressed', String(state === 'approved'));
@@ -117,7 +148,7 @@ export class ApprovalCard {
     this.denyBtn.hidden = settled;
     this.undoBtn.hidden = !view.draft;
     // "Always allow" while this call still waits on a person, for a tool not allowed yet.
-    setText(this.allowName, ` ${view.name} this session`);
+    rebuild(this.allowName, view.name, () => [' ', shown(view.name), ' this session']);
     this.allowBtn.hidden = sent || !view.name || !!ctx.allowed?.includes(view.name);
     for (const b of [this.approveBtn, this.denyBtn, this.undoBtn, this.allowBtn, this.confirmBtn]) {
       b.setAttribute('aria-disabled', String(!!ctx.busy));
@@ -182,6 +213,33 @@ export class ApprovalCard {
 
   focus() {
     this.el.focus({ preventScroll: true });
-    this.el.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+    // No smooth scrolling for people who asked the system for less motion.
+    const still = window.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
+    this.el.scrollIntoView({ block: 'nearest', behavior: still ? 'auto' : 'smooth' });
   }
+}
+
+/** Replaces `el`'s children with `build()` when `key` differs from the last one it was built for. */
+function rebuild(el, key, build) {
+  const k = JSON.stringify(key ?? null);
+  if (el.dataset.key === k) return;
+  el.dataset.key = k;
+  el.replaceChildren(...build());
+}
+
+/**
+ * The call in a few words, for its accessible names: the tool and its argument values
+ * ("delete_file /srv/a.txt", "send_email ops@example.com, Friday deploy"), hidden characters as
+ * tokens, cut at about 100 characters.
+ */
+function callSummary(view) {
+  const inputs = view.inputs;
+  const values = inputs !== null && typeof inputs === 'object' && !Array.isArray(inputs) ? Object.values(inputs) : [inputs];
+  const text = values
+    .filter((v) => v !== null && v !== undefined && v !== '')
+    .map((v) => (typeof v === 'string' ? v : JSON.stringify(v)))
+    .join(', ');
+  const summary = shownText(`${view.name}${text ? ` ${text}` : ''}`).replace(/\s+/g, ' ').trim();
+  const chars = [...summary];
+  return chars.length > 100 ? `${chars.slice(0, 99).join('')}…` : summary;
 }

@@ -52,3 +52,93 @@ export const $ = (id) => {
 let uid = 0;
 /** A fresh id for aria-labelledby / aria-describedby (never derived from server data). */
 export const nextId = (prefix) => `${prefix}-${++uid}`;
+
+// ---------------------------------------------------------------------------------------------
+// Untrusted text that must look like what it is. Tool names, arguments and reasons come from the
+// model or the server, and the card promises the call "runs exactly as shown": characters that
+// display as nothing (zero-width spaces, soft hyphens, tag characters) or that reorder the text
+// around them (bidi overrides and isolates such as U+202E) could make a value look like another
+// ("invoice_march_" + U+202E + "fdp.exe" displays as "invoice_march_exe.pdf"). They are shown as
+// visible tokens (⟨U+202E⟩) instead, and each untrusted piece is isolated (<bdi>), so that
+// right-to-left text in one value cannot reorder the words around it.
+
+// Control (Cc), format (Cf), line/paragraph separators, lone surrogates, and the blank Hangul fillers.
+const HIDDEN_CHAR = /^[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\u115F\u1160\u3164\uFFA0]$/u;
+const PICTO = /^\p{Extended_Pictographic}$/u;
+// What may sit between an emoji and a zero-width joiner: variation selector 16, skin tones.
+const EMOJI_MOD = /^[\uFE0F\u{1F3FB}-\u{1F3FF}]$/u;
+
+/** Whether the code point at `i` of `chars` (an array of code points as strings) is to be shown. */
+function isHiddenAt(chars, i) {
+  const c = chars[i];
+  if (c === '\n' || c === '\t') return false; // line breaks and tabs show as what they are
+  if (c === '\r' && chars[i + 1] === '\n') return false;
+  if (!HIDDEN_CHAR.test(c)) return false;
+  if (c === '\u200D') {
+    // The zero-width joiner inside an emoji sequence (👨‍👩‍👧) is what makes it one emoji.
+    let j = i - 1;
+    while (j >= 0 && EMOJI_MOD.test(chars[j])) j--;
+    if (j >= 0 && PICTO.test(chars[j]) && i + 1 < chars.length && PICTO.test(chars[i + 1])) return false;
+  }
+  return true;
+}
+
+const token = (c) => `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`;
+
+// Any character `isHiddenAt` may take for one, but line feeds and tabs (and carriage returns,
+// looked at apart): most text has none, and is then one run after one native test, not split into
+// code points (a streamed reply is shown again at every delta).
+const MAYBE_HIDDEN = /[\0-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\p{Cf}\p{Zl}\p{Zp}\p{Cs}\u115F\u1160\u3164\uFFA0]/u;
+const plain = (s) => !MAYBE_HIDDEN.test(s) && !s.includes('\r');
+
+/** `text` split into runs: `{ text, hidden }`, a hidden run being one invisible character. */
+function runs(text) {
+  const s = String(text ?? '');
+  if (plain(s)) return s ? [{ text: s, hidden: false }] : [];
+  const chars = [...s];
+  const out = [];
+  let plainRun = '';
+  chars.forEach((c, i) => {
+    if (isHiddenAt(chars, i)) {
+      if (plainRun) out.push({ text: plainRun, hidden: false });
+      plainRun = '';
+      out.push({ text: c, hidden: true });
+    } else plainRun += c;
+  });
+  if (plainRun) out.push({ text: plainRun, hidden: false });
+  return out;
+}
+
+/** Whether `text` holds a character that `shown()` / `shownText()` turn into a token. */
+export function hasHidden(text) {
+  if (plain(String(text ?? ''))) return false;
+  const chars = [...String(text ?? '')];
+  return chars.some((_, i) => isHiddenAt(chars, i));
+}
+
+/** Whether any string (value or key) in a JSON value holds a hidden character. */
+export function hasHiddenDeep(value) {
+  if (typeof value === 'string') return hasHidden(value);
+  if (Array.isArray(value)) return value.some(hasHiddenDeep);
+  if (value && typeof value === 'object') return Object.entries(value).some(([k, v]) => hasHidden(k) || hasHiddenDeep(v));
+  return false;
+}
+
+/**
+ * Untrusted text as an isolated element (`<bdi>` unless `tag` says otherwise; its own direction,
+ * which cannot leak into the sentence around it), its hidden characters shown as tokens. Text nodes
+ * only.
+ */
+export function shown(text, props = null, tag = 'bdi') {
+  const el = h(tag, props);
+  for (const r of runs(text)) {
+    el.append(r.hidden ? h('span', { class: 'hidden-char', title: 'Hidden or direction-changing character' }, token(r.text)) : r.text);
+  }
+  if (tag !== 'bdi') el.classList.add('isolate');
+  return el;
+}
+
+/** Untrusted text for an attribute or a plain string (aria-label, status): hidden characters as tokens. */
+export function shownText(text) {
+  return runs(text).map((r) => (r.hidden ? token(r.text) : r.text)).join('');
+}

@@ -1,12 +1,13 @@
 // Rendering of the conversation: messages, tool calls and their inputs/results. Model and server data
-// only ever become text (see dom.js).
-import { h } from './dom.js';
+// only ever become text (see dom.js), isolated, with hidden and direction-changing characters shown
+// as tokens (`shown()`).
+import { h, shown } from './dom.js';
 
 /** A readable view of a JSON value: strings as written, objects as nested key/value lists. */
 export function valueView(value, depth = 0) {
   if (value === null || value === undefined) return h('span', { class: 'v v-null' }, 'null');
   if (typeof value === 'string') {
-    return value === '' ? h('span', { class: 'v v-empty' }, '(empty)') : h('span', { class: 'v v-str' }, value);
+    return value === '' ? h('span', { class: 'v v-empty' }, '(empty)') : shown(value, { class: 'v v-str' });
   }
   if (typeof value === 'number' || typeof value === 'boolean') {
     return h('span', { class: 'v v-lit' }, String(value));
@@ -14,10 +15,10 @@ export function valueView(value, depth = 0) {
   if (Array.isArray(value)) {
     if (value.length === 0) return h('span', { class: 'v v-empty' }, '(none)');
     if (value.every((x) => x === null || typeof x !== 'object')) {
-      return h('span', { class: 'v v-str' }, value.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', '));
+      return shown(value.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', '), { class: 'v v-str' });
     }
   }
-  if (depth >= 3) return h('pre', { class: 'v v-json' }, JSON.stringify(value, null, 2));
+  if (depth >= 3) return shown(JSON.stringify(value, null, 2), { class: 'v v-json' }, 'pre');
   if (Array.isArray(value)) {
     return h('ol', { class: 'v v-list' }, value.map((x) => h('li', null, valueView(x, depth + 1))));
   }
@@ -32,7 +33,7 @@ export function kvView(obj, depth = 0) {
   return h(
     'dl',
     { class: 'kv' },
-    entries.map(([k, v]) => h('div', { class: 'kv-row' }, h('dt', null, k), h('dd', null, valueView(v, depth)))),
+    entries.map(([k, v]) => h('div', { class: 'kv-row' }, h('dt', null, shown(k)), h('dd', null, valueView(v, depth)))),
   );
 }
 
@@ -74,21 +75,21 @@ function toolBlock(tool, result, dialect, part) {
       'div',
       { class: 'tool-head' },
       h('span', { class: 'tool-glyph', 'aria-hidden': 'true' }, '⚙'),
-      h('code', { class: 'tool-name' }, tool.name),
+      shown(tool.name, { class: 'tool-name' }, 'code'),
       h('span', { class: `badge badge-${o.state}` }, h('span', { 'aria-hidden': 'true' }, o.icon), ' ', o.label),
     ),
-    tool.approvalReason && o.state !== 'called' ? h('p', { class: 'tool-why' }, tool.approvalReason) : null,
+    tool.approvalReason && o.state !== 'called' ? h('p', { class: 'tool-why' }, shown(tool.approvalReason)) : null,
     kvView(tool.inputs),
     o.state === 'rejected' && (rejectReason || dialect !== 'sidenet')
       ? h(
           'p',
           { class: 'tool-reason' },
           h('span', { class: 'tool-reason-label' }, 'Reason: '),
-          rejectReason ? h('q', null, rejectReason) : h('span', { class: 'muted' }, 'none given'),
+          rejectReason ? h('q', null, shown(rejectReason)) : h('span', { class: 'muted' }, 'none given'),
         )
       : null,
     value != null
-      ? h('div', { class: 'tool-result' }, h('span', { class: 'tool-result-label' }, o.state === 'error' ? 'Error' : 'Result'), h('pre', null, resultText(value)))
+      ? h('div', { class: 'tool-result' }, h('span', { class: 'tool-result-label' }, o.state === 'error' ? 'Error' : 'Result'), shown(resultText(value), null, 'pre'))
       : null,
   );
 }
@@ -99,7 +100,7 @@ function bubble(role, text, extraClass = '') {
     'div',
     { class: `bubble ${extraClass}` },
     h('span', { class: 'sr-only' }, `${who}: `),
-    h('p', { class: 'bubble-text' }, text),
+    shown(text, { class: 'bubble-text' }, 'p'),
   );
 }
 

@@ -77,8 +77,10 @@ test('"New thread" and "Open" switch threads and keep the id in the URL', async 
     await page.locator('#messages .msg-user', { hasText: 'read notes.txt' }).waitFor();
     assert.equal(new URL(page.url()).searchParams.get('thread'), first);
 
-    // The dialect switch starts a thread in the other dialect.
+    // Choosing the other dialect offers a thread in it; the button starts one.
     await page.getByRole('radio', { name: 'Sidenet' }).check();
+    assert.equal(new URL(page.url()).searchParams.get('thread'), first, 'choosing alone stays on the thread');
+    await page.getByRole('button', { name: 'Start a Sidenet thread' }).click();
     await page.locator('#empty').waitFor();
     assert.equal(new URL(page.url()).searchParams.get('dialect'), 'sidenet');
     // Back goes back to the first thread.
