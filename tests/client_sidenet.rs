@@ -3308,3 +3308,82 @@ fn a_message_that_landed_on_a_run_that_failed_is_the_run_s_error() {
     assert_eq!(s.phase, Phase::Error);
     assert_eq!(s.unsent_text, None, "the message landed");
 }
+
+/// Mastra announces an approved call that resumes with its approval chunk again, marked
+/// `resumed: true` (`@mastra/ai-sdk`'s `tool-call-resumed`): no request, the server took the call
+/// up. Read as a request it opened the card again, and a stream that ended there sent the same
+/// decision a second time.
+#[test]
+fn a_resumed_approval_chunk_is_no_new_request() {
+    let mut resumed = approval_a();
+    resumed["data"]["resumed"] = json!(true);
+    resumed["data"]["state"] = json!("data-tool-call-approval");
+    // The call's outcome follows in the same stream, or the stream stops right after the notice.
+    for outcome in [true, false] {
+        let mut h = H::paused(false);
+        h.c.approve("call_A").expect("approve");
+        h.drain();
+        let (op, post) = h.submit();
+        assert_continuation(&post, "call_A", true);
+        let mut c = vec![start("msg_a1"), resumed.clone()];
+        if outcome {
+            c.push(json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}));
+            c.extend(final_text("deleted"));
+        } else {
+            c.push(json!({"type": "abort"}));
+        }
+        let mut outs = h.stream(post.id, &sse(&c, true));
+        // Whatever the client reads to find where the run stands, it never answers call_A again.
+        for _ in 0..4 {
+            let Some(r) = https(&outs).into_iter().next() else {
+                break;
+            };
+            assert_ne!(r.method, Method::Post, "a second decision went out: {r:?}");
+            outs = h.respond(r.id, HttpResponse::new(204, ""));
+        }
+        assert!(h.card_ids().is_empty(), "{outcome}: {:?}", h.card_ids());
+        if outcome {
+            assert_eq!(done(&outs, op), Ok(()));
+            assert_eq!(h.phase(), Phase::Completed);
+        }
+    }
+}
+
+/// The AI SDK from 7.0.82 keeps a request's reason as `approval.requestReason` and the approver's
+/// answer as `approval.reason`: the card's headline is the former, never the approver's answer
+/// (which is not read: a rejection's note comes from the drafts' record).
+/// (Sidenet's own history keeps the request's reason as `reason`: see the reload test above.)
+#[test]
+fn a_history_with_request_reasons_reads_both_reasons() {
+    let mut h = H::new();
+    let (_, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(
+        get.id,
+        history(vec![
+            user_ui("msg_u1", "email everyone"),
+            json!({"id": "msg_a1", "role": "assistant", "parts": [
+                {"type": "tool-send_email", "toolCallId": "c0", "state": "output-denied", "input": {"to": "all"},
+                 "approval": {"id": "ap0", "approved": false, "requestReason": "Email reaches 4,000 customers",
+                              "reason": "Not to everyone!"}},
+                {"type": "tool-send_email", "toolCallId": "c1", "state": "approval-requested", "input": {"to": "one"},
+                 "approval": {"id": "ap1", "requestReason": "Email reaches one customer"}}
+            ]}),
+        ]),
+    );
+    if let Some(replay) = https(&outs).into_iter().next() {
+        h.respond(replay.id, HttpResponse::new(204, ""));
+    }
+    let s = h.c.snapshot();
+    let tools = &s.messages.as_slice()[1].tools;
+    assert_eq!(
+        tools[0].approval_reason.as_deref(),
+        Some("Email reaches 4,000 customers")
+    );
+    assert_eq!(tools[0].reject_reason, None);
+    assert_eq!(
+        tools[1].approval_reason.as_deref(),
+        Some("Email reaches one customer")
+    );
+    assert_eq!(tools[1].reject_reason, None);
+}

@@ -620,6 +620,14 @@ fn approval_tolerates_missing_args_and_odd_extras() {
         panic!("{chunk:?}");
     };
     assert_eq!(a.resume_schema, Some(json!({"type": "object"})));
+    // Mastra's notice that an approved call resumed (`resumed: true`) is no request: nothing.
+    let resumed = r#"{"type":"data-tool-call-approval","id":"c","data":{"runId":"r","toolCallId":"c","toolName":"t","resumed":true}}"#;
+    assert_eq!(parse_chunk_str(resumed), Ok(None));
+    let chunk = parse_chunk_str(&resumed.replace("true", "false"));
+    assert!(
+        matches!(chunk, Ok(Some(Chunk::ToolCallApproval(_)))),
+        "{chunk:?}"
+    );
 }
 
 #[test]

@@ -2422,9 +2422,17 @@ fn part_tool(part: &Map, ty: Option<&str>, reasons: &[(String, String)]) -> Opti
     let approved = approval_obj
         .and_then(|a| a.get("approved"))
         .and_then(Value::as_bool);
-    let approval_reason = approval_obj
-        .and_then(|a| a.get("reason"))
-        .and_then(Value::as_str)
+    let text_of = |key| {
+        approval_obj
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str)
+    };
+    // The request's reason: Sidenet's history keeps it as `reason` (a denied call is recorded
+    // "with the reason the model gave"); the AI SDK from 7.0.82 keeps it as `requestReason`, and
+    // its `reason` is then the approver's answer, not read (a rejection's note stays with the
+    // drafts' record).
+    let approval_reason = text_of("requestReason")
+        .or(text_of("reason"))
         .map(str::to_owned);
     let decided = approved.map(|a| {
         if a {

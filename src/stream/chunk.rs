@@ -495,7 +495,10 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
         },
         // abort
         Some(15) => Chunk::Abort,
-        // data-tool-call-approval
+        // data-tool-call-approval; Mastra sends it again with `resumed: true` when an approved
+        // call resumes: no request, the server took the call up (read as one, the card opened
+        // again and the decision went twice).
+        Some(16) if resumed(r.fields) => return Ok(None),
         Some(16) => Chunk::ToolCallApproval(Box::new(tool_call_approval(&mut r))),
         // tool-input-error
         Some(17) => Chunk::ToolInputError {
@@ -516,6 +519,12 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
         Some(err) => Err(err),
         None => Ok(Some(chunk)),
     }
+}
+
+/// Whether a `data-tool-call-approval` chunk says its call resumed (`data.resumed: true`).
+fn resumed(fields: &Map) -> bool {
+    let data = fields.get("data").and_then(Value::as_object);
+    data.and_then(|d| d.get("resumed")) == Some(&Value::Bool(true))
 }
 
 fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
