@@ -28,7 +28,14 @@ extern crate std;
 pub(crate) mod prelude {
     pub(crate) use alloc::borrow::ToOwned;
     pub(crate) use alloc::boxed::Box;
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) use alloc::rc::Rc as Shared;
     pub(crate) use alloc::string::{String, ToString};
+    /// Shared ownership of what is never changed once made (messages and their views): `Arc`
+    /// natively, so a client and its snapshots are `Send`; `Rc` on wasm32, which runs one thread,
+    /// where it does the same without atomic counts, in less code.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) use alloc::sync::Arc as Shared;
     pub(crate) use alloc::vec::Vec;
 }
 

@@ -21,7 +21,6 @@
 
 use crate::prelude::*;
 use alloc::borrow::Cow;
-use alloc::sync::Arc;
 
 use crate::approval::Approval;
 use crate::error::{Error, Result};
@@ -181,7 +180,7 @@ pub enum Content<'a> {
 /// keeps) copies nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
-    raw: Arc<Map>,
+    raw: Shared<Map>,
 }
 
 impl ToJson for Message {
@@ -211,7 +210,9 @@ impl Message {
     #[inline(never)]
     pub(crate) fn checked(value: Value) -> Result<Message> {
         match value {
-            Value::Object(raw) => check(&raw).map(|()| Message { raw: Arc::new(raw) }),
+            Value::Object(raw) => check(&raw).map(|()| Message {
+                raw: Shared::new(raw),
+            }),
             other => Err(got_error(BAD_MESSAGE, json::describe(&other), "")),
         }
     }
@@ -220,7 +221,9 @@ impl Message {
     /// try, no error built for a caller that drops it).
     pub(crate) fn try_from_map(raw: Map) -> core::result::Result<Message, Map> {
         match check(&raw) {
-            Ok(()) => Ok(Message { raw: Arc::new(raw) }),
+            Ok(()) => Ok(Message {
+                raw: Shared::new(raw),
+            }),
             Err(_) => Err(raw),
         }
     }
@@ -228,7 +231,7 @@ impl Message {
     /// `{}`: a message with no field at all.
     pub(crate) fn empty() -> Message {
         Message {
-            raw: Arc::new(Map::new()),
+            raw: Shared::new(Map::new()),
         }
     }
 
@@ -239,7 +242,7 @@ impl Message {
 
     /// The original JSON object, as a value.
     pub fn into_value(self) -> Value {
-        Value::Object(Arc::try_unwrap(self.raw).unwrap_or_else(|raw| (*raw).clone()))
+        Value::Object(Shared::try_unwrap(self.raw).unwrap_or_else(|raw| (*raw).clone()))
     }
 
     /// Any field of the original object.

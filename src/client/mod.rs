@@ -88,7 +88,6 @@ macro_rules! engine {
 mod snapshot;
 
 use crate::prelude::*;
-use alloc::sync::Arc;
 
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
@@ -1429,7 +1428,7 @@ impl Client {
         for m in &self.messages {
             view.push(neuron::message_view(view.len(), m));
         }
-        self.view = Messages(Arc::new(view));
+        self.view = Messages(Shared::new(view));
         self.c.messages_version += 1;
     }
 

@@ -41,7 +41,6 @@
 //! ```
 
 use crate::prelude::*;
-use alloc::sync::Arc;
 use core::mem::take;
 
 use crate::approval::{Approval, GatedTool, Suspension};
@@ -250,7 +249,7 @@ fn text_part(text: &str) -> Value {
 pub(crate) struct Sidenet {
     /// The state both engines keep alike.
     pub(super) c: Core,
-    messages: Arc<Vec<MessageView>>,
+    messages: Shared<Vec<MessageView>>,
     building: Option<Building>,
     /// `snapshot.streaming` changed in place since the last step.
     stream_dirty: bool,
@@ -275,7 +274,7 @@ impl Sidenet {
     pub(crate) fn new(config: Config) -> Sidenet {
         let mut s = Sidenet {
             c: Core::new(config),
-            messages: Arc::new(Vec::new()),
+            messages: Shared::new(Vec::new()),
             building: None,
             stream_dirty: false,
             stream_epoch: 0,
@@ -530,7 +529,7 @@ impl Sidenet {
         if self.c.snapshot.streaming.is_some() != self.building.is_some() {
             return Err("the snapshot's streaming message is out of step".to_owned());
         }
-        if !Arc::ptr_eq(&self.c.snapshot.messages.0, &self.messages) {
+        if !Shared::ptr_eq(&self.c.snapshot.messages.0, &self.messages) {
             return Err("the snapshot does not show the settled messages".to_owned());
         }
         if self.c.decisions.is_some() != self.pause.is_some() {
@@ -1983,14 +1982,14 @@ impl Sidenet {
     /// ends by building the next snapshot (`settle`), which shares the edited list again (an
     /// invariant), so a new message is pushed in place instead of copying the whole thread. A copy
     /// is made only while someone else holds the list (a clone of a snapshot). No
-    /// `Arc::make_mut`, whose weak-reference path is dead weight here. Always `Some`.
+    /// `Shared::make_mut`, whose weak-reference path is dead weight here. Always `Some`.
     fn messages_mut(&mut self) -> Option<&mut Vec<MessageView>> {
-        self.c.snapshot.messages = Messages(Arc::new(Vec::new()));
-        if Arc::get_mut(&mut self.messages).is_none() {
+        self.c.snapshot.messages = Messages(Shared::new(Vec::new()));
+        if Shared::get_mut(&mut self.messages).is_none() {
             self.audit.touch(self.messages.len() as u64);
-            self.messages = Arc::new(self.messages.to_vec());
+            self.messages = Shared::new(self.messages.to_vec());
         }
-        Arc::get_mut(&mut self.messages)
+        Shared::get_mut(&mut self.messages)
     }
 
     /// The history's messages become the settled ones (entries that are not objects are skipped).
@@ -2002,7 +2001,7 @@ impl Sidenet {
             }
         }
         self.audit.touch(views.len() as u64);
-        self.messages = Arc::new(views);
+        self.messages = Shared::new(views);
         self.c.messages_version += 1;
     }
 
@@ -2132,7 +2131,7 @@ impl Sidenet {
         });
         self.c.head(
             self.c.phase(paused, self.expired),
-            Messages(Arc::clone(&self.messages)),
+            Messages(Shared::clone(&self.messages)),
             self.suspension_view(),
             can_submit,
             paused,

@@ -48,7 +48,6 @@
 //! ```
 
 use crate::prelude::*;
-use alloc::sync::Arc;
 
 use crate::approval::Approval;
 use crate::decisions::{write_decision_map, Decision, Decisions};
@@ -267,7 +266,7 @@ impl ToJson for MessageView {
 /// The settled messages, shared: cloning a snapshot does not copy them, and two snapshots compare
 /// equal on this field iff they hold the very same list.
 #[derive(Debug, Clone, Default)]
-pub struct Messages(pub(crate) Arc<Vec<MessageView>>);
+pub struct Messages(pub(crate) Shared<Vec<MessageView>>);
 
 impl Messages {
     pub fn as_slice(&self) -> &[MessageView] {
@@ -277,7 +276,7 @@ impl Messages {
 
 impl PartialEq for Messages {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Shared::ptr_eq(&self.0, &other.0)
     }
 }
 
