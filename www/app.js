@@ -3,7 +3,7 @@
 // rendered into the DOM with a small `h()` helper; everything from the server is text, never HTML.
 import init, { ApprovalClient, isToolgateError } from '/pkg/toolgate.js';
 import { $, h, setText, shown } from './dom.js';
-import { messageItems } from './render.js';
+import { messageContext, messageItem } from './render.js';
 import { ApprovalCard } from './cards.js';
 
 const DIALECTS = ['neuron', 'sidenet'];
@@ -662,7 +662,8 @@ function wireControls() {
     }
     ui.openId.removeAttribute('aria-invalid');
     ui.openId.value = '';
-    const dialect = session?.dialect ?? 'neuron';
+    // In the dialect chosen in the radios, as "New thread" does (not opened yet: the thread's own).
+    const dialect = chosenDialect ?? session?.dialect ?? 'neuron';
     writeLocation(id, dialect, true);
     openThread(id, dialect);
   });
@@ -959,17 +960,9 @@ function render() {
   renderAlert(snap, s);
 
 
-  // Messages (re-rendered only when they change) and the streaming message.
-  const hidden = new Set((snap.suspension?.tools ?? []).map((t) => t.callId));
-  const messagesKey = `${snap.messagesVersion}|${[...hidden].join(',')}`;
+  // Messages and the streaming message.
   const streamingNow = snap.streaming ?? null;
-  if (messagesKey !== s.messagesKey || streamingNow !== s.streamingRef) {
-    const nearBottom = isNearBottom();
-    s.messagesKey = messagesKey;
-    s.streamingRef = streamingNow;
-    ui.messages.replaceChildren(...messageItems(snap.messages, { dialect: s.dialect, hidden, streaming: streamingNow }));
-    if (nearBottom || streamingNow) scrollToBottom();
-  }
+  renderMessages(snap, s, streamingNow);
   ui.empty.hidden = !(snap.loaded && snap.messages.length === 0 && !streamingNow && !suspended);
 
   renderApprovals(snap, s);
@@ -997,6 +990,39 @@ function render() {
     ui.input.focus();
   }
   s.wasSuspended = suspended;
+}
+
+/**
+ * The settled messages' items are built only when the messages change (the client keeps the same
+ * frozen array until `messagesVersion` changes), or the calls the cards show; a streamed delta
+ * rebuilds the streaming message's item alone (a long thread would otherwise be built again, every
+ * string of it scanned for hidden characters, at each delta).
+ */
+function renderMessages(snap, s, streamingNow) {
+  const hidden = new Set((snap.suspension?.tools ?? []).map((t) => t.callId));
+  const messagesKey = `${snap.messagesVersion}|${[...hidden].join(',')}`;
+  const settledChanged = messagesKey !== s.messagesKey || snap.messages !== s.messagesRef;
+  if (!settledChanged && streamingNow === s.streamingRef) return;
+  const nearBottom = isNearBottom();
+  const opts = { dialect: s.dialect, hidden };
+  if (settledChanged) {
+    s.messagesKey = messagesKey;
+    s.messagesRef = snap.messages;
+    s.messagesContext = messageContext(snap.messages);
+    s.messageEls = snap.messages.map((m) => messageItem(m, s.messagesContext, opts)).filter(Boolean);
+  }
+  const streamingEl = streamingNow ? messageItem(streamingNow, s.messagesContext, { ...opts, streaming: true }) : null;
+  if (settledChanged) {
+    ui.messages.replaceChildren(...s.messageEls, ...(streamingEl ? [streamingEl] : []));
+  } else if (s.streamingEl?.parentNode === ui.messages) {
+    if (streamingEl) s.streamingEl.replaceWith(streamingEl);
+    else s.streamingEl.remove();
+  } else if (streamingEl) {
+    ui.messages.append(streamingEl);
+  }
+  s.streamingRef = streamingNow;
+  s.streamingEl = streamingEl;
+  if (nearBottom || streamingNow) scrollToBottom();
 }
 
 function renderApprovals(snap, s) {

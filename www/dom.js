@@ -62,58 +62,83 @@ export const nextId = (prefix) => `${prefix}-${++uid}`;
 // visible tokens (⟨U+202E⟩) instead, and each untrusted piece is isolated (<bdi>), so that
 // right-to-left text in one value cannot reorder the words around it.
 
-// Control (Cc), format (Cf), line/paragraph separators, lone surrogates, and the blank Hangul fillers.
-const HIDDEN_CHAR = /^[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\u115F\u1160\u3164\uFFA0]$/u;
+// What is shown as a token: controls (Cc) but line feeds and tabs, format characters (Cf), every
+// default-ignorable code point (which fonts draw as nothing: variation selectors U+FE00–FE0F and
+// U+E0100–E01EF, the combining grapheme joiner U+034F, the Khmer inherent vowels U+17B4/17B5, the
+// Mongolian free variation selectors U+180B–180F, the blank Hangul fillers, ...), line and paragraph
+// separators, and lone surrogates; save where the context makes them part of an emoji (`hiddenAt`).
+// Global: text is split around its matches only; most text has none, and takes one native scan.
+const HIDDEN = /[\0-\x08\x0B-\x1F\x7F-\x9F\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\p{Cs}]/gu;
 const PICTO = /^\p{Extended_Pictographic}$/u;
 // What may sit between an emoji and a zero-width joiner: variation selector 16, skin tones.
 const EMOJI_MOD = /^[\uFE0F\u{1F3FB}-\u{1F3FF}]$/u;
 
-/** Whether the code point at `i` of `chars` (an array of code points as strings) is to be shown. */
-function isHiddenAt(chars, i) {
-  const c = chars[i];
-  if (c === '\n' || c === '\t') return false; // line breaks and tabs show as what they are
-  if (c === '\r' && chars[i + 1] === '\n') return false;
-  if (!HIDDEN_CHAR.test(c)) return false;
+/** The code point of `s` that ends at index `i` ('' at the start). */
+function cpBefore(s, i) {
+  if (i <= 0) return '';
+  const lo = s.charCodeAt(i - 1);
+  if (lo >= 0xDC00 && lo <= 0xDFFF && i >= 2) {
+    const hi = s.charCodeAt(i - 2);
+    if (hi >= 0xD800 && hi <= 0xDBFF) return s.slice(i - 2, i);
+  }
+  return s[i - 1];
+}
+
+/** The code point of `s` that starts at index `i` ('' at the end). */
+const cpAt = (s, i) => (i < s.length ? String.fromCodePoint(s.codePointAt(i)) : '');
+
+/** Whether `c`, a match of HIDDEN at index `i` of `s`, is to be shown as a token. */
+function hiddenAt(s, i, c) {
+  if (c === '\r') return s[i + 1] !== '\n'; // a CRLF line end shows as what it is
   if (c === '\u200D') {
     // The zero-width joiner inside an emoji sequence (👨‍👩‍👧) is what makes it one emoji.
-    let j = i - 1;
-    while (j >= 0 && EMOJI_MOD.test(chars[j])) j--;
-    if (j >= 0 && PICTO.test(chars[j]) && i + 1 < chars.length && PICTO.test(chars[i + 1])) return false;
+    let j = i;
+    let before = cpBefore(s, j);
+    while (before && EMOJI_MOD.test(before)) {
+      j -= before.length;
+      before = cpBefore(s, j);
+    }
+    return !(before && PICTO.test(before) && PICTO.test(cpAt(s, i + 1)));
+  }
+  if (c === '\uFE0E' || c === '\uFE0F') {
+    // Text or emoji presentation of an emoji (❤️), or of a keycap (1️⃣: a digit, #, *, then U+20E3).
+    const before = cpBefore(s, i);
+    if (before && PICTO.test(before)) return false;
+    if (/^[0-9#*]$/.test(before) && s[i + 1] === '\u20E3') return false;
   }
   return true;
 }
 
 const token = (c) => `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`;
 
-// Any character `isHiddenAt` may take for one, but line feeds and tabs (and carriage returns,
-// looked at apart): most text has none, and is then one run after one native test, not split into
-// code points (a streamed reply is shown again at every delta).
-const MAYBE_HIDDEN = /[\0-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\p{Cf}\p{Zl}\p{Zp}\p{Cs}\u115F\u1160\u3164\uFFA0]/u;
-const plain = (s) => !MAYBE_HIDDEN.test(s) && !s.includes('\r');
-
 /** `text` split into runs: `{ text, hidden }`, a hidden run being one invisible character. */
 function runs(text) {
   const s = String(text ?? '');
-  if (plain(s)) return s ? [{ text: s, hidden: false }] : [];
-  const chars = [...s];
   const out = [];
-  let plainRun = '';
-  chars.forEach((c, i) => {
-    if (isHiddenAt(chars, i)) {
-      if (plainRun) out.push({ text: plainRun, hidden: false });
-      plainRun = '';
-      out.push({ text: c, hidden: true });
-    } else plainRun += c;
-  });
-  if (plainRun) out.push({ text: plainRun, hidden: false });
+  let from = 0;
+  HIDDEN.lastIndex = 0;
+  for (let m; (m = HIDDEN.exec(s)) !== null;) {
+    const c = m[0];
+    if (!hiddenAt(s, m.index, c)) continue;
+    if (m.index > from) out.push({ text: s.slice(from, m.index), hidden: false });
+    out.push({ text: c, hidden: true });
+    from = m.index + c.length;
+  }
+  if (from < s.length) out.push({ text: from ? s.slice(from) : s, hidden: false });
   return out;
 }
 
 /** Whether `text` holds a character that `shown()` / `shownText()` turn into a token. */
 export function hasHidden(text) {
-  if (plain(String(text ?? ''))) return false;
-  const chars = [...String(text ?? '')];
-  return chars.some((_, i) => isHiddenAt(chars, i));
+  const s = String(text ?? '');
+  HIDDEN.lastIndex = 0;
+  for (let m; (m = HIDDEN.exec(s)) !== null;) {
+    if (hiddenAt(s, m.index, m[0])) {
+      HIDDEN.lastIndex = 0;
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Whether any string (value or key) in a JSON value holds a hidden character. */

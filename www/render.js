@@ -105,11 +105,10 @@ function bubble(role, text, extraClass = '') {
 }
 
 /**
- * The message list items. `hidden` is a set of callIds not to show (the gated tools of the paused tail,
- * which the approval cards show).
+ * What the items of a thread's messages share: Neuron puts results in a separate tool_call_result
+ * message, folded into their calls. Built once per `messages` array.
  */
-export function messageItems(messages, { dialect, hidden = new Set(), streaming = null }) {
-  // Neuron puts results in a separate tool_call_result message: fold them into their calls.
+export function messageContext(messages) {
   const results = new Map();
   const called = new Set();
   // (A call without an id, from a provider that gives none, has callId "": it cannot be paired.)
@@ -120,27 +119,43 @@ export function messageItems(messages, { dialect, hidden = new Set(), streaming 
       else called.add(t.callId);
     }
   }
-  const items = [];
-  const all = streaming ? [...messages, { ...streaming, streaming: true }] : messages;
-  for (const m of all) {
-    const role = m.role === 'user' ? 'user' : m.role === 'assistant' || m.role === 'tool' ? 'assistant' : 'other';
-    const tools = (m.tools ?? []).filter((t) => {
-      if (hidden.has(t.callId) && t.approval === 'pending') return false;
-      if (m.kind === 'tool_result') return !called.has(t.callId);
-      return true;
-    });
-    const text = m.text ?? '';
-    if (!text && tools.length === 0 && !m.streaming) continue;
-    const li = h('li', { class: `msg msg-${role}${m.streaming ? ' msg-streaming' : ''}` });
-    if (role !== 'user') li.append(h('span', { class: 'avatar', 'aria-hidden': 'true' }, role === 'assistant' ? 'AI' : '•'));
-    const body = h('div', { class: 'msg-body' });
-    if (tools.length) {
-      body.append(h('div', { class: 'tools' }, tools.map((t) =>
-        toolBlock(t, t.callId ? results.get(t.callId) : undefined, dialect, wirePart(m, t.callId)))));
-    }
-    if (text || m.streaming) body.append(bubble(m.role, text, m.streaming ? 'is-streaming' : ''));
-    li.append(body);
-    items.push(li);
+  return { results, called };
+}
+
+/**
+ * The list item of one message (null when it shows nothing). `context` is `messageContext` of the
+ * thread's messages; `hidden` a set of callIds not to show (the gated tools of the paused tail, which
+ * the approval cards show); `streaming`, the message being streamed.
+ */
+export function messageItem(m, context, { dialect, hidden = new Set(), streaming = false }) {
+  const { results, called } = context;
+  const role = m.role === 'user' ? 'user' : m.role === 'assistant' || m.role === 'tool' ? 'assistant' : 'other';
+  const tools = (m.tools ?? []).filter((t) => {
+    if (hidden.has(t.callId) && t.approval === 'pending') return false;
+    if (m.kind === 'tool_result') return !called.has(t.callId);
+    return true;
+  });
+  const text = m.text ?? '';
+  if (!text && tools.length === 0 && !streaming) return null;
+  const li = h('li', { class: `msg msg-${role}${streaming ? ' msg-streaming' : ''}` });
+  if (role !== 'user') li.append(h('span', { class: 'avatar', 'aria-hidden': 'true' }, role === 'assistant' ? 'AI' : '•'));
+  const body = h('div', { class: 'msg-body' });
+  if (tools.length) {
+    body.append(h('div', { class: 'tools' }, tools.map((t) =>
+      toolBlock(t, t.callId ? results.get(t.callId) : undefined, dialect, wirePart(m, t.callId)))));
   }
-  return items;
+  if (text || streaming) body.append(bubble(m.role, text, streaming ? 'is-streaming' : ''));
+  li.append(body);
+  return li;
+}
+
+/**
+ * The message list items (the messages, then the one being streamed). `hidden` is a set of callIds
+ * not to show (the gated tools of the paused tail, which the approval cards show).
+ */
+export function messageItems(messages, { dialect, hidden = new Set(), streaming = null }) {
+  const context = messageContext(messages);
+  const items = messages.map((m) => messageItem(m, context, { dialect, hidden }));
+  if (streaming) items.push(messageItem(streaming, context, { dialect, hidden, streaming: true }));
+  return items.filter(Boolean);
 }

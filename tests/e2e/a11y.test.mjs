@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
-  DESKTOP, approve, assertNoProblems, card, cards, deny, gotoThread, openPage, send, submit, threadId,
+  DESKTOP, approve, assertNoProblems, card, cards, deny, gotoThread, lastAnswer, openPage, send, submit, threadId,
   waitCompleted, waitPaused, waitSettled, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
@@ -496,6 +496,119 @@ test('decorative glyphs are not part of names', async () => {
     await waitPaused(page, 1);
     const headings = (await axNodes(page)).filter((n) => n.role === 'heading' && /Approval needed/.test(n.name));
     assert.deepEqual(headings.map((n) => n.name), ['Approval needed']);
+    assertNoProblems(problems);
+  } finally {
+    await context.close();
+  }
+});
+
+// (Review of the s13 fixes.) Default-ignorable characters that are not format characters (Cf) also
+// display as nothing: variation selectors, the combining grapheme joiner, Khmer inherent vowels,
+// Mongolian free variation selectors. An ordinary emoji's variation selector stays part of it.
+test('every default-ignorable character is a token with a warning; an emoji\'s variation selector is not', async () => {
+  const gaps = {
+    cgj: '\u034F', vs1: '\uFE00', vs15: '\uFE0E', vs16: '\uFE0F', vs17: '\u{E0100}', vs256: '\u{E01EF}',
+    khmer_aq: '\u17B4', khmer_aa: '\u17B5', mongolian_fvs1: '\u180B', mongolian_fvs4: '\u180F',
+  };
+  const emoji = `love ❤️ and ☺︎, keycap 1️⃣, flag 🏳️‍🌈, family ${FAMILY}`;
+  const thread = plantPausedThread('ignorable', [
+    ['plain', 'delete_file', { path: '/srv/a.txt' }, 'Deleting a file is irreversible'],
+    ['emoji', 'send_email', { to: 'team@example.com', subject: emoji }, 'Outbound email'],
+    ...Object.entries(gaps).map(([name, c]) => [name, 'delete_file', { path: `/srv/a${c}.txt` }, 'Deleting a file is irreversible']),
+  ]);
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    await gotoThread(page, env.endpoint.url, { thread, dialect: 'neuron' });
+    await waitPaused(page, 2 + Object.keys(gaps).length);
+    const seen = Object.fromEntries(await cards(page).evaluateAll((els) => els.map((c) => [c.dataset.callId, {
+      values: [...c.querySelectorAll('.card-inputs dd')].map((d) => d.innerText),
+      warning: (() => {
+        const w = c.querySelector('.card-warning');
+        return w && w.getClientRects().length ? w.innerText : '';
+      })(),
+    }])));
+    assert.deepEqual(seen.plain, { values: ['/srv/a.txt'], warning: '' });
+    assert.deepEqual(seen.emoji, { values: ['team@example.com', emoji], warning: '' }, 'ordinary emoji get no token');
+    for (const [name, c] of Object.entries(gaps)) {
+      const code = c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0');
+      assert.deepEqual(seen[name].values, [`/srv/a⟨U+${code}⟩.txt`], name);
+      assert.match(seen[name].warning, /hidden or direction-changing characters/, name);
+    }
+    assertNoProblems(problems);
+  } finally {
+    await context.close();
+  }
+});
+
+test('"Open" opens the thread in the dialect chosen in the radios, as "New thread" does', async () => {
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    await gotoThread(page, env.endpoint.url, { thread: threadId('choose'), dialect: 'neuron' });
+    await page.getByRole('radio', { name: 'Sidenet' }).check();
+    await page.locator('#switch-dialect').waitFor();
+    const other = threadId('opened');
+    await page.locator('#open-id').fill(other);
+    await page.locator('#open-id').press('Enter');
+    await page.waitForFunction((id) => new URL(location.href).searchParams.get('thread') === id, other);
+    await page.locator('#empty').waitFor();
+    const url = new URL(page.url());
+    assert.equal(url.searchParams.get('dialect'), 'sidenet');
+    assert.equal(await page.getByRole('radio', { name: 'Sidenet' }).isChecked(), true);
+    assert.equal(await page.locator('#switch-dialect').isHidden(), true, 'nothing more to start');
+    assert.match(await page.locator('#status').innerText(), /New Sidenet thread/);
+    // Nothing chosen: Open stays in the thread's dialect.
+    const third = threadId('same');
+    await page.locator('#open-id').fill(third);
+    await page.locator('#open-id').press('Enter');
+    await page.waitForFunction((id) => new URL(location.href).searchParams.get('thread') === id, third);
+    assert.equal(new URL(page.url()).searchParams.get('dialect'), 'sidenet');
+    assertNoProblems(problems);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a streamed delta rebuilds the streaming message only: the settled messages keep their nodes', async () => {
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    await gotoThread(page, env.endpoint.url, { thread: threadId('stream'), dialect: 'sidenet' });
+    await send(page, 'hello there');
+    await waitSettled(page);
+    await page.locator('#messages .msg-assistant').first().waitFor();
+    // Watches the list: when the reply starts streaming, the items already there are noted; at each
+    // later delta (the streaming text changed), they must still be the same nodes, in the list.
+    await page.evaluate(() => {
+      const list = document.getElementById('messages');
+      const w = (window.__stream = { settled: null, text: null, deltas: 0, rebuilt: 0 });
+      w.observer = new MutationObserver(() => {
+        const live = list.querySelector('.msg-streaming');
+        if (!live) return;
+        if (!w.settled) {
+          w.settled = [...list.children].filter((li) => li !== live);
+          w.text = live.textContent;
+          return;
+        }
+        if (live.textContent === w.text) return;
+        w.text = live.textContent;
+        w.deltas++;
+        if (w.settled.some((li, i) => li.parentNode !== list || list.children[i] !== li)) w.rebuilt++;
+      });
+      w.observer.observe(list, { childList: true, subtree: true, characterData: true });
+    });
+    await send(page, 'tell me more about what you can do for me today, please');
+    await waitSettled(page);
+    await page.waitForFunction(() => !document.querySelector('#messages .msg-streaming'));
+    const w = await page.evaluate(() => {
+      const s = window.__stream;
+      s.observer.disconnect();
+      return { settled: s.settled?.length ?? 0, deltas: s.deltas, rebuilt: s.rebuilt };
+    });
+    assert.ok(w.settled >= 3, `the earlier exchange and the new message were shown while streaming: ${JSON.stringify(w)}`);
+    assert.ok(w.deltas >= 2, `the reply was streamed in several deltas: ${JSON.stringify(w)}`);
+    assert.equal(w.rebuilt, 0, `no delta rebuilt the settled messages: ${JSON.stringify(w)}`);
+    // Once done, the reply is a settled message like the others.
+    assert.match(await lastAnswer(page), /You said: "tell me more/);
+    assert.equal(await page.locator('#messages > li').count(), 4);
     assertNoProblems(problems);
   } finally {
     await context.close();
