@@ -334,10 +334,14 @@ impl H {
     /// that count message views, which exist where the invariant bookkeeping does.
     #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
     fn with_history(len: usize) -> H {
+        H::with_messages((0..len).map(|i| user_ui(&format!("m{i}"), "old")).collect())
+    }
+
+    /// Loaded with a history of `msgs` and nothing to replay.
+    fn with_messages(msgs: Vec<Value>) -> H {
         let mut h = H::new();
         let (_, get) = h.load();
         let get = one_http(&get);
-        let msgs: Vec<Value> = (0..len).map(|i| user_ui(&format!("m{i}"), "old")).collect();
         let outs = h.respond(get.id, history(msgs));
         let replay = one_http(&outs);
         h.respond(replay.id, HttpResponse::new(204, ""));
@@ -3355,25 +3359,16 @@ fn a_resumed_approval_chunk_is_no_new_request() {
 /// (Sidenet's own history keeps the request's reason as `reason`: see the reload test above.)
 #[test]
 fn a_history_with_request_reasons_reads_both_reasons() {
-    let mut h = H::new();
-    let (_, outs) = h.load();
-    let get = one_http(&outs);
-    let outs = h.respond(
-        get.id,
-        history(vec![
-            user_ui("msg_u1", "email everyone"),
-            json!({"id": "msg_a1", "role": "assistant", "parts": [
-                {"type": "tool-send_email", "toolCallId": "c0", "state": "output-denied", "input": {"to": "all"},
-                 "approval": {"id": "ap0", "approved": false, "requestReason": "Email reaches 4,000 customers",
-                              "reason": "Not to everyone!"}},
-                {"type": "tool-send_email", "toolCallId": "c1", "state": "approval-requested", "input": {"to": "one"},
-                 "approval": {"id": "ap1", "requestReason": "Email reaches one customer"}}
-            ]}),
-        ]),
-    );
-    if let Some(replay) = https(&outs).into_iter().next() {
-        h.respond(replay.id, HttpResponse::new(204, ""));
-    }
+    let h = H::with_messages(vec![
+        user_ui("msg_u1", "email everyone"),
+        json!({"id": "msg_a1", "role": "assistant", "parts": [
+            {"type": "tool-send_email", "toolCallId": "c0", "state": "output-denied", "input": {"to": "all"},
+             "approval": {"id": "ap0", "approved": false, "requestReason": "Email reaches 4,000 customers",
+                          "reason": "Not to everyone!"}},
+            {"type": "tool-send_email", "toolCallId": "c1", "state": "approval-requested", "input": {"to": "one"},
+             "approval": {"id": "ap1", "requestReason": "Email reaches one customer"}}
+        ]}),
+    ]);
     let s = h.c.snapshot();
     let tools = &s.messages.as_slice()[1].tools;
     assert_eq!(

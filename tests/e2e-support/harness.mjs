@@ -184,6 +184,21 @@ export function assertNoProblems(problems, label = 'page') {
 }
 
 /**
+ * Runs `fn({ page, context })` in a page of its own (`openPage`), then requires that the page
+ * reported no problem; the context is closed whatever happens. Returns what `fn` returns.
+ */
+export async function withPage(browser, fn, options) {
+  const { context, page, problems } = await openPage(browser, options);
+  try {
+    const out = await fn({ page, context });
+    assertNoProblems(problems);
+    return out;
+  } finally {
+    await context.close();
+  }
+}
+
+/**
  * Starts the reference endpoint (with `extraEnv`) and Chromium before a test file's tests and stops
  * both after them: `env.endpoint` and `env.browser` are set once `before` has run.
  */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   DESKTOP, approve, assertNoProblems, card, cards, deny, gotoThread, lastAnswer, openPage, send, submit, threadId,
-  waitCompleted, waitPaused, waitSettled, withEndpointAndBrowser,
+  waitCompleted, waitPaused, waitSettled, withEndpointAndBrowser, withPage,
 } from '../e2e-support/harness.mjs';
 
 // A data directory of our own, to put threads with hand-made tool calls in (the scripted agent only
@@ -83,8 +83,7 @@ const status = async (page) => (await page.locator('#status').textContent()) ?? 
 describe('approval cards can be told apart by name', () => {
   for (const dialect of ['neuron', 'sidenet']) {
     test(`${dialect}: two calls of one tool: the cards and their buttons are named by tool and arguments`, async () => {
-      const { context, page, problems } = await openPage(env.browser);
-      try {
+      await withPage(env.browser, async ({ page }) => {
         await gotoThread(page, env.endpoint.url, { thread: threadId(`names_${dialect}`), dialect });
         await send(page, 'delete /srv/a.txt and delete /srv/b.txt');
         await waitPaused(page, 2);
@@ -105,10 +104,7 @@ describe('approval cards can be told apart by name', () => {
           assert.equal(names.length, 2, JSON.stringify(names));
           assert.ok(names[0].includes('/srv/a.txt') && names[1].includes('/srv/b.txt'), `${label} buttons: ${names}`);
         }
-        assertNoProblems(problems);
-      } finally {
-        await context.close();
-      }
+      });
     });
   }
 });
@@ -120,8 +116,7 @@ test('hidden and direction-changing characters are shown as tokens, with a warni
     ['c2', 'pay_invoice', { to: `billing@acme${ZWSP}.example`, amount: `${RLO}00.01`, memo: `thanks ${FAMILY} שלום 500` }, 'Payments are final'],
     ['c3', `${RLO}elif_daer`, { path: '/etc/passwd' }, ''],
   ]);
-  const { context, page, problems } = await openPage(env.browser);
-  try {
+  await withPage(env.browser, async ({ page }) => {
     await gotoThread(page, env.endpoint.url, { thread, dialect: 'neuron' });
     await waitPaused(page, 4);
     const seen = await cards(page).evaluateAll((els) => els.map((c) => ({
@@ -160,10 +155,7 @@ test('hidden and direction-changing characters are shown as tokens, with a warni
     const said = await page.locator('#status').evaluate((el) => el.innerText);
     assert.ok(said.includes('⟨U+202E⟩elif_daer is allowed for this session'), said);
     assert.doesNotMatch(said, INVISIBLE);
-    assertNoProblems(problems);
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 test('a long unbreakable tool name wraps: no card is wider than the page, every badge is on screen', async () => {
@@ -171,8 +163,7 @@ test('a long unbreakable tool name wraps: no card is wider than the page, every 
     ['c1', 'delete_file', { path: '/srv/a.txt' }, 'Deleting a file is irreversible'],
     ['c2', `x_${'verylongtoolname'.repeat(12)}`, { p: 'x' }, 'Long'],
   ]);
-  const { context, page, problems } = await openPage(env.browser, { viewport: DESKTOP });
-  try {
+  await withPage(env.browser, async ({ page }) => {
     await gotoThread(page, env.endpoint.url, { thread, dialect: 'neuron' });
     await waitPaused(page, 2);
     const m = await page.evaluate(() => ({
@@ -189,18 +180,14 @@ test('a long unbreakable tool name wraps: no card is wider than the page, every 
       assert.ok(c.badgeRight <= c.right, `card ${i + 1}: its badge (right ${c.badgeRight}) is outside the card (${c.right})`);
     }
     assert.ok(m.conversation[0] <= m.conversation[1], `the conversation scrolls sideways: ${m.conversation}`);
-    assertNoProblems(problems);
-  } finally {
-    await context.close();
-  }
+  }, { viewport: DESKTOP });
 });
 
 describe('zoomed, short and narrow windows: the page scrolls and nothing is cut off', () => {
   // 640x360 and 320x180 are 1280x720 at 200 % and 400 % zoom; 320x568 a small phone.
   for (const viewport of [{ width: 640, height: 360 }, { width: 320, height: 180 }, { width: 320, height: 568 }]) {
     test(`${viewport.width}x${viewport.height}: a paused run's header, cards and message box can all be reached`, async () => {
-      const { context, page, problems } = await openPage(env.browser, { viewport });
-      try {
+      await withPage(env.browser, async ({ page }) => {
         await gotoThread(page, env.endpoint.url, { thread: threadId(`reflow_${viewport.width}`), dialect: 'neuron' });
         await send(page, 'delete /tmp/a.txt and email ops@example.com about Reflow');
         await waitPaused(page, 2);
@@ -233,18 +220,14 @@ describe('zoomed, short and narrow windows: the page scrolls and nothing is cut 
         }));
         assert.ok(widths.doc[0] <= widths.doc[1], `the page scrolls sideways: ${widths.doc}`);
         assert.ok(widths.box >= viewport.width * 0.6, `the message box is ${widths.box}px wide`);
-        assertNoProblems(problems);
-      } finally {
-        await context.close();
-      }
+      }, { viewport });
     });
   }
 });
 
 describe('focus is never lost to the page', () => {
   test('pressing Send keeps the focus', async () => {
-    const { context, page, problems } = await openPage(env.browser);
-    try {
+    await withPage(env.browser, async ({ page }) => {
       await gotoThread(page, env.endpoint.url, { thread: threadId('focus_send'), dialect: 'neuron' });
       await box(page).fill('read notes.txt');
       await watchFocusLoss(page);
@@ -252,10 +235,7 @@ describe('focus is never lost to the page', () => {
       await waitCompleted(page);
       assert.equal(await focusLosses(page), 0, 'the focus was on the body while the message went');
       assert.notEqual(await focused(page), 'body');
-      assertNoProblems(problems);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   test('Retry in the error alert keeps the focus, and the message box has it once the error is resolved', async () => {
@@ -283,8 +263,7 @@ describe('focus is never lost to the page', () => {
   });
 
   test('"Ask again" moves the focus on to the next allowed tool, then to the message box', async () => {
-    const { context, page, problems } = await openPage(env.browser);
-    try {
+    await withPage(env.browser, async ({ page }) => {
       await gotoThread(page, env.endpoint.url, { thread: threadId('focus_ask'), dialect: 'neuron' });
       await page.evaluate(() => sessionStorage.setItem('toolgate-demo:allowed', JSON.stringify(['delete_file', 'send_email'])));
       await page.reload();
@@ -295,15 +274,11 @@ describe('focus is never lost to the page', () => {
       await page.keyboard.press('Enter');
       assert.equal(await allowed.isVisible(), false);
       assert.equal(await page.evaluate(() => document.activeElement?.id), 'composer-input');
-      assertNoProblems(problems);
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   test('Back to another thread while the focus is on a card: the message box gets it', async () => {
-    const { context, page, problems } = await openPage(env.browser);
-    try {
+    await withPage(env.browser, async ({ page }) => {
       await gotoThread(page, env.endpoint.url, { thread: threadId('focus_back'), dialect: 'neuron' });
       await send(page, 'read notes.txt');
       await waitCompleted(page);
@@ -314,16 +289,12 @@ describe('focus is never lost to the page', () => {
       await page.goBack();
       await page.locator('#messages .msg-user', { hasText: 'read notes.txt' }).waitFor();
       assert.equal(await page.evaluate(() => document.activeElement?.id), 'composer-input');
-      assertNoProblems(problems);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });
 
 test('arrow keys in the dialect radios do not switch threads; the offered button does', async () => {
-  const { context, page, problems } = await openPage(env.browser);
-  try {
+  await withPage(env.browser, async ({ page }) => {
     const thread = threadId('arrows');
     await gotoThread(page, env.endpoint.url, { thread, dialect: 'neuron' });
     await send(page, 'delete /tmp/a.txt and email ops@example.com about Arrows');
@@ -343,15 +314,11 @@ test('arrow keys in the dialect radios do not switch threads; the offered button
     assert.equal(new URL(page.url()).searchParams.get('dialect'), 'sidenet');
     assert.notEqual(new URL(page.url()).searchParams.get('thread'), thread);
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'composer-input');
-    assertNoProblems(problems);
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 test('the locked box and an early "Submit decisions" say why they do nothing', async () => {
-  const { context, page, problems } = await openPage(env.browser);
-  try {
+  await withPage(env.browser, async ({ page }) => {
     await gotoThread(page, env.endpoint.url, { thread: threadId('locked'), dialect: 'neuron' });
     await send(page, 'delete /tmp/a.txt and email ops@example.com about Locked');
     await waitPaused(page, 2);
@@ -372,15 +339,11 @@ test('the locked box and an early "Submit decisions" say why they do nothing', a
     await box(page).press('Enter');
     assert.match(await status(page), /Decide 1 more call first, or use Reject all and send/);
     assert.equal(await box(page).inputValue(), 'something else', 'nothing was sent');
-    assertNoProblems(problems);
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 test('"Always allow" is confirmed in the status, until the next step', async () => {
-  const { context, page, problems } = await openPage(env.browser);
-  try {
+  await withPage(env.browser, async ({ page }) => {
     await gotoThread(page, env.endpoint.url, { thread: threadId('allowed'), dialect: 'neuron' });
     await send(page, 'delete /tmp/allowed.txt and email ops@example.com about Allowed');
     await waitPaused(page, 2);
@@ -390,15 +353,11 @@ test('"Always allow" is confirmed in the status, until the next step', async () 
     // The next decision moves the status on.
     await approve(card(page, /email/i));
     assert.match(await status(page), /All 2 decided/);
-    assertNoProblems(problems);
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 test('the agent\'s reply is said in the status once the run is done', async () => {
-  const { context, page, problems } = await openPage(env.browser);
-  try {
+  await withPage(env.browser, async ({ page }) => {
     await gotoThread(page, env.endpoint.url, { thread: threadId('said'), dialect: 'neuron' });
     await send(page, 'delete /tmp/said.txt and email ops@example.com about Said');
     await waitPaused(page, 2);
@@ -409,10 +368,7 @@ test('the agent\'s reply is said in the status once the run is done', async () =
     const said = await status(page);
     assert.match(said, /delete_file \/tmp\/said\.txt: done\./);
     assert.match(said, /send_email to ops@example\.com: rejected/);
-    assertNoProblems(problems);
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 /** Contrast ratio of two CSS colours (rgb()/rgba() as computed; alpha ignored). */
@@ -429,8 +385,7 @@ function contrast(a, b) {
 }
 
 test('contrast: field borders, the chosen dialect, the approved badge and the locked placeholder', async () => {
-  const { context, page, problems } = await openPage(env.browser);
-  try {
+  await withPage(env.browser, async ({ page }) => {
     await gotoThread(page, env.endpoint.url, { thread: threadId('contrast'), dialect: 'neuron' });
     await send(page, 'delete /tmp/a.txt and email ops@example.com about Contrast');
     await waitPaused(page, 2);
@@ -454,16 +409,12 @@ test('contrast: field borders, the chosen dialect, the approved badge and the lo
     assert.ok(contrast(...c.chosen) >= 3, `chosen dialect ${c.chosen}: ${contrast(...c.chosen).toFixed(2)}`);
     assert.ok(contrast(...c.badge) >= 4.5, `approved badge ${c.badge}: ${contrast(...c.badge).toFixed(2)}`);
     assert.ok(contrast(...c.placeholder) >= 4.5, `locked placeholder ${c.placeholder}: ${contrast(...c.placeholder).toFixed(2)}`);
-    assertNoProblems(problems);
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 test('with reduced motion, moving to a card does not scroll smoothly', async () => {
   // (openPage asks for reduced motion.)
-  const { context, page, problems } = await openPage(env.browser);
-  try {
+  await withPage(env.browser, async ({ page }) => {
     await gotoThread(page, env.endpoint.url, { thread: threadId('motion'), dialect: 'neuron' });
     await page.evaluate(() => {
       window.__scrolls = [];
@@ -479,15 +430,11 @@ test('with reduced motion, moving to a card does not scroll smoothly', async () 
     const scrolls = await page.evaluate(() => window.__scrolls);
     assert.ok(scrolls.length > 0, 'no card was scrolled to');
     assert.ok(!scrolls.includes('smooth'), `scrolls: ${scrolls}`);
-    assertNoProblems(problems);
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 test('decorative glyphs are not part of names', async () => {
-  const { context, page, problems } = await openPage(env.browser);
-  try {
+  await withPage(env.browser, async ({ page }) => {
     await gotoThread(page, env.endpoint.url, { thread: threadId('glyphs'), dialect: 'neuron' });
     await page.locator('#empty').waitFor();
     const examples = (await axNodes(page)).filter((n) => n.role === 'button' && /tickets/.test(n.name));
@@ -496,10 +443,7 @@ test('decorative glyphs are not part of names', async () => {
     await waitPaused(page, 1);
     const headings = (await axNodes(page)).filter((n) => n.role === 'heading' && /Approval needed/.test(n.name));
     assert.deepEqual(headings.map((n) => n.name), ['Approval needed']);
-    assertNoProblems(problems);
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 // (Review of the s13 fixes.) Default-ignorable characters that are not format characters (Cf) also
@@ -516,8 +460,7 @@ test('every default-ignorable character is a token with a warning; an emoji\'s v
     ['emoji', 'send_email', { to: 'team@example.com', subject: emoji }, 'Outbound email'],
     ...Object.entries(gaps).map(([name, c]) => [name, 'delete_file', { path: `/srv/a${c}.txt` }, 'Deleting a file is irreversible']),
   ]);
-  const { context, page, problems } = await openPage(env.browser);
-  try {
+  await withPage(env.browser, async ({ page }) => {
     await gotoThread(page, env.endpoint.url, { thread, dialect: 'neuron' });
     await waitPaused(page, 2 + Object.keys(gaps).length);
     const seen = Object.fromEntries(await cards(page).evaluateAll((els) => els.map((c) => [c.dataset.callId, {
@@ -534,15 +477,11 @@ test('every default-ignorable character is a token with a warning; an emoji\'s v
       assert.deepEqual(seen[name].values, [`/srv/a⟨U+${code}⟩.txt`], name);
       assert.match(seen[name].warning, /hidden or direction-changing characters/, name);
     }
-    assertNoProblems(problems);
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 test('"Open" opens the thread in the dialect chosen in the radios, as "New thread" does', async () => {
-  const { context, page, problems } = await openPage(env.browser);
-  try {
+  await withPage(env.browser, async ({ page }) => {
     await gotoThread(page, env.endpoint.url, { thread: threadId('choose'), dialect: 'neuron' });
     await page.getByRole('radio', { name: 'Sidenet' }).check();
     await page.locator('#switch-dialect').waitFor();
@@ -562,15 +501,11 @@ test('"Open" opens the thread in the dialect chosen in the radios, as "New threa
     await page.locator('#open-id').press('Enter');
     await page.waitForFunction((id) => new URL(location.href).searchParams.get('thread') === id, third);
     assert.equal(new URL(page.url()).searchParams.get('dialect'), 'sidenet');
-    assertNoProblems(problems);
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 test('a streamed delta rebuilds the streaming message only: the settled messages keep their nodes', async () => {
-  const { context, page, problems } = await openPage(env.browser);
-  try {
+  await withPage(env.browser, async ({ page }) => {
     await gotoThread(page, env.endpoint.url, { thread: threadId('stream'), dialect: 'sidenet' });
     await send(page, 'hello there');
     await waitSettled(page);
@@ -609,8 +544,5 @@ test('a streamed delta rebuilds the streaming message only: the settled messages
     // Once done, the reply is a settled message like the others.
     assert.match(await lastAnswer(page), /You said: "tell me more/);
     assert.equal(await page.locator('#messages > li').count(), 4);
-    assertNoProblems(problems);
-  } finally {
-    await context.close();
-  }
+  });
 });

@@ -4,23 +4,17 @@
 // "null pointer passed to rust" into one: scripts/build.sh).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertNoProblems, openPage, withEndpointAndBrowser } from '../e2e-support/harness.mjs';
+import { assertNoProblems, openPage, withEndpointAndBrowser, withPage } from '../e2e-support/harness.mjs';
 
 const env = withEndpointAndBrowser();
 
-/** Runs `fn(arg)` in a fresh page of the demo's origin, where the package is served; the page must
- * report no problem (page errors, console errors, CSP violations). */
-async function inPage(fn, arg) {
-  const { page, problems, context } = await openPage(env.browser);
-  try {
+/** Runs `fn(arg)` in a fresh page of the demo's origin, where the package is served (`withPage`:
+ * the page must report no problem). */
+const inPage = (fn, arg) =>
+  withPage(env.browser, async ({ page }) => {
     await page.goto(`${env.endpoint.url}/`);
-    const out = await page.evaluate(fn, arg);
-    assertNoProblems(problems);
-    return out;
-  } finally {
-    await context.close();
-  }
-}
+    return page.evaluate(fn, arg);
+  });
 
 for (const entry of ['/pkg/toolgate.js', '/pkg/neuron/toolgate.js']) {
   test(`${entry}: use after free() is an invalid_state ToolgateError`, async () => {
