@@ -16,21 +16,27 @@
 //! - Otherwise a line is `name:value`, one space after the colon removed if present; a line with
 //!   no colon is a field `name` with an empty value.
 //! - `data`: the value is appended to the event's data; several data lines are joined with `\n`.
-//!   `event`: the event's type. `id`: the last event ID (ignored if it contains NUL); it is kept
-//!   across events and is what a reconnect sends ([`SseDecoder::last_event_id`]). `retry`: a
-//!   reconnection time in ms, if all ASCII digits ([`SseDecoder::retry_ms`]). Other fields are
-//!   ignored.
+//!   `event`: the event's type (an empty value resets it: `None`, the spec's `message`). `id`: the
+//!   last event ID (ignored if it contains NUL); it is kept across events and is what a reconnect
+//!   sends ([`SseDecoder::last_event_id`]). `retry`: a reconnection time in ms, if all ASCII digits
+//!   ([`SseDecoder::retry_ms`]). Other fields are ignored.
 //! - A blank line dispatches the event, if it had at least one data line (an event with an empty
-//!   `data:` line is dispatched with empty data).
-//! - UTF-8 is decoded per complete line, so a character split across feeds is fine. An event with
-//!   a line that is not valid UTF-8 is reported as one `stream_error` item and skipped.
+//!   `data:` line is dispatched with empty data); a block without one is nothing, not even an error.
+//! - UTF-8 is decoded per complete line, so a character split across feeds is fine. An event whose
+//!   `data`, `event` or `id` value is not valid UTF-8 is reported as one `stream_error` item and
+//!   skipped (the spec would decode it with U+FFFD); an `id` that is not UTF-8 is not taken, with or
+//!   without data (the last event ID stays). Comments, other fields and `retry` are not decoded, so
+//!   their bytes never make an error.
 //! - An event larger than the configured cap (default 8 MiB, counting its data and the line being
 //!   read) is reported as one `stream_error` item as soon as it overflows; its remaining lines are
 //!   dropped unbuffered up to the next blank line, where decoding resumes.
 //! - End of stream ([`SseDecoder::finish_with`]): the spec discards an event not closed by a blank
 //!   line, but many servers omit it. Here an incomplete last line is taken as complete, and a
 //!   pending event with data is dispatched. A truncated JSON chunk then surfaces as an error
-//!   instead of vanishing.
+//!   instead of vanishing. The event's `id` is taken with it (and an `id` line of a block without
+//!   data too), so after a stream cut short inside an event, [`SseDecoder::last_event_id`] names
+//!   that incomplete event, not the last complete one (the client itself never reconnects with
+//!   `Last-Event-ID`: a broken stream is recovered from the thread).
 //!
 //! # Chunks
 //!

@@ -354,17 +354,19 @@ impl SseDecoder {
                     self.overflow(sink);
                     return;
                 }
+                // A data line that is not UTF-8 still makes an event (reported, not dispatched).
+                self.has_data = true;
                 match str_of(value) {
                     Some(text) => {
                         self.data.push_str(text);
                         self.data.push('\n');
-                        self.has_data = true;
                     }
                     None => self.bad_utf8 = true,
                 }
             }
+            // An empty value resets the type: the event is a `message` again.
             b"event" => match str_of(value) {
-                Some(text) => self.event_type = Some(text.to_owned()),
+                Some(text) => self.event_type = (!text.is_empty()).then(|| text.to_owned()),
                 None => self.bad_utf8 = true,
             },
             b"id" => {
@@ -420,12 +422,15 @@ impl SseDecoder {
         // `clone_from` would do the same through code of its own; `push_str` is linked anyway.
         self.last_event_id.clear();
         self.last_event_id.push_str(&self.id_buffer);
-        if self.bad_utf8 && !self.oversized {
+        // Only an event that would be dispatched is reported: a block without data is nothing.
+        if !self.has_data || self.oversized {
+            // Nothing to dispatch.
+        } else if self.bad_utf8 {
             sink(Err(Error::new(
                 ErrorCode::StreamError,
                 "event is not valid UTF-8: skipped",
             )));
-        } else if self.has_data && !self.oversized {
+        } else {
             // Each data line was followed by `\n`: the last one is not part of the data.
             let bytes = self.data.as_bytes();
             let bytes = bytes

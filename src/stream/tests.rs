@@ -357,3 +357,48 @@ fn bom_handling_does_not_depend_on_where_feeds_split() {
         }
     }
 }
+
+#[test]
+fn invalid_utf8_without_data_is_no_event() {
+    // A block with no data line is never dispatched, so its undecodable `event` or `id` is not an
+    // error either; the id is not taken (the last one stays).
+    let mut d = SseDecoder::new();
+    let mut out = Vec::new();
+    d.feed(
+        b"id: 1\ndata: a\n\nevent: \xFF\n\nid: \xC3\n\ndata: b\n\n",
+        &mut out,
+    );
+    let got: Vec<_> = out.into_iter().map(|r| r.map_err(|e| e.code)).collect();
+    let with_id = |data: &str| {
+        Ok(SseEvent {
+            event: None,
+            data: data.into(),
+            id: Some("1".into()),
+        })
+    };
+    assert_eq!(got, vec![with_id("a"), with_id("b")]);
+    // With data, an undecodable `event` or `id` makes the event one error.
+    assert_eq!(
+        events(&[b"event: \xFF\ndata: x\n\nid: \xC3\ndata: y\n\ndata: z\n\n"]),
+        vec![
+            Err(ErrorCode::StreamError),
+            Err(ErrorCode::StreamError),
+            ev("z")
+        ]
+    );
+}
+
+#[test]
+fn empty_event_field_resets_the_type() {
+    let mut d = SseDecoder::new();
+    let mut out = Vec::new();
+    d.feed(
+        b"event:\ndata: x\n\nevent: a\nevent:\ndata: y\n\n",
+        &mut out,
+    );
+    let types: Vec<_> = out
+        .into_iter()
+        .map(|r| r.map(|e| e.event).map_err(|e| e.code))
+        .collect();
+    assert_eq!(types, vec![Ok(None), Ok(None)]);
+}
