@@ -66,7 +66,7 @@ async function sizes() {
   // The Neuron-only entry point (`toolgate/neuron`), when built.
   let neuron = null;
   try {
-    const nw = readFileSync(path.join(ROOT, 'pkg/neuron/toolgate_bg.wasm'));
+    const nw = readFileSync(path.join(ROOT, 'pkg/neuron/toolgate_neuron_bg.wasm'));
     const ng = readFileSync(path.join(ROOT, 'pkg/neuron/toolgate.js'));
     neuron = { raw: nw.length + ng.length, gzip: gz(nw) + gz(ng) };
   } catch {}

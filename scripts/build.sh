@@ -69,10 +69,25 @@ package() {
     const mime = /console\.warn\("`WebAssembly\.instantiateStreaming` failed [^"]*",\s*e\);/;
     const bare = /\} else \{\s*console\.warn\(\x27using deprecated parameters for [^\x27]*\x27\)\s*\}/g;
     if (!mime.test(glue) || (glue.match(bare) || []).length !== 2) throw new Error("wasm-bindgen loader not as expected");
-    fs.writeFileSync(file, glue.replace(mime, "console.warn(\"toolgate_bg.wasm is not served as application/wasm (a slower start):\", e);")
+    // An HTML page where the module should be (a dev server that did not ship it: the fallback
+    // page) fails in words, not with a compile error about magic bytes after a MIME warning.
+    const page = "if (/html/i.test(module.headers.get(\"Content-Type\"))) " +
+      "throw Error(module.url + \" is an HTML page, not toolgate_bg.wasm (README: Bundlers)\"); ";
+    // Before `init()` (or after a failed one) every export throws a ToolgateError saying so, not
+    // a TypeError about a property of `undefined`; `isToolgateError` is the function of fast.js,
+    // which works then too (the crate keeps a Rust twin for its tests, not exported).
+    const unset = "let wasmModule, wasmInstance, wasm;", isSet = "if (wasm !== undefined) return wasm;";
+    const fast = glue.match(/from \x27(\.\/snippets\/[^\x27]+\/src\/wasm\/fast\.js)\x27/);
+    if (glue.split(unset).length !== 2 || glue.split(isSet).length !== 3 || !fast || /export function isToolgateError/.test(glue))
+      throw new Error("wasm-bindgen glue: module state or imports not as expected");
+    fs.writeFileSync(file, glue.replace(mime, page + "console.warn(\"toolgate_bg.wasm is not served as application/wasm (a slower start):\", e);")
+      .replace(unset, "let wasmModule, wasmInstance, wasm = new Proxy({}, { get() { " +
+        "throw toolgateError(\"invalid_state\", \"call init() first\", null, -1, -1); } });")
+      .replaceAll(isSet, "if (wasmInstance) return wasm;")
       .replace(bare, "}").replace(from, "const m = getStringFromWasm0(arg0, arg1); " +
       "throw toolgateError(\"invalid_state\", /^null pointer/.test(m) ? \"the object was freed\" : m, null, -1, -1);")
-      .replace(frees, (_, head) => head + "1)").replaceAll(free, free + " if (!ptr) return;") + rejecting);
+      .replace(frees, (_, head) => head + "1)").replaceAll(free, free + " if (!ptr) return;") + rejecting +
+      "export { isToolgateError } from \"" + fast[1] + "\";\n");
   ' "$out/toolgate.js"
   # Function bodies and data segments in the order gzip compresses best (about 1.3 KiB):
   # scripts/reorder-functions.mjs. It is deterministic and takes about 90 s, so its result is kept
@@ -113,7 +128,16 @@ package pkg "--features abort-panics"
 rm -rf pkg/neuron target/pkg-neuron
 package target/pkg-neuron "--no-default-features --features abort-panics"
 mkdir -p pkg/neuron
-cp target/pkg-neuron/toolgate.js target/pkg-neuron/toolgate_bg.wasm target/pkg-neuron/toolgate.d.ts pkg/neuron/
+# Its module has a name of its own: a bundler (or a hand) that copies one `toolgate_bg.wasm` beside
+# an app's bundle never gives one entry point the other's module without a word (a 404 instead).
+cp target/pkg-neuron/toolgate.js target/pkg-neuron/toolgate.d.ts pkg/neuron/
+cp target/pkg-neuron/toolgate_bg.wasm pkg/neuron/toolgate_neuron_bg.wasm
+node -e '
+  const fs = require("fs"), file = "pkg/neuron/toolgate.js";
+  const glue = fs.readFileSync(file, "utf8");
+  if (!/new URL\(\s*["\x27`]toolgate_bg\.wasm["\x27`]\s*,\s*import\.meta\.url\s*\)/.test(glue)) throw new Error("no module URL in " + file);
+  fs.writeFileSync(file, glue.replaceAll("toolgate_bg.wasm", "toolgate_neuron_bg.wasm"));
+'
 # Its declarations say what it speaks: `dialect` is `"neuron"` alone (`"sidenet"` throws there).
 node -e '
   const fs = require("fs"), file = "pkg/neuron/toolgate.d.ts";
@@ -126,7 +150,7 @@ node -e '
 node -e '
   const fs = require("fs");
   const p = JSON.parse(fs.readFileSync("pkg/package.json", "utf8"));
-  p.files = p.files.filter((f) => f !== "snippets").concat("neuron/");
+  p.files = p.files.filter((f) => f !== "snippets").concat("neuron/", "LICENSE-MIT", "LICENSE-APACHE");
   delete p.sideEffects;
   // Two entry points: `toolgate` (both dialects) and `toolgate/neuron` (Neuron only); the wasm
   // files stay importable for bundlers that take the module URL from the app.
@@ -134,9 +158,12 @@ node -e '
     ".": { types: "./toolgate.d.ts", default: "./toolgate.js" },
     "./neuron": { types: "./neuron/toolgate.d.ts", default: "./neuron/toolgate.js" },
     "./toolgate_bg.wasm": "./toolgate_bg.wasm",
-    "./neuron/toolgate_bg.wasm": "./neuron/toolgate_bg.wasm",
+    "./neuron/toolgate_neuron_bg.wasm": "./neuron/toolgate_neuron_bg.wasm",
     "./package.json": "./package.json",
   };
+  // TypeScript resolving as Node 10 did (`moduleResolution: "node"`, no `exports`) finds the
+  // subpath`s types too.
+  p.typesVersions = { "*": { neuron: ["neuron/toolgate.d.ts"] } };
   fs.writeFileSync("pkg/package.json", JSON.stringify(p, null, 2) + "\n");
 '
 node scripts/size.mjs

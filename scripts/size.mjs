@@ -7,7 +7,10 @@ import { gzipSync } from 'node:zlib';
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;
 const d = process.argv.indexOf('--dir');
 const dir = new URL(`../${d > 0 ? process.argv[d + 1].replace(/\/*$/, '/') : 'pkg/'}`, import.meta.url);
-const wasm = readFileSync(new URL('toolgate_bg.wasm', dir));
+// The module beside the glue: `toolgate_bg.wasm`, or `toolgate_neuron_bg.wasm` in pkg/neuron/.
+const wasmName = readFileSync(new URL('toolgate.js', dir), 'utf8').match(/toolgate(_neuron)?_bg\.wasm/)?.[0];
+if (!wasmName) throw new Error('no module name in the glue');
+const wasm = readFileSync(new URL(wasmName, dir));
 const glue = readFileSync(new URL('toolgate.js', dir));
 const figures = {
   wasmRaw: wasm.length,

@@ -1713,3 +1713,51 @@ async fn free_from_a_fetch_abort_listener_in_a_step_frees_the_client() {
         "no listener after free()"
     );
 }
+
+/// A 2xx HTML page where a Sidenet stream was asked for (a chat or replay route that is the app's
+/// fallback page) fails as `network` saying so, instead of "the stream was cut short": for a
+/// message (kept unsent) and for a load's replay. A 4xx page stays an HTTP status error.
+#[wasm_bindgen_test]
+async fn an_html_page_for_a_stream_says_so() {
+    const PAGE: &str =
+        "new Response('<!doctype html><html><body><div id=root></div></body></html>', \
+         { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' } })";
+    let c = client_with_fetch(
+        &fresh_thread("htmlpost"),
+        r#""dialect":"sidenet","persist":false,"timeoutMs":3000,"retry":{"attempts":1}"#,
+        &format!("(url, init) => init.method === 'POST' ? {PAGE} : fetch(url, init)"),
+    );
+    wait(c.load()).await.expect("load");
+    let e = within(3000, c.send(s("hello")))
+        .await
+        .expect("the send settles")
+        .unwrap_err();
+    assert_eq!(code(&e), "network");
+    let message = get(&e, "message").as_string().unwrap_or_default();
+    assert!(message.contains("HTML page"), "{message}");
+    assert_eq!(get(&snap(&c), "unsentText"), s("hello"));
+
+    let c = client_with_fetch(
+        &fresh_thread("htmlreplay"),
+        r#""dialect":"sidenet","persist":false,"timeoutMs":3000,"retry":{"attempts":1}"#,
+        &format!("(url, init) => url.includes('/stream') ? {PAGE} : fetch(url, init)"),
+    );
+    let e = within(3000, c.load())
+        .await
+        .expect("the load settles")
+        .unwrap_err();
+    let message = get(&e, "message").as_string().unwrap_or_default();
+    assert!(message.contains("HTML page"), "{message}");
+
+    let c = client_with_fetch(
+        &fresh_thread("html404"),
+        r#""dialect":"sidenet","persist":false,"timeoutMs":3000,"retry":{"attempts":1}"#,
+        "(url, init) => url.includes('/stream') ? new Response('<html></html>', \
+         { status: 404, headers: { 'content-type': 'text/html' } }) : fetch(url, init)",
+    );
+    let e = within(3000, c.load())
+        .await
+        .expect("the load settles")
+        .unwrap_err();
+    assert_eq!(code(&e), "http_status");
+}

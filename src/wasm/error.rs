@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(module = "/src/wasm/fast.js")]
 extern "C" {
     /// `isToolgateError`'s test: an `Error` whose `name` is `"ToolgateError"`.
-    #[wasm_bindgen(js_name = namedToolgateError)]
+    #[wasm_bindgen(js_name = isToolgateError)]
     fn is_error_named_toolgate(value: &JsValue) -> bool;
 
     /// The `Error` object: `name`, `code`, `detail`, `path`, `line`, `column` (`null` for a
@@ -34,10 +34,9 @@ impl From<Error> for JsValue {
     }
 }
 
-// `isToolgateError(e)`: whether `e` is an error thrown by toolgate.
-#[wasm_bindgen(js_name = isToolgateError, unchecked_return_type = "value is ToolgateError", skip_typescript, skip_jsdoc)]
-pub fn is_toolgate_error(
-    #[wasm_bindgen(unchecked_param_type = "unknown")] value: &JsValue,
-) -> bool {
+/// `isToolgateError(e)`: whether `e` is an error thrown by toolgate, for Rust code. The package
+/// exports the JS function itself (`src/wasm/fast.js`, by `scripts/build.sh`), so that it works
+/// before `init()` and after a failed one, where no export of the module can be called.
+pub fn is_toolgate_error(value: &JsValue) -> bool {
     is_error_named_toolgate(value)
 }

@@ -352,7 +352,7 @@ export function readSuspension(v) {
 
 // `isToolgateError(e)`: whether `e` is an error thrown by toolgate.
 // (A value whose prototype or `name` cannot be read, such as some proxies, is not one.)
-export function namedToolgateError(e) {
+export function isToolgateError(e) {
   try {
     return e instanceof Error && e.name === 'ToolgateError';
   } catch {
@@ -452,6 +452,9 @@ export function request(report, id, url, init, ms, stream) {
       const s = r.status;
       if (s >>> 0 !== s || s > 999) throw TypeError('the fetch gave no Response');
       if (!stream) return end(s, new Uint8Array(await r.arrayBuffer()));
+      // A page (an app's fallback route at a wrong URL) says so, not "the stream was cut short".
+      if (s < 300 && /html/i.test(r.headers?.get?.('content-type')))
+        throw TypeError('the reply is an HTML page, not an event stream');
       if (!end(s)) return;
       if (!r.body) return end(-2);
       reader = r.body.getReader();
