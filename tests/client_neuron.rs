@@ -481,7 +481,7 @@ fn send_pause_partial_then_complete() {
     assert_eq!(
         persists(&outs),
         vec![Some(
-            r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":182770845,"drafts":{"call_A":"approve"}}"#
+            r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3736916508,"drafts":{"call_A":"approve"}}"#
                 .to_owned()
         )]
     );
@@ -1655,12 +1655,12 @@ fn persist_outputs_follow_the_drafts() {
     let outs = h.reject("call_B", Some("why not"));
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":182770845,"drafts":{"call_B":["reject","why not"]}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3736916508,"drafts":{"call_B":["reject","why not"]}}"#.to_owned())]
     );
     let outs = h.approve("call_A");
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":182770845,"drafts":{"call_A":"approve","call_B":["reject","why not"]}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3736916508,"drafts":{"call_A":"approve","call_B":["reject","why not"]}}"#.to_owned())]
     );
     // Same decision again: nothing to write, nothing changed.
     let outs = h.approve("call_A");
@@ -1687,7 +1687,7 @@ fn persist_outputs_follow_the_drafts() {
 }
 
 /// The signature of `pause_two()`'s calls (tool names and inputs) in stored drafts.
-const SIG_TWO: u64 = 182_770_845;
+const SIG_TWO: u64 = 3_736_916_508;
 
 fn stored_for(message_id: &str, drafts: Value) -> String {
     json!({"v": 1, "messageId": message_id, "callIds": ["call_A", "call_B"], "sig": SIG_TWO, "drafts": drafts})
@@ -1731,7 +1731,7 @@ fn drafts_stored_without_a_signature_are_restored_on_their_call_ids() {
     assert_eq!(h.c.snapshot().decisions.len(), 1);
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":182770845,"drafts":{"call_A":"approve"}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3736916508,"drafts":{"call_A":"approve"}}"#.to_owned())]
     );
 }
 
@@ -1782,6 +1782,17 @@ fn restore_drafts_non_matching_pause_is_dropped() {
     let (h, outs) = H::restored(&stored, vec![user("msg_1", "x"), moved]);
     assert!(cleared(&persists(&outs)));
     assert!(h.c.snapshot().decisions.is_empty());
+    // The same two calls under each other's callIds: the approval was of call_A's call, which
+    // call_B now is. Nothing applied (the signature binds each callId to its call).
+    let mut swapped = pause_two();
+    let (a, b) = (swapped["tools"][0].clone(), swapped["tools"][1].clone());
+    swapped["tools"][0] = b;
+    swapped["tools"][1] = a;
+    swapped["tools"][0]["callId"] = json!("call_A");
+    swapped["tools"][1]["callId"] = json!("call_B");
+    let (h, outs) = H::restored(&stored, vec![user("msg_1", "x"), swapped]);
+    assert!(cleared(&persists(&outs)));
+    assert!(h.c.snapshot().decisions.is_empty());
 
     // Not paused at all; and garbage.
     let (_, outs) = H::restored(&stored, vec![assistant("m", "hi")]);
@@ -1799,7 +1810,7 @@ fn restore_drafts_non_matching_pause_is_dropped() {
     );
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":182770845,"drafts":{"call_A":"approve"}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3736916508,"drafts":{"call_A":"approve"}}"#.to_owned())]
     );
     assert_eq!(h.c.snapshot().decisions.len(), 1);
 }
@@ -1894,7 +1905,9 @@ fn the_last_save_wins_for_a_changed_draft_and_a_cleared_one() {
     assert_eq!(persists(&outs), vec![]);
     assert!(a.c.snapshot().decisions.is_empty());
     // The key removed (by a tab that shows no pause, or storage cleared): nothing to say of this
-    // pause, so A's drafts stay, and A writes them again (storage holds none of them now).
+    // pause, so A's drafts stay, and A writes them again (storage holds none of them now) once a
+    // quiet reload shows the pause is still there (not before: see
+    // a_tab_whose_catch_up_reload_fails_writes_nothing_back).
     let from_b = written(&b.approve("call_A")).expect("stored");
     a.tab_wrote(&from_b);
     let outs = a.tab_wrote("");
@@ -1902,6 +1915,10 @@ fn the_last_save_wins_for_a_changed_draft_and_a_cleared_one() {
         a.c.snapshot().decisions.get("call_A"),
         Some(&Decision::Approve)
     );
+    assert_eq!(persists(&outs), vec![]);
+    let sync = one_http(&outs);
+    assert_get(&sync);
+    let outs = a.respond(sync.id, thread(paused_thread()));
     assert_eq!(written(&outs).as_deref(), Some(from_b.as_str()));
 }
 
@@ -2834,6 +2851,47 @@ fn a_tab_catches_up_when_another_tab_moves_past_its_pause() {
     let (_, outs) = b.submit();
     assert!(outs.contains(&Output::Cancel(sync.id)), "{outs:?}");
     assert_post(&one_http(&outs), r#"{"decisions":{"call_A":"approve"}}"#);
+}
+
+/// A tab that cannot read the thread (its token expired, it is offline) and is told of another
+/// tab's record for a pause it does not show writes nothing back: its catch-up reload failed, so
+/// its own record is of a pause that may be over. Writing it made the other tab reload and write
+/// its record again, and so on without end (hundreds of reloads a second between two tabs, the
+/// working tab's drafts overwritten by the stale ones).
+#[test]
+fn a_tab_whose_catch_up_reload_fails_writes_nothing_back() {
+    let from_a = stored_for("msg_9", json!({"call_B": "approve"}));
+    // A status that is not retried, a transport failure retried until it gives up, and a status
+    // retried then answered by a thread still behind (which is not a failure: written again).
+    for failure in ["401", "network"] {
+        let mut b = H::paused();
+        b.approve("call_A");
+        for round in 0..3 {
+            let outs = b.tab_wrote(&from_a);
+            assert_eq!(persists(&outs), vec![], "{failure} round {round}");
+            let mut sync = one_http(&outs);
+            assert_get(&sync);
+            loop {
+                let outs = match failure {
+                    "401" => b.respond(sync.id, status(401, json!({"error": "expired"}))),
+                    _ => b.fail(sync.id, TransportError::Network("offline".into())),
+                };
+                assert_eq!(persists(&outs), vec![], "{failure} round {round}: {outs:?}");
+                if !b.c.snapshot().syncing {
+                    break;
+                }
+                // Retried after its backoff: nothing written while waiting either.
+                let outs = b.at(b.now + 120_000);
+                assert_eq!(persists(&outs), vec![], "{failure} round {round}");
+                sync = one_http(&outs);
+            }
+            // Later steps (a decision of its own is written as ever) write no stale record.
+            assert_eq!(persists(&b.drain()), vec![]);
+        }
+        let outs = b.reject("call_B", None);
+        let own = written(&outs).expect("its own decision written");
+        assert!(own.contains(r#""messageId":"msg_2""#), "{own}");
+    }
 }
 
 #[test]

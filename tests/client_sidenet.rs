@@ -680,7 +680,7 @@ fn approve_sends_the_exact_continuation_and_the_reply_streams_on() {
     let stored: Value = serde_json::from_str(stored[0].as_deref().expect("stored")).expect("json");
     assert_eq!(
         stored,
-        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 3_685_639_056u64, "drafts": {"call_A": "approve"}})
+        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 1_519_642_284u64, "drafts": {"call_A": "approve"}})
     );
     assert!(h.c.snapshot().can_submit);
     let (op, post) = h.submit();
@@ -1072,7 +1072,7 @@ fn stored_drafts_come_back_when_the_pause_lists_its_calls_in_another_order() {
 #[test]
 fn a_204_after_the_grace_window_is_expired_and_the_composer_unlocked() {
     let stored =
-        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 3_685_639_056u64, "drafts": {"call_A": "approve"}})
+        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 1_519_642_284u64, "drafts": {"call_A": "approve"}})
             .to_string();
     let mut h = H::new();
     h.c.restore_drafts(&stored);
@@ -2723,6 +2723,42 @@ fn a_tab_catches_up_when_another_tab_moves_past_its_pause() {
     assert!(!b.c.take_missed_restore(), "the same pause");
     let again = written(&outs).expect("its record written again");
     assert!(again.contains(r#""call_A":"approve""#), "{again}");
+}
+
+/// A tab that cannot read the thread (its token expired) and is told of another tab's record for
+/// another run, or of its removal, writes nothing back: the load that would catch it up failed.
+/// Writing made the other tab load and write again, without end (a thousand loads in ten
+/// seconds, the working tab's commands refused as `busy`).
+#[test]
+fn a_tab_whose_catch_up_load_fails_writes_nothing_back() {
+    let other =
+        json!({"v": 1, "runId": "run_9", "callIds": ["call_C"], "drafts": {"call_C": "approve"}})
+            .to_string();
+    for stored in [other.as_str(), ""] {
+        let mut b = H::loaded_paused();
+        b.c.approve("call_A").expect("approve");
+        assert!(written(&b.drain()).is_some());
+        for round in 0..3 {
+            let outs = b.tab_wrote(stored);
+            assert_eq!(persists(&outs), vec![], "{stored:?} round {round}");
+            let get = one_http(&outs);
+            assert_history_get(&get);
+            let outs = b.respond(get.id, HttpResponse::new(401, "{}"));
+            assert_eq!(
+                persists(&outs),
+                vec![],
+                "{stored:?} round {round}: {outs:?}"
+            );
+            assert_eq!(
+                b.c.snapshot().error.as_ref().map(|e| e.code),
+                Some("unauthorized")
+            );
+            assert_eq!(persists(&b.drain()), vec![]);
+        }
+        // Its own decisions are written as ever.
+        b.c.reject("call_B", None).expect("reject");
+        assert!(written(&b.drain()).is_some_and(|w| w.contains("call_B")));
+    }
 }
 
 #[test]

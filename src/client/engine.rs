@@ -438,12 +438,10 @@ impl Core {
                 self.missed = true;
                 return None;
             }
-            if persisted.is_empty() {
-                // The key removed: the other tab shows no pause (a removal says no more), so
-                // these drafts stay, and are written again (storage holds none of them now).
-                self.quiet = false;
-                self.persisted = None;
-            }
+            // The key removed: the other tab shows no pause (a removal says no more). These
+            // drafts stay, and are written again once a reload shows the pause is still there
+            // (`restored`: not before, nor after a reload that failed, which would start an
+            // exchange with the other tab).
             return Some(persisted);
         }
         self.persisted = Some(persisted.to_owned());
@@ -621,6 +619,7 @@ impl Core {
 
     /// The job failed for good: phase `error` (a quiet reload only shows the error), drafts kept.
     pub(super) fn fail(&mut self, job: Job, error: Error) {
+        self.rewrite = false;
         if job.is_sync() {
             self.error = Some(error);
             return;
@@ -632,6 +631,7 @@ impl Core {
     /// The job was aborted: its op resolves with `aborted`, the text it carried goes to `unsentText`
     /// (a message's only if `keep_text`).
     pub(super) fn aborted(&mut self, job: Job, keep_text: bool) {
+        self.rewrite = false;
         let keep_text = keep_text || !matches!(job, Job::Send { .. });
         let (op, text, _) = leftovers(job);
         self.unsend(text.filter(|_| keep_text));
@@ -794,10 +794,12 @@ impl Core {
     /// another tab (which storage then holds: writing them back could only start an exchange).
     pub(super) fn persist(&mut self, desired: Option<String>) {
         let quiet = core::mem::take(&mut self.quiet);
-        if !quiet && core::mem::take(&mut self.rewrite) {
-            self.persisted = None;
-        }
-        if !same_stored(desired.as_deref(), self.persisted.as_deref()) {
+        // Once the catch-up load is over (and it did not fail: `fail` and `aborted` drop the
+        // rewrite), not while it or its retries are out: a tab that cannot read the thread would
+        // write its stale record, the other tab reload and write its own again, without end.
+        let rewrite = !quiet && self.rewrite && matches!(self.state, State::Ready);
+        self.rewrite &= !rewrite;
+        if rewrite || !same_stored(desired.as_deref(), self.persisted.as_deref()) {
             self.persisted = desired.clone();
             if !quiet {
                 self.outputs.push(Output::Persist {

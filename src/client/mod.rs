@@ -300,13 +300,15 @@ impl StoredIn {
     }
 }
 
-/// A fingerprint of a pause's gated calls: the sum of each call's hash of its tool name and
-/// inputs, so the same calls listed in another order (a replay, a call decided on the server
-/// moving from `pending` to `decided`) have the same one.
+/// A fingerprint of a pause's gated calls: the sum of each call's hash of its callId, tool name
+/// and inputs, so the same calls listed in another order (a replay, a call decided on the server
+/// moving from `pending` to `decided`) have the same one, and two calls under each other's
+/// callIds have another (a draft is for the call its callId named).
 fn signature(tail: &Suspension) -> u64 {
     let mut sum: u32 = 0;
     for tool in tail.pending.iter().chain(&tail.decided) {
-        let name = fnv(FNV_OFFSET, tool.name.as_bytes());
+        let id = fnv(FNV_OFFSET, tool.call_id.as_bytes());
+        let name = fnv(id, tool.name.as_bytes());
         sum = sum.wrapping_add(fnv(name, &value_hash(&tool.inputs).to_le_bytes()));
     }
     u64::from(sum)
