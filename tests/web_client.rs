@@ -1761,3 +1761,35 @@ async fn an_html_page_for_a_stream_says_so() {
         .unwrap_err();
     assert_eq!(code(&e), "http_status");
 }
+
+/// The wall clock stepping back (an hour, during a retry's wait) does not hold the client: its
+/// deadlines are on a clock that never steps back. On `Date.now` the retry's deadline lay an hour
+/// ahead, the load stuck in `loading` (and a submission in `submitting`) until `abort()`.
+#[wasm_bindgen_test]
+async fn the_wall_clock_stepping_back_does_not_stall_a_retry() {
+    let set: Function = js_fn(
+        "",
+        "globalThis.tgRealNow ??= Date.now; globalThis.tgGets = 0; \
+         globalThis.tgClockBack = () => { const real = globalThis.tgRealNow; \
+         Date.now = () => real() - 3600000; };",
+    )
+    .unchecked_into();
+    set.call0(&JsValue::NULL).expect("set up");
+    let c = client_with_fetch(
+        &fresh_thread("clockback"),
+        r#""persist":false,"timeoutMs":3000,"retry":{"attempts":3,"backoffMs":200,"maxBackoffMs":200}"#,
+        "(url, init) => { if (globalThis.tgGets++ === 0) { setTimeout(globalThis.tgClockBack, 20); \
+         return Promise.reject(new TypeError('offline')); } return fetch(url, init); }",
+    );
+    let outcome = within(2000, c.load()).await;
+    js_fn("", "Date.now = globalThis.tgRealNow;")
+        .unchecked_into::<Function>()
+        .call0(&JsValue::NULL)
+        .expect("restore Date.now");
+    assert!(
+        matches!(outcome, Some(Ok(_))),
+        "the retried load lands: {outcome:?}"
+    );
+    let gets = get(&js_sys::global(), "tgGets").as_f64();
+    assert_eq!(gets, Some(2.0));
+}

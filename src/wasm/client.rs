@@ -1,5 +1,5 @@
-//! `ApprovalClient`: the driver that runs the sans-IO [`Client`] in the browser (fetch, `Date.now`,
-//! timers, `localStorage`) and exposes it to JS.
+//! `ApprovalClient`: the driver that runs the sans-IO [`Client`] in the browser (fetch,
+//! `performance.now`, timers, `localStorage`) and exposes it to JS.
 //!
 //! # How it runs the core
 //!
@@ -47,7 +47,7 @@ use wasm_bindgen::JsCast;
 
 use super::error::to_js as error_to_js;
 use super::input::{
-    args, date_now, read_options, string_of, to_vec, Array, Function, Promise, CALL_ID,
+    args, monotonic_now, read_options, string_of, to_vec, Array, Function, Promise, CALL_ID,
 };
 use super::to_js;
 use crate::client::{
@@ -171,7 +171,7 @@ struct Inner {
 }
 
 fn now() -> u64 {
-    date_now() as u64
+    monotonic_now() as u64
 }
 
 /// What a step gives the core (values lent: the caller drops them once, whatever the step does).

@@ -98,9 +98,10 @@ extern "C" {
     pub(crate) type Function;
     /// A promise (what the client's async methods return).
     pub type Promise;
-    /// `Date.now()`.
-    #[wasm_bindgen(js_namespace = Date, js_name = now)]
-    pub(crate) fn date_now() -> f64;
+    /// `performance.now()`: a clock that never steps back (the wall clock can, by hours: a
+    /// retry's deadline would then lie that far ahead, the client stuck in its wait).
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    pub(crate) fn monotonic_now() -> f64;
 
     /// A string or an array.
     type Sized;
