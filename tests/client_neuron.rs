@@ -1922,6 +1922,31 @@ fn the_last_save_wins_for_a_changed_draft_and_a_cleared_one() {
     assert_eq!(written(&outs).as_deref(), Some(from_b.as_str()));
 }
 
+/// Drafts that storage could not hold (full: the driver removed the key) live in this tab alone:
+/// the other tab, told of the removal, writes the record it holds, which lacks them, and that
+/// record must not replace them (a rejection made here vanished a second later). Ignored, and
+/// nothing loads; once a write is tried again, records are taken as ever.
+#[test]
+fn drafts_storage_could_not_hold_are_not_replaced_by_another_tabs_record() {
+    let mut a = H::paused();
+    let from_a = written(&a.approve("call_A")).expect("stored");
+    assert!(written(&a.reject("call_B", Some("no"))).is_some());
+    a.c.persist_failed();
+    let outs = a.tab_wrote(&from_a);
+    assert_eq!(persists(&outs), vec![]);
+    no_http(&outs);
+    let s = a.c.snapshot();
+    assert_eq!(s.decisions.get("call_A"), Some(&Decision::Approve));
+    assert_eq!(
+        s.decisions.get("call_B"),
+        Some(&Decision::Reject(Some("no".into())))
+    );
+    // A write goes out again (and is not reported failed): the next record is taken.
+    assert!(written(&a.approve("call_B")).is_some());
+    a.tab_wrote(&from_a);
+    assert_eq!(a.c.snapshot().decisions.get("call_B"), None);
+}
+
 #[test]
 fn another_tabs_drafts_for_another_pause_leave_ours_and_nothing_is_written() {
     // Storage holds drafts of another pause: a tab behind (still showing a pause this one has

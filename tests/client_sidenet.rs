@@ -2761,6 +2761,29 @@ fn a_tab_whose_catch_up_load_fails_writes_nothing_back() {
     }
 }
 
+/// Drafts that storage could not hold are not replaced by another tab's record for the pause
+/// (see the Neuron test of the same name).
+#[test]
+fn drafts_storage_could_not_hold_are_not_replaced_by_another_tabs_record() {
+    let mut a = H::loaded_paused();
+    a.c.approve("call_A").expect("approve");
+    let from_a = written(&a.drain()).expect("stored");
+    a.c.reject("call_B", Some("no")).expect("reject");
+    assert!(written(&a.drain()).is_some());
+    a.c.persist_failed();
+    let outs = a.tab_wrote(&from_a);
+    assert_eq!(persists(&outs), vec![]);
+    no_http(&outs);
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Reject(Some("no".into())))
+    );
+    a.c.approve("call_B").expect("approve");
+    assert!(written(&a.drain()).is_some());
+    a.tab_wrote(&from_a);
+    assert_eq!(a.c.snapshot().decisions.get("call_B"), None);
+}
+
 #[test]
 fn a_tab_catches_up_when_another_tab_answers_part_of_the_pause() {
     // A and B show one pause. A approves call_A and sends that continuation alone; the server runs

@@ -1211,6 +1211,58 @@ async fn a_draft_that_storage_cannot_hold_leaves_no_older_one() {
     );
 }
 
+/// A draft that storage could not hold stays this tab's: the record another tab writes back once
+/// told of the removal (here: the record from before, and its `storage` event) does not replace
+/// it. It did: the rejection made here turned back into the approval a second later.
+#[wasm_bindgen_test]
+async fn a_draft_that_storage_cannot_hold_is_not_replaced_by_another_tabs_record() {
+    let thread = fresh_thread("fullshared");
+    let a = client(&thread, "");
+    wait(a.load()).await.expect("load");
+    wait(a.send(s("delete /tmp/full.log"))).await.expect("send");
+    let id = call_id_of(&a, "delete_file");
+    a.approve(s(&id)).expect("approve");
+    let key_and_record: Function = js_fn(
+        "thread",
+        "const key = Object.keys(localStorage).find((k) => k.startsWith('toolgate:') && k.endsWith(thread)); \
+         return [key, localStorage.getItem(key)];",
+    )
+    .unchecked_into();
+    let kr = key_and_record
+        .call1(&JsValue::NULL, &s(&thread))
+        .expect("key");
+    let fill: Function = js_fn(
+        "",
+        "let n = 0; for (let size = 1 << 20; size >= 1; size >>= 1) for (;;) { \
+         try { localStorage.setItem('tg_fill_' + n++, 'x'.repeat(size)); } catch { break; } } return n;",
+    )
+    .unchecked_into();
+    let n = fill.call0(&JsValue::NULL).expect("fill");
+    a.reject(
+        s(&id),
+        s("No, keep it: a reason too long for the storage left"),
+    )
+    .expect("reject");
+    // The other tab writes the record it holds (the approval), and this tab hears of it.
+    let other_tab: Function = js_fn(
+        "n, kr",
+        "for (let i = 0; i < n; i++) localStorage.removeItem('tg_fill_' + i); \
+         const [key, record] = kr; localStorage.setItem(key, record); \
+         window.dispatchEvent(new StorageEvent('storage', { key, newValue: record }));",
+    )
+    .unchecked_into();
+    other_tab.call2(&JsValue::NULL, &n, &kr).expect("other tab");
+    sleep(50).await;
+    let decision = path(&snap(&a), &["decisions", &id]);
+    assert_eq!(
+        JSON::stringify(&decision)
+            .ok()
+            .and_then(|v| v.as_string())
+            .as_deref(),
+        Some(r#"["reject","No, keep it: a reason too long for the storage left"]"#),
+    );
+}
+
 /// `free()` from a listener that one of the client's own methods triggered throws wasm-bindgen's
 /// ownership error, and the client is freed all the same once that method returns: its op
 /// rejects with `aborted` ("the client was freed"), and later calls throw a plain `Error`.

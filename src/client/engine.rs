@@ -203,6 +203,9 @@ pub(super) struct Core {
     /// Storage holds another tab's record for a pause this one does not show: this tab's is
     /// written at the next step that is not quiet (`restored`).
     pub(super) rewrite: bool,
+    /// The last write of the drafts failed (`Client::persist_failed`): another tab's record for
+    /// the pause is not taken over them until a write is tried again.
+    pub(super) unsaved: bool,
     /// The effects not yet polled: `outputs[polled..]` (FIFO; emptied once all are polled).
     pub(super) outputs: Vec<Output>,
     pub(super) polled: usize,
@@ -257,6 +260,7 @@ impl Core {
             missed: false,
             fresh: false,
             rewrite: false,
+            unsaved: false,
             outputs: Vec::new(),
             polled: 0,
             snapshot,
@@ -802,6 +806,7 @@ impl Core {
         if rewrite || !same_stored(desired.as_deref(), self.persisted.as_deref()) {
             self.persisted = desired.clone();
             if !quiet {
+                self.unsaved = false;
                 self.outputs.push(Output::Persist {
                     key: self.config.persist_key(),
                     value: desired,

@@ -811,6 +811,17 @@ impl Client {
         }
     }
 
+    /// The driver could not write the last [`Output::Persist`] (a full storage: it removed the
+    /// key instead, never leaving an older record). Until a later write, the drafts live in this
+    /// client alone, and another tab's record for the pause does not replace them (that tab, told
+    /// of the removal, writes what it holds, which lacks them): it is ignored, and nothing loads.
+    pub fn persist_failed(&mut self) {
+        match engine!(self, as_mut) {
+            Some(engine) => engine.c.unsaved = true,
+            None => self.c.unsaved = true,
+        }
+    }
+
     /// Changes iff the snapshot changed.
     pub fn version(&self) -> u64 {
         self.snapshot().version
@@ -1525,8 +1536,12 @@ impl Client {
         {
             return None;
         }
-        // Another tab's drafts for this pause: they replace ours.
+        // Another tab's drafts for this pause: they replace ours, unless ours could not be
+        // stored (then they are not taken, and nothing is loaded: `Some(false)`).
         if self.c.quiet {
+            if self.c.unsaved {
+                return Some(false);
+            }
             decisions.clear_local();
         }
         let restored = restore_into(decisions, &stored.drafts, &|id, decision| {

@@ -2088,8 +2088,12 @@ impl Sidenet {
         if stored.run_id.as_ref() != Some(run_id) || !stored.fits(&tail) {
             return None;
         }
-        // Another tab's drafts for this pause: they replace ours.
+        // Another tab's drafts for this pause: they replace ours, unless ours could not be
+        // stored (then they are not taken, and nothing is loaded: `Some(false)`).
         if self.c.quiet {
+            if self.c.unsaved {
+                return Some(false);
+            }
             decisions.clear_local();
         }
         // Never on a card whose decision the server accepted: that decision is the server's.

@@ -85,7 +85,8 @@ extern "C" {
     /// `[settle, promise]` of a new promise: `settle(value)` resolves it when `value` is
     /// `undefined`, else rejects it with `value`.
     fn deferred() -> Array;
-    /// `localStorage`: reads `key` (`value` undefined), writes it, or removes it (`value` null).
+    /// `localStorage`: reads `key` (`value` undefined), writes it, or removes it (`value` null);
+    /// `undefined` for either, `false` when a write failed (the key is then removed).
     fn storage(key: &str, value: &JsValue) -> JsValue;
     /// Calls `f(NaN, 0, value)` with what `key` holds (`""`: nothing) each time another tab
     /// changes it (the `storage` event; none without a `window`, nor for the key `""`): the
@@ -307,10 +308,10 @@ impl Inner {
                     }
                 }
                 Output::Persist { key, value } => {
-                    storage(
-                        key,
-                        &value.as_deref().map_or(JsValue::NULL, JsValue::from_str),
-                    );
+                    let value = value.as_deref().map_or(JsValue::NULL, JsValue::from_str);
+                    if !storage(key, &value).is_undefined() {
+                        self.core.persist_failed();
+                    }
                 }
                 Output::Done { op, result } => {
                     if let Some(settle) = take(&mut self.ops, op) {

@@ -493,18 +493,22 @@ export function deferred() {
 
 // `localStorage` (none in a worker, nor where reading it throws: a sandboxed frame, storage
 // disabled): `getItem(key)` when `value` is `undefined`, else `setItem(key, value)`, or
-// `removeItem(key)` when `value` is `null`. Storage errors (private mode, quota) are ignored.
-export function storage(key, value) {
+// `removeItem(key)` when `value` is `null`. Storage errors (private mode, quota) are not thrown:
+// a write that failed returns `false`.
+export function storage(key, value, failed) {
   try {
     if (value === undefined) return localStorage.getItem(key);
     try {
       // One write, so other tabs see one change (one `storage` event).
       if (value !== null) return localStorage.setItem(key, value);
-    } catch {}
+    } catch {
+      failed = false;
+    }
     // Removed when asked, and when the value cannot be written (a full storage): never an older
     // one left (drafts the person has since changed).
     localStorage.removeItem(key);
   } catch {}
+  return failed;
 }
 
 // Calls `f(NaN, 0, value)` with what `key` holds now ("" once removed) each time another tab
