@@ -844,6 +844,51 @@ fn two_gated_calls_are_answered_one_continuation_at_a_time_in_order() {
     );
 }
 
+/// Once the server took a continuation (its 2xx stream opened), the stored record is of the calls
+/// still open: a reload or `free()` while that reply streams (the tool running, the model
+/// talking) finds the pause showing the others alone, and restores their drafts. The record
+/// listed the answered call until the stream ended, so it no longer fit, and the other
+/// decisions were lost (the cards pending again, undecided).
+#[test]
+fn the_record_drops_a_call_the_server_took_as_its_reply_opens() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.reject("call_B", Some("no")).expect("reject");
+    h.drain();
+    let (_, first) = h.submit();
+    assert_continuation(&first, "call_A", true);
+    let outs = h.open(first.id, 200);
+    let record = written(&outs).expect("the record, without call_A");
+    let v: Value = serde_json::from_str(&record).expect("json");
+    assert_eq!(v["callIds"], json!(["call_B"]), "{record}");
+
+    // The page reloads mid-reply: the new client shows the pause with call_B alone.
+    let mut r = H::new();
+    r.c.restore_drafts(&record);
+    r.drain();
+    let (_, get) = r.load();
+    let get = one_http(&get);
+    let mut parts = paused_history(true);
+    parts[1]["parts"][0]["state"] = json!("approval-responded");
+    parts[1]["parts"][0]["approval"] = json!({"id": "call_A", "approved": true});
+    let outs = r.respond(get.id, history(parts));
+    let replay = one_http(&outs);
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in(
+        "call_B",
+        "send_email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    c.push(approval_b());
+    r.stream(replay.id, &sse(&c, true));
+    assert_eq!(r.card_ids(), vec!["call_B"]);
+    assert_eq!(
+        r.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Reject(Some("no".into())))
+    );
+}
+
 #[test]
 fn deciding_one_of_two_leaves_the_other_card() {
     let mut h = H::paused(true);

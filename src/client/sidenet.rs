@@ -2171,8 +2171,19 @@ impl Sidenet {
             self.c.auto.clear();
         }
         if self.c.persisting() {
+            // The call whose continuation the server took (its 2xx reply streaming) is out of the
+            // record already: a reload before the reply ends shows the others alone.
+            let taken = match &self.c.state {
+                State::Busy(Flight {
+                    job: Job::Submit(sub),
+                    rx: Some(Rx::Stream(_)),
+                    ..
+                }) => sub.next_queued().map(|(id, _)| id),
+                _ => None,
+            };
             let desired = self.pause.as_ref().and_then(|p| {
-                let tail = p.tail_where(&|c| c.approval == Approval::Pending);
+                let tail =
+                    p.tail_where(&|c| c.approval == Approval::Pending && Some(&c.call_id) != taken);
                 self.c
                     .stored("runId", Some(&p.run_id), &ids_of(&tail.pending), &tail)
             });
