@@ -1947,6 +1947,42 @@ fn drafts_storage_could_not_hold_are_not_replaced_by_another_tabs_record() {
     assert_eq!(a.c.snapshot().decisions.get("call_B"), None);
 }
 
+/// A failed write is of its pause: once the tab comes to a new pause, another tab's drafts for it
+/// are taken in (they were ignored for good, until this tab wrote over them).
+#[test]
+fn a_failed_write_does_not_outlive_its_pause() {
+    let mut a = H::loaded(vec![user("msg_1", "Delete old logs")]);
+    a.c.persist_failed();
+    let (_, outs) = a.load();
+    let get = one_http(&outs);
+    a.respond(get.id, thread(paused_thread()));
+    assert!(a.c.take_missed_restore());
+    let from_b = stored_for("msg_2", json!({"call_B": ["reject", "no"]}));
+    let outs = a.tab_wrote(&from_b);
+    assert_eq!(persists(&outs), vec![]);
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Reject(Some("no".into())))
+    );
+}
+
+/// A record that a tab running the version before writes (its signature without callIds) for the
+/// pause shown is taken in, without a load or a write: the two tabs took each other's records for
+/// other pauses, and loaded and wrote back and forth for as long as both stayed open.
+#[test]
+fn a_record_of_the_version_before_is_taken_in() {
+    let mut a = H::paused();
+    a.approve("call_A");
+    let old = json!({"v": 1, "messageId": "msg_2", "callIds": ["call_A", "call_B"], "sig": 182_770_845u64, "drafts": {"call_B": "approve"}}).to_string();
+    let outs = a.tab_wrote(&old);
+    no_http(&outs);
+    assert_eq!(persists(&outs), vec![]);
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Approve)
+    );
+}
+
 #[test]
 fn another_tabs_drafts_for_another_pause_leave_ours_and_nothing_is_written() {
     // Storage holds drafts of another pause: a tab behind (still showing a pause this one has
@@ -2886,8 +2922,7 @@ fn a_tab_catches_up_when_another_tab_moves_past_its_pause() {
 #[test]
 fn a_tab_whose_catch_up_reload_fails_writes_nothing_back() {
     let from_a = stored_for("msg_9", json!({"call_B": "approve"}));
-    // A status that is not retried, a transport failure retried until it gives up, and a status
-    // retried then answered by a thread still behind (which is not a failure: written again).
+    // A status that is not retried, and a transport failure retried until it gives up.
     for failure in ["401", "network"] {
         let mut b = H::paused();
         b.approve("call_A");

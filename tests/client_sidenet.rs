@@ -844,13 +844,15 @@ fn two_gated_calls_are_answered_one_continuation_at_a_time_in_order() {
     );
 }
 
-/// Once the server took a continuation (its 2xx stream opened), the stored record is of the calls
-/// still open: a reload or `free()` while that reply streams (the tool running, the model
-/// talking) finds the pause showing the others alone, and restores their drafts. The record
-/// listed the answered call until the stream ended, so it no longer fit, and the other
-/// decisions were lost (the cards pending again, undecided).
+/// Once the server took a continuation (its 2xx reply streams), the stored record lists that call
+/// as settled, out of its signature: a reload or `free()` while the reply streams (the tool
+/// running, the model talking) finds the pause showing the others alone, and restores their
+/// drafts. The record's signature covered the answered call until the stream ended, so it no
+/// longer fit, and the other decisions were lost (the cards pending again, undecided). Another
+/// tab, which still shows that call, reads the same pause: it takes the drafts in and does not
+/// load the run mid-reply.
 #[test]
-fn the_record_drops_a_call_the_server_took_as_its_reply_opens() {
+fn the_record_settles_a_call_the_server_took_as_its_reply_opens() {
     let mut h = H::paused(true);
     h.c.approve("call_A").expect("approve");
     h.drain();
@@ -859,9 +861,20 @@ fn the_record_drops_a_call_the_server_took_as_its_reply_opens() {
     let (_, first) = h.submit();
     assert_continuation(&first, "call_A", true);
     let outs = h.open(first.id, 200);
-    let record = written(&outs).expect("the record, without call_A");
+    let record = written(&outs).expect("the record, call_A settled");
     let v: Value = serde_json::from_str(&record).expect("json");
-    assert_eq!(v["callIds"], json!(["call_B"]), "{record}");
+    assert_eq!(v["callIds"], json!(["call_A", "call_B"]), "{record}");
+    assert_eq!(v["settled"], json!(["call_A"]), "{record}");
+
+    // Another tab on the pause takes it in, and loads nothing while the reply streams.
+    let mut other = H::loaded_paused();
+    let outs = other.tab_wrote(&record);
+    no_http(&outs);
+    assert_eq!(persists(&outs), vec![]);
+    assert_eq!(
+        other.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Reject(Some("no".into())))
+    );
 
     // The page reloads mid-reply: the new client shows the pause with call_B alone.
     let mut r = H::new();
@@ -3485,4 +3498,30 @@ fn a_history_with_request_reasons_reads_both_reasons() {
         Some("Email reaches one customer")
     );
     assert_eq!(tools[1].reject_reason, None);
+}
+
+/// A record read back that lists a call the pause no longer holds open (this tab's own, written
+/// while the server took the call, read again after the pause that followed) is behind: this tab
+/// writes its own over it. It took the record in quietly instead, so storage kept listing the
+/// answered call and another tab never caught up (its card stayed open).
+#[test]
+fn a_record_that_lists_an_answered_call_is_written_over() {
+    let mut h = H::loaded_paused();
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, first) = h.submit();
+    let taken = written(&h.open(first.id, 200)).expect("the record, call_A settled");
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    h.feed(first.id, &sse(&c, true), 11);
+    h.end(first.id);
+    assert_eq!(h.card_ids(), vec!["call_B"]);
+    let outs = h.tab_wrote(&taken);
+    let own = written(&outs).expect("its own record written over the one behind");
+    let v: Value = serde_json::from_str(&own).expect("json");
+    assert_eq!(v["callIds"], json!(["call_B"]), "{own}");
+    assert!(v.get("settled").is_none(), "{own}");
 }

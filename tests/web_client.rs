@@ -1801,6 +1801,16 @@ async fn an_html_page_for_a_stream_says_so() {
     let message = get(&e, "message").as_string().unwrap_or_default();
     assert!(message.contains("HTML page"), "{message}");
 
+    // A 204 labelled text/html (a framework's default) is the replay's "nothing paused".
+    let c = client_with_fetch(
+        &fresh_thread("html204"),
+        r#""dialect":"sidenet","persist":false,"timeoutMs":3000,"retry":{"attempts":1}"#,
+        "(url, init) => url.includes('/stream') ? new Response(null, \
+         { status: 204, headers: { 'content-type': 'text/html; charset=utf-8' } }) : fetch(url, init)",
+    );
+    let outcome = within(3000, c.load()).await;
+    assert!(matches!(outcome, Some(Ok(_))), "{outcome:?}");
+
     let c = client_with_fetch(
         &fresh_thread("html404"),
         r#""dialect":"sidenet","persist":false,"timeoutMs":3000,"retry":{"attempts":1}"#,

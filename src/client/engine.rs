@@ -201,7 +201,8 @@ pub(super) struct Core {
     /// which are taken in, this tab's record is written once storage has been read again.
     pub(super) fresh: bool,
     /// Storage holds another tab's record for a pause this one does not show: this tab's is
-    /// written at the next step that is not quiet (`restored`).
+    /// written at the first step that is not quiet once no request is out (`persist`), unless the
+    /// catch-up load failed or was aborted (`fail`, `aborted` drop it).
     pub(super) rewrite: bool,
     /// The last write of the drafts failed (`Client::persist_failed`): another tab's record for
     /// the pause is not taken over them until a write is tried again.
@@ -458,6 +459,8 @@ impl Core {
     /// storage is read again once no command is in flight (`take_missed`), which takes them in.
     /// (Nothing to read without `persist`.)
     pub(super) fn new_pause(&mut self) {
+        // A failed write was of the pause before: another tab's drafts for this one are taken in.
+        self.unsaved = false;
         if self.loaded && self.config.persist {
             self.quiet = true;
             self.missed = true;
@@ -828,6 +831,7 @@ impl Core {
         pause: Option<&str>,
         call_ids: &[String],
         tail: &Suspension,
+        taken: Option<&String>,
     ) -> Option<String> {
         // (None stored is a record too while paused: another tab then knows which pause's drafts
         // were all cleared, where a removed key could be any pause's.)
@@ -836,6 +840,7 @@ impl Core {
             pause,
             call_ids,
             tail,
+            taken,
             &self.drafts(),
         ))
     }

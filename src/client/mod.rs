@@ -294,9 +294,13 @@ impl StoredIn {
     /// Were the drafts made on these very calls (not on older ones whose callIds a newer pause
     /// reuses)? Drafts stored without a signature are taken on their callIds alone.
     fn fits(&self, tail: &Suspension) -> bool {
-        self.sig
-            .as_ref()
-            .map_or(true, |s| *s == signature(tail).to_json_string())
+        // Or the signature of the version before (no callIds in it), which a tab still running
+        // it writes: otherwise the two tabs took each other's records for other pauses, and
+        // loaded and wrote again for as long as both stayed open.
+        self.sig.as_ref().map_or(true, |s| {
+            *s == signature(tail, true).to_json_string()
+                || *s == signature(tail, false).to_json_string()
+        })
     }
 }
 
@@ -304,10 +308,10 @@ impl StoredIn {
 /// and inputs, so the same calls listed in another order (a replay, a call decided on the server
 /// moving from `pending` to `decided`) have the same one, and two calls under each other's
 /// callIds have another (a draft is for the call its callId named).
-fn signature(tail: &Suspension) -> u64 {
+fn signature(tail: &Suspension, ids: bool) -> u64 {
     let mut sum: u32 = 0;
     for tool in tail.pending.iter().chain(&tail.decided) {
-        let id = fnv(FNV_OFFSET, tool.call_id.as_bytes());
+        let id = fnv(FNV_OFFSET, if ids { tool.call_id.as_bytes() } else { b"" });
         let name = fnv(id, tool.name.as_bytes());
         sum = sum.wrapping_add(fnv(name, &value_hash(&tool.inputs).to_le_bytes()));
     }
@@ -380,6 +384,7 @@ fn write_stored(
     pause: Option<&str>,
     call_ids: &[String],
     tail: &Suspension,
+    taken: Option<&String>,
     drafts: &DraftMap,
 ) -> String {
     let mut out = String::new();
@@ -387,12 +392,14 @@ fn write_stored(
     o.field("v", &1u64)
         .field(pause_key, &pause)
         .field("callIds", &call_ids)
-        .field("sig", &signature(tail));
+        .field("sig", &signature(tail, true));
     // Neuron: the calls the server holds decided (a Sidenet record lists the open calls alone),
     // but a callId the tail also has pending (two calls under one id): a reader would always
     // find it pending, and load again on every record.
     let mut settled = ids_of(&tail.decided);
     settled.retain(|id| !tail.pending.iter().any(|p| p.call_id == *id));
+    // Sidenet: the call whose continuation the server took, while its reply streams.
+    settled.extend(taken.cloned());
     if !settled.is_empty() {
         o.field("settled", &settled);
     }
@@ -1609,6 +1616,7 @@ impl Client {
                     p.message_id.as_deref(),
                     &p.call_ids,
                     &self.suspension,
+                    None,
                 )
             });
             self.c.persist(desired);

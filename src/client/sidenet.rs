@@ -2084,7 +2084,12 @@ impl Sidenet {
         let stored = read_stored(persisted)?;
         let run_id = &pause.run_id;
         let call_ids = &stored.call_ids;
-        let tail = pause.tail_where(&|c| call_ids.contains(&c.call_id));
+        // Without the calls the server took (`settled`: see `settle`), as the signature is.
+        let tail = pause.tail_where(&|c| {
+            call_ids.contains(&c.call_id)
+                && !matches!(&stored.settled, Some(Value::Array(ids))
+                    if ids.iter().any(|id| id.as_str() == Some(&c.call_id)))
+        });
         if stored.run_id.as_ref() != Some(run_id) || !stored.fits(&tail) {
             return None;
         }
@@ -2103,6 +2108,16 @@ impl Sidenet {
         // By reference: in a build without the audit the loop is empty and goes away.
         for (id, decision) in &restored {
             self.audit.hold(run_id, id, decision);
+        }
+        // A record that lists a call this pause holds open no longer (this tab's own, read back
+        // after the server took it, or a tab behind's) is behind: ours is written over it, so
+        // that the tabs still showing that call catch up.
+        if call_ids
+            .iter()
+            .any(|id| !pause.call_ids.contains(id) || pause.accepted(id))
+        {
+            self.c.quiet = false;
+            self.c.persisted = None;
         }
         Some(
             pause
@@ -2171,8 +2186,10 @@ impl Sidenet {
             self.c.auto.clear();
         }
         if self.c.persisting() {
-            // The call whose continuation the server took (its 2xx reply streaming) is out of the
-            // record already: a reload before the reply ends shows the others alone.
+            // The call whose continuation the server took (its 2xx reply streaming) is listed as
+            // `settled`, out of the signature: a reload before the reply ends, which shows the
+            // others alone, finds their drafts; another tab, which still shows it, reads the
+            // same pause (and catches up once the reply has ended, as the record drops it).
             let taken = match &self.c.state {
                 State::Busy(Flight {
                     job: Job::Submit(sub),
@@ -2182,10 +2199,16 @@ impl Sidenet {
                 _ => None,
             };
             let desired = self.pause.as_ref().and_then(|p| {
+                let open = p.tail_where(&|c| c.approval == Approval::Pending);
                 let tail =
                     p.tail_where(&|c| c.approval == Approval::Pending && Some(&c.call_id) != taken);
-                self.c
-                    .stored("runId", Some(&p.run_id), &ids_of(&tail.pending), &tail)
+                self.c.stored(
+                    "runId",
+                    Some(&p.run_id),
+                    &ids_of(&open.pending),
+                    &tail,
+                    taken.filter(|id| open.tool(id).is_some()),
+                )
             });
             self.c.persist(desired);
         }

@@ -452,8 +452,9 @@ export function request(report, id, url, init, ms, stream) {
       const s = r.status;
       if (s >>> 0 !== s || s > 999) throw TypeError('the fetch gave no Response');
       if (!stream) return end(s, new Uint8Array(await r.arrayBuffer()));
-      // A page (an app's fallback route at a wrong URL) says so, not "the stream was cut short".
-      if (s < 300 && /html/i.test(r.headers?.get?.('content-type')))
+      // A page (an app's fallback route at a wrong URL) says so, not "the stream was cut short";
+      // not a 204 (the replay's "nothing paused", which some frameworks label text/html).
+      if (s < 300 && s != 204 && /html/i.test(r.headers?.get?.('content-type')))
         throw TypeError('the reply is an HTML page, not an event stream');
       if (!end(s)) return;
       if (!r.body) return end(-2);

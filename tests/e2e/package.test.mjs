@@ -79,17 +79,23 @@ test('before init() and after a failed one: invalid_state, and isToolgateError w
   }
 });
 
-test('init() given an HTML page for the module says so', async () => {
-  const tg = await load();
-  const page = new Response('<!doctype html><html><body><div id="root"></div></body></html>', {
-    headers: { 'content-type': 'text/html' },
-  });
-  const warn = console.warn;
-  console.warn = () => {};
-  try {
-    await assert.rejects(tg.default({ module_or_path: page }), /is an HTML page, not toolgate_(neuron_)?bg\.wasm \(README: Bundlers\)/);
-  } finally {
-    console.warn = warn;
+test('init() given an HTML page for the module says so, naming the module', async () => {
+  for (const [entry, name] of [['toolgate.js', /not toolgate_bg\.wasm /], ['neuron/toolgate.js', /not toolgate_neuron_bg\.wasm /]]) {
+    const tg = await load(entry);
+    const page = new Response('<!doctype html><html><body><div id="root"></div></body></html>', {
+      headers: { 'content-type': 'text/html' },
+    });
+    const warn = console.warn;
+    console.warn = () => {};
+    try {
+      await assert.rejects(tg.default({ module_or_path: page }), (e) => {
+        assert.match(e.message, /is an HTML page, not toolgate_(neuron_)?bg\.wasm \(README: Bundlers\)/);
+        assert.match(e.message, name);
+        return true;
+      });
+    } finally {
+      console.warn = warn;
+    }
   }
 });
 
