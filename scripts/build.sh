@@ -118,7 +118,9 @@ package() {
     terser "$out/toolgate.js" --module --ecma 2020 --compress passes=2 --mangle \
       --comments '/@ts-self-types/' --output "$out/toolgate.js"
   fi
-  rm -rf "$out/snippets"
+  # wasm-bindgen's declarations of the raw module name its exports before they were shortened:
+  # not shipped (not in `files`), and not left beside the package to mislead.
+  rm -rf "$out/snippets" "$out/toolgate_bg.wasm.d.ts"
 }
 
 # The package: both dialects (`toolgate`).

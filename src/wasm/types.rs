@@ -321,8 +321,7 @@ export class ApprovalClient {
     /**
      * Releases the wasm memory it holds; a second call does nothing. Any later call on the object
      * throws `invalid_state` ("the object was freed"). From a listener that one of its own methods
-     * triggered, it throws `invalid_state` (the client is still freed once that method returns):
-     * defer it, e.g. with `queueMicrotask`.
+     * triggered (or any code the client runs), the client is freed once that method returns.
      */
     free(): void;
     [Symbol.dispose](): void;
