@@ -1170,17 +1170,19 @@ async fn the_timeout_holds_when_the_fetch_ignores_the_signal() {
     }
 }
 
-/// A draft change that a full `localStorage` cannot hold leaves no draft stored, never the older
-/// one: a reload must not bring back an approval the person has since turned into a rejection.
-#[wasm_bindgen_test]
-async fn a_draft_that_storage_cannot_hold_leaves_no_older_one() {
-    let thread = fresh_thread("fullstorage");
-    let a = client(&thread, "");
+/// A loaded client of `thread`, paused on `delete_file`, with that call approved: its id too.
+async fn paused_with_an_approval(thread: &str) -> (ApprovalClient, String) {
+    let a = client(thread, "");
     wait(a.load()).await.expect("load");
     wait(a.send(s("delete /tmp/full.log"))).await.expect("send");
     let id = call_id_of(&a, "delete_file");
     a.approve(s(&id)).expect("approve");
-    // Fill the storage to the last byte.
+    (a, id)
+}
+
+/// Fills `localStorage` to the last byte, then turns the approval of `id` into a rejection whose
+/// draft the storage cannot hold: the number of filler items, for `tg_fill_{0..n}` to be removed.
+fn fill_storage_then_reject(a: &ApprovalClient, id: &str) -> JsValue {
     let fill: Function = js_fn(
         "",
         "let n = 0; for (let size = 1 << 20; size >= 1; size >>= 1) for (;;) { \
@@ -1189,10 +1191,20 @@ async fn a_draft_that_storage_cannot_hold_leaves_no_older_one() {
     .unchecked_into();
     let n = fill.call0(&JsValue::NULL).expect("fill");
     a.reject(
-        s(&id),
+        s(id),
         s("No, keep it: a reason too long for the storage left"),
     )
     .expect("reject");
+    n
+}
+
+/// A draft change that a full `localStorage` cannot hold leaves no draft stored, never the older
+/// one: a reload must not bring back an approval the person has since turned into a rejection.
+#[wasm_bindgen_test]
+async fn a_draft_that_storage_cannot_hold_leaves_no_older_one() {
+    let thread = fresh_thread("fullstorage");
+    let (a, id) = paused_with_an_approval(&thread).await;
+    let n = fill_storage_then_reject(&a, &id);
     let b = client(&thread, "");
     let restored = wait(b.load())
         .await
@@ -1217,11 +1229,7 @@ async fn a_draft_that_storage_cannot_hold_leaves_no_older_one() {
 #[wasm_bindgen_test]
 async fn a_draft_that_storage_cannot_hold_is_not_replaced_by_another_tabs_record() {
     let thread = fresh_thread("fullshared");
-    let a = client(&thread, "");
-    wait(a.load()).await.expect("load");
-    wait(a.send(s("delete /tmp/full.log"))).await.expect("send");
-    let id = call_id_of(&a, "delete_file");
-    a.approve(s(&id)).expect("approve");
+    let (a, id) = paused_with_an_approval(&thread).await;
     let key_and_record: Function = js_fn(
         "thread",
         "const key = Object.keys(localStorage).find((k) => k.startsWith('toolgate:') && k.endsWith(thread)); \
@@ -1231,18 +1239,7 @@ async fn a_draft_that_storage_cannot_hold_is_not_replaced_by_another_tabs_record
     let kr = key_and_record
         .call1(&JsValue::NULL, &s(&thread))
         .expect("key");
-    let fill: Function = js_fn(
-        "",
-        "let n = 0; for (let size = 1 << 20; size >= 1; size >>= 1) for (;;) { \
-         try { localStorage.setItem('tg_fill_' + n++, 'x'.repeat(size)); } catch { break; } } return n;",
-    )
-    .unchecked_into();
-    let n = fill.call0(&JsValue::NULL).expect("fill");
-    a.reject(
-        s(&id),
-        s("No, keep it: a reason too long for the storage left"),
-    )
-    .expect("reject");
+    let n = fill_storage_then_reject(&a, &id);
     // The other tab writes the record it holds (the approval), and this tab hears of it.
     let other_tab: Function = js_fn(
         "n, kr",
