@@ -481,7 +481,7 @@ fn send_pause_partial_then_complete() {
     assert_eq!(
         persists(&outs),
         vec![Some(
-            r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3736916508,"drafts":{"call_A":"approve"}}"#
+            r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sigs":[1519642284,2217274224],"drafts":{"call_A":"approve"}}"#
                 .to_owned()
         )]
     );
@@ -1655,12 +1655,12 @@ fn persist_outputs_follow_the_drafts() {
     let outs = h.reject("call_B", Some("why not"));
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3736916508,"drafts":{"call_B":["reject","why not"]}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sigs":[1519642284,2217274224],"drafts":{"call_B":["reject","why not"]}}"#.to_owned())]
     );
     let outs = h.approve("call_A");
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3736916508,"drafts":{"call_A":"approve","call_B":["reject","why not"]}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sigs":[1519642284,2217274224],"drafts":{"call_A":"approve","call_B":["reject","why not"]}}"#.to_owned())]
     );
     // Same decision again: nothing to write, nothing changed.
     let outs = h.approve("call_A");
@@ -1687,10 +1687,11 @@ fn persist_outputs_follow_the_drafts() {
 }
 
 /// The signature of `pause_two()`'s calls (tool names and inputs) in stored drafts.
-const SIG_TWO: u64 = 3_736_916_508;
+/// The `sigs` of `pause_two()`'s calls.
+const SIGS_TWO: [u64; 2] = [1_519_642_284, 2_217_274_224];
 
 fn stored_for(message_id: &str, drafts: Value) -> String {
-    json!({"v": 1, "messageId": message_id, "callIds": ["call_A", "call_B"], "sig": SIG_TWO, "drafts": drafts})
+    json!({"v": 1, "messageId": message_id, "callIds": ["call_A", "call_B"], "sigs": SIGS_TWO, "drafts": drafts})
         .to_string()
 }
 
@@ -1723,16 +1724,28 @@ fn restore_drafts_matching_pause_before_load() {
     );
 }
 
+/// Records of the earlier formats (no signature, or one for the whole pause) are not restored: a
+/// signature without callIds matched two calls under each other's callIds, and the approval of
+/// one landed on the other.
 #[test]
-fn drafts_stored_without_a_signature_are_restored_on_their_call_ids() {
-    // Stored by a version that kept no signature: taken as before, then stored with one.
-    let legacy = json!({"v": 1, "messageId": "msg_2", "callIds": ["call_A", "call_B"], "drafts": {"call_A": "approve"}});
-    let (h, outs) = H::restored(&legacy.to_string(), paused_thread());
-    assert_eq!(h.c.snapshot().decisions.len(), 1);
-    assert_eq!(
-        persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3736916508,"drafts":{"call_A":"approve"}}"#.to_owned())]
-    );
+fn records_of_earlier_formats_are_not_restored() {
+    let none = json!({"v": 1, "messageId": "msg_2", "callIds": ["call_A", "call_B"], "drafts": {"call_A": "approve"}});
+    let whole = json!({"v": 1, "messageId": "msg_2", "callIds": ["call_A", "call_B"], "sig": 182_770_845u64, "drafts": {"call_A": "approve"}});
+    // pause_two() with its two calls under each other's callIds.
+    let mut swapped = pause_two();
+    let (a, b) = (swapped["tools"][0].clone(), swapped["tools"][1].clone());
+    swapped["tools"][0] = b;
+    swapped["tools"][1] = a;
+    swapped["tools"][0]["callId"] = json!("call_A");
+    swapped["tools"][1]["callId"] = json!("call_B");
+    for (record, tail) in [
+        (&none, pause_two()),
+        (&whole, pause_two()),
+        (&whole, swapped),
+    ] {
+        let (h, _) = H::restored(&record.to_string(), vec![user("msg_1", "x"), tail]);
+        assert_eq!(h.c.snapshot().decisions.len(), 0, "{record}");
+    }
 }
 
 #[test]
@@ -1810,7 +1823,7 @@ fn restore_drafts_non_matching_pause_is_dropped() {
     );
     assert_eq!(
         persists(&outs),
-        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sig":3736916508,"drafts":{"call_A":"approve"}}"#.to_owned())]
+        vec![Some(r#"{"v":1,"messageId":"msg_2","callIds":["call_A","call_B"],"sigs":[1519642284,2217274224],"drafts":{"call_A":"approve"}}"#.to_owned())]
     );
     assert_eq!(h.c.snapshot().decisions.len(), 1);
 }
@@ -1966,21 +1979,16 @@ fn a_failed_write_does_not_outlive_its_pause() {
     );
 }
 
-/// A record that a tab running the version before writes (its signature without callIds) for the
-/// pause shown is taken in, without a load or a write: the two tabs took each other's records for
-/// other pauses, and loaded and wrote back and forth for as long as both stayed open.
+/// A record of an earlier format that another tab writes leaves this tab's drafts as they are.
 #[test]
-fn a_record_of_the_version_before_is_taken_in() {
+fn a_record_of_an_earlier_format_leaves_the_drafts() {
     let mut a = H::paused();
     a.approve("call_A");
     let old = json!({"v": 1, "messageId": "msg_2", "callIds": ["call_A", "call_B"], "sig": 182_770_845u64, "drafts": {"call_B": "approve"}}).to_string();
-    let outs = a.tab_wrote(&old);
-    no_http(&outs);
-    assert_eq!(persists(&outs), vec![]);
-    assert_eq!(
-        a.c.snapshot().decisions.get("call_B"),
-        Some(&Decision::Approve)
-    );
+    a.tab_wrote(&old);
+    let s = a.c.snapshot();
+    assert_eq!(s.decisions.get("call_A"), Some(&Decision::Approve));
+    assert_eq!(s.decisions.get("call_B"), None);
 }
 
 #[test]
@@ -3239,4 +3247,51 @@ fn a_check_read_that_fails_for_good_leaves_the_next_submission_to_read_first() {
         let (_, outs) = h.submit();
         assert_get(&one_http(&outs));
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drafts across tabs after a failed write
+
+/// A tab whose write failed ignores only the record storage held before (the other tab's
+/// write-back): a decision made in the other tab since replaces its drafts, as always (it kept an
+/// approval the person had since turned into a rejection there, and a submission sent it).
+#[test]
+fn unsaved_tab_ignores_a_newer_decision_made_in_the_other_tab() {
+    let (mut a, mut b) = (H::paused(), H::paused());
+    let from_a = written(&a.approve("call_A")).expect("stored");
+    no_http(&b.tab_wrote(&from_a));
+    // A's next write fails (storage full): A rejects call_B, the driver removed the key.
+    assert!(written(&a.reject("call_B", Some("no"))).is_some());
+    a.c.persist_failed();
+    // Later, in B, the person changes their mind on call_A: reject it.
+    let from_b = written(&b.reject("call_A", Some("keep that file"))).expect("B stores it");
+    let outs = a.tab_wrote(&from_b);
+    no_http(&outs);
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Reject(Some("keep that file".into()))),
+        "the newer rejection made in B"
+    );
+}
+
+/// A tab whose write failed still catches up: the other tab submitted call_A (the server holds
+/// it), its record says so, and A reloads.
+#[test]
+fn unsaved_tab_still_catches_up_when_the_other_tab_submitted() {
+    let (mut a, mut b) = (H::paused(), H::paused());
+    written(&a.reject("call_B", Some("no"))).expect("stored");
+    a.c.persist_failed();
+    written(&b.approve("call_A")).expect("B stores its draft");
+    let (_, outs) = b.submit();
+    let post = one_http(&outs);
+    let mut tail = pause_two();
+    tail["tools"][0]["approval"] = json!("approved");
+    let outs = b.respond(post.id, reply("awaiting_approval", tail));
+    let from_b = written(&outs).expect("B's record, call_A settled");
+    assert!(from_b.contains("settled"), "{from_b}");
+    let outs = a.tab_wrote(&from_b);
+    assert!(
+        !https(&outs).is_empty(),
+        "A shows call_A pending while the server holds it: it reloads"
+    );
 }

@@ -680,7 +680,7 @@ fn approve_sends_the_exact_continuation_and_the_reply_streams_on() {
     let stored: Value = serde_json::from_str(stored[0].as_deref().expect("stored")).expect("json");
     assert_eq!(
         stored,
-        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 1_519_642_284u64, "drafts": {"call_A": "approve"}})
+        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sigs": [1_519_642_284u64], "drafts": {"call_A": "approve"}})
     );
     assert!(h.c.snapshot().can_submit);
     let (op, post) = h.submit();
@@ -1009,9 +1009,12 @@ fn a_stream_dropped_mid_pause_is_recovered_by_replay() {
     assert_eq!(h.c.snapshot().messages.as_slice().len(), 2);
 }
 
+/// The `sigs` of the calls of `pause_stream(true)`.
+const SIGS_AB: [u64; 2] = [1_519_642_284, 623_876_208];
+
 #[test]
 fn a_new_client_loads_history_and_gets_the_cards_and_drafts_back() {
-    let stored = json!({"v": 1, "runId": "run_1", "callIds": ["call_A", "call_B"], "drafts": {"call_B": ["reject", "no mail"]}}).to_string();
+    let stored = json!({"v": 1, "runId": "run_1", "callIds": ["call_A", "call_B"], "sigs": SIGS_AB, "drafts": {"call_B": ["reject", "no mail"]}}).to_string();
     let mut h = H::new();
     h.c.restore_drafts(&stored);
     h.drain();
@@ -1056,16 +1059,20 @@ fn stored_drafts_of_other_calls_under_the_same_ids_are_not_restored() {
         let outs = h.stream(replay.id, &replay_stream(true));
         (h.c.snapshot().decisions.len(), persists(&outs))
     };
-    // Stored without a signature (an earlier version): restored, and stored again with one.
-    let legacy = json!({"v": 1, "runId": "run_1", "callIds": ["call_A", "call_B"], "drafts": {"call_B": "approve"}});
-    let (n, stored) = run(&legacy.to_string());
-    assert_eq!(n, 1);
-    let good = stored.last().cloned().flatten().expect("stored again");
-    let mut other: Value = serde_json::from_str(&good).expect("json");
-    assert!(other["sig"].is_u64(), "{good}");
-    assert_eq!(run(&good).0, 1);
-    other["sig"] = json!(1);
+    let good = json!({"v": 1, "runId": "run_1", "callIds": ["call_A", "call_B"], "sigs": SIGS_AB, "drafts": {"call_B": "approve"}});
+    assert_eq!(run(&good.to_string()).0, 1);
+    // call_B's signature another call's: its draft is not restored, nor call_A's (the record is
+    // of another pause).
+    let mut other = good.clone();
+    other["sigs"][1] = json!(1);
+    other["drafts"]["call_A"] = json!("approve");
     assert_eq!(run(&other.to_string()).0, 0);
+    // Records of earlier formats: no signature, or one of the whole pause.
+    let mut legacy = good.clone();
+    legacy.as_object_mut().expect("object").remove("sigs");
+    assert_eq!(run(&legacy.to_string()).0, 0);
+    legacy["sig"] = json!(2_143_518_492u64);
+    assert_eq!(run(&legacy.to_string()).0, 0);
 }
 
 #[test]
@@ -1112,17 +1119,12 @@ fn stored_drafts_come_back_when_the_pause_lists_its_calls_in_another_order() {
             persists(&outs),
         )
     };
-    let legacy = json!({"v": 1, "runId": "run_1", "callIds": ["call_A", "call_B"],
+    let record = json!({"v": 1, "runId": "run_1", "callIds": ["call_A", "call_B"], "sigs": SIGS_AB,
         "drafts": {"call_A": "approve", "call_B": ["reject", "no mail"]}});
-    let (cards, n, stored) = run(&legacy.to_string(), false);
+    let (cards, n, _) = run(&record.to_string(), false);
     assert_eq!(cards, vec!["call_A", "call_B"]);
     assert_eq!(n, 2);
-    let good = stored
-        .last()
-        .cloned()
-        .flatten()
-        .expect("stored again, with a signature");
-    let (cards, n, _) = run(&good, true);
+    let (cards, n, _) = run(&record.to_string(), true);
     assert_eq!(cards, vec!["call_B", "call_A"]);
     assert_eq!(n, 2, "both drafts restored");
 }
@@ -1130,7 +1132,7 @@ fn stored_drafts_come_back_when_the_pause_lists_its_calls_in_another_order() {
 #[test]
 fn a_204_after_the_grace_window_is_expired_and_the_composer_unlocked() {
     let stored =
-        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sig": 1_519_642_284u64, "drafts": {"call_A": "approve"}})
+        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sigs": [1_519_642_284u64], "drafts": {"call_A": "approve"}})
             .to_string();
     let mut h = H::new();
     h.c.restore_drafts(&stored);
@@ -3524,4 +3526,191 @@ fn a_record_that_lists_an_answered_call_is_written_over() {
     let v: Value = serde_json::from_str(&own).expect("json");
     assert_eq!(v["callIds"], json!(["call_B"]), "{own}");
     assert!(v.get("settled").is_none(), "{own}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drafts across tabs, call by call
+
+/// Tab 1 approves call_A and submits it; its reply opens (the server took call_A) and the record
+/// lists call_A as settled. Tab 2 takes the record in: it must not send call_A's continuation
+/// again when the person there decides call_B and submits.
+#[test]
+fn a_call_settled_in_the_record_is_not_sent_again_by_another_tab() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, first) = h.submit();
+    assert_continuation(&first, "call_A", true);
+    let record = written(&h.open(first.id, 200)).expect("the record, call_A settled");
+    assert!(record.contains(r#""settled":["call_A"]"#), "{record}");
+
+    let mut other = H::loaded_paused();
+    let outs = other.tab_wrote(&record);
+    no_http(&outs);
+    other.c.reject("call_B", Some("no")).expect("reject");
+    other.drain();
+    let (_, post) = other.submit();
+    assert!(
+        !post
+            .body
+            .as_deref()
+            .unwrap_or_default()
+            .contains(r#""toolCallId":"call_A""#),
+        "call_A's continuation sent a second time: {:?}",
+        post.body
+    );
+}
+
+/// Tab 1 submits both calls: two continuations, one after the other. Tab 2, on the same pause,
+/// follows the records tab 1 writes. None that tab 1 writes while a reply streams makes tab 2
+/// load the run mid-reply (on a server that writes the history at the run's end, it would find
+/// the run neither paused nor over): it catches up once the reply has ended.
+#[test]
+fn other_tab_does_not_load_mid_reply_of_the_second_continuation() {
+    let mut h = H::loaded_paused();
+    let mut other = H::loaded_paused();
+    h.c.approve("call_A").expect("approve");
+    let r = written(&h.drain()).expect("record");
+    no_http(&other.tab_wrote(&r));
+    h.c.reject("call_B", None).expect("reject");
+    let r = written(&h.drain()).expect("record");
+    no_http(&other.tab_wrote(&r));
+    let (_, first) = h.submit();
+    let mut records = Vec::new();
+    records.extend(persists(&h.open(first.id, 200)));
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    records.extend(persists(&h.feed(first.id, &sse(&c, false), 11)));
+    let outs = h.end(first.id);
+    records.extend(persists(&outs));
+    let second = one_http(&outs);
+    assert_continuation(&second, "call_B", false);
+    records.extend(persists(&h.open(second.id, 200)));
+    for (i, r) in records.iter().enumerate() {
+        let outs = other.tab_wrote(r.as_deref().unwrap_or_default());
+        assert!(
+            https(&outs).is_empty(),
+            "record {i} made the other tab load while tab 1's reply streams: {r:?}"
+        );
+    }
+}
+
+/// Tab 1 approves call_A (delete_file) and submits; its reply opens: the record lists call_A as
+/// settled, its approval still in `drafts`. The page reloads while the reply streams; by then the
+/// run has paused again on a new call that reuses the callId call_A (ids counted per step),
+/// send_email. The approval of the deletion is not restored onto the email (it was, when a
+/// settled call was left out of a signature of the whole pause: that of no call then matched).
+#[test]
+fn a_settled_calls_draft_is_not_restored_onto_a_new_call_under_its_id() {
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, first) = h.submit();
+    let record = written(&h.open(first.id, 200)).expect("the record, call_A settled");
+    assert!(record.contains(r#""settled":["call_A"]"#), "{record}");
+
+    let mut r = H::new();
+    r.c.restore_drafts(&record);
+    r.drain();
+    let (_, get) = r.load();
+    let get = one_http(&get);
+    let outs = r.respond(get.id, history(vec![user_ui("msg_u1", "delete /tmp/x")]));
+    let replay = one_http(&outs);
+    let mut c = vec![start("msg_a2")];
+    c.extend(tool_in(
+        "call_A",
+        "send_email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    c.push(approval(
+        "call_A",
+        "send_email",
+        "Send an email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    r.stream(replay.id, &sse(&c, true));
+    assert_eq!(r.card_ids(), vec!["call_A"]);
+    assert_eq!(
+        r.c.snapshot().decisions.get("call_A"),
+        None,
+        "the deletion's approval restored onto the email"
+    );
+}
+
+/// A reload while call_A's continuation reply streams (the record lists call_A, settled), on a
+/// server that writes the history once the run ends: the history still shows call_A awaiting
+/// approval, and the replay has nothing paused (204: the run is running). The page must not say
+/// the run was abandoned: the record says the server took call_A.
+#[test]
+fn a_reload_mid_reply_is_not_expired_by_the_settled_call() {
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, first) = h.submit();
+    let record = written(&h.open(first.id, 200)).expect("the record, call_A settled");
+    let mut r = H::new();
+    r.c.restore_drafts(&record);
+    r.drain();
+    let (_, get) = r.load();
+    let get = one_http(&get);
+    let outs = r.respond(get.id, history(paused_history(false)));
+    let replay = one_http(&outs);
+    r.respond(replay.id, HttpResponse::new(204, ""));
+    assert_ne!(r.phase(), Phase::Expired, "error: {:?}", r.error_code());
+}
+
+/// Tab 1 submits call_A alone; while its reply streams, tab 2 (which took the settled record in
+/// and stays interactive) rejects call_B. Tab 1 is busy and misses the record; once its reply
+/// ends (pause: call_B alone) it reads storage again. Tab 2's rejection of call_B must survive.
+#[test]
+fn a_decision_made_in_the_other_tab_during_the_reply_survives() {
+    let mut h = H::loaded_paused();
+    let mut other = H::loaded_paused();
+    h.c.approve("call_A").expect("approve");
+    let r = written(&h.drain()).expect("record");
+    no_http(&other.tab_wrote(&r));
+    let (_, first) = h.submit();
+    let record = written(&h.open(first.id, 200)).expect("settled record");
+    no_http(&other.tab_wrote(&record));
+    // In tab 2: reject call_B (tab 2 is not busy).
+    other
+        .c
+        .reject("call_B", Some("no mail"))
+        .expect("tab 2 can decide");
+    let from_other = written(&other.drain()).expect("tab 2 stores it");
+    // Tab 1 is streaming: the storage event comes during its command.
+    let outs = h.tab_wrote(&from_other);
+    assert_eq!(persists(&outs), vec![]);
+    // Tab 1's reply ends on the pause with call_B alone.
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    h.feed(first.id, &sse(&c, true), 11);
+    let mut outs = h.end(first.id);
+    assert_eq!(h.card_ids(), vec!["call_B"]);
+    assert!(h.c.take_missed_restore(), "tab 1 reads storage again");
+    // Storage holds tab 2's record (tab 1 wrote nothing since).
+    outs.extend(h.tab_wrote(&from_other));
+    let tab1_b = h.c.snapshot().decisions.get("call_B").cloned();
+    // Tab 1 writes its record over tab 2's (which lists call_A, answered), with the rejection.
+    let r = written(&outs).expect("tab 1 writes its record");
+    assert!(r.contains("no mail"), "{r}");
+    // Tab 2 takes it in, and catches up (call_A is no longer paused) without losing it.
+    let o = other.tab_wrote(&r);
+    assert!(!https(&o).is_empty(), "tab 2 loads");
+    assert_eq!(
+        other.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Reject(Some("no mail".into()))),
+        "tab 2's own rejection was cleared by tab 1's record"
+    );
+    assert_eq!(
+        tab1_b,
+        Some(Decision::Reject(Some("no mail".into()))),
+        "tab 1 did not take it either"
+    );
 }

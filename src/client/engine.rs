@@ -204,9 +204,12 @@ pub(super) struct Core {
     /// written at the first step that is not quiet once no request is out (`persist`), unless the
     /// catch-up load failed or was aborted (`fail`, `aborted` drop it).
     pub(super) rewrite: bool,
-    /// The last write of the drafts failed (`Client::persist_failed`): another tab's record for
-    /// the pause is not taken over them until a write is tried again.
-    pub(super) unsaved: bool,
+    /// What storage held before the last write, for `write_failed`.
+    pub(super) before: Option<String>,
+    /// The last write of the drafts failed (`Client::persist_failed`): the record storage held
+    /// before it (`""`: none). Another tab that writes that record again (told of the removal,
+    /// it writes what it holds) does not replace the drafts with it, until a write is tried again.
+    pub(super) unsaved: Option<String>,
     /// The effects not yet polled: `outputs[polled..]` (FIFO; emptied once all are polled).
     pub(super) outputs: Vec<Output>,
     pub(super) polled: usize,
@@ -261,7 +264,8 @@ impl Core {
             missed: false,
             fresh: false,
             rewrite: false,
-            unsaved: false,
+            before: None,
+            unsaved: None,
             outputs: Vec::new(),
             polled: 0,
             snapshot,
@@ -460,7 +464,7 @@ impl Core {
     /// (Nothing to read without `persist`.)
     pub(super) fn new_pause(&mut self) {
         // A failed write was of the pause before: another tab's drafts for this one are taken in.
-        self.unsaved = false;
+        self.unsaved = None;
         if self.loaded && self.config.persist {
             self.quiet = true;
             self.missed = true;
@@ -807,15 +811,31 @@ impl Core {
         let rewrite = !quiet && self.rewrite && matches!(self.state, State::Ready);
         self.rewrite &= !rewrite;
         if rewrite || !same_stored(desired.as_deref(), self.persisted.as_deref()) {
-            self.persisted = desired.clone();
+            let before = core::mem::replace(&mut self.persisted, desired.clone());
             if !quiet {
-                self.unsaved = false;
+                self.unsaved = None;
+                self.before = before;
                 self.outputs.push(Output::Persist {
                     key: self.config.persist_key(),
                     value: desired,
                 });
             }
         }
+    }
+
+    /// The last write failed (see `unsaved`).
+    pub(super) fn write_failed(&mut self) {
+        self.unsaved = Some(self.before.take().unwrap_or_default());
+    }
+
+    /// Is `record`, handed over to take in quietly, the one storage held before a write of this
+    /// tab's drafts failed (another tab's write-back: older than them)?
+    pub(super) fn stale(&self, record: &str) -> bool {
+        self.quiet
+            && self
+                .unsaved
+                .as_deref()
+                .is_some_and(|s| same_stored(Some(record), Some(s)))
     }
 
     /// Should the drafts be persisted now?

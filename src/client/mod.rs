@@ -246,10 +246,10 @@ struct StoredIn {
     message_id: Option<String>,
     run_id: Option<String>,
     call_ids: Vec<String>,
-    /// The [`signature`] of the pause's calls (absent from drafts stored before it was kept).
-    sig: Option<String>,
-    /// Neuron: the calls of the pause whose decision the writer's tail shows the server holds
-    /// (absent when none, and from records written before it was kept).
+    /// Each call's [`call_sig`], in the order of `call_ids`.
+    sigs: Option<Value>,
+    /// The calls the server holds a decision for, as the writer's tail shows (Neuron), or whose
+    /// continuation it took, the reply streaming (Sidenet); absent when none.
     settled: Option<Value>,
     drafts: Map,
 }
@@ -281,39 +281,48 @@ fn read_stored(text: &str) -> Option<StoredIn> {
         message_id: message_id.cloned(),
         run_id: o.get("runId").and_then(Value::as_str).map(str::to_owned),
         call_ids,
-        sig: o
-            .get("sig")
-            .and_then(Value::as_number)
-            .map(|n| n.as_str().to_owned()),
+        sigs: o.remove("sigs"),
         settled: o.remove("settled"),
         drafts,
     })
 }
 
 impl StoredIn {
-    /// Were the drafts made on these very calls (not on older ones whose callIds a newer pause
-    /// reuses)? Drafts stored without a signature are taken on their callIds alone.
+    /// Is the record's call `call_ids[i]` (`id`) the call of that id in `tail`: the same tool
+    /// and inputs (not an older call whose callId a newer pause reuses)?
+    fn same_call(&self, i: usize, id: &str, tail: &Suspension) -> bool {
+        let sig = match &self.sigs {
+            Some(Value::Array(sigs)) => sigs.get(i).and_then(Value::as_number),
+            _ => None,
+        };
+        sig.is_some_and(|s| s.as_str() == call_sig(tail, id).to_json_string())
+    }
+
+    /// Were the drafts made on these very calls, every one of them?
     fn fits(&self, tail: &Suspension) -> bool {
-        // Or the signature of the version before (no callIds in it), which a tab still running
-        // it writes: otherwise the two tabs took each other's records for other pauses, and
-        // loaded and wrote again for as long as both stayed open.
-        self.sig.as_ref().map_or(true, |s| {
-            *s == signature(tail, true).to_json_string()
-                || *s == signature(tail, false).to_json_string()
+        let mut i = 0;
+        self.call_ids.iter().all(|id| {
+            i += 1;
+            self.same_call(i - 1, id, tail)
         })
+    }
+
+    /// Does the record list `id` as settled?
+    fn settled(&self, id: &str) -> bool {
+        matches!(&self.settled, Some(Value::Array(ids)) if ids.iter().any(|s| s.as_str() == Some(id)))
     }
 }
 
-/// A fingerprint of a pause's gated calls: the sum of each call's hash of its callId, tool name
-/// and inputs, so the same calls listed in another order (a replay, a call decided on the server
-/// moving from `pending` to `decided`) have the same one, and two calls under each other's
-/// callIds have another (a draft is for the call its callId named).
-fn signature(tail: &Suspension, ids: bool) -> u64 {
+/// A fingerprint of the gated call `id` of a pause: the hash of its callId, tool name and inputs
+/// (of each call under that id, summed), so that a draft is taken only for the call its callId
+/// named when it was made, not for another one that a newer pause lists under the same callId.
+fn call_sig(tail: &Suspension, id: &str) -> u64 {
     let mut sum: u32 = 0;
     for tool in tail.pending.iter().chain(&tail.decided) {
-        let id = fnv(FNV_OFFSET, if ids { tool.call_id.as_bytes() } else { b"" });
-        let name = fnv(id, tool.name.as_bytes());
-        sum = sum.wrapping_add(fnv(name, &value_hash(&tool.inputs).to_le_bytes()));
+        if tool.call_id == id {
+            let name = fnv(fnv(FNV_OFFSET, id.as_bytes()), tool.name.as_bytes());
+            sum = sum.wrapping_add(fnv(name, &value_hash(&tool.inputs).to_le_bytes()));
+        }
     }
     u64::from(sum)
 }
@@ -378,7 +387,7 @@ fn restore_into(
     restored
 }
 
-/// `{"v":1,"<pause key>":"<pause>","callIds":[...],"sig":<signature>,"drafts":{...}}`.
+/// `{"v":1,"<pause key>":"<pause>","callIds":[...],"sigs":[...],"settled":[...],"drafts":{...}}`.
 fn write_stored(
     pause_key: &str,
     pause: Option<&str>,
@@ -391,8 +400,12 @@ fn write_stored(
     let mut o = Obj::new(&mut out);
     o.field("v", &1u64)
         .field(pause_key, &pause)
-        .field("callIds", &call_ids)
-        .field("sig", &signature(tail, true));
+        .field("callIds", &call_ids);
+    let mut sigs = Vec::new();
+    for id in call_ids {
+        sigs.push(call_sig(tail, id));
+    }
+    o.field("sigs", &sigs);
     // Neuron: the calls the server holds decided (a Sidenet record lists the open calls alone),
     // but a callId the tail also has pending (two calls under one id): a reader would always
     // find it pending, and load again on every record.
@@ -820,12 +833,13 @@ impl Client {
 
     /// The driver could not write the last [`Output::Persist`] (a full storage: it removed the
     /// key instead, never leaving an older record). Until a later write, the drafts live in this
-    /// client alone, and another tab's record for the pause does not replace them (that tab, told
-    /// of the removal, writes what it holds, which lacks them): it is ignored, and nothing loads.
+    /// client alone, and the record storage held before does not replace them when another tab
+    /// writes it again (told of the removal, it writes what it holds, which lacks them); a newer
+    /// record from it (a decision made there since) does, as always.
     pub fn persist_failed(&mut self) {
         match engine!(self, as_mut) {
-            Some(engine) => engine.c.unsaved = true,
-            None => self.c.unsaved = true,
+            Some(engine) => engine.c.write_failed(),
+            None => self.c.write_failed(),
         }
     }
 
@@ -1532,6 +1546,7 @@ impl Client {
     /// `Some` when the stored drafts were for the pause shown (and so taken in): whether the
     /// record has the server holding a decision on a call this tab shows pending (it is behind).
     fn apply_restore(&mut self, persisted: &str) -> Option<bool> {
+        let stale = self.c.stale(persisted);
         let stored = read_stored(persisted)?;
         let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
             return None;
@@ -1543,12 +1558,17 @@ impl Client {
         {
             return None;
         }
+        let behind = suspension
+            .pending
+            .iter()
+            .any(|t| stored.settled(&t.call_id));
         // Another tab's drafts for this pause: they replace ours, unless ours could not be
-        // stored (then they are not taken, and nothing is loaded: `Some(false)`).
+        // stored and this is the record from before (written back over the removal: older than
+        // ours). Whether to catch up holds all the same.
+        if stale {
+            return Some(behind);
+        }
         if self.c.quiet {
-            if self.c.unsaved {
-                return Some(false);
-            }
             decisions.clear_local();
         }
         let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
@@ -1561,10 +1581,7 @@ impl Client {
         for (id, decision) in &restored {
             self.audit.hold(pause, id, decision);
         }
-        Some(suspension.pending.iter().any(|t| {
-            matches!(&stored.settled, Some(Value::Array(ids))
-                    if ids.iter().any(|id| id.as_str() == Some(&t.call_id)))
-        }))
+        Some(behind)
     }
 
     fn suspension_view(&self) -> Option<SuspensionView> {

@@ -399,7 +399,11 @@ impl Sidenet {
         } else if let Some(mut stored) = read_stored(persisted).filter(|_| !self.c.loaded) {
             // The ids taken, not moved out: `stored` is dropped whole.
             if stored.run_id.is_some() && self.expect.is_none() {
-                self.expect = Some(Expect::Calls(take(&mut stored.call_ids)));
+                // Not a call whose continuation the server took (its reply was streaming): the
+                // run went on, and is no abandoned pause if the replay is empty.
+                let mut ids = take(&mut stored.call_ids);
+                ids.retain(|id| !stored.settled(id));
+                self.expect = Some(Expect::Calls(ids));
             }
         }
         #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
@@ -2073,9 +2077,11 @@ impl Sidenet {
         Ok(())
     }
 
-    /// `Some` when the stored drafts were for the pause shown (and so taken in): whether this tab
-    /// shows open a call the record leaves out (the server accepted its decision: it is behind).
+    /// `Some` when the stored drafts were for the pause shown (it shares a call with the record,
+    /// and each shared call is the same call: their drafts are taken in): whether this tab shows
+    /// open a call the record leaves out (the server accepted its decision: it is behind).
     fn apply_restore(&mut self, persisted: &str) -> Option<bool> {
+        let stale = self.c.stale(persisted);
         // Nothing paused: nothing to restore (the stored drafts are not even read).
         let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
             return None;
@@ -2084,30 +2090,41 @@ impl Sidenet {
         let stored = read_stored(persisted)?;
         let run_id = &pause.run_id;
         let call_ids = &stored.call_ids;
-        // Without the calls the server took (`settled`: see `settle`), as the signature is.
-        let tail = pause.tail_where(&|c| {
-            call_ids.contains(&c.call_id)
-                && !matches!(&stored.settled, Some(Value::Array(ids))
-                    if ids.iter().any(|id| id.as_str() == Some(&c.call_id)))
-        });
-        if stored.run_id.as_ref() != Some(run_id) || !stored.fits(&tail) {
+        if stored.run_id.as_ref() != Some(run_id) {
             return None;
         }
-        // Another tab's drafts for this pause: they replace ours, unless ours could not be
-        // stored (then they are not taken, and nothing is loaded: `Some(false)`).
-        if self.c.quiet {
-            if self.c.unsaved {
-                return Some(false);
+        // Call by call: a tab one call behind or ahead (a continuation's reply between them)
+        // still shares the others, and a decision made on them in either tab is kept.
+        let mut shared = false;
+        for (i, id) in call_ids.iter().enumerate() {
+            if pause.call_ids.contains(id) {
+                if !stored.same_call(i, id, &pause.tail) {
+                    return None;
+                }
+                shared = true;
             }
-            decisions.clear_local();
         }
-        // Never on a card whose decision the server accepted: that decision is the server's.
-        let restored = restore_into(decisions, &stored.drafts, &|id, _| {
-            call_ids.iter().any(|c| c == id) && !pause.accepted(id)
-        });
-        // By reference: in a build without the audit the loop is empty and goes away.
-        for (id, decision) in &restored {
-            self.audit.hold(run_id, id, decision);
+        if !shared {
+            return None;
+        }
+        // Another tab's drafts for the calls both show: they replace ours, unless ours could not
+        // be stored and this is the record from before (written back over the removal: older
+        // than ours).
+        if !stale {
+            if self.c.quiet {
+                for id in call_ids {
+                    let _ = decisions.clear(id);
+                }
+            }
+            // Never on a card whose decision the server accepted, or whose continuation it took
+            // (`settled`: its reply was streaming): that decision is the server's.
+            let restored = restore_into(decisions, &stored.drafts, &|id, _| {
+                call_ids.iter().any(|c| c == id) && !pause.accepted(id) && !stored.settled(id)
+            });
+            // By reference: in a build without the audit the loop is empty and goes away.
+            for (id, decision) in &restored {
+                self.audit.hold(run_id, id, decision);
+            }
         }
         // A record that lists a call this pause holds open no longer (this tab's own, read back
         // after the server took it, or a tab behind's) is behind: ours is written over it, so
@@ -2119,11 +2136,16 @@ impl Sidenet {
             self.c.quiet = false;
             self.c.persisted = None;
         }
+        // A record written while a continuation's reply streams is not the writer's last word:
+        // it writes again once the reply has ended (its next pause, or a removal), and this tab
+        // catches up then, not by a load in the middle of the reply.
+        let streaming = matches!(&stored.settled, Some(Value::Array(ids)) if !ids.is_empty());
         Some(
-            pause
-                .call_ids
-                .iter()
-                .any(|id| !call_ids.contains(id) && !pause.accepted(id)),
+            !streaming
+                && pause
+                    .call_ids
+                    .iter()
+                    .any(|id| !call_ids.contains(id) && !pause.accepted(id)),
         )
     }
 
@@ -2187,9 +2209,9 @@ impl Sidenet {
         }
         if self.c.persisting() {
             // The call whose continuation the server took (its 2xx reply streaming) is listed as
-            // `settled`, out of the signature: a reload before the reply ends, which shows the
-            // others alone, finds their drafts; another tab, which still shows it, reads the
-            // same pause (and catches up once the reply has ended, as the record drops it).
+            // `settled`: no reader takes its draft again, a reload before the reply ends (which
+            // shows the others alone) finds theirs, and another tab, which still shows it, waits
+            // for the record written once the reply has ended, which drops it.
             let taken = match &self.c.state {
                 State::Busy(Flight {
                     job: Job::Submit(sub),
@@ -2200,13 +2222,11 @@ impl Sidenet {
             };
             let desired = self.pause.as_ref().and_then(|p| {
                 let open = p.tail_where(&|c| c.approval == Approval::Pending);
-                let tail =
-                    p.tail_where(&|c| c.approval == Approval::Pending && Some(&c.call_id) != taken);
                 self.c.stored(
                     "runId",
                     Some(&p.run_id),
                     &ids_of(&open.pending),
-                    &tail,
+                    &open,
                     taken.filter(|id| open.tool(id).is_some()),
                 )
             });
