@@ -1690,6 +1690,17 @@ fn persist_outputs_follow_the_drafts() {
 /// The `sigs` of `pause_two()`'s calls.
 const SIGS_TWO: [u64; 2] = [1_519_642_284, 2_217_274_224];
 
+/// `pause_two()` with its two calls under each other's callIds.
+fn pause_two_swapped() -> Value {
+    let mut swapped = pause_two();
+    let (a, b) = (swapped["tools"][0].clone(), swapped["tools"][1].clone());
+    swapped["tools"][0] = b;
+    swapped["tools"][1] = a;
+    swapped["tools"][0]["callId"] = json!("call_A");
+    swapped["tools"][1]["callId"] = json!("call_B");
+    swapped
+}
+
 fn stored_for(message_id: &str, drafts: Value) -> String {
     json!({"v": 1, "messageId": message_id, "callIds": ["call_A", "call_B"], "sigs": SIGS_TWO, "drafts": drafts})
         .to_string()
@@ -1731,13 +1742,7 @@ fn restore_drafts_matching_pause_before_load() {
 fn records_of_earlier_formats_are_not_restored() {
     let none = json!({"v": 1, "messageId": "msg_2", "callIds": ["call_A", "call_B"], "drafts": {"call_A": "approve"}});
     let whole = json!({"v": 1, "messageId": "msg_2", "callIds": ["call_A", "call_B"], "sig": 182_770_845u64, "drafts": {"call_A": "approve"}});
-    // pause_two() with its two calls under each other's callIds.
-    let mut swapped = pause_two();
-    let (a, b) = (swapped["tools"][0].clone(), swapped["tools"][1].clone());
-    swapped["tools"][0] = b;
-    swapped["tools"][1] = a;
-    swapped["tools"][0]["callId"] = json!("call_A");
-    swapped["tools"][1]["callId"] = json!("call_B");
+    let swapped = pause_two_swapped();
     for (record, tail) in [
         (&none, pause_two()),
         (&whole, pause_two()),
@@ -1797,12 +1802,7 @@ fn restore_drafts_non_matching_pause_is_dropped() {
     assert!(h.c.snapshot().decisions.is_empty());
     // The same two calls under each other's callIds: the approval was of call_A's call, which
     // call_B now is. Nothing applied (the signature binds each callId to its call).
-    let mut swapped = pause_two();
-    let (a, b) = (swapped["tools"][0].clone(), swapped["tools"][1].clone());
-    swapped["tools"][0] = b;
-    swapped["tools"][1] = a;
-    swapped["tools"][0]["callId"] = json!("call_A");
-    swapped["tools"][1]["callId"] = json!("call_B");
+    let swapped = pause_two_swapped();
     let (h, outs) = H::restored(&stored, vec![user("msg_1", "x"), swapped]);
     assert!(cleared(&persists(&outs)));
     assert!(h.c.snapshot().decisions.is_empty());

@@ -3598,6 +3598,31 @@ fn other_tab_does_not_load_mid_reply_of_the_second_continuation() {
     }
 }
 
+/// The record a tab paused on call_A alone writes once it approved and submitted it and the reply
+/// opened: call_A settled (the server took its continuation).
+fn settled_record() -> String {
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, first) = h.submit();
+    let record = written(&h.open(first.id, 200)).expect("the record, call_A settled");
+    assert!(record.contains(r#""settled":["call_A"]"#), "{record}");
+    record
+}
+
+/// A new client (a reloaded page) with `record` in storage, its history load answered with
+/// `messages`: the replay request it then makes.
+fn reloaded(record: &str, messages: Vec<Value>) -> (H, HttpRequest) {
+    let mut r = H::new();
+    r.c.restore_drafts(record);
+    r.drain();
+    let (_, get) = r.load();
+    let get = one_http(&get);
+    let outs = r.respond(get.id, history(messages));
+    let replay = one_http(&outs);
+    (r, replay)
+}
+
 /// Tab 1 approves call_A (delete_file) and submits; its reply opens: the record lists call_A as
 /// settled, its approval still in `drafts`. The page reloads while the reply streams; by then the
 /// run has paused again on a new call that reuses the callId call_A (ids counted per step),
@@ -3605,20 +3630,9 @@ fn other_tab_does_not_load_mid_reply_of_the_second_continuation() {
 /// settled call was left out of a signature of the whole pause: that of no call then matched).
 #[test]
 fn a_settled_calls_draft_is_not_restored_onto_a_new_call_under_its_id() {
-    let mut h = H::paused(false);
-    h.c.approve("call_A").expect("approve");
-    h.drain();
-    let (_, first) = h.submit();
-    let record = written(&h.open(first.id, 200)).expect("the record, call_A settled");
-    assert!(record.contains(r#""settled":["call_A"]"#), "{record}");
+    let record = settled_record();
 
-    let mut r = H::new();
-    r.c.restore_drafts(&record);
-    r.drain();
-    let (_, get) = r.load();
-    let get = one_http(&get);
-    let outs = r.respond(get.id, history(vec![user_ui("msg_u1", "delete /tmp/x")]));
-    let replay = one_http(&outs);
+    let (mut r, replay) = reloaded(&record, vec![user_ui("msg_u1", "delete /tmp/x")]);
     let mut c = vec![start("msg_a2")];
     c.extend(tool_in(
         "call_A",
@@ -3646,18 +3660,8 @@ fn a_settled_calls_draft_is_not_restored_onto_a_new_call_under_its_id() {
 /// the run was abandoned: the record says the server took call_A.
 #[test]
 fn a_reload_mid_reply_is_not_expired_by_the_settled_call() {
-    let mut h = H::paused(false);
-    h.c.approve("call_A").expect("approve");
-    h.drain();
-    let (_, first) = h.submit();
-    let record = written(&h.open(first.id, 200)).expect("the record, call_A settled");
-    let mut r = H::new();
-    r.c.restore_drafts(&record);
-    r.drain();
-    let (_, get) = r.load();
-    let get = one_http(&get);
-    let outs = r.respond(get.id, history(paused_history(false)));
-    let replay = one_http(&outs);
+    let record = settled_record();
+    let (mut r, replay) = reloaded(&record, paused_history(false));
     r.respond(replay.id, HttpResponse::new(204, ""));
     assert_ne!(r.phase(), Phase::Expired, "error: {:?}", r.error_code());
 }
