@@ -39,13 +39,25 @@ package() {
     // The functions of the import object as arrows (the wasm calls them plainly: none reads
     // `this` or `arguments`, none is constructed), which minify shorter.
     const imports = /\nfunction __wbg_get_imports\(\) \{\n[^]*?\n\}\n/;
-    const glue = fs.readFileSync(file, "utf8").replace(imports, (block) => {
+    const raw = fs.readFileSync(file, "utf8").replace(imports, (block) => {
       block = block.replace(/^ *\/\/.*\n/gm, "");
       const fn = /^( {8}\w+: )function\(([\w, ]*)\) \{$/gm;
       if ((block.match(fn) || []).length < 10 || /\bthis\b|\barguments\b/.test(block))
         throw new Error("wasm-bindgen glue: import object not as expected");
       return block.replace(fn, "$1($2) => {");
     });
+    // The error check after each export call, written once per export by wasm-bindgen: one
+    // function for each of its two forms (a result in `ret[0]` and the error in `ret[1]` when
+    // `ret[2]` is set; no result and the error in `ret[0]` when `ret[1]` is set).
+    const glue = [
+      [/const ret = (wasm\.\$\w+\([^;]*\));\n\s*if \(ret\[2\]\) \{\n\s*throw takeFromExternrefTable0\(ret\[1\]\);\n\s*\}\n\s*return takeFromExternrefTable0\(ret\[0\]\);/g, "return takeOrThrow($1);"],
+      [/const ret = (wasm\.\$\w+\([^;]*\));\n\s*if \(ret\[1\]\) \{\n\s*throw takeFromExternrefTable0\(ret\[0\]\);\n\s*\}/g, "throwIfError($1);"],
+    ].reduce((g, [re, to]) => {
+      if ((g.match(re) || []).length < 5) throw new Error("wasm-bindgen glue: export calls not as expected");
+      return g.replace(re, to);
+    }, raw) +
+      "function takeOrThrow(ret) {\n  if (ret[2]) throw takeFromExternrefTable0(ret[1]);\n  return takeFromExternrefTable0(ret[0]);\n}\n" +
+      "function throwIfError(ret) {\n  if (ret[1]) throw takeFromExternrefTable0(ret[0]);\n}\n";
     const from = "throw new Error(getStringFromWasm0(arg0, arg1));";
     if (glue.split(from).length !== 2 || !/import \{[^}]*\btoolgateError\b[^}]*\}/.test(glue))
       throw new Error("the glue has not the one __wbindgen_throw (or toolgateError import) expected");
