@@ -88,8 +88,10 @@ package() {
     // type, and no warning for the module (or its bytes) given bare to `init`/`initSync` (both
     // forms keep working): about 120 B of gzip.
     const mime = /console\.warn\("`WebAssembly\.instantiateStreaming` failed [^"]*",\s*e\);/;
+    // (And its test of the response type, a `switch` in a function of its own, as one `includes`.)
+    const types = /expectedResponseType\(module\.type\);([^]*)\n *function expectedResponseType\(type\) \{\n *switch \(type\) \{\n *case \x27basic\x27: case \x27cors\x27: case \x27default\x27: return true;\n *\}\n *return false;\n *\}\n/;
     const bare = /\} else \{\s*console\.warn\(\x27using deprecated parameters for [^\x27]*\x27\)\s*\}/g;
-    if (!mime.test(glue) || (glue.match(bare) || []).length !== 2) throw new Error("wasm-bindgen loader not as expected");
+    if (!mime.test(glue) || !types.test(glue) || (glue.match(bare) || []).length !== 2) throw new Error("wasm-bindgen loader not as expected");
     // An HTML page where the module should be (a dev server that did not ship it: the fallback
     // page) fails in words, not with a compile error about magic bytes after a MIME warning.
     const page = "if (/html/i.test(module.headers.get(\"Content-Type\"))) " +
@@ -105,7 +107,7 @@ package() {
       .replace(unset, "let wasmModule, wasmInstance, wasm = new Proxy({}, { get() { " +
         "throw toolgateError(\"invalid_state\", \"call init() first\", null, -1, -1); } });")
       .replaceAll(isSet, "if (wasmInstance) return wasm;")
-      .replace(bare, "}").replace(from, "const m = getStringFromWasm0(arg0, arg1); " +
+      .replace(types, "[\"basic\", \"cors\", \"default\"].includes(module.type);$1").replace(bare, "}").replace(from, "const m = getStringFromWasm0(arg0, arg1); " +
       "throw toolgateError(\"invalid_state\", /^null pointer/.test(m) ? \"the object was freed\" : m, null, -1, -1);")
       .replace(frees, (_, head) => head + "1)").replaceAll(free, free + " if (!ptr) return;") + rejecting +
       "export { isToolgateError } from \"" + fast[1] + "\";\n");
