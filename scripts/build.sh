@@ -73,17 +73,15 @@ package() {
     // The async methods of ApprovalClient reject, never throw (a freed client is refused by a
     // check that throws before the method can make its promise). A client is kept alive while
     // its promise is pending (the crate holds the promise: a `WeakMap` from it to the client), so
-    // `new ApprovalClient(o).send(text)` is not collected, and so freed, before it is done.
+    // `new ApprovalClient(o).send(text)` is not collected, and so freed, before it is done. Each
+    // of those methods makes its call through `pending`, which does both.
     const async = ["load", "send", "submit", "rejectAllAndSend"];
-    for (const m of async) {
-      if (!new RegExp("^    " + m + "\\(", "m").test(glue)) throw new Error("no ApprovalClient." + m + " in the glue");
-    }
+    const asyncs = new RegExp("^(    (?:" + async.join("|") + ")\\([^)]*\\) \\{\\n)\\s*const ret = (wasm\\.\\$\\w+\\([^;]*\\));\\n\\s*return ret;", "gm");
+    if ((glue.match(asyncs) || []).length !== async.length) throw new Error("the async methods of ApprovalClient not as expected in the glue");
     const rejecting = "\nconst keep = new WeakMap();\n" +
-      "for (const m of " + JSON.stringify(async) + ") {\n" +
-      "  const f = ApprovalClient.prototype[m];\n" +
-      "  ApprovalClient.prototype[m] = function (...args) {\n" +
-      "    try { const p = f.apply(this, args); keep.set(p, this); return p; } catch (e) { return Promise.reject(e); }\n" +
-      "  };\n}\n";
+      "function pending(client, call) {\n" +
+      "  try { const p = call(); keep.set(p, client); return p; } catch (e) { return Promise.reject(e); }\n" +
+      "}\n";
     // The wasm-bindgen loader: a shorter warning where the server gives the module another MIME
     // type, and no warning for the module (or its bytes) given bare to `init`/`initSync` (both
     // forms keep working): about 120 B of gzip.
@@ -109,7 +107,7 @@ package() {
       .replaceAll(isSet, "if (wasmInstance) return wasm;")
       .replace(types, "[\"basic\", \"cors\", \"default\"].includes(module.type);$1").replace(bare, "}").replace(from, "const m = getStringFromWasm0(arg0, arg1); " +
       "throw toolgateError(\"invalid_state\", /^null pointer/.test(m) ? \"the object was freed\" : m, null, -1, -1);")
-      .replace(frees, (_, head) => head + "1)").replaceAll(free, free + " if (!ptr) return;") + rejecting +
+      .replace(asyncs, "$1        return pending(this, () => $2);").replace(frees, (_, head) => head + "1)").replaceAll(free, free + " if (!ptr) return;") + rejecting +
       "export { isToolgateError } from \"" + fast[1] + "\";\n");
   ' "$out/toolgate.js"
   # Function bodies and data segments in the order gzip compresses best (about 1.3 KiB):
