@@ -14,6 +14,8 @@
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 const text = (v) => v === undefined || v === null || typeof v === 'string';
+// An id: a string, a number, or none.
+const anId = (v) => text(v) || typeof v === 'number';
 const object = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export function fastThread(input) {
@@ -32,7 +34,7 @@ export function fastThread(input) {
   }
   for (const m of messages) {
     if (!object(m) || !(m.role === undefined || typeof m.role === 'string') || !text(m.type)) return;
-    if (!(text(m.__id) || typeof m.__id === 'number')) return;
+    if (!anId(m.__id)) return;
     if (m.type === 'tool_call' || m.type === 'tool_call_result') {
       if (!Array.isArray(m.tools)) return;
       for (const t of m.tools) {
@@ -74,7 +76,7 @@ export function fastTail(input) {
     let messages = doc;
     if (!Array.isArray(doc)) {
       if (!object(doc) || !Array.isArray(doc.messages)) return;
-      if (!(text(doc.id) || typeof doc.id === 'number')) return;
+      if (!anId(doc.id)) return;
       messages = doc.messages;
     }
     for (const m of messages) if (!object(m)) return;
