@@ -134,9 +134,11 @@ package() {
     --log-override:duplicate-object-key=silent \
     --banner:js='/* @ts-self-types="./toolgate.d.ts" */' --outfile="$out/toolgate.js" --allow-overwrite
   # Then terser over esbuild's output (two compress passes, safe options only): it finds what one
-  # pass leaves (-180 B gzip of the glue, measured); the types comment is kept.
+  # pass leaves (-180 B gzip of the glue, measured); the types comment is kept. `hoist_funs` moves
+  # the function declarations (hoisted by the language anyway) before the other statements, where
+  # gzip finds more repeats among them (-42 B).
   if [ "$profile" = --release ]; then
-    terser "$out/toolgate.js" --module --ecma 2020 --compress passes=2 --mangle \
+    terser "$out/toolgate.js" --module --ecma 2020 --compress passes=2,hoist_funs=true --mangle \
       --comments '/@ts-self-types/' --output "$out/toolgate.js"
   fi
   # wasm-bindgen's declarations of the raw module name its exports before they were shortened:
