@@ -2,7 +2,8 @@
 // of `parseThread` and `pendingApprovals`, string encoding into wasm memory, `ToolgateError`
 // objects, and `ApprovalClient`'s I/O (listener lists, requests, storage, promises, snapshots).
 // Small pieces whose JS is smaller or faster than what wasm-bindgen would generate for them; every
-// decision about the protocol stays in the crate.
+// decision about the protocol stays in the crate. Its functions are arrows, which minify shorter;
+// `isToolgateError`, which the package exports as it is, stays a `function` declaration.
 
 // The fast path of `parseThread`: `JSON.parse` builds the objects (nothing is faster at that), then
 // the thread's shape is checked on what it built, with the rules of `src/thread.rs`. Anything off
@@ -18,7 +19,7 @@ const text = (v) => v === undefined || v === null || typeof v === 'string';
 const anId = (v) => text(v) || typeof v === 'number';
 const object = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-export function fastThread(input) {
+export const fastThread = (input) => {
   let doc;
   try {
     doc = JSON.parse(typeof input === 'string' ? input : utf8.decode(input));
@@ -48,28 +49,28 @@ export function fastThread(input) {
     }
   }
   return { id, messages };
-}
+};
 
 // `JSON.parse(text)`, `undefined` where it throws.
-export function parse(text) {
+export const parse = (text) => {
   try {
     return JSON.parse(text);
   } catch {}
-}
+};
 
 // `parseThread`'s result from text the crate's parser has checked (the slow path); `undefined`
 // where `JSON.parse` throws.
-export function threadOf(text, id, bare) {
+export const threadOf = (text, id, bare) => {
   const doc = parse(text);
   if (doc !== undefined) return { id, messages: bare ? doc : doc.messages };
-}
+};
 
 // The fast path of `pendingApprovals` for a string or an already-parsed value: `JSON.parse` checks
 // the syntax (for a string), this checks the thread's frame (a `messages` array, or a bare array,
 // of objects; an id that is a string, a number or null) and returns the last message as JSON text
 // for the crate to read, or `''` when there is none. Anything off returns `undefined`, and the
 // crate's own reading reports the exact error.
-export function fastTail(input) {
+export const fastTail = (input) => {
   // (Whatever reading the value throws, a getter or a revoked proxy, leaves it to the crate too.)
   try {
     const doc = typeof input === 'string' ? JSON.parse(input) : input;
@@ -82,7 +83,7 @@ export function fastTail(input) {
     for (const m of messages) if (!object(m)) return;
     return messages.length ? JSON.stringify(messages[messages.length - 1]) : '';
   } catch {}
-}
+};
 
 // `pendingApprovals(input, { check: 'tail' })`, for a document that ends with its `messages` array
 // (`{ ..., "messages": [...] }`): the document cut to its last message, read from its end
@@ -95,7 +96,7 @@ export function fastTail(input) {
 // array or a last object without a `role` key, or anything else unexpected (the full read reports
 // it); the `ToolgateError` to throw for another `check`, or
 // options that are no object (`'tail'` for `{ check: 'tail' }`).
-export function tailDoc(input, options) {
+export const tailDoc = (input, options) => {
   if (options != null && typeof options != 'object') return fail('the options must be an object');
   try {
     const check = options?.check;
@@ -152,34 +153,34 @@ export function tailDoc(input, options) {
     b.set(s.subarray(cut), encoder.encodeInto(head, b).written);
     return b;
   } catch {}
-}
+};
 
 // A `Uint8Array` of bytes given as one or as an `ArrayBuffer`; `undefined` for any other value.
 // Known by its tag, not `instanceof`: bytes from another realm (a frame, a test environment's
 // `TextEncoder`) count too.
-export function bytesOf(v) {
+export const bytesOf = (v) => {
   try {
     const tag = v?.[Symbol.toStringTag];
     if (tag == 'Uint8Array') return v;
     if (tag == 'ArrayBuffer') return new Uint8Array(v);
   } catch {}
-}
+};
 
 // The bytes of a `Uint8Array` from `offset` into `dest`, a view of wasm memory (as many as it holds).
 // Copies nothing where that throws (a detached buffer, a chunk that is no `Uint8Array`): no
 // exception ever unwinds through the crate.
-export function copyInto(bytes, dest, offset) {
+export const copyInto = (bytes, dest, offset) => {
   try {
     dest.set(bytes.subarray(offset, offset + dest.length));
   } catch {}
-}
+};
 
 // A JS string as UTF-8 into `dest` (a view of wasm memory at least 3 bytes per UTF-16 unit, so
 // the whole string fits): the number of bytes written.
 const encoder = new TextEncoder();
-export function encodeInto(s, dest) {
+export const encodeInto = (s, dest) => {
   return encoder.encodeInto(s, dest).written;
-}
+};
 
 // The message of a thrown `Error`, else `other`.
 const messageOf = (e, other) => {
@@ -191,13 +192,13 @@ const messageOf = (e, other) => {
 
 // `JSON.stringify(value)` for the crate: its text, `undefined` for a value JSON cannot hold (a
 // function, a symbol, `undefined`), or `[message]` when it throws (a cycle, a bigint).
-export function stringify(value) {
+export const stringify = (value) => {
   try {
     return JSON.stringify(value);
   } catch (e) {
     return [messageOf(e, '')];
   }
-}
+};
 
 // `new ApprovalClient(options)`: the options read and checked as the crate's `Config::from_json`
 // and `Config::validate` do (same order, codes, messages and paths), here because that code is
@@ -224,7 +225,7 @@ const CCWS = /[\p{Cc}\p{White_Space}]/u;
 // A character a header value cannot carry (`fetch` sends one byte per character).
 const LATIN1 = /[^\0-\xff]/;
 const fail = (detail, path = null) => toolgateError('invalid_argument', detail, path, -1, -1);
-export function readOptions(options) {
+export const readOptions = (options) => {
   // `fetch` is a function, which JSON leaves out: checked here (see `useFetch`). (Options that
   // throw when read, a getter or a revoked proxy, are refused as JSON refuses them.)
   let f;
@@ -243,9 +244,9 @@ export function readOptions(options) {
   const json = stringify(options);
   if (typeof json != 'string') return fail('the options must be JSON-serializable');
   return [json, check(JSON.parse(json)), f];
-}
+};
 
-function check(doc) {
+const check = (doc) => {
   const out = KEYS.map(() => null);
   const bad = (name, what) => fail(name + ' ' + what, name);
   const SPACES = 'must not contain spaces or control characters';
@@ -316,7 +317,7 @@ function check(doc) {
   if (out[16] === 0) return bad('retry.attempts', 'must be at least 1');
   if (timeout === 0) return bad('timeoutMs', 'must be positive');
   return JSON.stringify(out);
-}
+};
 
 // `new Decisions(source)`: a `Suspension` object (as `pendingApprovals` returns), read for the
 // crate. `undefined` when `source` is none: no object with `suspended` and `pending` (a proxy that
@@ -326,7 +327,7 @@ function check(doc) {
 // either array missing) or the JSON text of a `tool_call` message with those tools (`callId`,
 // `approval`, `rejectReason`, in that order), the string `messageId` as its `__id`, and
 // `s` when `pending` is not empty (the suspension is suspended).
-export function readSuspension(v) {
+export const readSuspension = (v) => {
   try {
     if (!(object(v) && 'suspended' in v && 'pending' in v)) return;
   } catch {
@@ -352,7 +353,7 @@ export function readSuspension(v) {
   const id = doc.messageId;
   const s = doc.pending.length || undefined;
   return [json, JSON.stringify({ __id: typeof id == 'string' ? id : null, type: 'tool_call', tools, s })];
-}
+};
 
 // `isToolgateError(e)`: whether `e` is an error thrown by toolgate.
 // (A value whose prototype or `name` cannot be read, such as some proxies, is not one.)
@@ -367,30 +368,30 @@ export function isToolgateError(e) {
 // A core error as JS sees it: an `Error` whose message is the error's `Display` form
 // (`code: detail at path (line L, column C)`), with `name === "ToolgateError"` and the fields
 // (`line` and `column` come as -1 when unknown: `null`).
-export function toolgateError(code, detail, path, line, column) {
+export const toolgateError = (code, detail, path, line, column) => {
   if (line < 0) line = null;
   if (column < 0) column = null;
   let text = code + ': ' + detail;
   if (path !== null) text += ' at ' + path;
   if (line !== null && column !== null) text += ' (line ' + line + ', column ' + column + ')';
   return Object.assign(new Error(text), { name: 'ToolgateError', code, detail, path, line, column });
-}
+};
 
 // An `ApprovalClient`'s listeners: a `Map` from each one's unsubscribe function to the listener.
 // Unsubscribing is idempotent, and harmless after `free()` (which clears the map). A listener that
 // is no function is not added: the `ToolgateError` for the crate to throw.
-export function addListener(listeners, listener) {
+export const addListener = (listeners, listener) => {
   if (typeof listener !== 'function') return fail('a listener must be a function');
   const off = () => {
     listeners.delete(off);
   };
   listeners.set(off, listener);
   return off;
-}
+};
 
 // Calls the listeners present now (with no arguments, synchronously), skipping any removed by an
 // earlier one; an exception is reported with `console.error` and does not stop the others.
-export function callListeners(listeners) {
+export const callListeners = (listeners) => {
   for (const [off, listener] of [...listeners]) {
     if (!listeners.has(off)) continue;
     try {
@@ -399,7 +400,7 @@ export function callListeners(listeners) {
       console.error(e);
     }
   }
-}
+};
 
 // One request of an `ApprovalClient`: `fetch(url, init)` (`init`: JSON text) with an abort signal
 // and a timeout of `ms` (for a stream, the wait for the headers and then every gap between
@@ -412,11 +413,11 @@ export function callListeners(listeners) {
 // aborts it).
 // A client's own `fetch` (the `fetch` option as `readOptions` read and checked it, once: a getter
 // is not asked again), kept on its callback: `request` gets that with every request.
-export function useFetch(report, f) {
+export const useFetch = (report, f) => {
   report.f = f;
-}
+};
 
-export function request(report, id, url, init, ms, stream) {
+export const request = (report, id, url, init, ms, stream) => {
   const c = new AbortController();
   let timer, reader;
   // Clears the timeout and reports, unless the request is cancelled or timed out (then nothing):
@@ -479,28 +480,28 @@ export function request(report, id, url, init, ms, stream) {
       cancel();
     });
   return cancel;
-}
+};
 
 // `f(value)`: a promise's settle function, a request's cancel.
-export function call(f, value) {
+export const call = (f, value) => {
   f(value);
-}
+};
 
 // `[settle, promise]` of a new promise: `settle(value)` resolves it (with `undefined`) when
 // `value` is `undefined`, else rejects it with `value`.
-export function deferred() {
+export const deferred = () => {
   let settle;
   const promise = new Promise((resolve, reject) => {
     settle = (v) => (v === undefined ? resolve() : reject(v));
   });
   return [settle, promise];
-}
+};
 
 // `localStorage` (none in a worker, nor where reading it throws: a sandboxed frame, storage
 // disabled): `getItem(key)` when `value` is `undefined`, else `setItem(key, value)`, or
 // `removeItem(key)` when `value` is `null`. Storage errors (private mode, quota) are not thrown:
 // a write that failed returns `false`.
-export function storage(key, value, failed) {
+export const storage = (key, value, failed) => {
   try {
     if (value === undefined) return localStorage.getItem(key);
     try {
@@ -514,20 +515,20 @@ export function storage(key, value, failed) {
     localStorage.removeItem(key);
   } catch {}
   return failed;
-}
+};
 
 // Calls `f(NaN, 0, value)` with what `key` holds now ("" once removed) each time another tab
 // changes it: the `storage` event (of this window: none in a worker, nor for the key ""). Not the
 // event's `newValue`: when two tabs write at once, each takes in the write that storage kept, the
 // last one. Returns the function that stops listening, or, given `true`, reads the key again (a
 // change that came during a command, or a pause another tab may have saved drafts for).
-export function listen(key, f) {
+export const listen = (key, f) => {
   // The controller as the options: its `signal` removes the listener once aborted.
   const c = new AbortController();
   const read = () => f(NaN, 0, storage(key) ?? "");
   key && globalThis.window?.addEventListener("storage", (e) => e.key === key && read(), c);
   return (again) => (again ? key && read() : c.abort());
-}
+};
 
 // `v` frozen with every object it holds, except what is frozen already and all it holds: the
 // messages array of an earlier snapshot, reused, is not walked again.
@@ -542,8 +543,8 @@ const freeze = (v) => {
 // added crosses; frozen all the way down (the messages once, when they are new: a streamed delta
 // freezes only the small head). Kept as `listeners.s` (outside the core's `RefCell`, as the
 // listeners' `Map` is): what `getSnapshot()` returns while a step runs.
-export function snapshot(head, messages, text, prev, listeners) {
+export const snapshot = (head, messages, text, prev, listeners) => {
   if (text !== undefined) head.streaming.text = prev ? prev.streaming.text + text : text;
   head.messages = messages;
   return (listeners.s = freeze(head));
-}
+};
