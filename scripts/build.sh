@@ -61,15 +61,15 @@ package() {
     const from = "throw new Error(getStringFromWasm0(arg0, arg1));";
     if (glue.split(from).length !== 2 || !/import \{[^}]*\btoolgateError\b[^}]*\}/.test(glue))
       throw new Error("the glue has not the one __wbindgen_throw (or toolgateError import) expected");
-    // And `free()` a second time does nothing (as a dispose should), in both classes.
-    const free = "const ptr = this.__destroy_into_raw();";
-    if (glue.split(free).length !== 3) throw new Error("expected two free() in the glue");
-    // `free()` from code the object itself is running (a listener that `approve()` calls) lets go
-    // of the object, which is dropped when that call returns, as a collected one is: wasm-bindgen
-    // does that too but throws its ownership error first ("attempted to take ownership of Rust
-    // value while it was borrowed"), with `0` for `allow_delayed`.
-    const frees = /(const ptr = this\.__destroy_into_raw\(\);\s*wasm\.[\w$]+\(ptr, )0\)/g;
-    if ((glue.match(frees) || []).length !== 2) throw new Error("expected two free(ptr, 0) in the glue");
+    // And `free()` a second time does nothing (as a dispose should), in both classes. `free()`
+    // from code the object itself is running (a listener that `approve()` calls) lets go of the
+    // object, which is dropped when that call returns, as a collected one is: wasm-bindgen does
+    // that too but throws its ownership error first ("attempted to take ownership of Rust value
+    // while it was borrowed"), with `0` for `allow_delayed`. (Its `__destroy_into_raw`, which
+    // only `free()` calls, written into it.)
+    const frees = /__destroy_into_raw\(\) \{\n\s*const ptr = this\.__wbg_ptr;\n\s*this\.__wbg_ptr = 0;\n\s*(\w+)\.unregister\(this\);\n\s*return ptr;\n\s*\}\n\s*free\(\) \{\n\s*const ptr = this\.__destroy_into_raw\(\);\n\s*(wasm\.[\w$]+)\(ptr, 0\);/g;
+    if ((glue.match(frees) || []).length !== 2 || glue.split("__destroy_into_raw").length !== 5)
+      throw new Error("expected two free() in the glue, as wasm-bindgen writes them");
     // The async methods of ApprovalClient reject, never throw (a freed client is refused by a
     // check that throws before the method can make its promise). A client is kept alive while
     // its promise is pending (the crate holds the promise: a `WeakMap` from it to the client), so
@@ -107,7 +107,9 @@ package() {
       .replaceAll(isSet, "if (wasmInstance) return wasm;")
       .replace(types, "[\"basic\", \"cors\", \"default\"].includes(module.type);$1").replace(bare, "}").replace(from, "const m = getStringFromWasm0(arg0, arg1); " +
       "throw toolgateError(\"invalid_state\", /^null pointer/.test(m) ? \"the object was freed\" : m, null, -1, -1);")
-      .replace(asyncs, "$1        return pending(this, () => $2);").replace(frees, (_, head) => head + "1)").replaceAll(free, free + " if (!ptr) return;") + rejecting +
+      .replace(asyncs, "$1        return pending(this, () => $2);")
+      .replace(frees, "free() {\n        const ptr = this.__wbg_ptr;\n        if (!ptr) return;\n        this.__wbg_ptr = 0;\n" +
+        "        $1.unregister(this);\n        $2(ptr, 1);") + rejecting +
       "export { isToolgateError } from \"" + fast[1] + "\";\n");
   ' "$out/toolgate.js"
   # Function bodies and data segments in the order gzip compresses best (about 1.3 KiB):
@@ -126,9 +128,9 @@ package() {
       cp "$out/toolgate_bg.wasm" "$cached.tmp" && mv "$cached.tmp" "$cached"
     fi
   fi
-  # Minified, wasm-bindgen's internal properties (`__wbg_ptr` on every exported object, 27 times in
-  # the glue) get short names too: they are not part of the API (toolgate.d.ts does not declare them).
-  local minify=(--minify '--mangle-props=^(__wbg_ptr|__destroy_into_raw)$')
+  # Minified, wasm-bindgen's internal property (`__wbg_ptr` on every exported object, 27 times in
+  # the glue) gets a short name too: it is not part of the API (toolgate.d.ts does not declare it).
+  local minify=(--minify '--mangle-props=^__wbg_ptr$')
   [ "$profile" = --dev ] && minify=()
   esbuild "$out/toolgate.js" --bundle --format=esm --platform=browser "${minify[@]}" --log-level=warning \
     --log-override:duplicate-object-key=silent \
