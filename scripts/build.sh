@@ -58,6 +58,10 @@ package() {
     }, raw) +
       "function takeOrThrow(ret) {\n  if (ret[2]) throw takeFromExternrefTable0(ret[1]);\n  return takeFromExternrefTable0(ret[0]);\n}\n" +
       "function throwIfError(ret) {\n  if (ret[1]) throw takeFromExternrefTable0(ret[0]);\n}\n";
+    // A string in wasm memory read as the bytes there (one function reads both), decoded.
+    const views = "function getArrayU8FromWasm0(ptr, len) {\n    ptr = ptr >>> 0;\n    return getUint8ArrayMemory0().subarray(ptr / 1, ptr / 1 + len);\n}\n\n" +
+      "function getStringFromWasm0(ptr, len) {\n    ptr = ptr >>> 0;\n    return decodeText(getUint8ArrayMemory0().subarray(ptr, ptr + len));\n}\n";
+    if (glue.split(views).length !== 2) throw new Error("wasm-bindgen glue: memory views not as expected");
     const from = "throw new Error(getStringFromWasm0(arg0, arg1));";
     if (glue.split(from).length !== 2 || !/import \{[^}]*\btoolgateError\b[^}]*\}/.test(glue))
       throw new Error("the glue has not the one __wbindgen_throw (or toolgateError import) expected");
@@ -107,6 +111,8 @@ package() {
       .replaceAll(isSet, "if (wasmInstance) return wasm;")
       .replace(types, "[\"basic\", \"cors\", \"default\"].includes(module.type);$1").replace(bare, "}").replace(from, "const m = getStringFromWasm0(arg0, arg1); " +
       "throw toolgateError(\"invalid_state\", /^null pointer/.test(m) ? \"the object was freed\" : m, null, -1, -1);")
+      .replace(views, "function getArrayU8FromWasm0(ptr, len) {\n    ptr = ptr >>> 0;\n    return getUint8ArrayMemory0().subarray(ptr, ptr + len);\n}\n" +
+        "function getStringFromWasm0(ptr, len) {\n    return decodeText(getArrayU8FromWasm0(ptr, len));\n}\n")
       .replace(asyncs, "$1        return pending(this, () => $2);")
       .replace(frees, "free() {\n        const ptr = this.__wbg_ptr;\n        if (!ptr) return;\n        this.__wbg_ptr = 0;\n" +
         "        $1.unregister(this);\n        $2(ptr, 1);") + rejecting +
