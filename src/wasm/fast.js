@@ -418,13 +418,13 @@ export const useFetch = (report, f) => {
 };
 
 export const request = (report, id, url, init, ms, stream) => {
-  const c = new AbortController();
+  const c = new AbortController(), signal = c.signal;
   let timer, reader;
   // Clears the timeout and reports, unless the request is cancelled or timed out (then nothing):
   // whether the client still wants it (not if the report's step cancelled it).
   const end = (code, value) => {
     clearTimeout(timer);
-    return !c.signal.aborted && report(id, code, value) && !c.signal.aborted;
+    return !signal.aborted && report(id, code, value) && !signal.aborted;
   };
   // Aborts the fetch, and cancels a stream being read (a `Response` a custom fetch built may not
   // follow the signal).
@@ -444,9 +444,9 @@ export const request = (report, id, url, init, ms, stream) => {
   Promise.resolve()
     .then(async () => {
       const o = JSON.parse(init);
-      o.signal = c.signal;
+      o.signal = signal;
       // Cancelled in the step that issued it (a quiet reload a submission replaced): never sent.
-      c.signal.throwIfAborted();
+      signal.throwIfAborted();
       // A custom fetch gets the headers as a `Headers`, and is called as a plain function
       // (`window.fetch` refuses another `this`).
       let f = report.f;
