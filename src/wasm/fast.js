@@ -369,12 +369,12 @@ export function isToolgateError(e) {
 // (`code: detail at path (line L, column C)`), with `name === "ToolgateError"` and the fields
 // (`line` and `column` come as -1 when unknown: `null`).
 export const toolgateError = (code, detail, path, line, column) => {
-  if (line < 0) line = null;
-  if (column < 0) column = null;
   let text = code + ': ' + detail;
   if (path !== null) text += ' at ' + path;
-  if (line !== null && column !== null) text += ' (line ' + line + ', column ' + column + ')';
-  return Object.assign(new Error(text), { name: 'ToolgateError', code, detail, path, line, column });
+  if (!(line < 0 || column < 0)) text += ' (line ' + line + ', column ' + column + ')';
+  return Object.assign(new Error(text), {
+    name: 'ToolgateError', code, detail, path, line: line < 0 ? null : line, column: column < 0 ? null : column,
+  });
 };
 
 // An `ApprovalClient`'s listeners: a `Map` from each one's unsubscribe function to the listener.
