@@ -62,6 +62,10 @@ package() {
     const views = "function getArrayU8FromWasm0(ptr, len) {\n    ptr = ptr >>> 0;\n    return getUint8ArrayMemory0().subarray(ptr / 1, ptr / 1 + len);\n}\n\n" +
       "function getStringFromWasm0(ptr, len) {\n    ptr = ptr >>> 0;\n    return decodeText(getUint8ArrayMemory0().subarray(ptr, ptr + len));\n}\n";
     if (glue.split(views).length !== 2) throw new Error("wasm-bindgen glue: memory views not as expected");
+    // The module (`wasmModule`) is kept nowhere: nothing reads it.
+    const kept = ["function __wbg_finalize_init(instance, module) {", "    wasmModule = module;\n",
+      "const { instance, module } = await __wbg_load(", "__wbg_finalize_init(instance, module);"];
+    if (kept.some((k, i) => glue.split(k).length !== (i == 3 ? 3 : 2))) throw new Error("wasm-bindgen glue: __wbg_finalize_init not as expected");
     const from = "throw new Error(getStringFromWasm0(arg0, arg1));";
     if (glue.split(from).length !== 2 || !/import \{[^}]*\btoolgateError\b[^}]*\}/.test(glue))
       throw new Error("the glue has not the one __wbindgen_throw (or toolgateError import) expected");
@@ -113,6 +117,8 @@ package() {
       "throw toolgateError(\"invalid_state\", /^null pointer/.test(m) ? \"the object was freed\" : m, null, -1, -1);")
       .replace(views, "function getArrayU8FromWasm0(ptr, len) {\n    ptr = ptr >>> 0;\n    return getUint8ArrayMemory0().subarray(ptr, ptr + len);\n}\n" +
         "function getStringFromWasm0(ptr, len) {\n    return decodeText(getArrayU8FromWasm0(ptr, len));\n}\n")
+      .replace(kept[0], "function __wbg_finalize_init(instance) {").replace(kept[1], "")
+      .replace(kept[2], "const { instance } = await __wbg_load(").replaceAll(kept[3], "__wbg_finalize_init(instance);")
       .replace(asyncs, "$1        return pending(this, () => $2);")
       .replace(frees, "free() {\n        const ptr = this.__wbg_ptr;\n        if (!ptr) return;\n        this.__wbg_ptr = 0;\n" +
         "        $1.unregister(this);\n        $2(ptr, 1);") + rejecting +
