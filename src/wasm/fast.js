@@ -41,7 +41,7 @@ export const fastThread = (input) => {
       for (const t of m.tools) {
         if (!object(t)) return;
         const a = t.approval;
-        if (!(a == null || a === 'pending' || a === 'approved' || a === 'rejected')) return;
+        if (!(a == null || ['pending', 'approved', 'rejected'].includes(a))) return;
         // (No callId only on a tool that is not gated.)
         if (!(typeof t.callId === 'string' || (t.callId == null && a == null))) return;
         if (!(t.inputs == null || typeof t.inputs === 'object')) return;
