@@ -62,6 +62,9 @@ package() {
     const views = "function getArrayU8FromWasm0(ptr, len) {\n    ptr = ptr >>> 0;\n    return getUint8ArrayMemory0().subarray(ptr / 1, ptr / 1 + len);\n}\n\n" +
       "function getStringFromWasm0(ptr, len) {\n    ptr = ptr >>> 0;\n    return decodeText(getUint8ArrayMemory0().subarray(ptr, ptr + len));\n}\n";
     if (glue.split(views).length !== 2) throw new Error("wasm-bindgen glue: memory views not as expected");
+    // The constructors without their closing `return this;` (a constructor returns `this` anyway).
+    const ctorEnd = /(Finalization\.register\(this, this\.__wbg_ptr, this\);)\n\s*return this;/g;
+    if ((glue.match(ctorEnd) || []).length !== 2) throw new Error("wasm-bindgen glue: constructors not as expected");
     // The module (`wasmModule`) is kept nowhere: nothing reads it.
     const kept = ["function __wbg_finalize_init(instance, module) {", "    wasmModule = module;\n",
       "const { instance, module } = await __wbg_load(", "__wbg_finalize_init(instance, module);"];
@@ -119,7 +122,7 @@ package() {
         "function getStringFromWasm0(ptr, len) {\n    return decodeText(getArrayU8FromWasm0(ptr, len));\n}\n")
       .replace(kept[0], "function __wbg_finalize_init(instance) {").replace(kept[1], "")
       .replace(kept[2], "const { instance } = await __wbg_load(").replaceAll(kept[3], "__wbg_finalize_init(instance);")
-      .replace(asyncs, "$1        return pending(this, () => $2);")
+      .replace(ctorEnd, "$1").replace(asyncs, "$1        return pending(this, () => $2);")
       .replace(frees, "free() {\n        const ptr = this.__wbg_ptr;\n        if (!ptr) return;\n        this.__wbg_ptr = 0;\n" +
         "        $1.unregister(this);\n        $2(ptr, 1);") + rejecting +
       "export { isToolgateError } from \"" + fast[1] + "\";\n");
