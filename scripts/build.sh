@@ -44,7 +44,11 @@ package() {
       const fn = /^( {8}\w+: )function\(([\w, ]*)\) \{$/gm;
       if ((block.match(fn) || []).length < 10 || /\bthis\b|\barguments\b/.test(block))
         throw new Error("wasm-bindgen glue: import object not as expected");
-      return block.replace(fn, "$1($2) => {");
+      // And without `__proto__: null`, which matters only for a name the object lacks: the wasm
+      // reads only its imports, each an own property.
+      const proto = /^ *__proto__: null,\n/gm;
+      if ((block.match(proto) || []).length !== 2) throw new Error("wasm-bindgen glue: import object not as expected");
+      return block.replace(fn, "$1($2) => {").replace(proto, "");
     });
     // The error check after each export call, written once per export by wasm-bindgen: one
     // function for each of its two forms (a result in `ret[0]` and the error in `ret[1]` when
