@@ -99,12 +99,14 @@ package() {
       "}\n";
     // The wasm-bindgen loader: a shorter warning where the server gives the module another MIME
     // type, and no warning for the module (or its bytes) given bare to `init`/`initSync` (both
-    // forms keep working): about 120 B of gzip.
+    // forms keep working): about 120 B of gzip. (Its `new Error(...)` for a failed fetch written
+    // `Error(...)`, which is the same.)
     const mime = /console\.warn\("`WebAssembly\.instantiateStreaming` failed [^"]*",\s*e\);/;
     // (And its test of the response type, a `switch` in a function of its own, as one `includes`.)
     const types = /expectedResponseType\(module\.type\);([^]*)\n *function expectedResponseType\(type\) \{\n *switch \(type\) \{\n *case \x27basic\x27: case \x27cors\x27: case \x27default\x27: return true;\n *\}\n *return false;\n *\}\n/;
     const bare = /\} else \{\s*console\.warn\(\x27using deprecated parameters for [^\x27]*\x27\)\s*\}/g;
-    if (!mime.test(glue) || !types.test(glue) || (glue.match(bare) || []).length !== 2) throw new Error("wasm-bindgen loader not as expected");
+    const failed = "throw new Error(`failed to fetch";
+    if (!mime.test(glue) || !types.test(glue) || glue.split(failed).length !== 2 || (glue.match(bare) || []).length !== 2) throw new Error("wasm-bindgen loader not as expected");
     // An HTML page where the module should be (a dev server that did not ship it: the fallback
     // page) fails in words, not with a compile error about magic bytes after a MIME warning.
     const page = "if (/html/i.test(module.headers.get(\"Content-Type\"))) " +
@@ -126,7 +128,7 @@ package() {
         "function getStringFromWasm0(ptr, len) {\n    return decodeText(getArrayU8FromWasm0(ptr, len));\n}\n")
       .replace(kept[0], "function __wbg_finalize_init(instance) {").replace(kept[1], "")
       .replace(kept[2], "const { instance } = await __wbg_load(").replaceAll(kept[3], "__wbg_finalize_init(instance);")
-      .replace(ctorEnd, "$1").replace(asyncs, "$1        return pending(this, () => $2);")
+      .replace(failed, "throw Error(`failed to fetch").replace(ctorEnd, "$1").replace(asyncs, "$1        return pending(this, () => $2);")
       .replace(frees, "free() {\n        const ptr = this.__wbg_ptr;\n        if (!ptr) return;\n        this.__wbg_ptr = 0;\n" +
         "        $1.unregister(this);\n        $2(ptr, 1);") + rejecting +
       "export { isToolgateError } from \"" + fast[1] + "\";\n");

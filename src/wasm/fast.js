@@ -372,7 +372,7 @@ export const toolgateError = (code, detail, path, line, column) => {
   let text = code + ': ' + detail;
   if (path !== null) text += ' at ' + path;
   if (!(line < 0 || column < 0)) text += ' (line ' + line + ', column ' + column + ')';
-  return Object.assign(new Error(text), {
+  return Object.assign(Error(text), {
     name: 'ToolgateError', code, detail, path, line: line < 0 ? null : line, column: column < 0 ? null : column,
   });
 };
