@@ -108,7 +108,7 @@ export const tailDoc = (input, options) => {
     let i = s.length;
     // JSON's white space (no other: a BOM or a no-break space before the document is for the
     // full read to refuse).
-    const ws = (c) => c === 32 || c === 10 || c === 13 || c === 9;
+    const ws = (c) => [32, 10, 13, 9].includes(c);
     // The last character before `i` that is no white space, `i` left on it.
     const back = () => {
       let c;
