@@ -141,7 +141,7 @@ export const tailDoc = (input, options) => {
         // A key (`:` after it) of the message's own, spelled `"role"`.
         if (depth == 1 && prev === 58 && end - i == 5 && at(i + 1) === 114 && at(i + 2) === 111 && at(i + 3) === 108 && at(i + 4) === 101) role = 1;
         c = 34;
-      } else depth += c === 125 || c === 93 ? 1 : c === 123 || c === 91 ? -1 : 0;
+      } else depth += (c === 125 || c === 93) - (c === 123 || c === 91);
     }
     const cut = i;
     c = back();
