@@ -251,6 +251,7 @@ const check = (doc) => {
   const bad = (name, what) => fail(name + ' ' + what, name);
   const SPACES = 'must not contain spaces or control characters';
   let path;
+  // `top`: 1 for a key of the options, 0 for one of `routes` or `retry`.
   const read = (name, v, top) => {
     const i = KEYS.indexOf(name);
     if (i < 0 || i < 12 != top) return;
@@ -282,8 +283,8 @@ const check = (doc) => {
       if (key == 'routes' || key == 'retry') {
         path = key;
         if (!object(v)) throw 'must be an object';
-        for (const [name, w] of Object.entries(v)) read(key + '.' + name, w, false);
-      } else read(key, v, true);
+        for (const [name, w] of Object.entries(v)) read(key + '.' + name, w, 0);
+      } else read(key, v, 1);
     }
   } catch (what) {
     return fail('invalid client options: ' + path + ' ' + what, path);
