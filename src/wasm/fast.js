@@ -268,7 +268,7 @@ const check = (doc) => {
     } else if (k == 'n' || k == 'a') {
       if (type != 'number') throw 'must be a number';
       if (!(Number.isInteger(v) && v >= 0 && v < 2 ** 64)) throw 'must be a non-negative integer';
-      if (k == 'a' && v > 0xffffffff) throw 'is too large';
+      if (k == 'a' && v >= 2 ** 32) throw 'is too large';
     } else {
       if (!(type == 'string' || (v === null && k != 't'))) throw 'must be a string';
       const one = [['neuron', 'sidenet'], ['stream', 'collect']][i];
