@@ -249,7 +249,6 @@ export const readOptions = (options) => {
 const check = (doc) => {
   const out = KEYS.map(() => null);
   const bad = (name, what) => fail(name + ' ' + what, name);
-  const SPACES = 'must not contain spaces or control characters';
   let path;
   // `top`: 1 for a key of the options, 0 for one of `routes` or `retry`.
   const read = (name, v, top) => {
@@ -295,13 +294,13 @@ const check = (doc) => {
   if (CC.test(id)) return bad('threadId', 'must not contain control characters');
   if (encoder.encode(id).length > 1024) return bad('threadId', 'is longer than 1024 bytes');
   const url = (base ?? '').replace(/\/+$/, '');
-  if (CCWS.test(url)) return bad('baseUrl', SPACES);
+  if (CCWS.test(url)) return bad('baseUrl', 'must not contain spaces or control characters');
   if (!/^(https?:\/\/|\/|$)/.test(url))
     return bad('baseUrl', 'must be empty (same origin), a path starting with / or an http(s) URL');
   for (let i = 12; i < 16; i++) {
     const route = out[i];
     if (route !== null && route[0] != '/') return bad(KEYS[i], 'must start with /');
-    if (CCWS.test(route)) return bad(KEYS[i], SPACES);
+    if (CCWS.test(route)) return bad(KEYS[i], 'must not contain spaces or control characters');
   }
   for (const [name, value] of headers ?? []) {
     const q = JSON.stringify(name);
@@ -313,7 +312,7 @@ const check = (doc) => {
   if (LATIN1.test(token)) return bad('token', 'must be Latin-1 text');
   if (dialect == 'sidenet' && transport == 'collect') {
     if (agent === null) return bad('agentId', 'is required with transport "collect"');
-    if (CCWS.test(agent)) return bad('agentId', SPACES);
+    if (CCWS.test(agent)) return bad('agentId', 'must not contain spaces or control characters');
   }
   if (out[16] === 0) return bad('retry.attempts', 'must be at least 1');
   if (timeout === 0) return bad('timeoutMs', 'must be positive');
