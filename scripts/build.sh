@@ -69,6 +69,11 @@ package() {
     // The constructors without their closing `return this;` (a constructor returns `this` anyway).
     const ctorEnd = /(Finalization\.register\(this, this\.__wbg_ptr, this\);)\n\s*return this;/g;
     if ((glue.match(ctorEnd) || []).length !== 2) throw new Error("wasm-bindgen glue: constructors not as expected");
+    // The byte limit of the decoder (for Safari) written where it is read: terser keeps a constant
+    // that a function reads, and hoisting puts the function before it.
+    const limit = ["const MAX_SAFARI_DECODE_BYTES = 2146435072;\n", ">= MAX_SAFARI_DECODE_BYTES"];
+    if (limit.some((l) => glue.split(l).length !== 2) || glue.split("MAX_SAFARI_DECODE_BYTES").length !== 3)
+      throw new Error("wasm-bindgen glue: decoder limit not as expected");
     // The module (`wasmModule`) is kept nowhere: nothing reads it.
     const kept = ["function __wbg_finalize_init(instance, module) {", "    wasmModule = module;\n",
       "const { instance, module } = await __wbg_load(", "__wbg_finalize_init(instance, module);"];
@@ -128,7 +133,7 @@ package() {
         "function getStringFromWasm0(ptr, len) {\n    return decodeText(getArrayU8FromWasm0(ptr, len));\n}\n")
       .replace(kept[0], "function __wbg_finalize_init(instance) {").replace(kept[1], "")
       .replace(kept[2], "const { instance } = await __wbg_load(").replaceAll(kept[3], "__wbg_finalize_init(instance);")
-      .replace(failed, "throw Error(`failed to fetch").replace(ctorEnd, "$1").replace(asyncs, "$1        return pending(this, () => $2);")
+      .replace(limit[0], "").replace(limit[1], ">= 2146435072").replace(failed, "throw Error(`failed to fetch").replace(ctorEnd, "$1").replace(asyncs, "$1        return pending(this, () => $2);")
       .replace(frees, "free() {\n        const ptr = this.__wbg_ptr;\n        if (!ptr) return;\n        this.__wbg_ptr = 0;\n" +
         "        $1.unregister(this);\n        $2(ptr, 1);") + rejecting +
       "export { isToolgateError } from \"" + fast[1] + "\";\n");
