@@ -74,6 +74,17 @@ package() {
     const limit = ["const MAX_SAFARI_DECODE_BYTES = 2146435072;\n", ">= MAX_SAFARI_DECODE_BYTES"];
     if (limit.some((l) => glue.split(l).length !== 2) || glue.split("MAX_SAFARI_DECODE_BYTES").length !== 3)
       throw new Error("wasm-bindgen glue: decoder limit not as expected");
+    // Three functions of the glue as arrows, which minify shorter (called once the module has run,
+    // none reads `this` or `arguments`; the others stay, where hoisting them together pays more).
+    const arrows = ["__wbg_get_imports", "makeClosure", "__wbg_finalize_init"];
+    const declared = /^function (\w+)\(([\w, ]*)\) \{\n([^]*?)\n\}\n/gm;
+    const toArrow = (m, name, args, body) => {
+      if (!arrows.includes(name)) return m;
+      if (/\bthis\b|\barguments\b/.test(body)) throw new Error("wasm-bindgen glue: " + name + " reads this or arguments");
+      return "const " + name + " = (" + args + ") => {\n" + body + "\n};\n";
+    };
+    if (arrows.some((name) => glue.split("\nfunction " + name + "(").length !== 2))
+      throw new Error("wasm-bindgen glue: functions to write as arrows not as expected");
     // The module (`wasmModule`) is kept nowhere: nothing reads it.
     const kept = ["function __wbg_finalize_init(instance, module) {", "    wasmModule = module;\n",
       "const { instance, module } = await __wbg_load(", "__wbg_finalize_init(instance, module);"];
@@ -133,7 +144,7 @@ package() {
         "function getStringFromWasm0(ptr, len) {\n    return decodeText(getArrayU8FromWasm0(ptr, len));\n}\n")
       .replace(kept[0], "function __wbg_finalize_init(instance) {").replace(kept[1], "")
       .replace(kept[2], "const { instance } = await __wbg_load(").replaceAll(kept[3], "__wbg_finalize_init(instance);")
-      .replace(limit[0], "").replace(limit[1], ">= 2146435072").replace(failed, "throw Error(`failed to fetch").replace(ctorEnd, "$1").replace(asyncs, "$1        return pending(this, () => $2);")
+      .replace(limit[0], "").replace(limit[1], ">= 2146435072").replace(declared, toArrow).replace(failed, "throw Error(`failed to fetch").replace(ctorEnd, "$1").replace(asyncs, "$1        return pending(this, () => $2);")
       .replace(frees, "free() {\n        const ptr = this.__wbg_ptr;\n        if (!ptr) return;\n        this.__wbg_ptr = 0;\n" +
         "        $1.unregister(this);\n        $2(ptr, 1);") + rejecting +
       "export { isToolgateError } from \"" + fast[1] + "\";\n");
