@@ -166,9 +166,9 @@ package() {
     fi
   fi
   # Minified, wasm-bindgen's internal properties (`__wbg_ptr` on every exported object, 27 times in
-  # the glue, and `_wbg_cb_unref` on the closures it gives the crate's JS) get short names too: they
-  # are not part of the API (toolgate.d.ts does not declare them).
-  local minify=(--minify '--mangle-props=^(__wbg_ptr|_wbg_cb_unref)$')
+  # the glue, `_wbg_cb_unref` on the closures it gives the crate's JS and `cnt` on their state) get
+  # short names too: they are not part of the API (toolgate.d.ts does not declare them).
+  local minify=(--minify '--mangle-props=^(__wbg_ptr|_wbg_cb_unref|cnt)$')
   [ "$profile" = --dev ] && minify=()
   esbuild "$out/toolgate.js" --bundle --format=esm --platform=browser "${minify[@]}" --log-level=warning \
     --log-override:duplicate-object-key=silent \
