@@ -85,6 +85,12 @@ package() {
     };
     if (arrows.some((name) => glue.split("\nfunction " + name + "(").length !== 2))
       throw new Error("wasm-bindgen glue: functions to write as arrows not as expected");
+    // `Symbol.dispose` set to `free` on both classes in one loop, once both are defined (appended
+    // below, with `pending`).
+    const dispose = /^if \(Symbol\.dispose\) (\w+)\.prototype\[Symbol\.dispose\] = \1\.prototype\.free;\n/gm;
+    if ((glue.match(dispose) || []).join("") !== "if (Symbol.dispose) ApprovalClient.prototype[Symbol.dispose] = ApprovalClient.prototype.free;\n" +
+      "if (Symbol.dispose) Decisions.prototype[Symbol.dispose] = Decisions.prototype.free;\n")
+      throw new Error("wasm-bindgen glue: Symbol.dispose not as expected");
     // The module (`wasmModule`) is kept nowhere: nothing reads it.
     const kept = ["function __wbg_finalize_init(instance, module) {", "    wasmModule = module;\n",
       "const { instance, module } = await __wbg_load(", "__wbg_finalize_init(instance, module);"];
@@ -109,7 +115,8 @@ package() {
     const async = ["load", "send", "submit", "rejectAllAndSend"];
     const asyncs = new RegExp("^(    (?:" + async.join("|") + ")\\([^)]*\\) \\{\\n)\\s*const ret = (wasm\\.\\$\\w+\\([^;]*\\));\\n\\s*return ret;", "gm");
     if ((glue.match(asyncs) || []).length !== async.length) throw new Error("the async methods of ApprovalClient not as expected in the glue");
-    const rejecting = "\nconst keep = new WeakMap();\n" +
+    const appended = "\nconst keep = new WeakMap();\n" +
+      "if (Symbol.dispose) for (const c of [ApprovalClient, Decisions]) c.prototype[Symbol.dispose] = c.prototype.free;\n" +
       "function pending(client, call) {\n" +
       "  try { const p = call(); keep.set(p, client); return p; } catch (e) { return Promise.reject(e); }\n" +
       "}\n";
@@ -144,9 +151,9 @@ package() {
         "function getStringFromWasm0(ptr, len) {\n    return decodeText(getArrayU8FromWasm0(ptr, len));\n}\n")
       .replace(kept[0], "function __wbg_finalize_init(instance) {").replace(kept[1], "")
       .replace(kept[2], "const { instance } = await __wbg_load(").replaceAll(kept[3], "__wbg_finalize_init(instance);")
-      .replace(limit[0], "").replace(limit[1], ">= 2146435072").replace(declared, toArrow).replace(failed, "throw Error(`failed to fetch").replace(ctorEnd, "$1").replace(asyncs, "$1        return pending(this, () => $2);")
+      .replace(limit[0], "").replace(limit[1], ">= 2146435072").replace(declared, toArrow).replace(dispose, "").replace(failed, "throw Error(`failed to fetch").replace(ctorEnd, "$1").replace(asyncs, "$1        return pending(this, () => $2);")
       .replace(frees, "free() {\n        const ptr = this.__wbg_ptr;\n        if (!ptr) return;\n        this.__wbg_ptr = 0;\n" +
-        "        $1.unregister(this);\n        $2(ptr, 1);") + rejecting +
+        "        $1.unregister(this);\n        $2(ptr, 1);") + appended +
       "export { isToolgateError } from \"" + fast[1] + "\";\n");
   ' "$out/toolgate.js"
   # Function bodies and data segments in the order gzip compresses best (about 1.3 KiB):
