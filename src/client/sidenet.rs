@@ -1585,9 +1585,8 @@ impl Sidenet {
                 reason,
                 ..
             } => {
-                // Mastra's approval ids are `<runId>::<toolCallId>`: the run, where no `data-run`
-                // chunk names it.
-                // (Only where no `data-run` or pause names the run: see `on_approval`.)
+                // The run of the last `data-run`, else the pause's; else Mastra's approval ids are
+                // `<runId>::<toolCallId>`: the run, where no `data-run` chunk or pause names it.
                 let run_id = feed
                     .run_id
                     .as_ref()
@@ -1616,14 +1615,8 @@ impl Sidenet {
         }
     }
 
+    /// A card announced; its run id is set already where the stream or the pause names one.
     fn on_approval(&mut self, feed: &mut Feed, mut card: GatedTool, chat: bool) {
-        if card.run_id.is_none() {
-            card.run_id = feed
-                .run_id
-                .as_ref()
-                .or(self.pause.as_ref().map(|p| &p.run_id))
-                .cloned();
-        }
         // The version that paused the run stays its pin, whatever a replay reports; a new call
         // in it (a continuation that pauses again, `data-run` not repeated) is pinned to it too.
         if let Some(p) = self
