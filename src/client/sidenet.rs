@@ -910,8 +910,9 @@ impl Sidenet {
                 boxed.0.feed(bytes, &mut out);
                 self.apply_all(&mut boxed.1, out, chat);
                 let last = boxed.1.last;
-                if let State::Busy(flight) = &mut self.c.state {
-                    flight.rx = Some(Rx::Stream(boxed));
+                // Into the slot left empty (no old answer to drop).
+                if let State::Busy(Flight { rx: rx @ None, .. }) = &mut self.c.state {
+                    *rx = Some(Rx::Stream(boxed));
                 }
                 return last;
             }
