@@ -316,11 +316,11 @@ impl SseDecoder {
             return;
         }
         if self.line.is_empty() {
-            self.process_line(tail, sink);
+            self.process_line(tail);
         } else {
             let mut line = core::mem::take(&mut self.line);
             line.extend_from_slice(tail);
-            self.process_line(&line, sink);
+            self.process_line(&line);
             line.clear();
             self.line = line;
             self.shrink_line();
@@ -333,9 +333,9 @@ impl SseDecoder {
         }
     }
 
-    /// Interprets one complete, non-blank line of a non-oversized event.
+    /// Interprets one complete, non-blank line of a non-oversized event, within the cap.
     #[allow(clippy::manual_contains)] // see the `id` field
-    fn process_line(&mut self, line: &[u8], sink: Sink<'_>) {
+    fn process_line(&mut self, line: &[u8]) {
         let (name, value) = match line.iter().position(|&b| b == b':') {
             Some(0) => return, // a comment
             Some(colon) => {
@@ -350,10 +350,8 @@ impl SseDecoder {
         };
         match name {
             b"data" => {
-                if self.data.len() + value.len() + 1 > self.max_event_bytes {
-                    self.overflow(sink);
-                    return;
-                }
+                // No cap to check: `end_line` checked the whole line against it, and the value
+                // and its `\n` are shorter than the line.
                 // A data line that is not UTF-8 still makes an event (reported, not dispatched).
                 self.has_data = true;
                 match str_of(value) {
