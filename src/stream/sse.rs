@@ -408,6 +408,11 @@ impl SseDecoder {
             m.push_str(" bytes: skipped up to the next blank line");
             sink(Err(Error::new(ErrorCode::StreamError, m)));
         }
+        self.drop_data();
+    }
+
+    /// Empties the event's data (at most `KEEP_CAPACITY` bytes of capacity kept).
+    fn drop_data(&mut self) {
         self.data.clear();
         self.has_data = false;
         if self.data.capacity() > KEEP_CAPACITY {
@@ -447,11 +452,7 @@ impl SseDecoder {
                 id,
             }));
         }
-        self.data.clear();
-        if self.data.capacity() > KEEP_CAPACITY {
-            self.data = String::new();
-        }
-        self.has_data = false;
+        self.drop_data();
         self.event_type = None;
         self.bad_utf8 = false;
         self.oversized = false;
