@@ -2180,10 +2180,12 @@ impl Sidenet {
         // after it stopped or failed): the pause is over as far as the client can tell (no card
         // left to answer, nothing to send, the composer locked otherwise).
         if matches!(self.c.state, State::Ready)
-            && self
-                .pause
-                .as_ref()
-                .is_some_and(|p| p.call_ids.iter().all(|id| p.accepted(id)))
+            && self.pause.as_ref().is_some_and(|p| {
+                p.tail
+                    .pending
+                    .iter()
+                    .all(|c| c.approval != Approval::Pending)
+            })
         {
             self.adopt_pause(None);
         }
