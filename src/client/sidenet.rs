@@ -90,6 +90,12 @@ impl Pause {
         self.tail.pending.iter().find(|c| c.call_id == call_id)
     }
 
+    /// Is the call's card open: pending, its decision not yet accepted by the server?
+    fn open(&self, call_id: &str) -> bool {
+        self.card(call_id)
+            .is_some_and(|c| c.approval == Approval::Pending)
+    }
+
     /// Did the server accept a decision for this card (its continuation answered 2xx)?
     fn accepted(&self, call_id: &str) -> bool {
         self.card(call_id)
@@ -2091,7 +2097,7 @@ impl Sidenet {
         // still shares the others, and a decision made on them in either tab is kept.
         let mut shared = false;
         for (i, id) in call_ids.iter().enumerate() {
-            if pause.call_ids.contains(id) {
+            if pause.has(id) {
                 if !stored.same_call(i, id, &pause.tail) {
                     return None;
                 }
@@ -2123,10 +2129,7 @@ impl Sidenet {
         // A record that lists a call this pause holds open no longer (this tab's own, read back
         // after the server took it, or a tab behind's) is behind: ours is written over it, so
         // that the tabs still showing that call catch up.
-        if call_ids
-            .iter()
-            .any(|id| !pause.call_ids.contains(id) || pause.accepted(id))
-        {
+        if call_ids.iter().any(|id| !pause.open(id)) {
             self.c.quiet = false;
             self.c.persisted = None;
         }
@@ -2137,9 +2140,10 @@ impl Sidenet {
         Some(
             !streaming
                 && pause
-                    .call_ids
+                    .tail
+                    .pending
                     .iter()
-                    .any(|id| !call_ids.contains(id) && !pause.accepted(id)),
+                    .any(|c| c.approval == Approval::Pending && !call_ids.contains(&c.call_id)),
         )
     }
 
