@@ -1948,7 +1948,8 @@ impl Sidenet {
         let (Some(b), Some(mut view)) = (building, view) else {
             return;
         };
-        if b.fresh && view.text.is_empty() && view.tools.is_empty() {
+        // No chunk applied: nothing shown (every chunk that shows text or a tool applies first).
+        if b.fresh {
             return;
         }
         let mut raw = b.base;
