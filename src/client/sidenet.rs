@@ -1058,11 +1058,16 @@ impl Sidenet {
         self.c.status_failed(now, job, attempt, status, error);
     }
 
-    /// Applies collected chunks (as a chat stream) and returns what they told.
-    fn collected_feed(&mut self, items: Vec<Result<Chunk>>) -> Feed {
+    /// Applies collected chunks (as a chat stream), each typed as it comes, and returns what
+    /// they told.
+    fn collected_feed(&mut self, chunks: Vec<Value>) -> Feed {
         self.begin_building();
         let mut feed = Feed::default();
-        self.apply_all(&mut feed, items, true);
+        for c in &chunks {
+            if let Some(item) = parse_chunk_value(c).transpose() {
+                self.apply(&mut feed, item, true);
+            }
+        }
         // Collected whole: the answer has ended.
         feed.done = true;
         feed.finished = true;
@@ -2396,20 +2401,16 @@ fn parse_history(body: &[u8]) -> Result<Vec<Value>> {
     Err(Error::parse(m).with_path(path))
 }
 
-/// The collected output of `POST /v1/agents/{id}/run`: `{chunks: [...], finishReason}`.
-fn parse_collected(body: &[u8]) -> Result<Vec<Result<Chunk>>> {
+/// The collected output of `POST /v1/agents/{id}/run`: `{chunks: [...], finishReason}`, its
+/// chunks as sent (typed by [`Sidenet::collected_feed`]).
+fn parse_collected(body: &[u8]) -> Result<Vec<Value>> {
     let text = json::utf8(body)?;
-    let value = Value::parse(text)?;
-    let Some(Value::Array(chunks)) = value.as_object().and_then(|v| v.get("chunks")) else {
-        return Err(Error::parse("collected output needs a \"chunks\" array").with_path("$.chunks"));
-    };
-    let mut items = Vec::new();
-    for c in chunks {
-        if let Some(item) = parse_chunk_value(c).transpose() {
-            items.push(item);
+    if let Value::Object(mut map) = Value::parse(text)? {
+        if let Some(Value::Array(chunks)) = map.remove("chunks") {
+            return Ok(chunks);
         }
     }
-    Ok(items)
+    Err(Error::parse("collected output needs a \"chunks\" array").with_path("$.chunks"))
 }
 
 /// The dialect-neutral view of one AI SDK UI message.
