@@ -912,10 +912,9 @@ impl Sidenet {
                 let Some(Rx::Stream(mut boxed)) = rx.take() else {
                     return false;
                 };
-                let mut out = Vec::new();
-                boxed.0.feed(bytes, &mut out);
-                self.apply_all(&mut boxed.1, out, chat);
-                let last = boxed.1.last;
+                let (decoder, feed) = &mut *boxed;
+                decoder.feed_with(bytes, &mut |item| self.apply(feed, item, chat));
+                let last = feed.last;
                 // Into the slot left empty (no old answer to drop).
                 if let State::Busy(Flight { rx: rx @ None, .. }) = &mut self.c.state {
                     *rx = Some(Rx::Stream(boxed));
@@ -950,9 +949,8 @@ impl Sidenet {
                 match failure {
                     Some(error) => self.stream_dropped(now, job, attempt, feed, error),
                     None => {
-                        let mut out = Vec::new();
-                        decoder.finish(&mut out);
-                        self.apply_all(feed, out, job.is_chat());
+                        let chat = job.is_chat();
+                        decoder.finish_with(&mut |item| self.apply(feed, item, chat));
                         self.stream_ended(now, job, attempt, feed);
                     }
                 }
@@ -1072,12 +1070,6 @@ impl Sidenet {
         feed.done = true;
         feed.finished = true;
         feed
-    }
-
-    fn apply_all(&mut self, feed: &mut Feed, items: Vec<Result<Chunk>>, chat: bool) {
-        for item in items {
-            self.apply(feed, item, chat);
-        }
     }
 
     /// A 2xx stream ended.

@@ -145,17 +145,27 @@ impl ChunkDecoder {
     /// chunk type pushes nothing; a malformed event pushes an `Err` with code `stream_error`, and
     /// decoding goes on with the next event.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<Result<Chunk>>) {
+        self.feed_with(bytes, &mut |item| out.push(item));
+    }
+
+    /// [`Self::feed`], each item handed to `sink` as it is decoded (no list built).
+    pub(crate) fn feed_with(&mut self, bytes: &[u8], sink: &mut dyn FnMut(Result<Chunk>)) {
         self.sse
             .feed_with(bytes, &mut |ev: Result<SseEventRef<'_>>| {
-                push_event(ev, out)
+                push_event(ev, sink)
             });
     }
 
     /// Ends the stream: an event left without its final blank line is still decoded (see
     /// [`SseDecoder::finish_with`]). The decoder can then be fed a new stream.
     pub fn finish(&mut self, out: &mut Vec<Result<Chunk>>) {
+        self.finish_with(&mut |item| out.push(item));
+    }
+
+    /// [`Self::finish`], each item handed to `sink` as it is decoded (no list built).
+    pub(crate) fn finish_with(&mut self, sink: &mut dyn FnMut(Result<Chunk>)) {
         self.sse
-            .finish_with(&mut |ev: Result<SseEventRef<'_>>| push_event(ev, out));
+            .finish_with(&mut |ev: Result<SseEventRef<'_>>| push_event(ev, sink));
     }
 
     /// The last event ID seen, for `Last-Event-ID` on a reconnect.
@@ -174,21 +184,21 @@ impl ChunkDecoder {
     }
 }
 
-/// One decoded event to `out` (shared by `feed` and `finish`, compiled once).
+/// One decoded event to `out` (shared by `feed_with` and `finish_with`, compiled once).
 #[inline(never)]
-fn push_event(ev: Result<SseEventRef<'_>>, out: &mut Vec<Result<Chunk>>) {
+fn push_event(ev: Result<SseEventRef<'_>>, out: &mut dyn FnMut(Result<Chunk>)) {
     match ev {
         Ok(ev) => {
             if trim_json_ws(ev.data).is_empty() {
                 return; // an empty data event: a keep-alive
             }
             match parse_chunk_str(ev.data) {
-                Ok(Some(chunk)) => out.push(Ok(chunk)),
+                Ok(Some(chunk)) => out(Ok(chunk)),
                 Ok(None) => {}
-                Err(err) => out.push(Err(err)),
+                Err(err) => out(Err(err)),
             }
         }
-        Err(err) => out.push(Err(err)),
+        Err(err) => out(Err(err)),
     }
 }
 
