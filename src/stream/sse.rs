@@ -236,12 +236,10 @@ impl SseDecoder {
 
     /// Splits `bytes` into lines; the only loop over the fed bytes.
     fn scan(&mut self, mut bytes: &[u8], sink: Sink<'_>) {
-        if bytes.is_empty() {
-            return;
-        }
-        if self.pending_cr {
+        if let (true, Some((&first, rest))) = (self.pending_cr, bytes.split_first()) {
+            // The first byte after a CR that ended the last feed (an empty feed leaves it pending).
             self.pending_cr = false;
-            if let Some((&b'\n', rest)) = bytes.split_first() {
+            if first == b'\n' {
                 bytes = rest;
             }
         }
