@@ -280,8 +280,6 @@ impl SseDecoder {
         }
         if self.data.len() + self.line.len() + bytes.len() > self.max_event_bytes {
             self.overflow(sink);
-            self.line.clear();
-            self.shrink_line();
             self.line_discard = true;
             return;
         }
@@ -309,8 +307,6 @@ impl SseDecoder {
             && self.data.len() + self.line.len() + tail.len() > self.max_event_bytes
         {
             self.overflow(sink);
-            self.line.clear();
-            self.shrink_line();
             return;
         }
         if self.line.is_empty() {
@@ -397,8 +393,11 @@ impl SseDecoder {
         }
     }
 
-    /// The event being read is too large: report it once and skip to the next blank line.
+    /// The event being read is too large: report it once and skip to the next blank line (its
+    /// data and the line being read are dropped).
     fn overflow(&mut self, sink: Sink<'_>) {
+        self.line.clear();
+        self.shrink_line();
         if !self.oversized {
             self.oversized = true;
             let mut m = "event larger than ".to_owned();
