@@ -342,38 +342,24 @@ impl SseDecoder {
             }
             None => (line, &[][..]),
         };
-        match name {
+        // The three fields whose value is text, told apart after one UTF-8 check.
+        enum Text {
+            Data,
+            Event,
+            Id,
+        }
+        let field = match name {
+            // No cap to check: `end_line` checked the whole line against it, and the value and
+            // its `\n` are shorter than the line.
+            // A data line that is not UTF-8 still makes an event (reported, not dispatched).
             b"data" => {
-                // No cap to check: `end_line` checked the whole line against it, and the value
-                // and its `\n` are shorter than the line.
-                // A data line that is not UTF-8 still makes an event (reported, not dispatched).
                 self.has_data = true;
-                match str_of(value) {
-                    Some(text) => {
-                        self.data.push_str(text);
-                        self.data.push('\n');
-                    }
-                    None => self.bad_utf8 = true,
-                }
+                Text::Data
             }
-            // An empty value resets the type: the event is a `message` again.
-            b"event" => match str_of(value) {
-                Some(text) => self.event_type = (!text.is_empty()).then(|| text.to_owned()),
-                None => self.bad_utf8 = true,
-            },
-            b"id" => {
-                // Not `contains(&0)`: for bytes that is core's `memchr`, linked for this alone.
-                if value.iter().any(|&b| b == 0) {
-                    return;
-                }
-                match str_of(value) {
-                    Some(text) => {
-                        self.id_buffer.clear();
-                        self.id_buffer.push_str(text);
-                    }
-                    None => self.bad_utf8 = true,
-                }
-            }
+            b"event" => Text::Event,
+            // Not `contains(&0)`: for bytes that is core's `memchr`, linked for this alone.
+            b"id" if value.iter().any(|&b| b == 0) => return,
+            b"id" => Text::Id,
             b"retry" if !value.is_empty() => {
                 let mut ms: u64 = 0;
                 for &d in value {
@@ -388,8 +374,25 @@ impl SseDecoder {
                     };
                 }
                 self.retry_ms = Some(ms);
+                return;
             }
-            _ => {}
+            _ => return,
+        };
+        let Some(text) = str_of(value) else {
+            self.bad_utf8 = true;
+            return;
+        };
+        match field {
+            Text::Data => {
+                self.data.push_str(text);
+                self.data.push('\n');
+            }
+            // An empty value resets the type: the event is a `message` again.
+            Text::Event => self.event_type = (!text.is_empty()).then(|| text.to_owned()),
+            Text::Id => {
+                self.id_buffer.clear();
+                self.id_buffer.push_str(text);
+            }
         }
     }
 
