@@ -1915,20 +1915,15 @@ impl Sidenet {
         if let Some(part) = part {
             let had_approval = part.get("approval").is_some();
             // Done and Error come with a result, Denied without.
-            let (state, key) = match status {
-                ToolStatus::Done => ("output-available", "output"),
-                ToolStatus::Error => ("output-error", "errorText"),
-                _ => ("output-denied", ""),
+            let (state, key, approved) = match status {
+                ToolStatus::Done => ("output-available", "output", had_approval.then_some(true)),
+                ToolStatus::Error => ("output-error", "errorText", None),
+                _ => ("output-denied", "", Some(false)),
             };
             put_str(part, "state", state);
             if let Some(result) = result {
                 put(part, key, result);
             }
-            let approved = match status {
-                ToolStatus::Done if had_approval => Some(true),
-                ToolStatus::Done | ToolStatus::Error => None,
-                _ => Some(false),
-            };
             if let Some(approved) = approved {
                 set_approved(part, call_id, approved);
             }
