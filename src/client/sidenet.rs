@@ -47,7 +47,7 @@ use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::{self, Map, Obj, Value};
-use crate::stream::{parse_chunk_value, Chunk, ChunkDecoder};
+use crate::stream::{inputs_of, parse_chunk_value, Chunk, ChunkDecoder};
 use crate::thread::Message;
 
 use super::audit::{Audit, Fate};
@@ -2262,14 +2262,6 @@ fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Valu
 fn reason_of(reasons: &[(String, String)], call_id: &str) -> Option<String> {
     let (_, reason) = reasons.iter().rev().find(|(id, _)| id == call_id)?;
     Some(reason.clone())
-}
-
-/// A tool's inputs as the views show them: `{}` when absent or null.
-fn inputs_of(input: Option<&Value>) -> Value {
-    match input {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(v) => v.clone(),
-    }
 }
 
 /// The tool for a call in `tools`.

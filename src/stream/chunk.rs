@@ -537,6 +537,15 @@ fn resumed(fields: &Map) -> bool {
     data.and_then(|d| d.get("resumed")) == Some(&Value::Bool(true))
 }
 
+/// A tool's inputs as the views show them (and a `data-tool-call-approval`'s `args`): `{}` when
+/// absent or null.
+pub(crate) fn inputs_of(input: Option<&Value>) -> Value {
+    match input {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v) => v.clone(),
+    }
+}
+
 fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
     let id = r.opt_str("id");
     let empty = Map::new();
@@ -548,10 +557,7 @@ fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
             &empty
         }
     };
-    let args = match data.get("args") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(v) => v.clone(),
-    };
+    let args = inputs_of(data.get("args"));
     let state = match data.get("state") {
         Some(Value::String(s)) => Some(s.clone()),
         _ => None,
