@@ -558,10 +558,7 @@ fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
         }
     };
     let args = inputs_of(data.get("args"));
-    let state = match data.get("state") {
-        Some(Value::String(s)) => Some(s.clone()),
-        _ => None,
-    };
+    let state = data.get("state").and_then(Value::as_str).map(str::to_owned);
     let resume_schema = match data.get("resumeSchema") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => {
