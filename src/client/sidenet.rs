@@ -2479,17 +2479,19 @@ fn part_tool(part: &Map, ty: Option<&str>, reasons: &[(String, String)]) -> Opti
             Approval::Rejected
         }
     });
-    let (status, approval, result) = match part.get("state").and_then(Value::as_str) {
+    // The result's key, where the state has one (read once, after the match).
+    let (status, approval, key) = match part.get("state").and_then(Value::as_str) {
         Some("approval-requested") => (ToolStatus::Pending, Some(Approval::Pending), None),
         Some("approval-responded") => match approved {
             Some(false) => (ToolStatus::Rejected, Some(Approval::Rejected), None),
             _ => (ToolStatus::Approved, Some(Approval::Approved), None),
         },
-        Some("output-available") => (ToolStatus::Done, decided, part.get("output").cloned()),
+        Some("output-available") => (ToolStatus::Done, decided, Some("output")),
         Some("output-denied") => (ToolStatus::Denied, Some(Approval::Rejected), None),
-        Some("output-error") => (ToolStatus::Error, decided, part.get("errorText").cloned()),
+        Some("output-error") => (ToolStatus::Error, decided, Some("errorText")),
         _ => (ToolStatus::Called, None, None),
     };
+    let result = key.and_then(|key| part.get(key)).cloned();
     let reject_reason = if matches!(approval, Some(Approval::Rejected)) {
         reason_of(reasons, &call_id)
     } else {
