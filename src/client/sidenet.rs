@@ -1507,11 +1507,7 @@ impl Sidenet {
                 tool_call_id,
                 tool_name,
             } => {
-                if chat {
-                    self.tool_upsert(tool_call_id, tool_name, None, "input-streaming");
-                } else {
-                    remember_input(feed, tool_call_id, tool_name, None);
-                }
+                self.tool_input(feed, chat, tool_call_id, tool_name, None, "input-streaming");
             }
             Chunk::ToolInputDelta { .. } => {}
             Chunk::ToolInputAvailable {
@@ -1520,11 +1516,14 @@ impl Sidenet {
                 input,
             } => {
                 let input = Some(take(input));
-                if chat {
-                    self.tool_upsert(tool_call_id, tool_name, input, "input-available");
-                } else {
-                    remember_input(feed, tool_call_id, tool_name, input);
-                }
+                self.tool_input(
+                    feed,
+                    chat,
+                    tool_call_id,
+                    tool_name,
+                    input,
+                    "input-available",
+                );
             }
             Chunk::ToolOutputAvailable {
                 tool_call_id,
@@ -1831,6 +1830,24 @@ impl Sidenet {
         }
         v.text.push_str(delta);
         self.stream_dirty = true;
+    }
+
+    /// A tool's input: shown in a chat stream (in `state`), else remembered for the cards.
+    #[inline(never)]
+    fn tool_input(
+        &mut self,
+        feed: &mut Feed,
+        chat: bool,
+        call_id: &str,
+        name: &str,
+        input: Option<Value>,
+        state: &str,
+    ) {
+        if chat {
+            self.tool_upsert(call_id, name, input, state);
+        } else {
+            remember_input(feed, call_id, name, input);
+        }
     }
 
     fn tool_upsert(&mut self, call_id: &str, name: &str, input: Option<Value>, state: &str) {
