@@ -401,11 +401,16 @@ fn write_stored(
     o.field("v", &1u64)
         .field(pause_key, &pause)
         .field("callIds", &call_ids);
-    let mut sigs = Vec::new();
-    for id in call_ids {
-        sigs.push(call_sig(tail, id));
+    // Written in place: no list of them built.
+    let sigs = o.key("sigs");
+    sigs.push('[');
+    for (i, id) in call_ids.iter().enumerate() {
+        if i > 0 {
+            sigs.push(',');
+        }
+        json::write_u64(sigs, call_sig(tail, id));
     }
-    o.field("sigs", &sigs);
+    sigs.push(']');
     // Neuron: the calls the server holds decided (a Sidenet record lists the open calls alone),
     // but a callId the tail also has pending (two calls under one id): a reader would always
     // find it pending, and load again on every record.
