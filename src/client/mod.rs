@@ -414,12 +414,32 @@ fn write_stored(
     // Neuron: the calls the server holds decided (a Sidenet record lists the open calls alone),
     // but a callId the tail also has pending (two calls under one id): a reader would always
     // find it pending, and load again on every record.
-    let mut settled = ids_of(&tail.decided);
-    settled.retain(|id| !tail.pending.iter().any(|p| p.call_id == *id));
     // Sidenet: the call whose continuation the server took, while its reply streams.
-    settled.extend(taken.cloned());
-    if !settled.is_empty() {
-        o.field("settled", &settled);
+    // Written in place, no list built: the key before the first (absent when none).
+    let mut list: Option<&mut String> = None;
+    for id in tail
+        .decided
+        .iter()
+        .map(|t| &t.call_id)
+        .filter(|id| !tail.pending.iter().any(|p| p.call_id == **id))
+        .chain(taken)
+    {
+        let out = match list.take() {
+            Some(out) => {
+                out.push(',');
+                out
+            }
+            None => {
+                let out = o.key("settled");
+                out.push('[');
+                out
+            }
+        };
+        json::write_str(out, id);
+        list = Some(out);
+    }
+    if let Some(out) = list {
+        out.push(']');
     }
     o.field("drafts", drafts);
     o.end();
