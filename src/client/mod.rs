@@ -295,7 +295,7 @@ impl StoredIn {
             Some(Value::Array(sigs)) => sigs.get(i).and_then(Value::as_number),
             _ => None,
         };
-        sig.is_some_and(|s| s.as_str() == call_sig(tail, id).to_json_string())
+        sig.is_some_and(|s| s.as_str() == json::u64_string(call_sig(tail, id)))
     }
 
     /// Were the drafts made on these very calls, every one of them?
