@@ -831,11 +831,8 @@ impl Core {
     /// Is `record`, handed over to take in quietly, the one storage held before a write of this
     /// tab's drafts failed (another tab's write-back: older than them)?
     pub(super) fn stale(&self, record: &str) -> bool {
-        self.quiet
-            && self
-                .unsaved
-                .as_deref()
-                .is_some_and(|s| same_stored(Some(record), Some(s)))
+        // (`None`, no failed write: never the same.)
+        self.quiet && same_stored(Some(record), self.unsaved.as_deref())
     }
 
     /// Should the drafts be persisted now?
