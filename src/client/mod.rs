@@ -398,9 +398,13 @@ fn write_stored(
 ) -> String {
     let mut out = String::new();
     let mut o = Obj::new(&mut out);
-    o.field("v", &1u64)
-        .field(pause_key, &pause)
-        .field("callIds", &call_ids);
+    o.key("v").push('1');
+    let key = o.key(pause_key);
+    match pause {
+        Some(pause) => json::write_str(key, pause),
+        None => key.push_str("null"),
+    }
+    o.field("callIds", &call_ids);
     // Written in place: no list of them built.
     let sigs = o.key("sigs");
     sigs.push('[');
