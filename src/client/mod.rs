@@ -404,7 +404,15 @@ fn write_stored(
         Some(pause) => json::write_str(key, pause),
         None => key.push_str("null"),
     }
-    o.field("callIds", &call_ids);
+    let ids = o.key("callIds");
+    ids.push('[');
+    for (i, id) in call_ids.iter().enumerate() {
+        if i > 0 {
+            ids.push(',');
+        }
+        json::write_str(ids, id);
+    }
+    ids.push(']');
     // Written in place: no list of them built.
     let sigs = o.key("sigs");
     sigs.push('[');
