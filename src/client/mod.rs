@@ -1595,30 +1595,30 @@ impl Client {
         {
             return None;
         }
-        let behind = suspension
-            .pending
-            .iter()
-            .any(|t| stored.settled(&t.call_id));
         // Another tab's drafts for this pause: they replace ours, unless ours could not be
         // stored and this is the record from before (written back over the removal: older than
         // ours). Whether to catch up holds all the same.
-        if stale {
-            return Some(behind);
+        if !stale {
+            if self.c.quiet {
+                decisions.clear_local();
+            }
+            let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
+                !suspension
+                    .tool(id)
+                    .and_then(Decision::from_tail)
+                    .is_some_and(|t| t == *decision)
+            });
+            // By reference: in a build without the audit the loop is empty and goes away.
+            for (id, decision) in &restored {
+                self.audit.hold(pause, id, decision);
+            }
         }
-        if self.c.quiet {
-            decisions.clear_local();
-        }
-        let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
-            !suspension
-                .tool(id)
-                .and_then(Decision::from_tail)
-                .is_some_and(|t| t == *decision)
-        });
-        // By reference: in a build without the audit the loop is empty and goes away.
-        for (id, decision) in &restored {
-            self.audit.hold(pause, id, decision);
-        }
-        Some(behind)
+        Some(
+            suspension
+                .pending
+                .iter()
+                .any(|t| stored.settled(&t.call_id)),
+        )
     }
 
     fn suspension_view(&self) -> Option<SuspensionView> {
