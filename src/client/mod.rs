@@ -1743,13 +1743,9 @@ fn records(record: &[Message], call_id: &str, decision: &Decision) -> bool {
 
 /// Equal texts, or equal JSON values (storage may hold the same drafts with other key order).
 fn same_stored(a: Option<&str>, b: Option<&str>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => {
-            a == b || matches!(Value::parse(a), Ok(x) if Value::parse(b).is_ok_and(|y| x == y))
-        }
-        _ => false,
-    }
+    a == b
+        || matches!((a, b), (Some(a), Some(b))
+            if matches!(Value::parse(a), Ok(x) if Value::parse(b).is_ok_and(|y| x == y)))
 }
 
 /// The error for a transport failure; `None` for [`TransportError::Aborted`].
