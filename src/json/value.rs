@@ -119,14 +119,11 @@ impl Map {
 
     /// Removes every occurrence of `key`; returns the value of the last one.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
+        // The first one each time, in order: the last one taken is the last one.
         let mut out = None;
-        self.0.retain_mut(|(k, v)| {
-            if k != key {
-                return true;
-            }
-            out = Some(core::mem::take(v));
-            false
-        });
+        while let Some(i) = self.0.iter().position(|(k, _)| k == key) {
+            out = Some(self.0.remove(i).1);
+        }
         out
     }
 
