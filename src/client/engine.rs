@@ -751,7 +751,7 @@ impl Core {
         pending: &[GatedTool],
         approved: &mut dyn FnMut(&str),
     ) -> bool {
-        let idle = self.check_not_busy().is_ok();
+        let idle = !self.busy();
         let Some(decisions) = &mut self.decisions else {
             // Nothing paused: the calls remembered are over.
             self.auto.clear();
