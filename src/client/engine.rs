@@ -302,10 +302,10 @@ impl Core {
 
     /// Resolves `op` (if any) with `error`, shown as the current error.
     pub(super) fn refuse(&mut self, op: Option<OpId>, error: Error) {
-        self.error = Some(error.clone());
         if let Some(op) = op {
-            self.done(op, Err(error));
+            self.done(op, Err(error.clone()));
         }
+        self.error = Some(error);
     }
 
     /// `rejectAllAndSend` found the run paused again: the text waits, the op fails.
