@@ -544,12 +544,17 @@ impl Core {
 
     /// The flight awaiting request `id`, taken off the wire.
     pub(super) fn take_flight(&mut self, id: RequestId) -> Option<Flight> {
-        match &self.state {
-            State::Busy(Flight {
+        let ok = matches!(&self.state, State::Busy(Flight {
                 wait: Wait::Out(current),
                 ..
-            }) if *current == id => {}
-            _ => return None,
+            }) if *current == id);
+        self.take_if(ok)
+    }
+
+    /// The flight, taken (the state `Ready`) if `ok`.
+    fn take_if(&mut self, ok: bool) -> Option<Flight> {
+        if !ok {
+            return None;
         }
         match core::mem::replace(&mut self.state, State::Ready) {
             State::Busy(flight) => Some(flight),
@@ -572,17 +577,11 @@ impl Core {
 
     /// The flight whose retry is due at `now`.
     pub(super) fn due(&mut self, now: u64) -> Option<Flight> {
-        match &self.state {
-            State::Busy(Flight {
+        let ok = matches!(&self.state, State::Busy(Flight {
                 wait: Wait::Backoff(deadline),
                 ..
-            }) if now >= *deadline => {}
-            _ => return None,
-        }
-        match core::mem::replace(&mut self.state, State::Ready) {
-            State::Busy(flight) => Some(flight),
-            State::Ready => None,
-        }
+            }) if now >= *deadline);
+        self.take_if(ok)
     }
 
     pub(super) fn poll_timeout(&self) -> Option<u64> {
