@@ -109,9 +109,15 @@ pub struct Error {
 
 impl Error {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Error::of(code, message.into())
+    }
+
+    /// [`Error::new`], not generic: one copy of the construction.
+    #[inline(never)]
+    fn of(code: ErrorCode, message: String) -> Self {
         Error {
             code,
-            message: message.into(),
+            message,
             path: None,
             line: None,
             column: None,
