@@ -124,8 +124,14 @@ impl Error {
         }
     }
 
-    pub fn with_path(mut self, path: impl Into<String>) -> Self {
-        self.path = Some(path.into());
+    pub fn with_path(self, path: impl Into<String>) -> Self {
+        self.path_of(path.into())
+    }
+
+    /// [`Error::with_path`], not generic: one copy of the move.
+    #[inline(never)]
+    fn path_of(mut self, path: String) -> Self {
+        self.path = Some(path);
         self
     }
 
