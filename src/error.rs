@@ -135,6 +135,8 @@ impl Error {
         self
     }
 
+    // Not inlined: one copy of the move.
+    #[inline(never)]
     pub fn at(mut self, line: usize, column: usize) -> Self {
         self.line = Some(line);
         self.column = Some(column);
