@@ -3295,3 +3295,67 @@ fn unsaved_tab_still_catches_up_when_the_other_tab_submitted() {
         "A shows call_A pending while the server holds it: it reloads"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Review: drafts across tabs (99eb9af)
+
+/// Storage stays full for two decisions in a row in tab A: both writes fail (the driver removes
+/// the key each time). B, told of the removal, reloads and writes back the record it holds (the
+/// one storage held before A's first failed write). That record is older than A's drafts and must
+/// not replace them; but A's `before` is now its own first failed record (never stored), so B's
+/// write-back is not recognised as stale and A's two decisions are lost.
+#[test]
+fn review_two_failed_writes_in_a_row_then_the_other_tabs_write_back() {
+    let (mut a, mut b) = (H::paused(), H::paused());
+    let from_a = written(&a.approve("call_A")).expect("stored");
+    no_http(&b.tab_wrote(&from_a));
+    // Storage is full from here on: both writes fail.
+    assert!(written(&a.reject("call_B", Some("no mail"))).is_some());
+    a.c.persist_failed();
+    assert!(written(&a.reject("call_A", Some("keep it"))).is_some());
+    a.c.persist_failed();
+    // B is told of the removal: it reloads quietly and writes its record back.
+    let outs = b.tab_wrote("");
+    let sync = one_http(&outs);
+    let outs = b.respond(sync.id, thread(paused_thread()));
+    let back = written(&outs).expect("B writes its record again");
+    let outs = a.tab_wrote(&back);
+    no_http(&outs);
+    let s = a.c.snapshot();
+    assert_eq!(
+        s.decisions.get("call_A"),
+        Some(&Decision::Reject(Some("keep it".into()))),
+        "A's rejection of call_A, made after B's record, replaced by it"
+    );
+    assert_eq!(
+        s.decisions.get("call_B"),
+        Some(&Decision::Reject(Some("no mail".into())))
+    );
+}
+
+/// A's rejection of call_B could not be stored (storage full). In B, the person approves call_A
+/// and submits it alone; the server holds it, and B's record (call_A settled, no draft for
+/// call_B: B never saw the rejection) reaches A. A catches up, but its rejection of call_B, the
+/// one thing it alone held, is cleared by a record that says nothing about call_B. (Before
+/// 99eb9af such a record was ignored while the drafts were unsaved.)
+#[test]
+fn review_unsaved_rejection_survives_the_other_tabs_partial_submission() {
+    let (mut a, mut b) = (H::paused(), H::paused());
+    written(&a.reject("call_B", Some("no"))).expect("stored");
+    a.c.persist_failed();
+    written(&b.approve("call_A")).expect("B stores its draft");
+    let (_, outs) = b.submit();
+    let post = one_http(&outs);
+    let mut tail = pause_two();
+    tail["tools"][0]["approval"] = json!("approved");
+    let outs = b.respond(post.id, reply("awaiting_approval", tail.clone()));
+    let from_b = written(&outs).expect("B's record, call_A settled");
+    let outs = a.tab_wrote(&from_b);
+    let sync = one_http(&outs);
+    a.respond(sync.id, thread(vec![user("msg_1", "Delete old logs"), tail]));
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Reject(Some("no".into()))),
+        "A's rejection of call_B, made in A alone, was lost"
+    );
+}
