@@ -3718,3 +3718,52 @@ fn a_decision_made_in_the_other_tab_during_the_reply_survives() {
         "tab 1 did not take it either"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Review: drafts across tabs (99eb9af)
+
+/// As `a_reload_mid_reply_is_not_expired_by_the_settled_call`, on a pause of two calls: call_A's
+/// continuation taken (its reply streaming, the record lists it settled), call_B still to be
+/// answered. The page reloads mid-reply; the history (written at the run's end) shows both
+/// awaiting approval and the replay has nothing (the run is running call_A's tool). The run was
+/// not abandoned: the record says the server took call_A.
+#[test]
+fn review_a_reload_mid_reply_of_a_two_call_pause_is_not_expired() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, first) = h.submit();
+    assert_continuation(&first, "call_A", true);
+    let record = written(&h.open(first.id, 200)).expect("the record, call_A settled");
+    assert!(record.contains(r#""settled":["call_A"]"#), "{record}");
+    let (mut r, replay) = reloaded(&record, paused_history(true));
+    r.respond(replay.id, HttpResponse::new(204, ""));
+    assert_ne!(r.phase(), Phase::Expired, "error: {:?}", r.error_code());
+}
+
+/// Tab A's rejection of call_B could not be stored (storage full: the key removed). In tab B the
+/// person submits call_A (approved there before, a record A took in); B's reply opens and its
+/// record (call_A settled, nothing for call_B: B never saw the rejection) reaches A. It is not
+/// the record storage held before, so it replaces A's drafts: the rejection made in A alone is
+/// gone, although B decided nothing on call_B.
+#[test]
+fn review_unsaved_rejection_survives_the_other_tabs_continuation() {
+    let (mut a, mut b) = (H::loaded_paused(), H::loaded_paused());
+    b.c.approve("call_A").expect("approve");
+    let from_b = written(&b.drain()).expect("B stores its draft");
+    no_http(&a.tab_wrote(&from_b));
+    a.c.reject("call_B", Some("no mail")).expect("reject");
+    assert!(written(&a.drain()).is_some());
+    a.c.persist_failed();
+    // B submits call_A; its reply opens.
+    let (_, first) = b.submit();
+    assert_continuation(&first, "call_A", true);
+    let settled = written(&b.open(first.id, 200)).expect("B's record, call_A settled");
+    assert!(settled.contains(r#""settled":["call_A"]"#), "{settled}");
+    a.tab_wrote(&settled);
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Reject(Some("no mail".into()))),
+        "A's rejection of call_B, held in A alone, was cleared"
+    );
+}
