@@ -3767,3 +3767,46 @@ fn review_unsaved_rejection_survives_the_other_tabs_continuation() {
         "A's rejection of call_B, held in A alone, was cleared"
     );
 }
+
+/// Tab 1 approves call_A (tab 2 takes the draft in, and shows it), then submits it; its reply
+/// opens and the record lists call_A as settled. Tab 2 does not keep the decision on call_A
+/// (README: "A call whose decision the server already accepted, or whose continuation it took,
+/// keeps it"): the draft is cleared, the card is undecided again, and a "reject the rest and send"
+/// in tab 2 sends a rejection of call_A, whose continuation the server already took.
+#[test]
+fn review_a_settled_call_keeps_its_decision_in_the_other_tab() {
+    let mut h = H::loaded_paused();
+    let mut other = H::loaded_paused();
+    h.c.approve("call_A").expect("approve");
+    let r = written(&h.drain()).expect("record");
+    no_http(&other.tab_wrote(&r));
+    assert_eq!(
+        other.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Approve)
+    );
+    let (_, first) = h.submit();
+    let record = written(&h.open(first.id, 200)).expect("the record, call_A settled");
+    assert!(record.contains(r#""settled":["call_A"]"#), "{record}");
+    no_http(&other.tab_wrote(&record));
+    let undecided = other
+        .c
+        .snapshot()
+        .suspension
+        .as_ref()
+        .map(|s| s.undecided.clone())
+        .unwrap_or_default();
+    other
+        .c
+        .reject_all_and_send(other.now, "never mind", None)
+        .expect("reject all and send");
+    let post = one_http(&other.drain());
+    assert!(
+        !post
+            .body
+            .as_deref()
+            .unwrap_or_default()
+            .contains(r#""toolCallId":"call_A""#),
+        "call_A's continuation sent a second time (undecided in tab 2: {undecided:?}): {:?}",
+        post.body
+    );
+}
