@@ -405,10 +405,13 @@ impl Sidenet {
         } else if let Some(mut stored) = read_stored(persisted).filter(|_| !self.c.loaded) {
             // The ids taken, not moved out: `stored` is dropped whole.
             if stored.run_id.is_some() && self.expect.is_none() {
-                // Not a call whose continuation the server took (its reply was streaming): the
-                // run went on, and is no abandoned pause if the replay is empty.
+                // Nothing, once a call's continuation was taken (its reply was streaming): the
+                // run went on, and is no abandoned pause if the replay is empty (not even one
+                // whose other calls still wait: the run is busy with the settled one).
                 let mut ids = take(&mut stored.call_ids);
-                ids.retain(|id| !stored.settled(id));
+                if ids.iter().any(|id| stored.settled(id)) {
+                    ids.clear();
+                }
                 self.expect = Some(Expect::Calls(ids));
             }
         }
