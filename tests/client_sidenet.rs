@@ -3810,3 +3810,59 @@ fn review_a_settled_call_keeps_its_decision_in_the_other_tab() {
         post.body
     );
 }
+
+/// As `review_unsaved_rejection_survives_the_other_tabs_continuation`, followed to the end: B's
+/// reply ends on call_B alone, B writes its record (call_B, no draft); A, behind, catches up by a
+/// load that shows call_B alone, then reads storage again (a new pause): B's record still says
+/// nothing B decided on call_B, and A's rejection must survive it.
+#[test]
+fn review_unsaved_rejection_survives_the_other_tabs_continuation_to_its_end() {
+    let (mut a, mut b) = (H::loaded_paused(), H::loaded_paused());
+    b.c.approve("call_A").expect("approve");
+    let from_b = written(&b.drain()).expect("B stores its draft");
+    no_http(&a.tab_wrote(&from_b));
+    a.c.reject("call_B", Some("no mail")).expect("reject");
+    assert!(written(&a.drain()).is_some());
+    a.c.persist_failed();
+    let (_, first) = b.submit();
+    let settled = written(&b.open(first.id, 200)).expect("B's record, call_A settled");
+    no_http(&a.tab_wrote(&settled));
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    let mut outs = b.feed(first.id, &sse(&c, true), 11);
+    outs.extend(b.end(first.id));
+    if b.c.take_missed_restore() {
+        outs.extend(b.tab_wrote(&settled));
+    }
+    let last_b = written(&outs).expect("B writes its record for call_B");
+    assert!(last_b.contains(r#""callIds":["call_B"]"#), "{last_b}");
+    // A: call_A left out, it catches up.
+    let outs = a.tab_wrote(&last_b);
+    let get = one_http(&outs);
+    let outs = a.respond(
+        get.id,
+        history(vec![
+            user_ui("msg_u1", "delete /tmp/x"),
+            json!({"id": "msg_a1", "role": "assistant", "parts": [
+                {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available", "input": {"path": "/tmp/x"},
+                 "approval": {"id": "call_A", "approved": true}, "output": "Deleted /tmp/x"},
+                {"type": "tool-send_email", "toolCallId": "call_B", "state": "approval-requested", "input": {"to": "a@b.c", "subject": "hi"},
+                 "approval": {"id": "call_B"}}
+            ]}),
+        ]),
+    );
+    let replay = one_http(&outs);
+    a.stream(replay.id, &waiting_on_b());
+    if a.c.take_missed_restore() {
+        a.tab_wrote(&last_b);
+    }
+    assert_eq!(a.card_ids(), vec!["call_B"]);
+    assert_eq!(
+        a.c.snapshot().decisions.get("call_B"),
+        Some(&Decision::Reject(Some("no mail".into()))),
+        "A's rejection of call_B, held in A alone, was cleared"
+    );
+}
