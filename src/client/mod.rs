@@ -307,6 +307,12 @@ impl StoredIn {
         })
     }
 
+    /// Was the draft of `id` changed in this record since `base` (the record the writer held
+    /// before this tab's write failed: see `Core::unsaved`)? Without a base, always.
+    fn changed(&self, base: Option<&StoredIn>, id: &str) -> bool {
+        base.map_or(true, |b| b.drafts.get(id) != self.drafts.get(id))
+    }
+
     /// Does the record list `id` as settled?
     fn settled(&self, id: &str) -> bool {
         matches!(&self.settled, Some(Value::Array(ids)) if ids.iter().any(|s| s.as_str() == Some(id)))
@@ -1599,14 +1605,27 @@ impl Client {
         // stored and this is the record from before (written back over the removal: older than
         // ours). Whether to catch up holds all the same.
         if !stale {
+            // Drafts this tab alone holds (its write failed) give way only to a change made there.
+            let base = self.c.unsaved.as_deref().filter(|_| self.c.quiet).map(read_stored);
+            let base = base.as_ref().and_then(|b| b.as_ref());
             if self.c.quiet {
-                decisions.clear_local();
+                if self.c.unsaved.is_some() {
+                    for id in &stored.call_ids {
+                        if stored.changed(base, id) {
+                            let _ = decisions.clear(id);
+                        }
+                    }
+                    self.c.unsaved = Some(persisted.to_owned());
+                } else {
+                    decisions.clear_local();
+                }
             }
             let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
-                !suspension
-                    .tool(id)
-                    .and_then(Decision::from_tail)
-                    .is_some_and(|t| t == *decision)
+                stored.changed(base, id)
+                    && !suspension
+                        .tool(id)
+                        .and_then(Decision::from_tail)
+                        .is_some_and(|t| t == *decision)
             });
             // By reference: in a build without the audit the loop is empty and goes away.
             for (id, decision) in &restored {

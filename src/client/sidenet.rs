@@ -2063,7 +2063,11 @@ impl Sidenet {
                 .as_ref()
                 .is_some_and(|o| o.run_id == n.run_id && o.call_ids == n.call_ids)
             {
+                // Drafts are shared call by call within a run: a failed write outlives the step.
+                let same_run = old.as_ref().is_some_and(|o| o.run_id == n.run_id);
+                let unsaved = self.c.unsaved.take().filter(|_| same_run);
                 self.c.new_pause();
+                self.c.unsaved = unsaved;
             }
             self.expired = false;
         } else {
@@ -2124,15 +2128,26 @@ impl Sidenet {
         // be stored and this is the record from before (written back over the removal: older
         // than ours).
         if !stale {
+            // Drafts this tab alone holds (its write failed) give way only to a change made there.
+            let base = self.c.unsaved.as_deref().filter(|_| self.c.quiet).map(read_stored);
+            let base = base.as_ref().and_then(|b| b.as_ref());
             if self.c.quiet {
                 for id in call_ids {
-                    let _ = decisions.clear(id);
+                    if stored.changed(base, id) {
+                        let _ = decisions.clear(id);
+                    }
+                }
+                if self.c.unsaved.is_some() {
+                    self.c.unsaved = Some(persisted.to_owned());
                 }
             }
             // Never on a card whose decision the server accepted, or whose continuation it took
             // (`settled`: its reply was streaming): that decision is the server's.
             let restored = restore_into(decisions, &stored.drafts, &|id, _| {
-                call_ids.iter().any(|c| c == id) && !pause.accepted(id) && !stored.settled(id)
+                call_ids.iter().any(|c| c == id)
+                    && stored.changed(base, id)
+                    && !pause.accepted(id)
+                    && !stored.settled(id)
             });
             // By reference: in a build without the audit the loop is empty and goes away.
             for (id, decision) in &restored {
