@@ -3866,3 +3866,55 @@ fn review_unsaved_rejection_survives_the_other_tabs_continuation_to_its_end() {
         "A's rejection of call_B, held in A alone, was cleared"
     );
 }
+
+/// Tab 1 approves call_A and submits it; tab 2 takes in the records. call_A's tool fails and the
+/// model calls it again, identically, under the same callId (ids counted per step): the reply
+/// ends paused on a new call_A of the same tool and inputs. Tab 2, told to wait for the record
+/// written once the reply has ended, never loads: it still shows the old pause (no tool output,
+/// the old card), a pause already answered (README: "once one tab submits, the other shows where
+/// the run went instead of a pause already answered").
+#[test]
+fn review_other_tab_catches_up_when_the_run_pauses_again_on_the_same_call() {
+    let loaded_on_a = || {
+        let mut h = H::new();
+        let (_, outs) = h.load();
+        let get = one_http(&outs);
+        let outs = h.respond(get.id, history(paused_history(false)));
+        let replay = one_http(&outs);
+        h.stream(replay.id, &replay_stream(false));
+        assert_eq!(h.card_ids(), vec!["call_A"]);
+        h
+    };
+    let (mut h, mut other) = (loaded_on_a(), loaded_on_a());
+    h.c.approve("call_A").expect("approve");
+    let r = written(&h.drain()).expect("record");
+    no_http(&other.tab_wrote(&r));
+    assert_eq!(other.c.snapshot().decisions.get("call_A"), Some(&Decision::Approve));
+    let (_, first) = h.submit();
+    let mut records = persists(&h.open(first.id, 200));
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-error", "toolCallId": "call_A", "errorText": "EBUSY"}),
+        json!({"type": "finish-step"}),
+        json!({"type": "start-step"}),
+    ];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.push(approval_a());
+    records.extend(persists(&h.feed(first.id, &sse(&c, true), 11)));
+    records.extend(persists(&h.end(first.id)));
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    if h.c.take_missed_restore() {
+        let last = records.last().cloned().flatten().unwrap_or_default();
+        records.extend(persists(&h.tab_wrote(&last)));
+    }
+    let mut loads = 0;
+    for r in &records {
+        loads += https(&other.tab_wrote(r.as_deref().unwrap_or_default())).len();
+    }
+    assert!(
+        loads > 0,
+        "tab 2 never catches up: records {records:#?}, its messages {}",
+        other.c.snapshot().messages.as_slice().len()
+    );
+}
