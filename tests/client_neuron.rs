@@ -3352,7 +3352,10 @@ fn review_unsaved_rejection_survives_the_other_tabs_partial_submission() {
     let from_b = written(&outs).expect("B's record, call_A settled");
     let outs = a.tab_wrote(&from_b);
     let sync = one_http(&outs);
-    a.respond(sync.id, thread(vec![user("msg_1", "Delete old logs"), tail]));
+    a.respond(
+        sync.id,
+        thread(vec![user("msg_1", "Delete old logs"), tail]),
+    );
     assert_eq!(
         a.c.snapshot().decisions.get("call_B"),
         Some(&Decision::Reject(Some("no".into()))),

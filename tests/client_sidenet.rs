@@ -3889,7 +3889,10 @@ fn review_other_tab_catches_up_when_the_run_pauses_again_on_the_same_call() {
     h.c.approve("call_A").expect("approve");
     let r = written(&h.drain()).expect("record");
     no_http(&other.tab_wrote(&r));
-    assert_eq!(other.c.snapshot().decisions.get("call_A"), Some(&Decision::Approve));
+    assert_eq!(
+        other.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Approve)
+    );
     let (_, first) = h.submit();
     let mut records = persists(&h.open(first.id, 200));
     let mut c = vec![

@@ -1606,7 +1606,12 @@ impl Client {
         // ours). Whether to catch up holds all the same.
         if !stale {
             // Drafts this tab alone holds (its write failed) give way only to a change made there.
-            let base = self.c.unsaved.as_deref().filter(|_| self.c.quiet).map(read_stored);
+            let base = self
+                .c
+                .unsaved
+                .as_deref()
+                .filter(|_| self.c.quiet)
+                .map(read_stored);
             let base = base.as_ref().and_then(|b| b.as_ref());
             if self.c.quiet {
                 if self.c.unsaved.is_some() {

@@ -265,6 +265,9 @@ pub(crate) struct Sidenet {
     pause: Option<Pause>,
     expired: bool,
     expect: Option<Expect>,
+    /// A record taken in said another tab's continuation reply was streaming: the next record
+    /// that says no more is written once it ended (the run went on), and this tab loads.
+    reply_elsewhere: bool,
     /// Reasons the user gave to rejections (the protocol carries none): (callId, reason), one per
     /// continuation sent with a reason (a re-send adds its own); the last for a callId counts.
     reasons: Vec<(String, String)>,
@@ -287,6 +290,7 @@ impl Sidenet {
             pause: None,
             expired: false,
             expect: None,
+            reply_elsewhere: false,
             reasons: Vec::new(),
             audit: Audit::new(),
         };
@@ -2129,7 +2133,12 @@ impl Sidenet {
         // than ours).
         if !stale {
             // Drafts this tab alone holds (its write failed) give way only to a change made there.
-            let base = self.c.unsaved.as_deref().filter(|_| self.c.quiet).map(read_stored);
+            let base = self
+                .c
+                .unsaved
+                .as_deref()
+                .filter(|_| self.c.quiet)
+                .map(read_stored);
             let base = base.as_ref().and_then(|b| b.as_ref());
             if self.c.quiet {
                 for id in call_ids {
@@ -2165,13 +2174,15 @@ impl Sidenet {
         // it writes again once the reply has ended (its next pause, or a removal), and this tab
         // catches up then, not by a load in the middle of the reply.
         let streaming = matches!(&stored.settled, Some(Value::Array(ids)) if !ids.is_empty());
+        // The record written once it ended may show the same calls (the run paused again on a
+        // call of the same callId, tool and inputs): it ended all the same.
+        let ended = core::mem::replace(&mut self.reply_elsewhere, streaming) && !streaming;
         Some(
             !streaming
-                && pause
-                    .tail
-                    .pending
-                    .iter()
-                    .any(|c| c.approval == Approval::Pending && !call_ids.contains(&c.call_id)),
+                && (ended
+                    || pause.tail.pending.iter().any(|c| {
+                        c.approval == Approval::Pending && !call_ids.contains(&c.call_id)
+                    })),
         )
     }
 
