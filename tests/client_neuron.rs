@@ -3305,7 +3305,7 @@ fn unsaved_tab_still_catches_up_when_the_other_tab_submitted() {
 /// not replace them; but A's `before` is now its own first failed record (never stored), so B's
 /// write-back is not recognised as stale and A's two decisions are lost.
 #[test]
-fn review_two_failed_writes_in_a_row_then_the_other_tabs_write_back() {
+fn two_failed_writes_in_a_row_then_the_other_tabs_write_back() {
     let (mut a, mut b) = (H::paused(), H::paused());
     let from_a = written(&a.approve("call_A")).expect("stored");
     no_http(&b.tab_wrote(&from_a));
@@ -3339,7 +3339,7 @@ fn review_two_failed_writes_in_a_row_then_the_other_tabs_write_back() {
 /// one thing it alone held, is cleared by a record that says nothing about call_B. (Before
 /// 99eb9af such a record was ignored while the drafts were unsaved.)
 #[test]
-fn review_unsaved_rejection_survives_the_other_tabs_partial_submission() {
+fn unsaved_rejection_survives_the_other_tabs_partial_submission() {
     let (mut a, mut b) = (H::paused(), H::paused());
     written(&a.reject("call_B", Some("no"))).expect("stored");
     a.c.persist_failed();

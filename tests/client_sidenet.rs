@@ -3728,7 +3728,7 @@ fn a_decision_made_in_the_other_tab_during_the_reply_survives() {
 /// awaiting approval and the replay has nothing (the run is running call_A's tool). The run was
 /// not abandoned: the record says the server took call_A.
 #[test]
-fn review_a_reload_mid_reply_of_a_two_call_pause_is_not_expired() {
+fn a_reload_mid_reply_of_a_two_call_pause_is_not_expired() {
     let mut h = H::paused(true);
     h.c.approve("call_A").expect("approve");
     h.drain();
@@ -3747,7 +3747,7 @@ fn review_a_reload_mid_reply_of_a_two_call_pause_is_not_expired() {
 /// the record storage held before, so it replaces A's drafts: the rejection made in A alone is
 /// gone, although B decided nothing on call_B.
 #[test]
-fn review_unsaved_rejection_survives_the_other_tabs_continuation() {
+fn unsaved_rejection_survives_the_other_tabs_continuation() {
     let (mut a, mut b) = (H::loaded_paused(), H::loaded_paused());
     b.c.approve("call_A").expect("approve");
     let from_b = written(&b.drain()).expect("B stores its draft");
@@ -3774,7 +3774,7 @@ fn review_unsaved_rejection_survives_the_other_tabs_continuation() {
 /// keeps it"): the draft is cleared, the card is undecided again, and a "reject the rest and send"
 /// in tab 2 sends a rejection of call_A, whose continuation the server already took.
 #[test]
-fn review_a_settled_call_keeps_its_decision_in_the_other_tab() {
+fn a_settled_call_keeps_its_decision_in_the_other_tab() {
     let mut h = H::loaded_paused();
     let mut other = H::loaded_paused();
     h.c.approve("call_A").expect("approve");
@@ -3811,12 +3811,12 @@ fn review_a_settled_call_keeps_its_decision_in_the_other_tab() {
     );
 }
 
-/// As `review_unsaved_rejection_survives_the_other_tabs_continuation`, followed to the end: B's
+/// As `unsaved_rejection_survives_the_other_tabs_continuation`, followed to the end: B's
 /// reply ends on call_B alone, B writes its record (call_B, no draft); A, behind, catches up by a
 /// load that shows call_B alone, then reads storage again (a new pause): B's record still says
 /// nothing B decided on call_B, and A's rejection must survive it.
 #[test]
-fn review_unsaved_rejection_survives_the_other_tabs_continuation_to_its_end() {
+fn unsaved_rejection_survives_the_other_tabs_continuation_to_its_end() {
     let (mut a, mut b) = (H::loaded_paused(), H::loaded_paused());
     b.c.approve("call_A").expect("approve");
     let from_b = written(&b.drain()).expect("B stores its draft");
@@ -3874,7 +3874,7 @@ fn review_unsaved_rejection_survives_the_other_tabs_continuation_to_its_end() {
 /// the old card), a pause already answered (README: "once one tab submits, the other shows where
 /// the run went instead of a pause already answered").
 #[test]
-fn review_other_tab_catches_up_when_the_run_pauses_again_on_the_same_call() {
+fn other_tab_catches_up_when_the_run_pauses_again_on_the_same_call() {
     let loaded_on_a = || {
         let mut h = H::new();
         let (_, outs) = h.load();
@@ -3920,4 +3920,100 @@ fn review_other_tab_catches_up_when_the_run_pauses_again_on_the_same_call() {
         "tab 2 never catches up: records {records:#?}, its messages {}",
         other.c.snapshot().messages.as_slice().len()
     );
+}
+
+/// A reload mid-reply whose replay still shows the settled call waiting (the server did not
+/// keep the continuation): the call is answerable there, and its new decision is sent. The
+/// record read at the reload is the tab's own, of a reply no tab streams any more: it is not
+/// taken for another tab's continuation in flight (which would leave the card with no way to
+/// answer it).
+#[test]
+fn a_reload_mid_reply_leaves_the_settled_call_answerable_when_the_replay_shows_it() {
+    let mut h = H::loaded_paused();
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, first) = h.submit();
+    let record = written(&h.open(first.id, 200)).expect("the record, call_A settled");
+    assert!(record.contains(r#""settled":["call_A"]"#), "{record}");
+    let (mut r, replay) = reloaded(&record, paused_history(true));
+    r.stream(replay.id, &replay_stream(true));
+    // Storage read again at the new pause (it still holds the record).
+    if r.c.take_missed_restore() {
+        r.tab_wrote(&record);
+    }
+    assert_eq!(r.card_ids(), vec!["call_A", "call_B"]);
+    r.c.reject("call_A", Some("not now"))
+        .expect("call_A can be answered");
+    r.drain();
+    let (_, post) = r.submit();
+    assert_continuation(&post, "call_A", false);
+}
+
+/// Tab 2 follows tab 1's continuation of call_A (the record lists it settled): call_A shows the
+/// decision sent there and cannot be changed in tab 2, whose own submission leaves it out.
+#[test]
+fn a_call_taken_in_another_tab_cannot_be_changed_here() {
+    let mut h = H::loaded_paused();
+    let mut other = H::loaded_paused();
+    h.c.approve("call_A").expect("approve");
+    let r = written(&h.drain()).expect("record");
+    no_http(&other.tab_wrote(&r));
+    let (_, first) = h.submit();
+    let record = written(&h.open(first.id, 200)).expect("the record, call_A settled");
+    no_http(&other.tab_wrote(&record));
+    assert_eq!(
+        other.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Approve),
+        "the decision sent in tab 1"
+    );
+    assert_eq!(
+        other.c.reject("call_A", None).map_err(|e| e.code),
+        Err(ErrorCode::InvalidState)
+    );
+    assert!(
+        !other.c.snapshot().can_submit,
+        "nothing of tab 2's own to send"
+    );
+    other
+        .c
+        .reject("call_B", Some("no mail"))
+        .expect("call_B is open");
+    other.drain();
+    let (_, post) = other.submit();
+    assert_continuation(&post, "call_B", false);
+}
+
+/// Tab 1's continuation of call_A ends on a new pause that lists call_A again (the same tool and
+/// inputs: the tool failed and the model asks again) beside a new call. Storage, read again at
+/// the new pause, still holds tab 1's own record with call_A settled: tab 1 must still be able
+/// to answer call_A (its own record is not another tab's continuation in flight).
+#[test]
+fn the_writers_own_settled_record_read_back_at_a_new_pause_leaves_the_call_answerable() {
+    let mut h = H::loaded_paused();
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, first) = h.submit();
+    let record = written(&h.open(first.id, 200)).expect("the record, call_A settled");
+    assert!(record.contains(r#""settled":["call_A"]"#), "{record}");
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-error", "toolCallId": "call_A", "errorText": "busy"}),
+    ];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.extend(tool_in("call_C", "send_email", json!({"to": "c@d.e"})));
+    c.push(approval_a());
+    c.push(approval(
+        "call_C",
+        "send_email",
+        "Send an email",
+        json!({"to": "c@d.e"}),
+    ));
+    h.feed(first.id, &sse(&c, true), 11);
+    h.end(first.id);
+    if h.c.take_missed_restore() {
+        h.tab_wrote(&record);
+    }
+    assert_eq!(h.card_ids(), vec!["call_A", "call_C"]);
+    h.c.reject("call_A", Some("stop"))
+        .expect("call_A can be answered");
 }

@@ -265,9 +265,11 @@ pub(crate) struct Sidenet {
     pause: Option<Pause>,
     expired: bool,
     expect: Option<Expect>,
-    /// A record taken in said another tab's continuation reply was streaming: the next record
-    /// that says no more is written once it ended (the run went on), and this tab loads.
-    reply_elsewhere: bool,
+    /// The calls whose continuation, the last record taken in from another tab says, the server
+    /// took (that tab's reply streaming: `settled`): never sent again from here, nor changed. The
+    /// next record that lists none is written once that reply ended (the run went on), and this
+    /// tab loads. Emptied by each load of this tab (the server's word).
+    taken_elsewhere: Vec<String>,
     /// Reasons the user gave to rejections (the protocol carries none): (callId, reason), one per
     /// continuation sent with a reason (a re-send adds its own); the last for a callId counts.
     reasons: Vec<(String, String)>,
@@ -290,7 +292,7 @@ impl Sidenet {
             pause: None,
             expired: false,
             expect: None,
-            reply_elsewhere: false,
+            taken_elsewhere: Vec::new(),
             reasons: Vec::new(),
             audit: Audit::new(),
         };
@@ -622,7 +624,7 @@ impl Sidenet {
         };
         let mut queue = Vec::new();
         for (id, d) in decisions.local() {
-            if !pause.accepted(id) {
+            if !pause.accepted(id) && !self.taken_elsewhere.iter().any(|t| t == id) {
                 queue.push((id.to_owned(), d.clone()));
             }
         }
@@ -1261,6 +1263,7 @@ impl Sidenet {
         let failed = self.adopt_errors(feed, paused);
         let expired = !paused && !failed && expected.as_ref().is_some_and(|e| self.abandoned(e));
         self.c.loaded = true;
+        self.taken_elsewhere.clear();
         if let Some(held) = self.c.held_restore.take() {
             // Drafts only: the pause stays as adopted.
             self.apply_restore(&held);
@@ -2089,7 +2092,9 @@ impl Sidenet {
     /// `invalid_state` for a call whose decision the server accepted (its reply stopped before
     /// the call left the pause): a change to it could never be sent.
     fn check_unsent(&self, call_id: &str) -> Result<()> {
-        if self.pause.as_ref().is_some_and(|p| p.accepted(call_id)) {
+        if self.pause.as_ref().is_some_and(|p| p.accepted(call_id))
+            || self.taken_elsewhere.iter().any(|t| t == call_id)
+        {
             return Err(Error::new(
                 ErrorCode::InvalidState,
                 "decision already accepted",
@@ -2103,6 +2108,9 @@ impl Sidenet {
     /// open a call the record leaves out (the server accepted its decision: it is behind).
     fn apply_restore(&mut self, persisted: &str) -> Option<bool> {
         let stale = self.c.stale(persisted);
+        // From another tab showing this pause (a storage event), not read at a new pause (a
+        // reload reads its own record then, of a reply no tab streams any more).
+        let elsewhere = self.c.quiet && !self.c.fresh;
         // Nothing paused: nothing to restore (the stored drafts are not even read).
         let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
             return None;
@@ -2150,13 +2158,15 @@ impl Sidenet {
                     self.c.unsaved = Some(persisted.to_owned());
                 }
             }
-            // Never on a card whose decision the server accepted, or whose continuation it took
-            // (`settled`: its reply was streaming): that decision is the server's.
+            // Never on a card whose decision the server accepted: that decision is the server's.
+            // One whose continuation it took in another tab (`settled`: its reply streaming)
+            // shows the decision sent there; not on a reload (no tab is left to stream that
+            // reply: the call is answerable if the server still shows it waiting).
             let restored = restore_into(decisions, &stored.drafts, &|id, _| {
                 call_ids.iter().any(|c| c == id)
                     && stored.changed(base, id)
                     && !pause.accepted(id)
-                    && !stored.settled(id)
+                    && (elsewhere || !stored.settled(id))
             });
             // By reference: in a build without the audit the loop is empty and goes away.
             for (id, decision) in &restored {
@@ -2176,7 +2186,15 @@ impl Sidenet {
         let streaming = matches!(&stored.settled, Some(Value::Array(ids)) if !ids.is_empty());
         // The record written once it ended may show the same calls (the run paused again on a
         // call of the same callId, tool and inputs): it ended all the same.
-        let ended = core::mem::replace(&mut self.reply_elsewhere, streaming) && !streaming;
+        let mut taken = Vec::new();
+        if elsewhere {
+            for id in call_ids {
+                if stored.settled(id) && pause.has(id) {
+                    taken.push(id.clone());
+                }
+            }
+        }
+        let ended = !core::mem::replace(&mut self.taken_elsewhere, taken).is_empty() && !streaming;
         Some(
             !streaming
                 && (ended
@@ -2202,10 +2220,10 @@ impl Sidenet {
     fn build_head(&self) -> Snapshot {
         let paused = self.pause.is_some();
         let can_submit = self.pause.as_ref().is_some_and(|p| {
-            self.c
-                .decisions
-                .as_ref()
-                .is_some_and(|d| d.local().any(|(id, _)| !p.accepted(id)))
+            self.c.decisions.as_ref().is_some_and(|d| {
+                d.local()
+                    .any(|(id, _)| !p.accepted(id) && !self.taken_elsewhere.iter().any(|t| t == id))
+            })
         });
         self.c.head(
             self.c.phase(paused, self.expired),
