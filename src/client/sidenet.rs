@@ -619,12 +619,12 @@ impl Sidenet {
 
     /// Starts the submission of the drafts not yet acknowledged (the op is new).
     fn submit_now(&mut self, then_send: Option<String>) -> Result<OpId> {
-        let (Some(pause), Some(decisions)) = (&self.pause, &self.c.decisions) else {
+        let (Some(_), Some(decisions)) = (&self.pause, &self.c.decisions) else {
             return Err(not_suspended());
         };
         let mut queue = Vec::new();
         for (id, d) in decisions.local() {
-            if !pause.accepted(id) && !self.taken_elsewhere.iter().any(|t| t == id) {
+            if !self.sent(id) {
                 queue.push((id.to_owned(), d.clone()));
             }
         }
@@ -2089,12 +2089,17 @@ impl Sidenet {
         self.c.drop_draft(call_id);
     }
 
-    /// `invalid_state` for a call whose decision the server accepted (its reply stopped before
-    /// the call left the pause): a change to it could never be sent.
-    fn check_unsent(&self, call_id: &str) -> Result<()> {
-        if self.pause.as_ref().is_some_and(|p| p.accepted(call_id))
+    /// Did the server accept a decision for this card, here or (`taken_elsewhere`) in another
+    /// tab? A change to it could never be sent.
+    fn sent(&self, call_id: &str) -> bool {
+        self.pause.as_ref().is_some_and(|p| p.accepted(call_id))
             || self.taken_elsewhere.iter().any(|t| t == call_id)
-        {
+    }
+
+    /// `invalid_state` for a call whose decision the server accepted (`sent`: its reply stopped
+    /// before the call left the pause, or another tab's streams).
+    fn check_unsent(&self, call_id: &str) -> Result<()> {
+        if self.sent(call_id) {
             return Err(Error::new(
                 ErrorCode::InvalidState,
                 "decision already accepted",
@@ -2189,7 +2194,7 @@ impl Sidenet {
         let mut taken = Vec::new();
         if elsewhere {
             for id in call_ids {
-                if stored.settled(id) && pause.has(id) {
+                if stored.settled(id) {
                     taken.push(id.clone());
                 }
             }
@@ -2219,12 +2224,12 @@ impl Sidenet {
     /// Every field but `streaming` (which lives in the snapshot and is edited in place).
     fn build_head(&self) -> Snapshot {
         let paused = self.pause.is_some();
-        let can_submit = self.pause.as_ref().is_some_and(|p| {
-            self.c.decisions.as_ref().is_some_and(|d| {
-                d.local()
-                    .any(|(id, _)| !p.accepted(id) && !self.taken_elsewhere.iter().any(|t| t == id))
-            })
-        });
+        // Decisions exist iff a pause does.
+        let can_submit = self
+            .c
+            .decisions
+            .as_ref()
+            .is_some_and(|d| d.local().any(|(id, _)| !self.sent(id)));
         self.c.head(
             self.c.phase(paused, self.expired),
             Messages(Shared::clone(&self.messages)),
