@@ -313,6 +313,7 @@ pub struct GatedView {
 }
 
 impl ToJson for GatedView {
+    #[inline(never)]
     fn write_json(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("callId", &self.call_id)
