@@ -102,18 +102,6 @@ impl Pause {
             .is_some_and(|c| c.approval != Approval::Pending)
     }
 
-    /// The cards `keep` accepts, as a tail: the stored drafts are written for the cards whose
-    /// decision the server has not accepted, and read against the cards they were written for.
-    fn tail_where(&self, keep: &dyn Fn(&GatedTool) -> bool) -> Suspension {
-        let mut tail = Suspension::default();
-        for card in &self.tail.pending {
-            if keep(card) {
-                tail.pending.push(card.clone());
-            }
-        }
-        tail
-    }
-
     /// The decisions for this pause.
     fn decisions(&self) -> Option<Decisions> {
         Decisions::of(&self.tail)
@@ -2282,14 +2270,22 @@ impl Sidenet {
                 }) => sub.next_queued().map(|(id, _)| id),
                 _ => None,
             };
+            // The drafts are written for the open cards (whose decision the server has not
+            // accepted), signed against the pause's own tail, as `apply_restore` reads them: a
+            // callId is on one card at most, so an open card's signature is the same there.
             let desired = self.pause.as_ref().and_then(|p| {
-                let open = p.tail_where(&|c| c.approval == Approval::Pending);
+                let mut open = Vec::new();
+                for card in &p.tail.pending {
+                    if card.approval == Approval::Pending {
+                        open.push(card.call_id.clone());
+                    }
+                }
                 self.c.stored(
                     "runId",
                     Some(&p.run_id),
-                    &ids_of(&open.pending),
                     &open,
-                    taken.filter(|id| open.tool(id).is_some()),
+                    &p.tail,
+                    taken.filter(|id| p.open(id)),
                 )
             });
             self.c.persist(desired);
