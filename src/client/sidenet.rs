@@ -396,9 +396,11 @@ impl Sidenet {
             if self.c.restored(taken, persisted, self.pause.is_some()) {
                 self.start_load(None, Why::User);
             }
-        } else if let Some(mut stored) = read_stored(persisted).filter(|_| !self.c.loaded) {
+        } else if self.c.loaded || self.expect.is_some() {
+            // Read before the first load alone, and only while nothing is expected yet.
+        } else if let Some(mut stored) = read_stored(persisted) {
             // The ids taken, not moved out: `stored` is dropped whole.
-            if stored.run_id.is_some() && self.expect.is_none() {
+            if stored.run_id.is_some() {
                 // Nothing, once a call's continuation was taken (its reply was streaming): the
                 // run went on, and is no abandoned pause if the replay is empty (not even one
                 // whose other calls still wait: the run is busy with the settled one).
