@@ -488,9 +488,10 @@ impl Snapshot {
         if with_messages {
             o.field("messages", &self.messages);
         }
+        let streaming = o.key("streaming");
         match &self.streaming {
-            Some(view) => view.write(o.key("streaming"), stream_text),
-            None => o.key("streaming").push_str("null"),
+            Some(view) => view.write(streaming, stream_text),
+            None => streaming.push_str("null"),
         }
         o.field("suspension", &self.suspension)
             .field("decisions", &self.decisions)
