@@ -700,18 +700,11 @@ impl Sidenet {
                 Some(text) => return self.c.paused_again(op, text),
                 None if sub.skipped.is_empty() => Ok(()),
                 None => {
-                    let (code, message) = if self.expired {
-                        (
-                            ErrorCode::Expired,
-                            "the paused run was abandoned before every decision was sent",
-                        )
-                    } else {
-                        (
-                            ErrorCode::Conflict,
-                            "some tools were no longer awaiting approval; those decisions were not sent",
-                        )
-                    };
-                    return self.c.refuse(Some(op), Error::new(code, message));
+                    let error = self.not_sent(
+                        "the paused run was abandoned before every decision was sent",
+                        "some tools were no longer awaiting approval; those decisions were not sent",
+                    );
+                    return self.c.refuse(Some(op), error);
                 }
             }
         };
@@ -1318,22 +1311,26 @@ impl Sidenet {
             self.continue_submission(sub);
             return;
         } else {
-            let (code, message) = if self.expired {
-                (
-                    ErrorCode::Expired,
-                    "the paused run was abandoned before the decision arrived",
-                )
-            } else {
-                (
-                    ErrorCode::Conflict,
-                    "the paused tool was decided elsewhere or changed; your decision was not applied",
-                )
-            };
-            (Error::new(code, message), false)
+            let error = self.not_sent(
+                "the paused run was abandoned before the decision arrived",
+                "the paused tool was decided elsewhere or changed; your decision was not applied",
+            );
+            (error, false)
         };
         // Taken, not moved out: `sub` is dropped whole (one drop call, not one per field).
         let then_send = sub.then_send.take();
         self.c.give_up(Some(sub.op), then_send, error, failed);
+    }
+
+    /// Why decisions were not sent or applied: `expired` (an `expired` error) when the paused run
+    /// was abandoned, else `conflict`.
+    #[inline(never)]
+    fn not_sent(&self, expired: &str, conflict: &str) -> Error {
+        if self.expired {
+            Error::new(ErrorCode::Expired, expired)
+        } else {
+            Error::new(ErrorCode::Conflict, conflict)
+        }
     }
 
     /// Did a pause the client knew of end without an answer (abandoned by the server)?
