@@ -2178,15 +2178,15 @@ impl Sidenet {
         let streaming = matches!(&stored.settled, Some(Value::Array(ids)) if !ids.is_empty());
         // The record written once it ended may show the same calls (the run paused again on a
         // call of the same callId, tool and inputs): it ended all the same.
-        let mut taken = Vec::new();
+        let ended = !self.taken_elsewhere.is_empty() && !streaming;
+        self.taken_elsewhere.clear();
         if elsewhere {
             for id in call_ids {
                 if stored.settled(id) {
-                    taken.push(id.clone());
+                    self.taken_elsewhere.push(id.clone());
                 }
             }
         }
-        let ended = !core::mem::replace(&mut self.taken_elsewhere, taken).is_empty() && !streaming;
         Some(
             !streaming
                 && (ended
