@@ -1995,7 +1995,7 @@ impl Sidenet {
     /// is made only while someone else holds the list (a clone of a snapshot). No
     /// `Shared::make_mut`, whose weak-reference path is dead weight here. Always `Some`.
     fn messages_mut(&mut self) -> Option<&mut Vec<MessageView>> {
-        self.c.snapshot.messages = Messages(Shared::new(Vec::new()));
+        self.c.snapshot.messages = Messages::default();
         if Shared::get_mut(&mut self.messages).is_none() {
             self.audit.touch(self.messages.len() as u64);
             self.messages = Shared::new(self.messages.to_vec());
