@@ -609,7 +609,8 @@ impl Sidenet {
 
     /// Starts the submission of the drafts not yet acknowledged (the op is new).
     fn submit_now(&mut self, then_send: Option<String>) -> Result<OpId> {
-        let (Some(_), Some(decisions)) = (&self.pause, &self.c.decisions) else {
+        // Decisions exist iff a pause does.
+        let Some(decisions) = &self.c.decisions else {
             return Err(not_suspended());
         };
         let mut queue = Vec::new();
