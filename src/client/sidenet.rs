@@ -1778,19 +1778,24 @@ impl Sidenet {
                 _ => Vec::new(),
             };
             if let Some(b) = &mut self.building {
-                b.base = base.clone();
+                b.base = base;
                 b.parts = parts;
             }
-            let mut view = view;
-            view.raw = raw_message(base);
             self.stream_epoch = self.stream_epoch.wrapping_add(1);
+            // Its raw form is set below, from the base.
             self.c.snapshot.streaming = Some(view);
         } else if let Some(id) = message_id {
             put_str(&mut b.base, "id", id);
             if let Some(v) = &mut self.c.snapshot.streaming {
                 v.id = Some(id.to_owned());
-                v.raw = raw_message(b.base.clone());
             }
+        } else {
+            self.stream_dirty = true;
+            return;
+        }
+        // The view's raw message is the base (without `parts`), either way.
+        if let (Some(b), Some(v)) = (&self.building, &mut self.c.snapshot.streaming) {
+            v.raw = raw_message(b.base.clone());
         }
         self.stream_dirty = true;
     }
