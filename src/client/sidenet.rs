@@ -1684,7 +1684,7 @@ impl Sidenet {
                 self.c.error = Some(Error::new(ErrorCode::StreamError, m));
             }
             // Only then a pass to drop them.
-            cards.retain(|c| c.run_id.is_some());
+            retain_cards(&mut cards, &|c| c.run_id.is_some());
         }
         cards
     }
@@ -2316,7 +2316,13 @@ fn is_stream_status(status: u16) -> bool {
 
 /// The call `id` has its outcome in the stream: a card announced for it before is no longer open.
 fn settled(feed: &mut Feed, id: &str) {
-    feed.approvals.retain(|c| c.call_id != id);
+    retain_cards(&mut feed.approvals, &|c| c.call_id != id);
+}
+
+/// The cards `keep` accepts, the others dropped (one `retain` for every caller).
+#[inline(never)]
+fn retain_cards(cards: &mut Vec<GatedTool>, keep: &dyn Fn(&GatedTool) -> bool) {
+    cards.retain(|c| keep(c));
 }
 
 fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Value>) {
