@@ -1179,7 +1179,7 @@ impl Sidenet {
             return;
         };
         if let (Some(p), Some(d)) = (&mut self.pause, &mut self.c.decisions) {
-            if let Some(c) = p.tail.pending.iter_mut().find(|c| c.call_id == id) {
+            if let Some(c) = card_mut(&mut p.tail.pending, &id) {
                 c.approval = match decision {
                     Decision::Approve => Approval::Approved,
                     Decision::Reject(_) => Approval::Rejected,
@@ -1658,11 +1658,7 @@ impl Sidenet {
         if chat {
             self.tool_pending(&card);
         }
-        if let Some(known) = feed
-            .approvals
-            .iter_mut()
-            .find(|c| c.call_id == card.call_id)
-        {
+        if let Some(known) = card_mut(&mut feed.approvals, &card.call_id) {
             // A replayed or repeated chunk: keep the first, fill what it lacked.
             fill(&mut known.approval_reason, &mut card.approval_reason);
             fill(&mut known.agent_version_id, &mut card.agent_version_id);
@@ -2317,6 +2313,12 @@ fn is_stream_status(status: u16) -> bool {
 /// The call `id` has its outcome in the stream: a card announced for it before is no longer open.
 fn settled(feed: &mut Feed, id: &str) {
     retain_cards(&mut feed.approvals, &|c| c.call_id != id);
+}
+
+/// The card of a call in `cards`, to edit.
+#[inline(never)]
+fn card_mut<'a>(cards: &'a mut [GatedTool], call_id: &str) -> Option<&'a mut GatedTool> {
+    cards.iter_mut().find(|c| c.call_id == call_id)
 }
 
 /// The cards `keep` accepts, the others dropped (one `retain` for every caller).
