@@ -1390,12 +1390,16 @@ impl Sidenet {
 
     /// The last tool with this callId in the settled messages.
     fn find_tool(&self, call_id: &str) -> Option<&ToolView> {
-        for m in self.messages.iter().rev() {
-            if let Some(t) = tool_in(&m.tools, call_id) {
-                return Some(t);
-            }
-        }
-        None
+        tool_in(&self.message_of(call_id)?.tools, call_id)
+    }
+
+    /// The last settled message with a tool of this callId.
+    #[inline(never)]
+    fn message_of(&self, call_id: &str) -> Option<&MessageView> {
+        self.messages
+            .iter()
+            .rev()
+            .find(|m| tool_in(&m.tools, call_id).is_some())
     }
 
     /// Does the thread record `decision` for `call_id`?
@@ -1692,14 +1696,7 @@ impl Sidenet {
             .and_then(|c| c.agent_version_id.as_ref())
             .or(self.c.config.agent_version_id.as_ref())
             .cloned();
-        let message_id = message_id.or_else(|| {
-            let id = first.map(|c| c.call_id.as_str())?;
-            self.messages
-                .iter()
-                .rev()
-                .find(|m| tool_in(&m.tools, id).is_some())
-                .and_then(|m| m.id.clone())
-        });
+        let message_id = message_id.or_else(|| self.message_of(&first?.call_id)?.id.clone());
         Pause {
             run_id,
             agent_version_id,
