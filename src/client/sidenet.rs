@@ -1499,8 +1499,8 @@ impl Sidenet {
                 }
             }
             Chunk::TextEnd { id } => {
-                if let Some(b) = &mut self.building {
-                    if b.text_part.as_ref().is_some_and(|(open, _)| open == id) {
+                if self.text_open(id) {
+                    if let Some(b) = &mut self.building {
                         b.text_part = None;
                     }
                 }
@@ -1805,13 +1805,17 @@ impl Sidenet {
         self.stream_dirty = true;
     }
 
+    /// Is `id` the open text part?
+    #[inline(never)]
+    fn text_open(&self, id: &str) -> bool {
+        self.building
+            .as_ref()
+            .is_some_and(|b| b.text_part.as_ref().is_some_and(|(o, _)| o == id))
+    }
+
     /// O(delta): two appends.
     fn text_delta(&mut self, id: &str, delta: &str) {
-        let open = self
-            .building
-            .as_ref()
-            .is_some_and(|b| b.text_part.as_ref().is_some_and(|(o, _)| o == id));
-        if !open {
+        if !self.text_open(id) {
             self.text_start(id.to_owned());
         }
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
