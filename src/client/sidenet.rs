@@ -2031,12 +2031,13 @@ impl Sidenet {
         let old_decisions = self.c.decisions.take();
         let mut new_decisions = new.as_ref().and_then(Pause::decisions);
         if let (Some(old), Some(od)) = (&old, &old_decisions) {
+            // Drafts carry over within the run.
+            let same_run = new.as_ref().filter(|n| n.run_id == old.run_id);
             for (id, draft) in od.local() {
                 let card = old.card(id);
                 // The same call: a newer one may reuse the callId (ids counted per step).
-                let still = new.as_ref().is_some_and(|n| {
-                    n.run_id == old.run_id
-                        && matches!((n.card(id), card),
+                let still = same_run.is_some_and(|n| {
+                    matches!((n.card(id), card),
                             (Some(c), Some(o)) if c.name == o.name && c.inputs == o.inputs)
                 });
                 if still {
