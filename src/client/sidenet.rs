@@ -864,14 +864,19 @@ impl Sidenet {
         if !flight.awaits(id) || flight.rx.is_some() {
             return;
         }
-        if !(flight.streaming && is_stream_status(status)) {
-            flight.rx = Some(Rx::Buffer {
+        let stream = flight.streaming && is_stream_status(status);
+        // Set at one place (into the empty slot).
+        flight.rx = Some(if stream {
+            Rx::Stream(Box::default())
+        } else {
+            Rx::Buffer {
                 status,
                 body: Vec::new(),
-            });
+            }
+        });
+        if !stream {
             return;
         }
-        flight.rx = Some(Rx::Stream(Box::default()));
         let user = match &flight.job {
             Job::Send { text, .. } => Some(text.clone()),
             _ => None,
