@@ -247,7 +247,7 @@ impl MessageView {
         let text: &dyn json::ToJsonDyn = &text;
         let mut o = Obj::new(out);
         o.field("id", &self.id)
-            .field("index", &self.index)
+            .field("index", &(self.index as u64))
             .field("role", &self.role)
             .field("kind", &self.kind)
             .field("text", text)
