@@ -2313,6 +2313,7 @@ fn fill(slot: &mut Option<String>, from: &mut Option<String>) {
 }
 
 /// A 2xx with a body: 204 (no content) is handled as a whole answer.
+#[inline(never)]
 fn is_stream_status(status: u16) -> bool {
     matches!(status, 200..=299) && status != 204
 }
