@@ -199,16 +199,11 @@ impl Suspension {
     /// [`Suspension::gated`] without the allocation, for the clients and [`crate::Decisions`]:
     /// a merge by position of `pending` and `decided` (pending first among equals), each in tail
     /// order as [`Suspension::from_message`] builds them (a Sidenet pause has only `pending`).
-    pub(crate) fn each_gated(&self) -> impl Iterator<Item = &GatedTool> {
-        let (mut p, mut d) = (
-            self.pending.iter().peekable(),
-            self.decided.iter().peekable(),
-        );
-        core::iter::from_fn(move || match (p.peek(), d.peek()) {
-            (Some(a), Some(b)) if b.position < a.position => d.next(),
-            (Some(_), _) => p.next(),
-            _ => d.next(),
-        })
+    pub(crate) fn each_gated(&self) -> EachGated<'_> {
+        EachGated {
+            pending: &self.pending,
+            decided: &self.decided,
+        }
     }
 
     /// The gated tool with this callId, if any.
@@ -278,6 +273,34 @@ pub fn pending_approvals_value(document: &Value) -> Result<Suspension> {
     let index = messages.len() - 1;
     let message = Message::from_value_at(tail.clone(), || thread::message_path(bare, index))?;
     Ok(Suspension::from_message(&message))
+}
+
+/// The walk of [`Suspension::each_gated`]: what is left of `pending` and `decided`. One `next`
+/// for its callers, not inlined in each of their loops.
+pub(crate) struct EachGated<'a> {
+    pending: &'a [GatedTool],
+    decided: &'a [GatedTool],
+}
+
+impl<'a> Iterator for EachGated<'a> {
+    type Item = &'a GatedTool;
+
+    #[inline(never)]
+    fn next(&mut self) -> Option<&'a GatedTool> {
+        let decided_first = match (self.pending.first(), self.decided.first()) {
+            (Some(a), Some(b)) => b.position < a.position,
+            (Some(_), None) => false,
+            (None, _) => true,
+        };
+        let side = if decided_first {
+            &mut self.decided
+        } else {
+            &mut self.pending
+        };
+        let (first, rest) = side.split_first()?;
+        *side = rest;
+        Some(first)
+    }
 }
 
 #[cfg(test)]
