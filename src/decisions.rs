@@ -247,9 +247,7 @@ impl Decisions {
 
     /// The local drafts only, in tail order.
     pub fn local(&self) -> impl Iterator<Item = (&str, &Decision)> {
-        self.entries
-            .iter()
-            .filter_map(|e| e.local.as_ref().map(|d| (e.call_id.as_str(), d)))
+        Local(&self.entries)
     }
 
     /// `true` when every gated tool on the tail has an effective decision.
@@ -306,6 +304,25 @@ impl Decisions {
             .iter_mut()
             .find(|e| e.call_id == call_id)
             .ok_or_else(|| unknown(call_id))
+    }
+}
+
+/// The walk of [`Decisions::local`]: the entries left. One `next` for its callers, not a
+/// `filter_map` inlined in each of their loops.
+struct Local<'a>(&'a [Entry]);
+
+impl<'a> Iterator for Local<'a> {
+    type Item = (&'a str, &'a Decision);
+
+    #[inline(never)]
+    fn next(&mut self) -> Option<(&'a str, &'a Decision)> {
+        while let Some((e, rest)) = self.0.split_first() {
+            self.0 = rest;
+            if let Some(d) = &e.local {
+                return Some((&e.call_id, d));
+            }
+        }
+        None
     }
 }
 
