@@ -213,7 +213,7 @@ impl Decisions {
     /// The server accepted a tool's draft: it becomes the tail's decision (no draft left to send).
     pub(crate) fn accept(&mut self, call_id: &str) {
         // Found here, not by `entry_mut`: no error built for an id that is not gated.
-        if let Some(e) = self.entries.iter_mut().find(|e| e.call_id == call_id) {
+        if let Some(e) = self.find_mut(call_id) {
             e.tail = e.local.take();
         }
     }
@@ -239,7 +239,7 @@ impl Decisions {
     /// A tool's local draft and its effective decision, by reference and in one look-up, without
     /// [`Decisions::get`]'s error: `(None, None)` for a callId that is not gated.
     pub(crate) fn lookup(&self, call_id: &str) -> (Option<&Decision>, Option<&Decision>) {
-        match self.entries.iter().find(|e| e.call_id == call_id) {
+        match self.find(call_id) {
             Some(e) => (e.local.as_ref(), e.effective()),
             None => (None, None),
         }
@@ -293,17 +293,26 @@ impl Decisions {
     }
 
     fn entry(&self, call_id: &str) -> Result<&Entry> {
-        self.entries
-            .iter()
-            .find(|e| e.call_id == call_id)
-            .ok_or_else(|| unknown(call_id))
+        self.find(call_id).ok_or_else(|| unknown(call_id))
     }
 
     fn entry_mut(&mut self, call_id: &str) -> Result<&mut Entry> {
-        self.entries
-            .iter_mut()
-            .find(|e| e.call_id == call_id)
-            .ok_or_else(|| unknown(call_id))
+        self.find_mut(call_id).ok_or_else(|| unknown(call_id))
+    }
+
+    /// The entry of `call_id`: one search for every look-up.
+    #[inline(never)]
+    fn position(&self, call_id: &str) -> Option<usize> {
+        self.entries.iter().position(|e| e.call_id == call_id)
+    }
+
+    fn find(&self, call_id: &str) -> Option<&Entry> {
+        self.entries.get(self.position(call_id)?)
+    }
+
+    fn find_mut(&mut self, call_id: &str) -> Option<&mut Entry> {
+        let i = self.position(call_id)?;
+        self.entries.get_mut(i)
     }
 }
 
