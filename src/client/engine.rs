@@ -810,14 +810,14 @@ impl Core {
         let rewrite = !quiet && self.rewrite && matches!(self.state, State::Ready);
         self.rewrite &= !rewrite;
         if rewrite || !same_stored(desired.as_deref(), self.persisted.as_deref()) {
-            let before = core::mem::replace(&mut self.persisted, desired.clone());
+            let before = core::mem::replace(&mut self.persisted, desired);
             if !quiet {
                 // After a failed write storage holds what it held before it (or the other tab's
                 // write-back of that), not the record that failed.
                 self.before = self.unsaved.take().or(before);
                 self.outputs.push(Output::Persist {
                     key: self.config.persist_key(),
-                    value: desired,
+                    value: self.persisted.clone(),
                 });
             }
         }
