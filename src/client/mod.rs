@@ -1214,7 +1214,7 @@ impl Client {
                     self.c.run_completed = true;
                 }
                 if let Some(op) = op {
-                    self.c.done(op, Ok(()));
+                    self.c.resolve(op);
                 }
             }
             Why::VerifySend {
@@ -1226,7 +1226,7 @@ impl Client {
                 if self.landed(&text, users_before, refused) {
                     self.c.run_completed = !paused;
                     if let Some(op) = op {
-                        self.c.done(op, Ok(()));
+                        self.c.resolve(op);
                     }
                 } else {
                     self.c.give_up(op, Some(text), error, !refused);
@@ -1291,7 +1291,7 @@ impl Client {
         match sub.then_send {
             Some(text) if !self.suspension.suspended => self.start_send(sub.op, text),
             Some(text) => self.c.paused_again(sub.op, text),
-            None => self.c.done(sub.op, Ok(())),
+            None => self.c.resolve(sub.op),
         }
     }
 
@@ -1360,7 +1360,7 @@ impl Client {
                     let consistent = (status == neuron::ChatStatus::AwaitingApproval)
                         == self.suspension.suspended;
                     self.c.run_completed = !self.suspension.suspended;
-                    self.c.done(op, Ok(()));
+                    self.c.resolve(op);
                     if self.c.config.reload_after_post || !consistent || !was_loaded {
                         self.start_sync();
                     }
@@ -1491,7 +1491,7 @@ impl Client {
                 return false;
             }
             Some(text) => self.c.paused_again(sub.op, text),
-            None => self.c.done(sub.op, Ok(())),
+            None => self.c.resolve(sub.op),
         }
         status.is_some() && (self.c.config.reload_after_post || !consistent)
     }
