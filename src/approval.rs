@@ -161,7 +161,7 @@ impl Suspension {
         }
         let mut pending = Vec::new();
         let mut decided = Vec::new();
-        message.each_tool(|tool| {
+        message.each_tool(&mut |tool| {
             if let Some(gated) = GatedTool::from_tool(&tool) {
                 let list = if gated.approval == Approval::Pending {
                     &mut pending

@@ -293,12 +293,12 @@ impl Message {
     /// any other message.
     pub fn tools(&self) -> Vec<ToolCall<'_>> {
         let mut out = Vec::new();
-        self.each_tool(|tool| out.push(tool));
+        self.each_tool(&mut |tool| out.push(tool));
         out
     }
 
     /// Calls `f` with each view [`tools`](Self::tools) would list, in order, listing none.
-    pub(crate) fn each_tool<'a>(&'a self, mut f: impl FnMut(ToolCall<'a>)) {
+    pub(crate) fn each_tool<'a>(&'a self, f: &mut dyn FnMut(ToolCall<'a>)) {
         if let (Some(_), Some(Value::Array(tools))) = (tool_kind(&self.raw), self.raw.get("tools"))
         {
             for (index, tool) in tools.iter().enumerate() {
