@@ -1398,10 +1398,7 @@ impl Client {
         users_before: Option<usize>,
         reason: Option<String>,
     ) {
-        let error = Error::new(
-            ErrorCode::Conflict,
-            reason.unwrap_or_else(|| "the server refused the message (409)".to_owned()),
-        );
+        let error = conflict(reason, "the server refused the message (409)");
         self.verify_send(op, text, users_before, error, true);
     }
 
@@ -1424,10 +1421,9 @@ impl Client {
                     self.unsure = true;
                     return self.start_load(Some(sub.op), Why::Recover(Some(sub)));
                 }
-                Ok(neuron::ChatReply::Conflict(reason)) => Error::new(
-                    ErrorCode::Conflict,
-                    reason.unwrap_or_else(|| "the server refused the decisions".to_owned()),
-                ),
+                Ok(neuron::ChatReply::Conflict(reason)) => {
+                    conflict(reason, "the server refused the decisions")
+                }
                 Err(error) => error,
             },
             _ => status_error(status, &response.body),
@@ -1891,6 +1887,14 @@ fn submission_view(
         still_pending,
         not_applied,
     }
+}
+
+/// `conflict`, with the server's reason, else `otherwise`.
+fn conflict(reason: Option<String>, otherwise: &str) -> Error {
+    Error::new(
+        ErrorCode::Conflict,
+        reason.unwrap_or_else(|| otherwise.to_owned()),
+    )
 }
 
 fn not_suspended() -> Error {
