@@ -75,6 +75,7 @@ impl Decision {
 
     /// [`Decision::from_wire`] without the error: `None` for anything else than the wire form
     /// (for callers that drop a bad one, such as stored drafts, and would pay for its message).
+    #[inline(never)]
     pub(crate) fn read_wire(value: &Value) -> Option<Decision> {
         match value {
             Value::String(s) if s == "approve" => Some(Decision::Approve),
