@@ -154,21 +154,20 @@ impl Decisions {
         if !suspension.suspended {
             return None;
         }
-        let mut entries: Vec<Entry> = Vec::new();
-        for tool in suspension.each_gated() {
-            if entries.iter().any(|e| e.call_id == tool.call_id) {
-                continue;
-            }
-            entries.push(Entry {
-                call_id: tool.call_id.clone(),
-                tail: Decision::from_tail(tool),
-                local: None,
-            });
-        }
-        Some(Decisions {
+        let mut decisions = Decisions {
             message_id: suspension.message_id.clone(),
-            entries,
-        })
+            entries: Vec::new(),
+        };
+        for tool in suspension.each_gated() {
+            if decisions.position(&tool.call_id).is_none() {
+                decisions.entries.push(Entry {
+                    call_id: tool.call_id.clone(),
+                    tail: Decision::from_tail(tool),
+                    local: None,
+                });
+            }
+        }
+        Some(decisions)
     }
 
     /// The `__id` of the tail these decisions are for, if it had one.
