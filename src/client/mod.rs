@@ -1244,8 +1244,8 @@ impl Client {
         }
         // The same key, and none of the drafts sent dropped: a tail without `__id` whose calls
         // reuse the callIds for other tools has the same key, and `adopt_tail` dropped them.
-        let same_pause = self.pause.as_ref().is_some_and(|p| *p == sub.pause)
-            && !sub.sent.iter().any(|(id, _)| self.c.dropped.contains(id));
+        let conflicted = sub.sent.iter().any(|(id, _)| self.c.dropped.contains(id));
+        let same_pause = self.pause.as_ref().is_some_and(|p| *p == sub.pause) && !conflicted;
         if same_pause {
             // The pause the user decided on is still there: were the decisions applied?
             let decisions = self.c.decisions.as_ref();
@@ -1270,7 +1270,6 @@ impl Client {
         }
         // The pause went away. `adopt_tail` acknowledged the drafts if the record shows them (or the
         // pause message is gone), and dropped them otherwise.
-        let conflicted = sub.sent.iter().any(|(id, _)| self.c.dropped.contains(id));
         if conflicted {
             let error = Error::new(
                 ErrorCode::Conflict,
