@@ -491,7 +491,8 @@ fn check(raw: &Map) -> Result<()> {
         };
         // A tool that is not gated may lack a callId (providers that give none): it is never
         // decided, and its view has `""`. A gated one is decided by its callId.
-        let gated = !matches!(tool.get("approval"), None | Some(Value::Null));
+        let approval = tool.get("approval");
+        let gated = !matches!(approval, None | Some(Value::Null));
         match tool.get("callId") {
             Some(Value::String(_)) => {}
             None | Some(Value::Null) if !gated => {}
@@ -508,7 +509,7 @@ fn check(raw: &Map) -> Result<()> {
                 ))
             }
         }
-        match tool.get("approval") {
+        match approval {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) if Approval::parse(s).is_some() => {}
             Some(other) => {
