@@ -1548,8 +1548,7 @@ impl Client {
             };
             for (id, draft) in old.local() {
                 if same {
-                    let tail = suspension.tool(id).and_then(Decision::from_tail);
-                    if tail.as_ref().is_some_and(|t| t == draft) {
+                    if tail_holds(&suspension, id, draft) {
                         self.audit.settle(id, Fate::Acknowledged);
                         continue;
                     }
@@ -1621,11 +1620,7 @@ impl Client {
                 }
             }
             let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
-                stored.changed(base, id)
-                    && !suspension
-                        .tool(id)
-                        .and_then(Decision::from_tail)
-                        .is_some_and(|t| t == *decision)
+                stored.changed(base, id) && !tail_holds(suspension, id, decision)
             });
             // By reference: in a build without the audit the loop is empty and goes away.
             for (id, decision) in &restored {
@@ -1758,6 +1753,13 @@ fn records(record: &[Message], call_id: &str, decision: &Decision) -> bool {
         (Some(Approval::Approved), Decision::Approve)
             | (Some(Approval::Rejected), Decision::Reject(_))
     )
+}
+
+/// Does the tail already record `decision` for its call `id` (its [`Decision::from_tail`])?
+fn tail_holds(tail: &Suspension, id: &str, decision: &Decision) -> bool {
+    tail.tool(id)
+        .and_then(Decision::from_tail)
+        .is_some_and(|t| t == *decision)
 }
 
 /// Equal texts, or equal JSON values (storage may hold the same drafts with other key order).
