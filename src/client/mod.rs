@@ -1283,10 +1283,8 @@ impl Client {
     }
 
     /// The submission took effect: resolve its op, or go on to the message of `rejectAllAndSend`.
+    /// (Its one caller, `reconciled`, has marked a run that is not paused completed.)
     fn after_acknowledged(&mut self, sub: Submission) {
-        if !self.suspension.suspended {
-            self.c.run_completed = true;
-        }
         match sub.then_send {
             Some(text) if !self.suspension.suspended => self.start_send(sub.op, text),
             Some(text) => self.c.paused_again(sub.op, text),
