@@ -361,13 +361,13 @@ impl Core {
 
     /// `busy` unless nothing is outstanding or only a quiet reload (which commands preempt).
     pub(super) fn check_not_busy(&self) -> Result<()> {
-        match &self.state {
-            State::Busy(f) if !f.job.is_sync() => Err(Error::new(
+        if self.busy() {
+            return Err(Error::new(
                 ErrorCode::Busy,
                 "a request is already in flight for this thread",
-            )),
-            _ => Ok(()),
+            ));
         }
+        Ok(())
     }
 
     /// The checks and notices common to every `send`: the new op.
