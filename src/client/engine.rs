@@ -300,10 +300,12 @@ impl Core {
         self.outputs.push(Output::Done { op, result });
     }
 
-    /// `op` succeeded: [`done`](Self::done) with `Ok`, built here, not at each caller.
+    /// `op` (if any) succeeded: [`done`](Self::done) with `Ok`, built here, not at each caller.
     #[inline(never)]
-    pub(super) fn resolve(&mut self, op: OpId) {
-        self.done(op, Ok(()));
+    pub(super) fn resolve(&mut self, op: Option<OpId>) {
+        if let Some(op) = op {
+            self.done(op, Ok(()));
+        }
     }
 
     /// Resolves `op` (if any) with `error`, shown as the current error.

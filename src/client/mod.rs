@@ -1213,9 +1213,7 @@ impl Client {
                 if was_paused && !paused {
                     self.c.run_completed = true;
                 }
-                if let Some(op) = op {
-                    self.c.resolve(op);
-                }
+                self.c.resolve(op);
             }
             Why::VerifySend {
                 text,
@@ -1225,9 +1223,7 @@ impl Client {
             } => {
                 if self.landed(&text, users_before, refused) {
                     self.c.run_completed = !paused;
-                    if let Some(op) = op {
-                        self.c.resolve(op);
-                    }
+                    self.c.resolve(op);
                 } else {
                     self.c.give_up(op, Some(text), error, !refused);
                 }
@@ -1288,7 +1284,7 @@ impl Client {
         match sub.then_send {
             Some(text) if !self.suspension.suspended => self.start_send(sub.op, text),
             Some(text) => self.c.paused_again(sub.op, text),
-            None => self.c.resolve(sub.op),
+            None => self.c.resolve(Some(sub.op)),
         }
     }
 
@@ -1357,7 +1353,7 @@ impl Client {
                     let consistent = (status == neuron::ChatStatus::AwaitingApproval)
                         == self.suspension.suspended;
                     self.c.run_completed = !self.suspension.suspended;
-                    self.c.resolve(op);
+                    self.c.resolve(Some(op));
                     if self.c.config.reload_after_post || !consistent || !was_loaded {
                         self.start_sync();
                     }
@@ -1484,7 +1480,7 @@ impl Client {
                 return false;
             }
             Some(text) => self.c.paused_again(sub.op, text),
-            None => self.c.resolve(sub.op),
+            None => self.c.resolve(Some(sub.op)),
         }
         status.is_some() && (self.c.config.reload_after_post || !consistent)
     }
