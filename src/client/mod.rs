@@ -1279,7 +1279,7 @@ impl Client {
     }
 
     /// The submission took effect: resolve its op, or go on to the message of `rejectAllAndSend`.
-    /// (Its one caller, `reconciled`, has marked a run that is not paused completed.)
+    /// (Its callers, `reconciled` and `accepted`, have marked a run that is not paused completed.)
     fn after_acknowledged(&mut self, sub: Submission) {
         match sub.then_send {
             Some(text) if !self.suspension.suspended => self.start_send(sub.op, text),
@@ -1462,7 +1462,7 @@ impl Client {
     /// The server accepted the submission and the thread shows its outcome (drafts adopted with
     /// [`Ack::Accepted`]): record it, and resolve its op or go on to the message of
     /// `rejectAllAndSend`. `true` when a quiet reload should follow (`status`: the reply's).
-    fn accepted(&mut self, mut sub: Submission, status: Option<neuron::ChatStatus>) -> bool {
+    fn accepted(&mut self, sub: Submission, status: Option<neuron::ChatStatus>) -> bool {
         let paused = self.suspension.suspended;
         let consistent = status.map_or(true, |s| {
             (s == neuron::ChatStatus::AwaitingApproval) == paused
@@ -1474,15 +1474,10 @@ impl Client {
             &[]
         };
         self.c.last_submission = Some(submission_view(pending, &sub.sent, paused));
-        match sub.then_send.take() {
-            Some(text) if !paused => {
-                self.start_send(sub.op, text);
-                return false;
-            }
-            Some(text) => self.c.paused_again(sub.op, text),
-            None => self.c.resolve(Some(sub.op)),
-        }
-        status.is_some() && (self.c.config.reload_after_post || !consistent)
+        // No reload when the message goes now.
+        let sends = !paused && sub.then_send.is_some();
+        self.after_acknowledged(sub);
+        !sends && status.is_some() && (self.c.config.reload_after_post || !consistent)
     }
 
     // ------------------------------------------------------------------------------------------
