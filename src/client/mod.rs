@@ -1238,11 +1238,18 @@ impl Client {
         if !self.suspension.suspended {
             self.c.run_completed = true;
         }
-        // The same key, and none of the drafts sent dropped: a tail without `__id` whose calls
-        // reuse the callIds for other tools has the same key, and `adopt_tail` dropped them.
+        // A draft sent was dropped: a tail without `__id` whose calls reuse the callIds for other
+        // tools has the same key, and `adopt_tail` dropped them; or the pause went away and the
+        // record did not show them.
         let conflicted = sub.sent.iter().any(|(id, _)| self.c.dropped.contains(id));
-        let same_pause = self.pause.as_ref().is_some_and(|p| *p == sub.pause) && !conflicted;
-        if same_pause {
+        // One `give_up` for both failures.
+        let (error, failed) = if conflicted {
+            let error = Error::new(
+                ErrorCode::Conflict,
+                "the paused tools were decided elsewhere; your drafts were not applied",
+            );
+            (error, false)
+        } else if self.pause.as_ref().is_some_and(|p| *p == sub.pause) {
             // The pause the user decided on is still there: were the decisions applied?
             let decisions = self.c.decisions.as_ref();
             let applied = sub.sent.iter().all(|(id, d)| {
@@ -1250,32 +1257,24 @@ impl Client {
                 decisions.is_some_and(|ds| matches!(ds.lookup(id), (None, Some(e)) if e == d))
             });
             if applied {
-                self.after_acknowledged(sub);
-            } else if resend == NOW {
-                self.start(Job::Submit(sub));
-            } else {
-                // Not shown applied. After no clear answer (`Some(0)`) that proves nothing: an
-                // append-only history shows the pause unchanged while the tools run, and after a
-                // tool that threw (a 500), a second POST would run it again. The submission
-                // fails, the drafts stay, and the person's next one reads the thread first.
-                self.unsure = resend.is_some();
-                self.c
-                    .give_up(Some(sub.op), sub.then_send.take(), error, true);
+                return self.after_acknowledged(sub);
             }
-            return;
-        }
-        // The pause went away. `adopt_tail` acknowledged the drafts if the record shows them (or the
-        // pause message is gone), and dropped them otherwise.
-        if conflicted {
-            let error = Error::new(
-                ErrorCode::Conflict,
-                "the paused tools were decided elsewhere; your drafts were not applied",
-            );
-            self.c
-                .give_up(Some(sub.op), sub.then_send.take(), error, false);
+            if resend == NOW {
+                return self.start(Job::Submit(sub));
+            }
+            // Not shown applied. After no clear answer (`Some(0)`) that proves nothing: an
+            // append-only history shows the pause unchanged while the tools run, and after a
+            // tool that threw (a 500), a second POST would run it again. The submission
+            // fails, the drafts stay, and the person's next one reads the thread first.
+            self.unsure = resend.is_some();
+            (error, true)
         } else {
-            self.after_acknowledged(sub);
-        }
+            // The pause went away. `adopt_tail` acknowledged the drafts if the record shows them
+            // (or the pause message is gone), and dropped them otherwise (none was dropped).
+            return self.after_acknowledged(sub);
+        };
+        self.c
+            .give_up(Some(sub.op), sub.then_send.take(), error, failed);
     }
 
     /// The submission took effect: resolve its op, or go on to the message of `rejectAllAndSend`.
