@@ -182,14 +182,12 @@ impl Decisions {
 
     /// Approves a gated tool (bare: no comment).
     pub fn approve(&mut self, call_id: &str) -> Result<()> {
-        self.entry_mut(call_id)?.local = Some(Decision::Approve);
-        Ok(())
+        self.put(call_id, Some(Decision::Approve))
     }
 
     /// Rejects a gated tool, with an optional reason for the model (blank ⇒ bare reject).
     pub fn reject(&mut self, call_id: &str, reason: Option<&str>) -> Result<()> {
-        self.entry_mut(call_id)?.local = Some(Decision::reject(reason));
-        Ok(())
+        self.put(call_id, Some(Decision::reject(reason)))
     }
 
     /// Sets a decision (same as [`approve`](Self::approve) / [`reject`](Self::reject)).
@@ -220,7 +218,13 @@ impl Decisions {
 
     /// Drops the local decision for a tool; the tail's own decision, if any, counts again.
     pub fn clear(&mut self, call_id: &str) -> Result<()> {
-        self.entry_mut(call_id)?.local = None;
+        self.put(call_id, None)
+    }
+
+    /// Sets a tool's draft (`None`: none): one body for `approve`, `reject` and `clear`.
+    #[inline(never)]
+    fn put(&mut self, call_id: &str, local: Option<Decision>) -> Result<()> {
+        self.entry_mut(call_id)?.local = local;
         Ok(())
     }
 
