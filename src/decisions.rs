@@ -192,10 +192,11 @@ impl Decisions {
 
     /// Sets a decision (same as [`approve`](Self::approve) / [`reject`](Self::reject)).
     pub fn set(&mut self, call_id: &str, decision: Decision) -> Result<()> {
-        match decision {
-            Decision::Approve => self.approve(call_id),
-            Decision::Reject(reason) => self.reject(call_id, reason.as_deref()),
-        }
+        let decision = match decision {
+            Decision::Approve => Decision::Approve,
+            Decision::Reject(reason) => Decision::reject(reason.as_deref()),
+        };
+        self.put(call_id, Some(decision))
     }
 
     /// Rejects every tool without an effective decision, with an optional reason (blank ⇒ bare
