@@ -1197,7 +1197,6 @@ impl Client {
             _ => Ack::Verify,
         };
         self.messages = thread.messages;
-        self.messages_changed();
         self.adopt_tail(ack);
         self.c.loaded = true;
         if let Some(held) = self.c.held_restore.take() {
@@ -1347,7 +1346,6 @@ impl Client {
                         self.messages.push(user);
                     }
                     self.messages.push(message);
-                    self.messages_changed();
                     self.adopt_tail(Ack::Verify);
                     let consistent = (status == neuron::ChatStatus::AwaitingApproval)
                         == self.suspension.suspended;
@@ -1451,7 +1449,6 @@ impl Client {
             messages.pop();
         }
         messages.push(message);
-        self.messages_changed();
         self.adopt_tail(Ack::Accepted);
         if self.accepted(sub, Some(status)) {
             self.start_sync();
@@ -1495,8 +1492,9 @@ impl Client {
     /// Re-reads the tail and reconciles the drafts with it (the stale-target guard): drafts survive
     /// only on the very pause they were made on; a draft the tail already records is acknowledged;
     /// drafts of a pause that went away are acknowledged as `ack` says, and dropped (listed in
-    /// `droppedDrafts`) otherwise.
+    /// `droppedDrafts`) otherwise. The messages changed: their views are built again first.
     fn adopt_tail(&mut self, ack: Ack) {
+        self.messages_changed();
         let suspension = match self.messages.last() {
             Some(tail) => Suspension::from_message(tail),
             None => Suspension::default(),
