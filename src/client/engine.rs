@@ -318,12 +318,11 @@ impl Core {
 
     /// `rejectAllAndSend` found the run paused again: the text waits, the op fails.
     pub(super) fn paused_again(&mut self, op: OpId, text: String) {
-        self.unsent_text = Some(text);
         let error = Error::new(
             ErrorCode::InputLocked,
             "the run paused again: decide the new tools, then send the message",
         );
-        self.refuse(Some(op), error);
+        self.give_up(Some(op), Some(text), error, false);
     }
 
     /// The op (if any) fails with `error`, shown; `text` waits in `unsentText`; phase `error` if
