@@ -3966,6 +3966,27 @@ fn a_call_taken_in_another_tab_cannot_be_changed_here() {
         Some(&Decision::Approve),
         "the decision sent in tab 1"
     );
+    // Its card reads as settled: the server's decision, no draft to undo.
+    let snap = other.c.snapshot();
+    let s = snap.suspension.as_ref().expect("still paused in tab 2");
+    for list in [&s.tools, &s.decided] {
+        let a = list
+            .iter()
+            .find(|t| t.call_id == "call_A")
+            .expect("call_A shown");
+        assert!(!a.draft, "call_A shows no draft: {a:?}");
+        assert_eq!(
+            a.server_approval,
+            toolgate::approval::Approval::Approved,
+            "{a:?}"
+        );
+    }
+    let b = s
+        .tools
+        .iter()
+        .find(|t| t.call_id == "call_B")
+        .expect("call_B");
+    assert_eq!(b.server_approval, toolgate::approval::Approval::Pending);
     assert_eq!(
         other.c.reject("call_A", None).map_err(|e| e.code),
         Err(ErrorCode::InvalidState)
