@@ -1624,7 +1624,13 @@ impl Client {
     fn suspension_view(&self) -> Option<SuspensionView> {
         // A decision set exists iff the tail is suspended.
         let decisions = self.c.decisions.as_ref()?;
-        Some(suspension_view(decisions, &self.suspension, None, None))
+        Some(suspension_view(
+            decisions,
+            &self.suspension,
+            None,
+            None,
+            &[],
+        ))
     }
 
     fn build_snapshot(&self) -> Snapshot {
@@ -1775,12 +1781,14 @@ fn transport_error(error: TransportError, timeout_ms: u64) -> Option<Error> {
 }
 
 /// The view of a pause: its gated tools in order with their drafts (`agent_version_id` is the
-/// pause's, the fallback of each tool's; Sidenet only, as is `run_id`).
+/// pause's, the fallback of each tool's; Sidenet only, as are `run_id` and `taken`: calls whose
+/// decision is shown as the server's, no draft).
 fn suspension_view(
     decisions: &Decisions,
     tail: &Suspension,
     run_id: Option<&String>,
     agent_version_id: Option<&String>,
+    taken: &[String],
 ) -> SuspensionView {
     let mut tools = Vec::new();
     let mut pending = Vec::new();
@@ -1796,6 +1804,13 @@ fn suspension_view(
             Some(d) => d.reason().map(str::to_owned),
             None => tool.reject_reason.clone(),
         };
+        let taken = taken.contains(&tool.call_id);
+        let server_reject_reason = if taken {
+            &reject_reason
+        } else {
+            &tool.reject_reason
+        }
+        .clone();
         let view = GatedView {
             call_id: tool.call_id.clone(),
             name: tool.name.clone(),
@@ -1804,9 +1819,9 @@ fn suspension_view(
             approval,
             approval_reason: tool.approval_reason.clone(),
             reject_reason,
-            draft: draft.is_some(),
-            server_approval: tool.approval,
-            server_reject_reason: tool.reject_reason.clone(),
+            draft: draft.is_some() && !taken,
+            server_approval: if taken { approval } else { tool.approval },
+            server_reject_reason,
             run_id: tool.run_id.clone(),
             agent_version_id: tool.agent_version_id.as_ref().or(agent_version_id).cloned(),
         };

@@ -2209,24 +2209,15 @@ impl Sidenet {
         let pause = self.pause.as_ref()?;
         let decisions = self.c.decisions.as_ref()?;
         // The pause's tail has no decided tool: its gated tools are the pending ones, in order.
-        let mut view = suspension_view(
+        // A call whose continuation another tab's reply took shows the decision sent there as
+        // the server's, no draft (nothing to undo or change here: `check_unsent`).
+        Some(suspension_view(
             decisions,
             &pause.tail,
             Some(&pause.run_id),
             pause.agent_version_id.as_ref(),
-        );
-        // A call whose continuation another tab's reply took shows the decision sent there as
-        // the server's, no draft (nothing to undo or change here: `check_unsent`).
-        if !self.taken_elsewhere.is_empty() {
-            for v in view.tools.iter_mut().chain(&mut view.decided) {
-                if self.taken_elsewhere.contains(&v.call_id) {
-                    v.draft = false;
-                    v.server_approval = v.approval;
-                    v.server_reject_reason.clone_from(&v.reject_reason);
-                }
-            }
-        }
-        Some(view)
+            &self.taken_elsewhere,
+        ))
     }
 
     /// Every field but `streaming` (which lives in the snapshot and is edited in place).
