@@ -19,12 +19,18 @@ if [ "$profile" = --release ]; then
   export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/cdylib-lto.sh"
   export CARGO_TARGET_DIR="$PWD/target/pkg"
 fi
-# One build of the crate, packaged: wasm-pack (cargo, wasm-bindgen, wasm-opt) into $1, with the crate
-# features $2, then the post-link steps below.
-package() {
+# One build of the crate: wasm-pack (cargo, wasm-bindgen, wasm-opt) into $1, with the crate
+# features $2. `finish` then does the post-link steps.
+link() {
   local out=$1 features=$2
   wasm-pack --log-level warn build "$profile" --target web --out-dir "$out" --out-name toolgate . \
     -- $features
+}
+
+# The post-link steps for the build in $1. They touch nothing but $1 (and the reorder cache, written
+# by rename), so the two builds' can run side by side.
+finish() {
+  local out=$1
   # The JS glue: wasm-bindgen's output plus the crate's own JS (src/wasm/fast.js, emitted under
   # snippets/) bundled into one ES module. A release build is minified, as a user's bundler would
   # (and as the size comparison in BENCHMARKS.md treats the AI SDK); the types stay in toolgate.d.ts.
@@ -72,12 +78,22 @@ package() {
   rm -rf "$out/snippets" "$out/toolgate_bg.wasm.d.ts"
 }
 
-# The package: both dialects (`toolgate`).
-package pkg "--features abort-panics"
-# `toolgate/neuron`: the same API built without the Sidenet dialect (the `sidenet` feature), for
-# apps that talk to Neuron servers only: about 14 KiB gzip smaller.
+# The package: both dialects (`toolgate`), and `toolgate/neuron`: the same API built without the
+# Sidenet dialect (the `sidenet` feature), for apps that talk to Neuron servers only: about 14 KiB
+# gzip smaller. The reordering is single-threaded and takes minutes on a fresh machine: the first
+# build's runs while the second is compiled and optimized, then the second's (the builds share a
+# target directory, so their cargo steps take turns).
+link pkg "--features abort-panics"
+finish pkg > target/finish-pkg.log 2>&1 &
+first=$!
+# Should the second build fail, the first's steps stop with it.
+trap 'kill "$first" 2>/dev/null || true' EXIT
 rm -rf pkg/neuron target/pkg-neuron
-package target/pkg-neuron "--no-default-features --features abort-panics"
+link target/pkg-neuron "--no-default-features --features abort-panics"
+finish target/pkg-neuron
+wait "$first" || { cat target/finish-pkg.log >&2; echo "build: the post-link steps of pkg/ failed" >&2; exit 1; }
+trap - EXIT
+cat target/finish-pkg.log
 mkdir -p pkg/neuron
 # Its module has a name of its own: a bundler (or a hand) that copies one `toolgate_bg.wasm` beside
 # an app's bundle never gives one entry point the other's module without a word (a 404 instead).
