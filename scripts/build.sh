@@ -1,30 +1,58 @@
 #!/usr/bin/env bash
-# Builds the npm package into pkg/ (wasm-pack, --target web, release profile, wasm-opt -Oz)
-# and prints its size. Pass --dev for a quick unoptimized build.
+# Builds the npm package into pkg/ (cargo, wasm-bindgen --target web, wasm-opt, the post-link steps
+# below) and prints its size. Pass --dev for a quick unoptimized build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 bash scripts/setup.sh
-# wasm-pack runs the wasm-opt it finds on PATH: binaryen 132 from the npm dev dependencies.
+# wasm-opt: binaryen 132 from the npm dev dependencies (Debian's 108 cannot read what wasm-bindgen
+# emits); esbuild and terser from there too.
 export PATH="$PWD/node_modules/.bin:$PATH"
 
-profile=--release
-[ "${1:-}" = "--dev" ] && profile=--dev
+profile=release
+[ "${1:-}" = "--dev" ] && profile=dev
+
+# wasm-opt's passes for the release build, measured after scripts/reorder-functions.mjs:
+# flatten + rereloop before -Oz restructures control flow into a form -Oz shrinks further (-0.6 KiB
+# gzip), a second round after a first -Oz shrinks it again (-0.1 KiB; a third does not) and one -Oz
+# before the first round a little more (-30 B); --monomorphize specializes functions for the
+# constant arguments their callers pass, where that shrinks them (-44 B gzip); -aimfs 5 always
+# inlines functions of size up to 5 (default 2): more bytes, fewer after gzip (-0.17 KiB; 4 and 6
+# do less, 8 costs 0.8 KiB). The producers and target-features sections are not needed at run time;
+# the features enabled are the ones rustc's wasm32 target emits.
+WASM_OPT=(--low-memory-unused -Oz --flatten --rereloop --monomorphize -Oz --flatten --rereloop -Oz -Oz
+  --converge -aimfs 5 --strip-producers --strip-target-features --enable-bulk-memory
+  --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals
+  --enable-reference-types --enable-multivalue --enable-simd)
 
 # The release build LTOs the cdylib alone (scripts/cdylib-lto.sh says why), in a target directory
 # of its own: cargo does not know about the wrapper, and would otherwise take a plain `cargo build`'s
 # library for fresh (or leave this one for it). `abort-panics`: no std in the wasm, a panic traps
 # without formatting a message (Cargo.toml's [features]).
-if [ "$profile" = --release ]; then
+target_dir=target
+if [ "$profile" = release ]; then
   export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/cdylib-lto.sh"
-  export CARGO_TARGET_DIR="$PWD/target/pkg"
+  target_dir=target/pkg
 fi
-# One build of the crate: wasm-pack (cargo, wasm-bindgen, wasm-opt) into $1, with the crate
-# features $2. `finish` then does the post-link steps.
+export CARGO_TARGET_DIR="$PWD/$target_dir"
+
+# One build of the crate into $1, with the crate features $2: cargo (the library alone, for
+# wasm32), wasm-bindgen (the web target's ES module glue and its TypeScript declarations), then
+# wasm-opt on a release build; `finish` then does the post-link steps. (The same steps wasm-pack's
+# `build --target web` takes, with no tool to install for them but wasm-bindgen's CLI.)
 link() {
-  local out=$1 features=$2
-  wasm-pack --log-level warn build "$profile" --target web --out-dir "$out" --out-name toolgate . \
-    -- $features
+  local out=$1 features=$2 flags=(--release) dir=release
+  [ "$profile" = dev ] && flags=() && dir=debug
+  # shellcheck disable=SC2086 # $features is a list of cargo flags
+  cargo build --lib --target wasm32-unknown-unknown "${flags[@]}" $features
+  rm -rf "$out"
+  mkdir -p "$out"
+  wasm-bindgen "$CARGO_TARGET_DIR/wasm32-unknown-unknown/$dir/toolgate.wasm" --out-dir "$out" \
+    --typescript --target web --out-name toolgate
+  if [ "$profile" = release ]; then
+    wasm-opt "$out/toolgate_bg.wasm" -o "$out/toolgate_bg.wasm-opt.wasm" "${WASM_OPT[@]}"
+    mv "$out/toolgate_bg.wasm-opt.wasm" "$out/toolgate_bg.wasm"
+  fi
 }
 
 # The post-link steps for the build in $1. They touch nothing but $1 (and the reorder cache, written
@@ -44,7 +72,7 @@ finish() {
   # Function bodies and data segments in the order gzip compresses best (about 1.3 KiB):
   # scripts/reorder-functions.mjs. It is deterministic and takes about 90 s, so its result is kept
   # in target/reorder-cache/ under a hash of its input and of the script, and reused.
-  if [ "$profile" = --release ]; then
+  if [ "$profile" = release ]; then
     local key cached
     key=$(cat "$out/toolgate_bg.wasm" scripts/reorder-functions.mjs | sha256sum | cut -c1-40)
     cached="target/reorder-cache/$key.wasm"
@@ -61,7 +89,7 @@ finish() {
   # the glue, `_wbg_cb_unref` on the closures it gives the crate's JS and `cnt` on their state) get
   # short names too: they are not part of the API (toolgate.d.ts does not declare them).
   local minify=(--minify '--mangle-props=^(__wbg_ptr|_wbg_cb_unref|cnt)$')
-  [ "$profile" = --dev ] && minify=()
+  [ "$profile" = dev ] && minify=()
   esbuild "$out/toolgate.js" --bundle --format=esm --platform=browser "${minify[@]}" --log-level=warning \
     --log-override:duplicate-object-key=silent \
     --banner:js='/* @ts-self-types="./toolgate.d.ts" */' --outfile="$out/toolgate.js" --allow-overwrite
@@ -69,7 +97,7 @@ finish() {
   # pass leaves (-180 B gzip of the glue, measured); the types comment is kept. `hoist_funs` moves
   # the function declarations (hoisted by the language anyway) before the other statements, where
   # gzip finds more repeats among them (-42 B).
-  if [ "$profile" = --release ]; then
+  if [ "$profile" = release ]; then
     terser "$out/toolgate.js" --module --ecma 2020 --compress passes=2,hoist_funs=true --mangle \
       --comments '/@ts-self-types/' --output "$out/toolgate.js"
   fi
@@ -114,23 +142,36 @@ node -e '
   fs.writeFileSync(file, dts.replace(both, "dialect?: \"neuron\";").replace(snap, "readonly dialect: \"neuron\";")
     .replace("/** The server\x27s protocol. Default `\"neuron\"`. */", "/** The server\x27s protocol: `\"neuron\"` alone in `toolgate/neuron`. */"));
 '
+# The package's manifest, from Cargo.toml's [package] (name, description, version, license), its
+# read-me and licenses, and a .gitignore that keeps the built package out of git.
+cp README.md LICENSE-MIT LICENSE-APACHE pkg/
+printf '*\n' > pkg/.gitignore
+cargo metadata --no-deps --format-version 1 --offline > target/metadata.json
 node -e '
   const fs = require("fs");
-  const p = JSON.parse(fs.readFileSync("pkg/package.json", "utf8"));
-  p.files = p.files.filter((f) => f !== "snippets").concat("neuron/", "LICENSE-MIT", "LICENSE-APACHE");
-  delete p.sideEffects;
-  // Two entry points: `toolgate` (both dialects) and `toolgate/neuron` (Neuron only); the wasm
-  // files stay importable for bundlers that take the module URL from the app.
-  p.exports = {
-    ".": { types: "./toolgate.d.ts", default: "./toolgate.js" },
-    "./neuron": { types: "./neuron/toolgate.d.ts", default: "./neuron/toolgate.js" },
-    "./toolgate_bg.wasm": "./toolgate_bg.wasm",
-    "./neuron/toolgate_neuron_bg.wasm": "./neuron/toolgate_neuron_bg.wasm",
-    "./package.json": "./package.json",
+  const crate = JSON.parse(fs.readFileSync("target/metadata.json", "utf8")).packages.find((p) => p.name === "toolgate");
+  const p = {
+    name: crate.name,
+    type: "module",
+    description: crate.description,
+    version: crate.version,
+    license: crate.license,
+    files: ["toolgate_bg.wasm", "toolgate.js", "toolgate.d.ts", "neuron/", "LICENSE-MIT", "LICENSE-APACHE"],
+    main: "toolgate.js",
+    types: "toolgate.d.ts",
+    // Two entry points: `toolgate` (both dialects) and `toolgate/neuron` (Neuron only); the wasm
+    // files stay importable for bundlers that take the module URL from the app.
+    exports: {
+      ".": { types: "./toolgate.d.ts", default: "./toolgate.js" },
+      "./neuron": { types: "./neuron/toolgate.d.ts", default: "./neuron/toolgate.js" },
+      "./toolgate_bg.wasm": "./toolgate_bg.wasm",
+      "./neuron/toolgate_neuron_bg.wasm": "./neuron/toolgate_neuron_bg.wasm",
+      "./package.json": "./package.json",
+    },
+    // TypeScript resolving as Node 10 did (`moduleResolution: "node"`, no `exports`) finds the
+    // subpath`s types too.
+    typesVersions: { "*": { neuron: ["neuron/toolgate.d.ts"] } },
   };
-  // TypeScript resolving as Node 10 did (`moduleResolution: "node"`, no `exports`) finds the
-  // subpath`s types too.
-  p.typesVersions = { "*": { neuron: ["neuron/toolgate.d.ts"] } };
   fs.writeFileSync("pkg/package.json", JSON.stringify(p, null, 2) + "\n");
 '
 node scripts/size.mjs

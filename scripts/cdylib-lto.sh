@@ -6,7 +6,7 @@
 # (rust-lang/rust#51009, rust-lang/cargo#9672), so std/core stayed in it as precompiled, and, for
 # one, a trapping panic handler left core's formatting code that builds the messages in place. The
 # package needs only the cdylib; for the library's wasm32 call this drops the rlib and asks for fat
-# LTO, as `cargo rustc --crate-type cdylib` would (wasm-pack runs `cargo build`). Other calls, and
+# LTO, as `cargo rustc --crate-type cdylib` would (scripts/build.sh runs `cargo build`). Other calls, and
 # any call when cargo's flags are not the expected ones, go through unchanged.
 set -euo pipefail
 rustc=$1

@@ -3,14 +3,14 @@
 # Idempotent: on a machine that has everything it takes a second or two.
 #   - the wasm32-unknown-unknown Rust target, clippy and rustfmt
 #   - Debian's chromium and chromium-driver
-#   - wasm-bindgen-cli at exactly the version in Cargo.lock, and wasm-pack
+#   - wasm-bindgen-cli at exactly the version in Cargo.lock (its CLI for the package build, its test
+#     runner for the browser tests)
 #   - the npm dev dependencies (npm ci), when package-lock.json changed; among them binaryen's
 #     wasm-opt (version 132, a Node build): Debian's binaryen 108 cannot read the externref table
 #     code that wasm-bindgen emits (`table.fill`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-WASM_PACK_VERSION=0.15.1
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -43,17 +43,13 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-# 3. Cargo-installed tools. Built without LTO to keep a fresh machine's set-up short.
+# 3. The cargo-installed tool. Built without LTO to keep a fresh machine's set-up short.
 export CARGO_PROFILE_RELEASE_LTO=false
 export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WB_VERSION" ] \
   || ! command -v wasm-bindgen-test-runner >/dev/null 2>&1; then
   log "installing wasm-bindgen-cli $WB_VERSION (a few minutes, once)"
   cargo install wasm-bindgen-cli --version "$WB_VERSION" --force
-fi
-if [ "$(wasm-pack --version 2>/dev/null | awk '{print $2}')" != "$WASM_PACK_VERSION" ]; then
-  log "installing wasm-pack $WASM_PACK_VERSION (a few minutes, once)"
-  cargo install wasm-pack --version "$WASM_PACK_VERSION" --force
 fi
 
 # 4. npm dev dependencies, reinstalled only when the lock file changed.
