@@ -36,11 +36,12 @@ step "clippy (wasm32, abort-panics)" cargo clippy --target wasm32-unknown-unknow
 step "clippy (wasm32, Neuron only)" cargo clippy --target wasm32-unknown-unknown --no-default-features --features abort-panics -- -D warnings
 step "cargo test (native)" cargo test
 step "build pkg/ (release)" bash scripts/build.sh
-# The package's budget: wasm + JS glue at most 55 KiB (56320 B) gzip, as scripts/size.mjs measures
-# it (node zlib, level 9), a little above today's figure so growth is noticed. BENCHMARKS.md has the
-# figures and the further goal (45 KiB). The Neuron-only entry point (pkg/neuron/): at most 40 KiB.
+# The package's budget: wasm + JS glue at most 54 KiB (55296 B) gzip, as scripts/size.mjs measures
+# it (node zlib, level 9), a little above today's figure (55,031 B) so growth is noticed.
+# BENCHMARKS.md has the figures and the further goal (45 KiB). The Neuron-only entry point
+# (pkg/neuron/, 39,973 B): at most 39.5 KiB (40448 B).
 size_budgets() {
-  node scripts/size.mjs --max-gzip 56320 && node scripts/size.mjs --dir pkg/neuron --max-gzip 40960
+  node scripts/size.mjs --max-gzip 55296 && node scripts/size.mjs --dir pkg/neuron --max-gzip 40448
 }
 step "size budget" size_budgets
 step "TypeScript declarations (tsc --strict)" node_modules/.bin/tsc -p tests/ts/tsconfig.json
