@@ -255,6 +255,14 @@ struct StoredIn {
 }
 
 /// Reads stored drafts; `None` when the text is not a stored-drafts object of version 1.
+/// What the drafts this tab alone holds (its write failed) are compared with, so that they give
+/// way only to a change made in the other tab (`StoredIn::changed`): the record storage held
+/// before the first failed write (`Core::unsaved`), while this tab takes in another's saves
+/// (`quiet`).
+fn unsaved_base(unsaved: Option<&str>, quiet: bool) -> Option<StoredIn> {
+    unsaved.filter(|_| quiet).and_then(read_stored)
+}
+
 fn read_stored(text: &str) -> Option<StoredIn> {
     let Ok(Value::Object(mut o)) = Value::parse(text) else {
         return None;
@@ -1586,13 +1594,8 @@ impl Client {
         // ours). Whether to catch up holds all the same.
         if !stale {
             // Drafts this tab alone holds (its write failed) give way only to a change made there.
-            let base = self
-                .c
-                .unsaved
-                .as_deref()
-                .filter(|_| self.c.quiet)
-                .map(read_stored);
-            let base = base.as_ref().and_then(|b| b.as_ref());
+            let base = unsaved_base(self.c.unsaved.as_deref(), self.c.quiet);
+            let base = base.as_ref();
             if self.c.quiet {
                 if self.c.unsaved.is_some() {
                     for id in &stored.call_ids {

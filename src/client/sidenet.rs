@@ -60,8 +60,8 @@ use super::snapshot::{
 };
 use super::{
     ids_of, not_suspended, read_stored, restore_into, retryable_status, status_error,
-    submission_view, suspension_view, transport_error, HttpResponse, Method, OpId, Output,
-    PauseKey, RequestId, TransportError,
+    submission_view, suspension_view, transport_error, unsaved_base, HttpResponse, Method, OpId,
+    Output, PauseKey, RequestId, TransportError,
 };
 
 /// The most bytes buffered of a non-2xx answer (the rest is dropped).
@@ -2142,13 +2142,8 @@ impl Sidenet {
         // than ours).
         if !stale {
             // Drafts this tab alone holds (its write failed) give way only to a change made there.
-            let base = self
-                .c
-                .unsaved
-                .as_deref()
-                .filter(|_| self.c.quiet)
-                .map(read_stored);
-            let base = base.as_ref().and_then(|b| b.as_ref());
+            let base = unsaved_base(self.c.unsaved.as_deref(), self.c.quiet);
+            let base = base.as_ref();
             if self.c.quiet {
                 for id in call_ids {
                     if stored.changed(base, id) {
