@@ -230,8 +230,9 @@ export interface GatedView {
   /**
    * The server's decision: the tail's (Neuron). Sidenet: `approved` or `rejected` once the server
    * accepted the person's decision for this call while the card is still shown (the reply to it
-   * was stopped or cut before the call left the pause); `draft` is false then, the card is
-   * settled, and approving, rejecting or clearing it throws `invalid_state`.
+   * was stopped or cut before the call left the pause), or another tab's continuation took it
+   * (with `persist`, until that tab's reply ends or this tab loads); `draft` is false then, the
+   * card is settled, and approving, rejecting or clearing it throws `invalid_state`.
    */
   serverApproval: ApprovalState;
   serverRejectReason: string | null;
