@@ -56,7 +56,7 @@ link() {
 }
 
 # The post-link steps for the build in $1. They touch nothing but $1 (and the reorder cache, written
-# by rename), so the two builds' can run side by side.
+# by rename), so the two builds' post-link steps can run side by side.
 finish() {
   local out=$1
   # The JS glue: wasm-bindgen's output plus the crate's own JS (src/wasm/fast.js, emitted under
@@ -70,8 +70,9 @@ finish() {
   # wasm-bindgen-test's own glue: tests/e2e/freed.)
   node scripts/patch-glue.mjs "$out/toolgate.js"
   # Function bodies and data segments in the order gzip compresses best (about 1.3 KiB):
-  # scripts/reorder-functions.mjs. It is deterministic and takes about 90 s, so its result is kept
-  # in target/reorder-cache/ under a hash of its input and of the script, and reused.
+  # scripts/reorder-functions.mjs. It is deterministic and takes one to three minutes (single-
+  # threaded), so its result is kept in target/reorder-cache/ under a hash of its input and of the
+  # script, and reused.
   if [ "$profile" = release ]; then
     local key cached
     key=$(cat "$out/toolgate_bg.wasm" scripts/reorder-functions.mjs | sha256sum | cut -c1-40)
@@ -109,8 +110,7 @@ finish() {
 # The package: both dialects (`toolgate`), and `toolgate/neuron`: the same API built without the
 # Sidenet dialect (the `sidenet` feature), for apps that talk to Neuron servers only: about 14 KiB
 # gzip smaller. The reordering is single-threaded and takes minutes on a fresh machine: the first
-# build's runs while the second is compiled and optimized, then the second's (the builds share a
-# target directory, so their cargo steps take turns).
+# build's runs in the background while the second is compiled, optimized and reordered.
 link pkg "--features abort-panics"
 finish pkg > target/finish-pkg.log 2>&1 &
 first=$!

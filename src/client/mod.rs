@@ -254,7 +254,6 @@ struct StoredIn {
     drafts: Map,
 }
 
-/// Reads stored drafts; `None` when the text is not a stored-drafts object of version 1.
 /// What the drafts this tab alone holds (its write failed) are compared with, so that they give
 /// way only to a change made in the other tab (`StoredIn::changed`): the record storage held
 /// before the first failed write (`Core::unsaved`), while this tab takes in another's saves
@@ -263,6 +262,7 @@ fn unsaved_base(unsaved: Option<&str>, quiet: bool) -> Option<StoredIn> {
     unsaved.filter(|_| quiet).and_then(read_stored)
 }
 
+/// Reads stored drafts; `None` when the text is not a stored-drafts object of version 1.
 fn read_stored(text: &str) -> Option<StoredIn> {
     let Ok(Value::Object(mut o)) = Value::parse(text) else {
         return None;
