@@ -70,9 +70,9 @@ finish() {
   # wasm-bindgen-test's own glue: tests/e2e/freed.)
   node scripts/patch-glue.mjs "$out/toolgate.js"
   # Function bodies and data segments in the order gzip compresses best (about 1.3 KiB):
-  # scripts/reorder-functions.mjs. It is deterministic and takes one to three minutes (single-
-  # threaded), so its result is kept in target/reorder-cache/ under a hash of its input and of the
-  # script, and reused.
+  # scripts/reorder-functions.mjs. It is deterministic and takes one to two and a half minutes
+  # (its measures run in worker threads, with the same result whatever their number), so its result
+  # is kept in target/reorder-cache/ under a hash of its input and of the script, and reused.
   if [ "$profile" = release ]; then
     local key cached
     key=$(cat "$out/toolgate_bg.wasm" scripts/reorder-functions.mjs | sha256sum | cut -c1-40)
@@ -109,8 +109,8 @@ finish() {
 
 # The package: both dialects (`toolgate`), and `toolgate/neuron`: the same API built without the
 # Sidenet dialect (the `sidenet` feature), for apps that talk to Neuron servers only: about 14 KiB
-# gzip smaller. The reordering is single-threaded and takes minutes on a fresh machine: the first
-# build's runs in the background while the second is compiled, optimized and reordered.
+# gzip smaller. The reordering takes minutes on a fresh machine: the first build's runs in the
+# background while the second is compiled, optimized and reordered.
 link pkg "--features abort-panics"
 finish pkg > target/finish-pkg.log 2>&1 &
 first=$!
