@@ -1617,6 +1617,80 @@ fn abort_mid_stream_keeps_what_was_shown() {
     assert_eq!(h.c.version(), v);
 }
 
+#[test]
+fn abort_after_an_approval_chunk_keeps_its_card_answerable() {
+    // The run is paused on call_A once its approval chunk is out (its snapshot outlives the
+    // request): stopping the reply before the stream ends leaves the card, not a pending tool
+    // with nothing to answer it until the next load.
+    let mut h = H::new();
+    let (op, post) = h.send("hi");
+    h.open(post.id, 200);
+    let chunks = pause_stream(true);
+    let cut = chunks.len() - 1; // approval_b not yet read
+    h.feed(post.id, &sse(&chunks[..cut], false), 11);
+    h.c.abort();
+    let outs = h.drain();
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    no_http(&outs);
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+    let s = h.c.snapshot();
+    assert!(s.streaming.is_none());
+    assert_eq!(s.unsent_text, None, "the message landed");
+    let susp = s.suspension.as_ref().expect("suspension");
+    assert_eq!(susp.run_id.as_deref(), Some("run_1"));
+    assert_eq!(susp.agent_version_id.as_deref(), Some(AGV));
+    // Answered as any card: the continuation names the run and the call; the server announces
+    // the calls still waiting (call_B) on it.
+    assert_eq!(h.c.approve("call_A").expect("approve"), None);
+    h.drain();
+    let (_, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+    ];
+    c.extend(tool_in(
+        "call_B",
+        "send_email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    c.push(approval_b());
+    h.stream(post.id, &sse(&c, true));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_B"]);
+}
+
+#[test]
+fn abort_of_a_continuation_after_a_new_approval_chunk_keeps_the_drafts() {
+    // A continuation stopped after it announced a call: the pause the drafts were made on stays
+    // (its other decisions are not dropped for a partial one).
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    h.c.reject("call_B", None).expect("reject");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+    h.open(post.id, 200);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval("call_C", "charge", "Charge 5", json!({"amount": 5})),
+    ];
+    h.feed(post.id, &sse(&c, false), 13);
+    h.c.abort();
+    let outs = h.drain();
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    let s = h.c.snapshot();
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert!(
+        s.decisions.get("call_B").is_some(),
+        "call_B's draft kept: {:?}",
+        s.decisions
+    );
+}
+
 // ----------------------------------------------------------------------------------------------
 // Collected output
 

@@ -817,12 +817,20 @@ impl Sidenet {
         // Taken apart: the answer is dropped once, the job goes on.
         let Flight { mut job, rx, .. } = flight;
         let streamed = matches!(rx, Some(Rx::Stream(_)));
-        drop(rx);
         if streamed && job.is_chat() {
             // What was shown stays; where the run stands is known again at the next load. A pause
             // keeps what it expects (its cards, set when it was adopted): the load tells an
             // abandoned card from a finished run by them.
             self.commit_building();
+            // A new message's reply that announced calls before it was stopped: the run is
+            // paused on them (its snapshot outlives the request), so their cards stand, as at
+            // the end of the stream; the continuation of one is answered with the calls still
+            // waiting. (A continuation's keeps the pause its drafts were made on.)
+            if let (Job::Send { .. }, Some(Rx::Stream(mut stream))) = (&job, rx) {
+                if !stream.1.approvals.is_empty() {
+                    self.adopt_cards(&mut stream.1);
+                }
+            }
             if self.pause.is_none() {
                 self.expect = Some(Expect::Unknown);
             }
