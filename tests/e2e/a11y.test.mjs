@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
-  DESKTOP, approve, assertNoProblems, card, cards, deny, gotoThread, lastAnswer, openPage, send, submit, threadId,
-  waitCompleted, waitPaused, waitSettled, withEndpointAndBrowser, withPage,
+  DESKTOP, approve, assertNoProblems, card, cards, deny, gotoThread, lastAnswer, openPage, send, startEndpoint, submit,
+  threadId, waitCompleted, waitPaused, waitSettled, withEndpointAndBrowser, withPage,
 } from '../e2e-support/harness.mjs';
 
 // A data directory of our own, to put threads with hand-made tool calls in (the scripted agent only
@@ -504,9 +504,13 @@ test('"Open" opens the thread in the dialect chosen in the radios, as "New threa
   });
 });
 
-test('a streamed delta rebuilds the streaming message only: the settled messages keep their nodes', async () => {
+test('a streamed delta rebuilds the streaming message only: the settled messages keep their nodes', async (t) => {
+  // An endpoint of its own that paces its chunks 40 ms apart: at the suite's 5 ms a loaded machine
+  // can read the whole reply in one go (one render, one observed delta), which tells nothing.
+  const slow = await startEndpoint({ CHUNK_DELAY_MS: '40' });
+  t.after(() => slow.close());
   await withPage(env.browser, async ({ page }) => {
-    await gotoThread(page, env.endpoint.url, { thread: threadId('stream'), dialect: 'sidenet' });
+    await gotoThread(page, slow.url, { thread: threadId('stream'), dialect: 'sidenet' });
     await send(page, 'hello there');
     await waitSettled(page);
     await page.locator('#messages .msg-assistant').first().waitFor();
