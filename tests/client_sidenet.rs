@@ -1646,17 +1646,7 @@ fn abort_after_an_approval_chunk_keeps_its_card_answerable() {
     h.drain();
     let (_, post) = h.submit();
     assert_continuation(&post, "call_A", true);
-    let mut c = vec![
-        start("msg_a1"),
-        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
-    ];
-    c.extend(tool_in(
-        "call_B",
-        "send_email",
-        json!({"to": "a@b.c", "subject": "hi"}),
-    ));
-    c.push(approval_b());
-    h.stream(post.id, &sse(&c, true));
+    h.stream(post.id, &waiting_on_b());
     assert_eq!(h.phase(), Phase::AwaitingApproval);
     assert_eq!(h.card_ids(), vec!["call_B"]);
 }
@@ -1665,12 +1655,7 @@ fn abort_after_an_approval_chunk_keeps_its_card_answerable() {
 fn abort_of_a_continuation_after_a_new_approval_chunk_keeps_the_drafts() {
     // A continuation stopped after it announced a call: the pause the drafts were made on stays
     // (its other decisions are not dropped for a partial one).
-    let mut h = H::paused(true);
-    h.c.approve("call_A").expect("approve");
-    h.drain();
-    h.c.reject("call_B", None).expect("reject");
-    h.drain();
-    let (op, post) = h.submit();
+    let (mut h, op, post) = H::both_approved_and_submitted();
     assert_continuation(&post, "call_A", true);
     h.open(post.id, 200);
     let c = vec![
@@ -1682,13 +1667,11 @@ fn abort_of_a_continuation_after_a_new_approval_chunk_keeps_the_drafts() {
     h.c.abort();
     let outs = h.drain();
     assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
-    let s = h.c.snapshot();
     assert_eq!(h.phase(), Phase::AwaitingApproval);
-    assert!(
-        s.decisions.get("call_B").is_some(),
-        "call_B's draft kept: {:?}",
-        s.decisions
-    );
+    assert_eq!(h.card_ids(), vec!["call_A", "call_B"]);
+    let s = h.c.snapshot();
+    assert_eq!(s.decisions.get("call_B"), Some(&Decision::Approve));
+    assert_eq!(s.decisions.get("call_A"), None, "call_A's was accepted");
 }
 
 // ----------------------------------------------------------------------------------------------

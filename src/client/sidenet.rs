@@ -824,8 +824,8 @@ impl Sidenet {
             self.commit_building();
             // A new message's reply that announced calls before it was stopped: the run is
             // paused on them (its snapshot outlives the request), so their cards stand, as at
-            // the end of the stream; the continuation of one is answered with the calls still
-            // waiting. (A continuation's keeps the pause its drafts were made on.)
+            // the end of the stream; the server announces any calls still waiting on the
+            // continuation. (A stopped continuation keeps the pause its drafts were made on.)
             if let (Job::Send { .. }, Some(Rx::Stream(mut stream))) = (&job, rx) {
                 if !stream.1.approvals.is_empty() {
                     self.adopt_cards(&mut stream.1);
