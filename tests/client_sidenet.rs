@@ -3655,6 +3655,78 @@ fn other_tab_does_not_load_mid_reply_of_the_second_continuation() {
     }
 }
 
+/// Tab 1 approves call_A and submits; its reply opens and its record lists call_A as settled.
+/// Tabs 2 and 3 take that record in. While the reply streams, the person in tab 3 rejects call_B:
+/// tab 3's record must still say that call_A's reply is streaming, or tab 2 reads it as the
+/// reply's end and loads the run mid-reply (and drops call_A's settled state). Once tab 1 writes
+/// the record of its reply's end, both catch up.
+#[test]
+fn a_third_tabs_record_mid_reply_does_not_make_the_other_tab_load() {
+    let mut a = H::loaded_paused();
+    let mut b = H::loaded_paused();
+    let mut c = H::loaded_paused();
+    a.c.approve("call_A").expect("approve");
+    a.drain();
+    let (_, first) = a.submit();
+    assert_continuation(&first, "call_A", true);
+    let record = written(&a.open(first.id, 200)).expect("the record, call_A settled");
+    no_http(&b.tab_wrote(&record));
+    no_http(&c.tab_wrote(&record));
+
+    c.c.reject("call_B", Some("not now")).expect("reject");
+    let from_c = written(&c.drain()).expect("tab 3 stores its rejection");
+    let v: Value = serde_json::from_str(&from_c).expect("json");
+    assert_eq!(v["settled"], json!(["call_A"]), "{from_c}");
+    let outs = b.tab_wrote(&from_c);
+    assert!(
+        https(&outs).is_empty(),
+        "tab 3's record made tab 2 load while tab 1's reply streams: {from_c}"
+    );
+    // Tab 2 still shows call_A as taken (no draft to change) and has tab 3's rejection.
+    assert_eq!(
+        err_code(b.c.approve("call_A")),
+        ErrorCode::InvalidState,
+        "call_A is taken elsewhere"
+    );
+    let snap = sj(b.c.snapshot());
+    assert!(snap.to_string().contains("not now"), "{snap}");
+    // Its record written back (if any) says the same.
+    if let Some(back) = written(&outs) {
+        assert!(back.contains(r#""settled":["call_A"]"#), "{back}");
+    }
+
+    // Tab 1's reply ends on a new pause: tabs 2 and 3 catch up by a load.
+    let s = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    a.feed(first.id, &sse(&s, true), 11);
+    let outs = a.end(first.id);
+    assert!(
+        written(&outs).is_none(),
+        "a new pause: storage is read first"
+    );
+    assert!(
+        a.c.take_missed_restore(),
+        "storage read again at the new pause"
+    );
+    // It takes tab 3's rejection of call_B in, and writes its own record over the one that
+    // lists call_A (no longer open there).
+    let outs = a.tab_wrote(&from_c);
+    let last = written(&outs).expect("the record of the reply's end");
+    assert!(!last.contains("settled"), "{last}");
+    assert!(last.contains("not now"), "{last}");
+    for (name, t) in [("tab 2", &mut b), ("tab 3", &mut c)] {
+        let outs = t.tab_wrote(&last);
+        assert_eq!(
+            https(&outs).len(),
+            1,
+            "{name} catches up once the reply ended"
+        );
+    }
+}
+
 /// The record a tab paused on call_A alone writes once it approved and submitted it and the reply
 /// opened: call_A settled (the server took its continuation).
 fn settled_record() -> String {

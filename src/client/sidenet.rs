@@ -2282,7 +2282,9 @@ impl Sidenet {
                     rx: Some(Rx::Stream(_)),
                     ..
                 }) => sub.next_queued().map(|(id, _)| id),
-                _ => None,
+                // Another tab's (read from its record): carried on, so that a decision made here
+                // meanwhile does not read, in a third tab, as the end of that reply.
+                _ => self.taken_elsewhere.first(),
             };
             // The drafts are written for the open cards (whose decision the server has not
             // accepted), signed against the pause's own tail, as `apply_restore` reads them: a

@@ -1,6 +1,7 @@
 // Sidenet, the same thread open in two tabs: while tab A's continuation of one call streams, tab B
 // shows that call as settled (the decision sent in A, nothing to click on its card), and its own
-// submission can only answer the other call. Chunks are slow here, so the reply is seen streaming.
+// submission can only answer the other call; a decision made in a third tab meanwhile does not make
+// B read the run mid-reply. Chunks are slow here, so the reply is seen streaming.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -44,6 +45,59 @@ test('sidenet: a call another tab is sending shows as settled here, and the rest
     await waitCompleted(b);
     await waitCompleted(a);
     assert.equal(await cards(b).count(), 0);
+    assertNoProblems(problems);
+  } finally {
+    await context.close();
+  }
+});
+
+test('sidenet: a decision made in a third tab while the reply streams does not make the other tab load mid-reply', async () => {
+  const where = { thread: threadId('tabs_third'), dialect: 'sidenet' };
+  const { context, page: a, problems } = await openPage(env.browser);
+  const pages = { b: await context.newPage(), c: await context.newPage() };
+  for (const [name, p] of Object.entries(pages)) {
+    p.on('pageerror', (e) => problems.push(`page ${name} error: ${e.message}`));
+    p.on('console', (m) => m.type() === 'error' && problems.push(`page ${name} console error: ${m.text()}`));
+  }
+  const { b, c } = pages;
+  // B's requests to the API, from the moment A submits.
+  let watching = false;
+  const fromB = [];
+  b.on('request', (r) => watching && r.url().includes('/v1/') && fromB.push(`${r.method()} ${r.url()}`));
+  try {
+    await gotoThread(a, env.endpoint.url, where);
+    await send(a, 'delete /var/log/app.log and buy 4 tickets at 60');
+    await waitPaused(a, 2);
+    for (const p of [b, c]) {
+      await gotoThread(p, env.endpoint.url, where);
+      await waitPaused(p, 2);
+    }
+
+    await approve(card(a, /tickets/i));
+    watching = true;
+    await submit(a);
+    for (const p of [b, c]) await p.locator('#cards article.card[data-settled="true"]').waitFor({ timeout: 5_000 });
+
+    // While A's reply streams, C denies the deletion: B shows the denial, keeps the tickets as
+    // sent, and reads nothing from the server (the reply has not ended).
+    await deny(card(c, /Delet/), 'Not this one');
+    await card(b, /Delet/).locator('.badge', { hasText: /Denied/ }).waitFor({ timeout: 5_000 });
+    const streaming = await a.locator('#app').getAttribute('data-phase');
+    assert.equal(await card(b, /tickets/i).getAttribute('data-settled'), 'true', 'the tickets card in B');
+    if (streaming === 'submitting' || streaming === 'streaming') {
+      assert.deepEqual(fromB, [], `B's requests while A's reply streamed (A: ${streaming})`);
+    } else {
+      assert.fail(`A's reply ended before the test could look (A: ${streaming}); slow the chunks down`);
+    }
+
+    // Once A's reply ends, B and C show the deletion alone, the denial kept; B submits it.
+    for (const p of [a, b, c]) {
+      await p.waitForFunction(() => document.querySelectorAll('#cards article.card').length === 1, null, { timeout: 15_000 });
+    }
+    await b.locator('#app[data-phase="awaiting_approval"]').waitFor({ timeout: 15_000 });
+    await card(b, /Delet/).locator('.badge', { hasText: /Denied/ }).waitFor({ timeout: 5_000 });
+    await submit(b);
+    for (const p of [a, b, c]) await waitCompleted(p);
     assertNoProblems(problems);
   } finally {
     await context.close();
