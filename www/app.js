@@ -53,6 +53,7 @@ const ui = {
   input: $('composer-input'),
   send: $('send'),
   rejectAll: $('reject-all'),
+  stop: $('stop'),
   lockNote: $('lock-note'),
   hint: $('composer-hint'),
   allowed: $('allowed'),
@@ -302,6 +303,25 @@ async function command(kind, fn) {
     }
     return true;
   }
+}
+
+/**
+ * Stops what is in flight: a message or decisions on their way, a reply streaming. The client keeps
+ * the drafts, a message that may not have arrived comes back into the box (`unsentText`), and the
+ * cards a stopped reply announced stay answerable (the run is paused on them).
+ */
+function stopRequest() {
+  const s = session;
+  if (!s) return;
+  try {
+    s.client.abort();
+  } catch {
+    /* nothing in flight */
+  }
+  const snap = s.client.getSnapshot();
+  flash(s, snap.suspension ? 'Stopped. The agent still waits for your decisions below.' : 'Stopped.');
+  ui.input.focus();
+  render();
 }
 
 function sendMessage() {
@@ -632,6 +652,7 @@ function wireControls() {
     render();
   });
   ui.rejectAll.addEventListener('click', rejectAllAndSend);
+  ui.stop.addEventListener('click', stopRequest);
   ui.submit.addEventListener('click', () => {
     if (ui.submit.getAttribute('aria-disabled') === 'true') explainNotYet();
     else submitDecisions();
@@ -721,6 +742,8 @@ function renderNow() {
 }
 
 const PHASE_BUSY = new Set(['loading', 'sending', 'streaming', 'submitting', 'conflict']);
+const STOPPABLE = new Set(['sending', 'streaming', 'submitting']);
+const UNSTOPPABLE = new Set(['loading', 'conflict']);
 
 /**
  * A short-lived status message (what a press did, or why it did nothing), as text and `shown()`
@@ -978,6 +1001,11 @@ function render() {
   // button would drop the focus to the page's body.
   ui.send.setAttribute('aria-disabled', String(!snap.canSend || !hasText));
   ui.rejectAll.setAttribute('aria-disabled', String(!hasText || snap.busy));
+  // Stop, while a message, decisions or a reply are on their way (a reply that announced a call
+  // streams on with the card shown); not a load, nothing to lose there.
+  const stopHadFocus = document.activeElement === ui.stop;
+  ui.stop.hidden = !((snap.busy || STOPPABLE.has(snap.phase)) && !UNSTOPPABLE.has(snap.phase));
+  if (ui.stop.hidden && stopHadFocus) ui.input.focus();
   ui.input.placeholder = suspended ? 'New request…' : 'Message the agent';
   // Locked: the box is described by the lock note, and its hint no longer says "Enter to send".
   ui.input.setAttribute('aria-describedby', suspended ? 'lock-note composer-hint' : 'composer-hint');
