@@ -1139,20 +1139,21 @@ fn a_204_after_the_grace_window_is_expired_and_the_composer_unlocked() {
     h.drain();
     let (op, outs) = h.load();
     let get = one_http(&outs);
-    let outs = h.respond(
-        get.id,
-        history(vec![
-            user_ui("msg_u1", "delete /tmp/x"),
-            json!({"id": "msg_a1", "role": "assistant", "parts": [
-                {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-error", "input": {"path": "/tmp/x"},
-                 "errorText": "Run abandoned: no approval decision arrived within the grace window", "approval": {"id": "call_A"}}
-            ]}),
-        ]),
-    );
+    let abandoned = vec![
+        user_ui("msg_u1", "delete /tmp/x"),
+        json!({"id": "msg_a1", "role": "assistant", "parts": [
+            {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-error", "input": {"path": "/tmp/x"},
+             "errorText": "Run abandoned: no approval decision arrived within the grace window", "approval": {"id": "call_A"}}
+        ]}),
+    ];
+    let outs = h.respond(get.id, history(abandoned.clone()));
     let replay = one_http(&outs);
     h.c.handle_stream_start(h.now, replay.id, 204);
     h.drain();
     let outs = h.end(replay.id);
+    no_done(&outs);
+    assert_ne!(h.phase(), Phase::Expired, "not before the second reading");
+    let outs = read_again(&mut h, &outs, abandoned);
     assert_eq!(done(&outs, op), Ok(()));
     assert_eq!(persists(&outs), vec![None], "the stale drafts are cleared");
     let s = h.c.snapshot();
@@ -2267,13 +2268,74 @@ fn a_pause_left_by_a_stopped_reply_and_then_abandoned_is_expired() {
         .as_array_mut()
         .expect("parts")
         .push(json!({"type": "text", "text": "Waiting for your approval."}));
-    let outs = h.respond(get.id, history(hist));
+    let outs = h.respond(get.id, history(hist.clone()));
     let replay = one_http(&outs);
     let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    let outs = read_again(&mut h, &outs, hist);
     assert_eq!(done(&outs, op), Ok(()));
     assert_eq!(h.phase(), Phase::Expired);
     assert_eq!(h.error_code(), Some("expired"));
     assert!(h.c.snapshot().can_send);
+}
+
+/// After an empty replay (204) that the history read before it shows as abandoned: the client
+/// reads the history (`messages`) and the replay (204) again, once. The outputs of the second
+/// replay's answer.
+fn read_again(h: &mut H, outs: &[Output], messages: Vec<Value>) -> Vec<Output> {
+    let get = one_http(outs);
+    assert_history_get(&get);
+    let outs = h.respond(get.id, history(messages));
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    no_http(&outs);
+    outs
+}
+
+/// Three tabs on a pause of call_A and call_B; another tab's continuations answer both. This tab
+/// submits call_A, which the server refuses (another tab answered it first), and reads the thread
+/// to reconcile: the history still shows call_B waiting, and then the replay is empty, because
+/// between the two reads the other tab's continuation of call_B ended the run. Read again, the
+/// history shows both calls answered: the run is over, not abandoned (it read `expired`, the
+/// submission rejected with `expired`, while the run had completed).
+#[test]
+fn a_call_answered_elsewhere_between_the_history_and_the_replay_is_not_expired() {
+    let mut h = H::loaded_paused();
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+    let outs = h.respond(
+        post.id,
+        HttpResponse::new(
+            409,
+            r#"{"error":"Tool call call_A is not awaiting approval (already answered)"}"#,
+        ),
+    );
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let mut half = paused_history(true);
+    half[1]["parts"][0] = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+        "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}});
+    let outs = h.respond(get.id, history(half.clone()));
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    no_done(&outs);
+    let mut whole = half;
+    whole[1]["parts"][1] = json!({"type": "tool-send_email", "toolCallId": "call_B", "state": "output-denied",
+        "input": {"to": "a@b.c", "subject": "hi"}, "approval": {"id": "call_B", "approved": false}});
+    whole[1]["parts"]
+        .as_array_mut()
+        .expect("parts")
+        .push(json!({"type": "text", "text": "Done."}));
+    let outs = read_again(&mut h, &outs, whole);
+    assert_ne!(h.phase(), Phase::Expired);
+    assert_ne!(h.error_code(), Some("expired"));
+    assert_eq!(h.phase(), Phase::Completed);
+    assert!(h.c.snapshot().suspension.is_none());
+    // The submission ends as the server had it: call_A decided (as this tab wanted) elsewhere.
+    assert_ne!(done(&outs, op), Err(ErrorCode::Expired));
 }
 
 /// The continuation that answers the only card is accepted (2xx), but its stream drops before

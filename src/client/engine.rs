@@ -105,6 +105,8 @@ pub(super) enum Job {
         op: Option<OpId>,
         why: Why,
         stage: Stage,
+        /// Sidenet: the second reading, after an empty replay that would have read as abandoned.
+        recheck: bool,
     },
     Send {
         op: OpId,

@@ -1095,6 +1095,7 @@ impl Client {
             op,
             why,
             stage: Stage::History,
+            recheck: false,
         });
     }
 
@@ -1191,6 +1192,7 @@ impl Client {
             op,
             why,
             stage: Stage::History,
+            recheck: false,
         };
         self.c
             .status_failed(now, job, attempt, response.status, error);

@@ -660,6 +660,7 @@ impl Sidenet {
                 op,
                 why,
                 stage: Stage::History,
+                recheck: false,
             },
             1,
         );
@@ -1005,8 +1006,24 @@ impl Sidenet {
                 };
             }
             // A replay answered whole is a 204 (any other 2xx is read as a stream): nothing
-            // paused, no chunk to read.
-            Job::Load { op, why, .. } if ok => {
+            // paused, no chunk to read. When the history shows a call this client expects
+            // unanswered, the run was abandoned, or the call was answered (in another tab) between
+            // the two reads, the history read first: both are read again, once, before it counts
+            // as abandoned (an `expired` the person would read as lost).
+            Job::Load {
+                op, why, recheck, ..
+            } if ok => {
+                if !recheck && self.expect.as_ref().is_some_and(|e| self.abandoned(e)) {
+                    return self.issue(
+                        Job::Load {
+                            op,
+                            why,
+                            stage: Stage::History,
+                            recheck: true,
+                        },
+                        1,
+                    );
+                }
                 return self.after_load(op, why, &mut Feed::default());
             }
             Job::Send {
