@@ -2,7 +2,8 @@
 # npm test: set up what is missing, then run every check and test:
 #   format and lints (native and wasm32), native cargo tests, the release build and its size
 #   budget, the TypeScript declarations, the reference endpoint's tests, browser tests of the
-#   wasm package in headless Chromium, the fault soak, and end-to-end tests of the demo.
+#   wasm package in headless Chromium, the fault soak, the multi-tab soak, and end-to-end tests of
+#   the demo.
 # Every step runs even when an earlier one failed; the exit code is non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -53,6 +54,10 @@ step "browser tests (wasm-bindgen-test, headless Chromium)" bash scripts/test-br
 # endpoints that drop, fail and delay requests and are each killed and restarted once; no decision
 # may be lost, duplicated or invented (about 20 s).
 step "fault soak (ApprovalClient, faults + restart)" node scripts/soak.mjs
+# The multi-tab soak: 24 conversations, each one thread in three tabs sharing localStorage, every
+# tab deciding and submitting at random; every decision applied once as intended, no tab left
+# behind, no run read as expired (about 20 s).
+step "multi-tab soak (three ApprovalClients per thread)" node scripts/soak-tabs.mjs
 if [ -d tests/e2e ]; then
   step "demo end-to-end (Playwright, headless Chromium)" node --test tests/e2e/
 fi

@@ -1,0 +1,340 @@
+#!/usr/bin/env node
+// npm run soak:tabs: the multi-tab soak. Each conversation is one thread open in three tabs (three
+// pages of one browser context, sharing localStorage), each with its own `ApprovalClient`
+// (`persist: true`), against the reference endpoint (no faults; Sidenet chunks a few ms apart, so
+// replies stream while the other tabs act). Tab 0 sends the messages; every tab decides, at random
+// moments, some of the cards it shows undecided, and submits at random, so decisions are made in
+// one tab and sent from another, continuations of a call race between tabs, and a tab acts while
+// another's reply streams. Every tab decides a call the same way (a hash of its callId), so the
+// person's intent is known whichever tab acted.
+//
+// Then the server's stored history (the thread files and effects.jsonl) is checked: every gated
+// call was decided as intended (approved ones run exactly once, rejected ones never, Neuron's
+// reasons verbatim), nothing is left pending, and every tab reached the end of the conversation
+// (a tab left on a pause that is over, or stuck, fails the run). Requests a tab made that the server
+// refused (another tab got there first) are counted and printed, not failures.
+//
+//   node scripts/soak-tabs.mjs                          # 24 conversations, seed 11
+//   SOAK_TABS_CONVERSATIONS=60 SOAK_SEED=3 node scripts/soak-tabs.mjs
+//   SOAK_TRACE=1 node scripts/soak-tabs.mjs             # and each tab's refusals
+//
+// Needs pkg/ built (bash scripts/build.sh) and Chromium (bash scripts/setup.sh). Exit code 1 when a
+// decision was lost, duplicated or invented, or a tab did not finish.
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CONVERSATIONS = Number(process.env.SOAK_TABS_CONVERSATIONS || 24);
+const SEED = Number(process.env.SOAK_SEED || 11);
+const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY || 4);
+const TABS = 3;
+const log = (...a) => console.log('[soak:tabs]', ...a);
+
+const PAGE_HTML = `<!doctype html><meta charset="utf-8"><title>toolgate tabs soak</title>
+<script type="module" src="/tabs.js"></script><p id="state">loading</p>`;
+
+const PAGE_JS = String.raw`
+import init, { ApprovalClient } from '/pkg/toolgate.js';
+const ready = init().then(() => { document.getElementById('state').textContent = 'ready'; });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const reasonFor = (id) => 'tabs: not ' + id;
+export function choose(callId, seed) {
+  let h = seed >>> 0;
+  for (const c of callId) h = (Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0);
+  return h % 3 === 0 ? 'reject' : 'approve';
+}
+function rng(seed) {
+  let s = seed >>> 0 || 1;
+  return () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 4294967296);
+}
+const userTexts = (s) => s.messages.filter((m) => m.role === 'user').map((m) => m.text);
+
+window.runTab = async ({ dialect, threadId, texts, seed, tab }) => {
+  await ready;
+  const rand = rng(seed * 31 + tab * 7919);
+  const out = { tab, made: {}, refused: {}, errors: [], trace: [], finished: false, steps: 0, last: '' };
+  const client = new ApprovalClient({
+    dialect, threadId, persist: true, timeoutMs: 4000,
+    retry: { attempts: 4, backoffMs: 40, maxBackoffMs: 300 },
+  });
+  const snap = () => client.getSnapshot();
+  const attempt = async (what, fn) => {
+    try { await fn(); return true; } catch (e) {
+      const code = (e && (e.code || e.name)) || 'unknown';
+      out.trace.push(what + ' ' + code + ' (' + String(e && e.message).slice(0, 100) + ')');
+      if (code === 'expired') {
+        const f = client.getSnapshot();
+        out.trace.push('  phase ' + f.phase + ', tools ' + JSON.stringify(f.messages.flatMap((m) => m.tools.map((t) => [t.callId, t.name, t.status, t.approval]))));
+      }
+      out.refused[what + ' ' + code] = (out.refused[what + ' ' + code] || 0) + 1;
+      // A race between tabs ends in a refusal (conflict), a command refused while another runs
+      // (busy, input_locked, invalid_state) or a stopped request; no run expires here (a grace
+      // window of ten minutes), so 'expired' is a failure, as is anything else.
+      if (!['conflict', 'invalid_state', 'aborted', 'busy', 'input_locked'].includes(code)) {
+        out.errors.push(what + ': ' + code + ': ' + String(e && e.message).slice(0, 160));
+      }
+      return false;
+    }
+  };
+  // Commands are not awaited one after the other: a tab acts again while its request is out.
+  let inFlight = null;
+  const run = (what, fn) => { if (!inFlight) inFlight = attempt(what, fn).finally(() => { inFlight = null; }); };
+  await attempt('load', () => client.load());
+  let idle = 0;
+  // A minute for a conversation that takes a few seconds: a tab still going then is stuck.
+  const deadline = performance.now() + 60_000;
+  while (performance.now() < deadline) {
+    out.steps++;
+    await sleep(Math.floor(rand() * 25));
+    const s = snap();
+    if (s.suspension) {
+      idle = 0;
+      for (const id of s.suspension.undecided) {
+        if (rand() < 0.45) continue;
+        const d = choose(id, seed);
+        try {
+          if (d === 'approve') client.approve(id); else client.reject(id, reasonFor(id));
+          out.made[id] = d;
+        } catch (e) {
+          out.refused['decide ' + e.code] = (out.refused['decide ' + e.code] || 0) + 1;
+        }
+      }
+      const after = snap();
+      if (after.canSubmit && !after.busy && rand() < 0.3) run('submit', () => client.submit());
+      continue;
+    }
+    const seen = s.loaded ? userTexts(s) : [];
+    const next = texts.find((t) => !seen.includes(t));
+    if (tab === 0 && next !== undefined && s.canSend && !s.busy) {
+      run('send', () => client.send(next));
+      continue;
+    }
+    const over = next === undefined && !s.busy && (s.phase === 'completed' || s.phase === 'idle')
+      && s.messages.length > 0 && s.messages[s.messages.length - 1].role !== 'user';
+    if (over) {
+      // The end, read once more from the server: still the end (nothing paused that this tab missed).
+      await inFlight;
+      await attempt('load', () => client.load());
+      const f = snap();
+      if (!f.suspension && texts.every((t) => userTexts(f).includes(t))) { out.finished = true; break; }
+      continue;
+    }
+    // Nothing paused here and nothing to do: a tab that saw no pause learns of new messages only by
+    // reading the thread (a person looking again). A tab on a pause never does: it must follow the
+    // other tabs through their records.
+    if (++idle % 12 === 0 && !s.busy) run('load', () => client.load());
+  }
+  await inFlight;
+  const s = snap();
+  out.last = 'phase ' + s.phase + ', busy ' + s.busy + ', cards ' + JSON.stringify(s.suspension ? s.suspension.tools.map((t) => [t.callId, t.approval, t.draft]) : null) + ', users ' + JSON.stringify(userTexts(s));
+  client.free();
+  return out;
+};
+`;
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+function startEndpoint({ port, dataDir, wwwDir }) {
+  const child = spawn(process.execPath, [path.join(ROOT, 'www/server/main.mjs')], {
+    cwd: ROOT,
+    env: {
+      ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, WWW_DIR: wwwDir,
+      PKG_DIR: path.join(ROOT, 'pkg'), FAULTS: '', QUIET: '1', CHUNK_DELAY_MS: '4', GRACE_MS: '600000', TOKEN: '',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`endpoint did not start:\n${output}`)), 10_000);
+    child.stdout.on('data', (d) => {
+      output += d;
+      if (/listening on/.test(output)) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    });
+    child.stderr.on('data', (d) => (output += d));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`endpoint exited (${code}):\n${output}`));
+    });
+  });
+}
+
+function chromiumPath() {
+  if (process.env.CHROMIUM) return process.env.CHROMIUM;
+  for (const p of ['/usr/bin/chromium', '/usr/bin/chromium-browser']) if (existsSync(p)) return p;
+  return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
+}
+
+// The same choice as the page's (a hash of the callId).
+function choose(callId, seed) {
+  let h = seed >>> 0;
+  for (const c of callId) h = (Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0);
+  return h % 3 === 0 ? 'reject' : 'approve';
+}
+const reasonFor = (id) => `tabs: not ${id}`;
+
+function conversation(i) {
+  const dialect = i % 2 === 0 ? 'neuron' : 'sidenet';
+  const menu = [
+    [`delete /tmp/tabs_${i}_a.txt and email v${i}@example.com about two ${i}`],
+    [`buy 3 tickets at 50 and email x${i}@example.com about three ${i}`, `delete /tmp/tabs_${i}_b.txt`],
+    [`read /tmp/tabs_${i}.txt`, `buy 2 tickets at 80 and delete /tmp/tabs_${i}_c.txt and email w${i}@example.com about all ${i}`],
+    [`deploy svc${i}`, `email y${i}@example.com about next ${i}`],
+  ];
+  return { dialect, threadId: `tabs_${SEED}_${i}`, texts: menu[(i * 5 + SEED) % menu.length], seed: SEED * 1000 + i };
+}
+
+function readEffects(dataDir) {
+  const file = path.join(dataDir, 'effects.jsonl');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/** The gated calls a thread's record stores: callId → { state, reason }. */
+function storedDecisions(dialect, dataDir, id) {
+  const file = path.join(dataDir, dialect, `${id}.json`);
+  const out = new Map();
+  if (!existsSync(file)) return out;
+  const rec = JSON.parse(readFileSync(file, 'utf8'));
+  for (const m of rec.messages || []) {
+    if (dialect === 'neuron') {
+      if (m.type !== 'tool_call' && m.type !== 'tool_call_result') continue;
+      for (const t of m.tools || []) {
+        if (t.approval === null || t.approval === undefined) continue;
+        if (m.type === 'tool_call_result' && t.approval === 'pending') continue;
+        out.set(t.callId, { state: t.approval, reason: t.rejectReason ?? null });
+      }
+    } else {
+      for (const p of m.parts || []) {
+        if (!p.approval || typeof p.toolCallId !== 'string') continue;
+        const a = p.approval.approved;
+        out.set(p.toolCallId, { state: a === true ? 'approved' : a === false ? 'rejected' : 'pending', reason: null });
+      }
+    }
+  }
+  return out;
+}
+
+async function main() {
+  const pkgJs = path.join(ROOT, 'pkg', 'toolgate.js');
+  if (!existsSync(pkgJs) || !/\bApprovalClient\b/.test(readFileSync(pkgJs, 'utf8'))) {
+    console.error('[soak:tabs] pkg/toolgate.js with ApprovalClient is missing: run bash scripts/build.sh first');
+    process.exit(2);
+  }
+  const work = mkdtempSync(path.join(tmpdir(), 'toolgate-soak-tabs-'));
+  const wwwDir = path.join(work, 'www');
+  mkdirSync(wwwDir, { recursive: true });
+  writeFileSync(path.join(wwwDir, 'index.html'), PAGE_HTML);
+  writeFileSync(path.join(wwwDir, 'tabs.js'), PAGE_JS);
+  const port = await freePort();
+  const e = { port, base: `http://127.0.0.1:${port}`, dataDir: path.join(work, 'data'), wwwDir };
+  const server = await startEndpoint(e);
+  log(`endpoint ${e.base}, DATA_DIR=${e.dataDir}`);
+  const browser = await chromium.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-quic', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  const t0 = Date.now();
+  const problems = [];
+  const results = [];
+  try {
+    const specs = Array.from({ length: CONVERSATIONS }, (_, i) => conversation(i));
+    const one = async (spec) => {
+      const context = await browser.newContext();
+      try {
+        const pages = [];
+        for (let t = 0; t < TABS; t++) {
+          const page = await context.newPage();
+          page.on('pageerror', (err) => problems.push(`page error (${spec.threadId} tab ${t}): ${err.message}`));
+          page.on('console', (m) => {
+            // (The browser logs each refused request, a 409 among them: those are counted apart.)
+            if (/Content Security Policy|panicked|unreachable|Uncaught/i.test(m.text())) problems.push(`console (${spec.threadId} tab ${t}): ${m.text()}`);
+          });
+          await page.goto(`${e.base}/`);
+          await page.waitForFunction(() => document.getElementById('state')?.textContent === 'ready', null, { timeout: 10_000 });
+          pages.push(page);
+        }
+        const tabs = await Promise.all(pages.map((p, tab) => p.evaluate((a) => window.runTab(a), { ...spec, tab })));
+        results.push({ ...spec, tabs });
+      } finally {
+        await context.close();
+      }
+    };
+    for (let at = 0; at < specs.length; at += CONCURRENCY) {
+      await Promise.all(specs.slice(at, at + CONCURRENCY).map(one));
+      log(`${Math.min(at + CONCURRENCY, specs.length)}/${specs.length} conversations`);
+    }
+  } finally {
+    await browser.close();
+    server.kill('SIGKILL');
+  }
+
+  const effects = readEffects(e.dataDir);
+  const rows = { neuron: { conv: 0, calls: 0, bad: [], unfinished: [], sentElsewhere: 0, refused: {} }, sidenet: { conv: 0, calls: 0, bad: [], unfinished: [], sentElsewhere: 0, refused: {} } };
+  for (const r of results) {
+    const row = rows[r.dialect];
+    row.conv++;
+    const stored = storedDecisions(r.dialect, e.dataDir, r.threadId);
+    const decidedBy = {};
+    for (const t of r.tabs) for (const id of Object.keys(t.made)) (decidedBy[id] ||= []).push(t.tab);
+    for (const t of r.tabs) {
+      for (const [k, n] of Object.entries(t.refused)) row.refused[k] = (row.refused[k] || 0) + n;
+      if (!t.finished) row.unfinished.push(`${r.dialect} ${r.threadId} tab ${t.tab}: ${t.last}; ${t.errors.slice(-2).join(' | ')}`);
+      for (const err of t.errors) row.bad.push(`${r.dialect} ${r.threadId} tab ${t.tab}: ${err}`);
+      // SOAK_TRACE=1: every refusal each tab met, in order.
+      if (process.env.SOAK_TRACE && t.trace.length) console.log(`trace ${r.dialect} ${r.threadId} tab ${t.tab}: ${t.trace.filter((x) => !x.startsWith('decide')).join(' | ')}`);
+    }
+    for (const [callId, s] of stored) {
+      row.calls++;
+      const want = choose(callId, r.seed);
+      const ran = effects.filter((x) => x.dialect === r.dialect && x.threadId === r.threadId && x.callId === callId).length;
+      const where = `${r.dialect} ${r.threadId} ${callId} (${want}; decided in tabs ${JSON.stringify(decidedBy[callId] || [])})`;
+      if (!decidedBy[callId]) row.bad.push(`${where}: stored ${s.state}, decided in no tab`);
+      if (s.state === 'pending') row.bad.push(`${where}: left pending`);
+      else if (s.state !== (want === 'approve' ? 'approved' : 'rejected')) row.bad.push(`${where}: stored ${s.state}`);
+      if (want === 'approve' && s.state === 'approved' && ran !== 1) row.bad.push(`${where}: ran ${ran}x`);
+      if (want === 'reject' && ran > 0) row.bad.push(`${where}: rejected but ran ${ran}x`);
+      if (r.dialect === 'neuron' && s.state === 'rejected' && s.reason !== reasonFor(callId)) row.bad.push(`${where}: reason ${JSON.stringify(s.reason)}`);
+      if ((decidedBy[callId] || []).length > 1) row.sentElsewhere++;
+    }
+  }
+  const seconds = ((Date.now() - t0) / 1000).toFixed(1);
+  console.log('');
+  console.log(`conversations: ${results.length} of ${TABS} tabs each, in ${seconds}s (seed ${SEED})`);
+  let bad = problems.length;
+  for (const [dialect, row] of Object.entries(rows)) {
+    const failures = row.bad.length + row.unfinished.length;
+    bad += failures;
+    const refused = Object.entries(row.refused).sort().map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+    console.log(`${failures ? 'FAIL' : 'ok  '} ${dialect.padEnd(8)} conversations ${row.conv}, gated calls ${row.calls} (decided in more than one tab ${row.sentElsewhere}), ` +
+      `wrong ${row.bad.length}, tabs unfinished ${row.unfinished.length}; refused or stopped (not failures): ${refused}`);
+    for (const l of [...row.bad, ...row.unfinished].slice(0, 15)) console.log(`  ${l}`);
+  }
+  for (const p of problems.slice(0, 10)) console.log(`  ${p}`);
+  if (bad === 0) rmSync(work, { recursive: true, force: true });
+  else console.log(`kept ${work} for inspection`);
+  process.exit(bad === 0 ? 0 : 1);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
