@@ -5,8 +5,10 @@
 // replies stream while the other tabs act). Tab 0 sends the messages; every tab decides, at random
 // moments, some of the cards it shows undecided, and submits at random, so decisions are made in
 // one tab and sent from another, continuations of a call race between tabs, and a tab acts while
-// another's reply streams. Every tab decides a call the same way (a hash of its callId), so the
-// person's intent is known whichever tab acted.
+// another's reply streams. In a third of the conversations tabs also stop requests (`abort()`) and
+// reload (a new client on the same storage) at random; half the Sidenet ones use the AI SDK's
+// approval form. Every tab decides a call the same way (a hash of its callId), so the person's
+// intent is known whichever tab acted.
 //
 // Then the server's stored history (the thread files and effects.jsonl) is checked: every gated
 // call was decided as intended (approved ones run exactly once, rejected ones never, Neuron's
@@ -54,14 +56,16 @@ function rng(seed) {
 }
 const userTexts = (s) => s.messages.filter((m) => m.role === 'user').map((m) => m.text);
 
-window.runTab = async ({ dialect, threadId, texts, seed, tab }) => {
+window.runTab = async ({ dialect, threadId, texts, seed, tab, routes, chaos }) => {
   await ready;
   const rand = rng(seed * 31 + tab * 7919);
-  const out = { tab, made: {}, refused: {}, errors: [], trace: [], finished: false, steps: 0, last: '' };
-  const client = new ApprovalClient({
+  const out = { tab, made: {}, refused: {}, errors: [], trace: [], finished: false, steps: 0, stops: 0, reloads: 0, last: '' };
+  const open = () => new ApprovalClient({
     dialect, threadId, persist: true, timeoutMs: 4000,
     retry: { attempts: 4, backoffMs: 40, maxBackoffMs: 300 },
+    ...(routes ? { routes } : {}),
   });
+  let client = open();
   const snap = () => client.getSnapshot();
   const attempt = async (what, fn) => {
     try { await fn(); return true; } catch (e) {
@@ -91,7 +95,21 @@ window.runTab = async ({ dialect, threadId, texts, seed, tab }) => {
   while (performance.now() < deadline) {
     out.steps++;
     await sleep(Math.floor(rand() * 25));
+    if (chaos && rand() < 0.01) {
+      // The page reloaded: a new client on the same storage (commands of the old one end aborted).
+      out.reloads++;
+      client.free();
+      client = open();
+      await attempt('load', () => client.load());
+      continue;
+    }
     const s = snap();
+    if (chaos && s.busy && (s.phase === 'submitting' || s.phase === 'streaming') && rand() < 0.15) {
+      // Stop pressed while decisions or a reply are on their way.
+      out.stops++;
+      client.abort();
+      continue;
+    }
     if (s.suspension) {
       idle = 0;
       for (const id of s.suspension.undecided) {
@@ -197,7 +215,10 @@ function conversation(i) {
     [`read /tmp/tabs_${i}.txt`, `buy 2 tickets at 80 and delete /tmp/tabs_${i}_c.txt and email w${i}@example.com about all ${i}`],
     [`deploy svc${i}`, `email y${i}@example.com about next ${i}`],
   ];
-  return { dialect, threadId: `tabs_${SEED}_${i}`, texts: menu[(i * 5 + SEED) % menu.length], seed: SEED * 1000 + i };
+  // A third of the conversations stop requests and reload tabs at random; half the Sidenet ones
+  // use the AI SDK's approval form.
+  const routes = dialect === 'sidenet' && i % 4 === 3 ? { chat: '/v1/chat?approvalForm=ai-sdk' } : null;
+  return { dialect, threadId: `tabs_${SEED}_${i}`, texts: menu[(i * 5 + SEED) % menu.length], seed: SEED * 1000 + i, routes, chaos: i % 3 === 2 };
 }
 
 function readEffects(dataDir) {
@@ -288,7 +309,8 @@ async function main() {
   }
 
   const effects = readEffects(e.dataDir);
-  const rows = { neuron: { conv: 0, calls: 0, bad: [], unfinished: [], sentElsewhere: 0, refused: {} }, sidenet: { conv: 0, calls: 0, bad: [], unfinished: [], sentElsewhere: 0, refused: {} } };
+  const row = () => ({ conv: 0, calls: 0, bad: [], unfinished: [], sentElsewhere: 0, refused: {}, stops: 0, reloads: 0 });
+  const rows = { neuron: row(), sidenet: row() };
   for (const r of results) {
     const row = rows[r.dialect];
     row.conv++;
@@ -296,6 +318,8 @@ async function main() {
     const decidedBy = {};
     for (const t of r.tabs) for (const id of Object.keys(t.made)) (decidedBy[id] ||= []).push(t.tab);
     for (const t of r.tabs) {
+      row.stops += t.stops;
+      row.reloads += t.reloads;
       for (const [k, n] of Object.entries(t.refused)) row.refused[k] = (row.refused[k] || 0) + n;
       if (!t.finished) row.unfinished.push(`${r.dialect} ${r.threadId} tab ${t.tab}: ${t.last}; ${t.errors.slice(-2).join(' | ')}`);
       for (const err of t.errors) row.bad.push(`${r.dialect} ${r.threadId} tab ${t.tab}: ${err}`);
@@ -325,7 +349,7 @@ async function main() {
     bad += failures;
     const refused = Object.entries(row.refused).sort().map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
     console.log(`${failures ? 'FAIL' : 'ok  '} ${dialect.padEnd(8)} conversations ${row.conv}, gated calls ${row.calls} (decided in more than one tab ${row.sentElsewhere}), ` +
-      `wrong ${row.bad.length}, tabs unfinished ${row.unfinished.length}; refused or stopped (not failures): ${refused}`);
+      `stops ${row.stops}, reloads ${row.reloads}, wrong ${row.bad.length}, tabs unfinished ${row.unfinished.length}; refused or stopped (not failures): ${refused}`);
     for (const l of [...row.bad, ...row.unfinished].slice(0, 15)) console.log(`  ${l}`);
   }
   for (const p of problems.slice(0, 10)) console.log(`  ${p}`);
