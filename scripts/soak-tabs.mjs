@@ -2,7 +2,8 @@
 // npm run soak:tabs: the multi-tab soak. Each conversation is one thread open in three tabs (three
 // pages of one browser context, sharing localStorage), each with its own `ApprovalClient`
 // (`persist: true`), against the reference endpoint (no faults; Sidenet chunks a few ms apart, so
-// replies stream while the other tabs act). Tab 0 sends the messages; every tab decides, at random
+// replies stream while the other tabs act; half the Neuron conversations against a second endpoint
+// with an append-only history). Tab 0 sends the messages; every tab decides, at random
 // moments, some of the cards it shows undecided, and submits at random, so decisions are made in
 // one tab and sent from another, continuations of a call race between tabs, and a tab acts while
 // another's reply streams. In a third of the conversations tabs also stop requests (`abort()`) and
@@ -166,12 +167,16 @@ function freePort() {
   });
 }
 
-function startEndpoint({ port, dataDir, wwwDir }) {
+function startEndpoint({ port, dataDir, wwwDir, appendOnly }) {
   const child = spawn(process.execPath, [path.join(ROOT, 'www/server/main.mjs')], {
     cwd: ROOT,
     env: {
       ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, WWW_DIR: wwwDir,
       PKG_DIR: path.join(ROOT, 'pkg'), FAULTS: '', QUIET: '1', CHUNK_DELAY_MS: '4', GRACE_MS: '600000', TOKEN: '',
+      NEURON_DECISIONS: 'strict',
+      // Neuron's newest history (the pause never changes, the outcomes on the tool_call_result
+      // after it) and message-less replies.
+      ...(appendOnly ? { NEURON_HISTORY: 'append-only', NEURON_REPLY: 'approvals' } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -218,7 +223,11 @@ function conversation(i) {
   // A third of the conversations stop requests and reload tabs at random; half the Sidenet ones
   // use the AI SDK's approval form.
   const routes = dialect === 'sidenet' && i % 4 === 3 ? { chat: '/v1/chat?approvalForm=ai-sdk' } : null;
-  return { dialect, threadId: `tabs_${SEED}_${i}`, texts: menu[(i * 5 + SEED) % menu.length], seed: SEED * 1000 + i, routes, chaos: i % 3 === 2 };
+  // Half the Neuron ones against an append-only history.
+  const appendOnly = dialect === 'neuron' && i % 4 === 2;
+  const endpoint = appendOnly ? 'append-only' : 'default';
+  const variant = appendOnly ? 'neuron append-only' : dialect;
+  return { dialect, variant, endpoint, threadId: `tabs_${SEED}_${i}`, texts: menu[(i * 5 + SEED) % menu.length], seed: SEED * 1000 + i, routes, chaos: i % 3 === 2 };
 }
 
 function readEffects(dataDir) {
@@ -263,10 +272,17 @@ async function main() {
   mkdirSync(wwwDir, { recursive: true });
   writeFileSync(path.join(wwwDir, 'index.html'), PAGE_HTML);
   writeFileSync(path.join(wwwDir, 'tabs.js'), PAGE_JS);
-  const port = await freePort();
-  const e = { port, base: `http://127.0.0.1:${port}`, dataDir: path.join(work, 'data'), wwwDir };
-  const server = await startEndpoint(e);
-  log(`endpoint ${e.base}, DATA_DIR=${e.dataDir}`);
+  // Two endpoints: the default one (Neuron's history rewritten in place, and Sidenet), and Neuron
+  // with an append-only history.
+  const endpoints = {};
+  for (const appendOnly of [false, true]) {
+    const port = await freePort();
+    const name = appendOnly ? 'append-only' : 'default';
+    const e = { port, base: `http://127.0.0.1:${port}`, dataDir: path.join(work, `data-${name}`), wwwDir, appendOnly };
+    e.server = await startEndpoint(e);
+    endpoints[name] = e;
+    log(`endpoint ${name} ${e.base}, DATA_DIR=${e.dataDir}`);
+  }
   const browser = await chromium.launch({
     executablePath: chromiumPath(),
     headless: true,
@@ -279,6 +295,7 @@ async function main() {
   try {
     const specs = Array.from({ length: CONVERSATIONS }, (_, i) => conversation(i));
     const one = async (spec) => {
+      const e = endpoints[spec.endpoint];
       const context = await browser.newContext();
       try {
         const pages = [];
@@ -305,16 +322,17 @@ async function main() {
     }
   } finally {
     await browser.close();
-    server.kill('SIGKILL');
+    for (const e of Object.values(endpoints)) e.server.kill('SIGKILL');
   }
 
-  const effects = readEffects(e.dataDir);
+  const effectsOf = Object.fromEntries(Object.entries(endpoints).map(([k, e]) => [k, readEffects(e.dataDir)]));
   const row = () => ({ conv: 0, calls: 0, bad: [], unfinished: [], sentElsewhere: 0, refused: {}, stops: 0, reloads: 0 });
-  const rows = { neuron: row(), sidenet: row() };
+  const rows = { neuron: row(), 'neuron append-only': row(), sidenet: row() };
   for (const r of results) {
-    const row = rows[r.dialect];
+    const row = rows[r.variant];
+    const effects = effectsOf[r.endpoint];
     row.conv++;
-    const stored = storedDecisions(r.dialect, e.dataDir, r.threadId);
+    const stored = storedDecisions(r.dialect, endpoints[r.endpoint].dataDir, r.threadId);
     const decidedBy = {};
     for (const t of r.tabs) for (const id of Object.keys(t.made)) (decidedBy[id] ||= []).push(t.tab);
     for (const t of r.tabs) {
@@ -348,7 +366,7 @@ async function main() {
     const failures = row.bad.length + row.unfinished.length;
     bad += failures;
     const refused = Object.entries(row.refused).sort().map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
-    console.log(`${failures ? 'FAIL' : 'ok  '} ${dialect.padEnd(8)} conversations ${row.conv}, gated calls ${row.calls} (decided in more than one tab ${row.sentElsewhere}), ` +
+    console.log(`${failures ? 'FAIL' : 'ok  '} ${dialect.padEnd(18)} conversations ${row.conv}, gated calls ${row.calls} (decided in more than one tab ${row.sentElsewhere}), ` +
       `stops ${row.stops}, reloads ${row.reloads}, wrong ${row.bad.length}, tabs unfinished ${row.unfinished.length}; refused or stopped (not failures): ${refused}`);
     for (const l of [...row.bad, ...row.unfinished].slice(0, 15)) console.log(`  ${l}`);
   }
