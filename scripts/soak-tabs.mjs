@@ -20,6 +20,7 @@
 //   node scripts/soak-tabs.mjs                          # 24 conversations, seed 11
 //   SOAK_TABS_CONVERSATIONS=60 SOAK_SEED=3 node scripts/soak-tabs.mjs
 //   SOAK_TRACE=1 node scripts/soak-tabs.mjs             # and each tab's refusals
+//   SOAK_TABS_FAULTS=drop:0.1,error:0.05,delay:50,seed:1 node scripts/soak-tabs.mjs   # with faults
 //
 // Needs pkg/ built (bash scripts/build.sh) and Chromium (bash scripts/setup.sh). Exit code 1 when a
 // decision was lost, duplicated or invented, or a tab did not finish.
@@ -57,7 +58,7 @@ function rng(seed) {
 }
 const userTexts = (s) => s.messages.filter((m) => m.role === 'user').map((m) => m.text);
 
-window.runTab = async ({ dialect, threadId, texts, seed, tab, routes, chaos }) => {
+window.runTab = async ({ dialect, threadId, texts, seed, tab, routes, chaos, faults }) => {
   await ready;
   const rand = rng(seed * 31 + tab * 7919);
   const out = { tab, made: {}, refused: {}, errors: [], trace: [], finished: false, steps: 0, stops: 0, reloads: 0, last: '' };
@@ -78,9 +79,12 @@ window.runTab = async ({ dialect, threadId, texts, seed, tab, routes, chaos }) =
       }
       out.refused[what + ' ' + code] = (out.refused[what + ' ' + code] || 0) + 1;
       // A race between tabs ends in a refusal (conflict), a command refused while another runs
-      // (busy, input_locked, invalid_state) or a stopped request; no run expires here (a grace
-      // window of ten minutes), so 'expired' is a failure, as is anything else.
-      if (!['conflict', 'invalid_state', 'aborted', 'busy', 'input_locked'].includes(code)) {
+      // (busy, input_locked, invalid_state) or a stopped request, and an injected fault in a
+      // transport error; no run expires here (a grace window of ten minutes), so 'expired' is a
+      // failure, as is anything else.
+      const benign = ['conflict', 'invalid_state', 'aborted', 'busy', 'input_locked'];
+      if (faults) benign.push('network', 'timeout', 'http_status', 'stream_error');
+      if (!benign.includes(code)) {
         out.errors.push(what + ': ' + code + ': ' + String(e && e.message).slice(0, 160));
       }
       return false;
@@ -172,7 +176,7 @@ function startEndpoint({ port, dataDir, wwwDir, appendOnly }) {
     cwd: ROOT,
     env: {
       ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, WWW_DIR: wwwDir,
-      PKG_DIR: path.join(ROOT, 'pkg'), FAULTS: '', QUIET: '1', CHUNK_DELAY_MS: '4', GRACE_MS: '600000', TOKEN: '',
+      PKG_DIR: path.join(ROOT, 'pkg'), FAULTS: process.env.SOAK_TABS_FAULTS || '', QUIET: '1', CHUNK_DELAY_MS: '4', GRACE_MS: '600000', TOKEN: '',
       NEURON_DECISIONS: 'strict',
       // Neuron's newest history (the pause never changes, the outcomes on the tool_call_result
       // after it) and message-less replies.
@@ -310,7 +314,8 @@ async function main() {
           await page.waitForFunction(() => document.getElementById('state')?.textContent === 'ready', null, { timeout: 10_000 });
           pages.push(page);
         }
-        const tabs = await Promise.all(pages.map((p, tab) => p.evaluate((a) => window.runTab(a), { ...spec, tab })));
+        const faults = !!process.env.SOAK_TABS_FAULTS;
+        const tabs = await Promise.all(pages.map((p, tab) => p.evaluate((a) => window.runTab(a), { ...spec, tab, faults })));
         results.push({ ...spec, tabs });
       } finally {
         await context.close();
