@@ -24,7 +24,9 @@
 //!
 //! ```text
 //!   idle ── load() ─▶ loading: GET thread (404 ⇒ empty) ─▶ GET replay ─┬ approval chunks ─▶ awaiting_approval
-//!                        5xx / network: backoff, retry                  ├ 204, a pause was known ─▶ expired
+//!                        5xx / network: backoff, retry                  ├ 204, a pause was known and the
+//!                                                                       │   history shows it waiting ─▶ both
+//!                                                                       │   read again once ─▶ expired
 //!                                                                       └ 204 ─▶ idle | completed
 //!   send(text) ─▶ sending ─ 2xx ─▶ streaming (deltas into `streaming`) ─┬ approvals ─▶ awaiting_approval
 //!                   │                                                   └ finish / [DONE] ─▶ completed
