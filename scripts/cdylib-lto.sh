@@ -28,11 +28,17 @@ done
 if [ "$lib$cdylib$rlib$wasm$lto" != 11110 ]; then
   exec "$rustc" "$@"
 fi
+# The crate's `-C metadata` (cargo's hash of the package, which for a path package includes the
+# checkout's path) seeds every symbol hash; LLVM's and wasm-opt's output order follows the symbol
+# names, so two checkouts of the same commit made modules about 100 B apart. A fixed value makes the
+# package the same bytes wherever it is built (with the same toolchain and lock file).
 args=()
 prev=
 for arg in "$@"; do
   if [ "$prev" = --crate-type ] && [ "$arg" = rlib ]; then
     unset 'args[-1]'
+  elif [ "$prev" = -C ] && [ "${arg#metadata=}" != "$arg" ]; then
+    args+=("metadata=toolgate-package")
   else
     args+=("$arg")
   fi
