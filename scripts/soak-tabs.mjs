@@ -24,15 +24,12 @@
 //
 // Needs pkg/ built (bash scripts/build.sh) and Chromium (bash scripts/setup.sh). Exit code 1 when a
 // decision was lost, duplicated or invented, or a tab did not finish.
-import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+import {
+  ROOT, freePort, kill, launchChromium, readEffects, readRecord, startEndpoint, storedDecisions,
+} from './soak-lib.mjs';
 const CONVERSATIONS = Number(process.env.SOAK_TABS_CONVERSATIONS || 24);
 const SEED = Number(process.env.SOAK_SEED || 11);
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY || 4);
@@ -160,54 +157,6 @@ window.runTab = async ({ dialect, threadId, texts, seed, tab, routes, chaos, fau
 };
 `;
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
-
-function startEndpoint({ port, dataDir, wwwDir, appendOnly }) {
-  const child = spawn(process.execPath, [path.join(ROOT, 'www/server/main.mjs')], {
-    cwd: ROOT,
-    env: {
-      ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, WWW_DIR: wwwDir,
-      PKG_DIR: path.join(ROOT, 'pkg'), FAULTS: process.env.SOAK_TABS_FAULTS || '', QUIET: '1', CHUNK_DELAY_MS: '4', GRACE_MS: '600000', TOKEN: '',
-      NEURON_DECISIONS: 'strict',
-      // Neuron's newest history (the pause never changes, the outcomes on the tool_call_result
-      // after it) and message-less replies.
-      ...(appendOnly ? { NEURON_HISTORY: 'append-only', NEURON_REPLY: 'approvals' } : {}),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`endpoint did not start:\n${output}`)), 10_000);
-    child.stdout.on('data', (d) => {
-      output += d;
-      if (/listening on/.test(output)) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.stderr.on('data', (d) => (output += d));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`endpoint exited (${code}):\n${output}`));
-    });
-  });
-}
-
-function chromiumPath() {
-  if (process.env.CHROMIUM) return process.env.CHROMIUM;
-  for (const p of ['/usr/bin/chromium', '/usr/bin/chromium-browser']) if (existsSync(p)) return p;
-  return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
-}
-
 // The same choice as the page's (a hash of the callId).
 function choose(callId, seed) {
   let h = seed >>> 0;
@@ -234,37 +183,6 @@ function conversation(i) {
   return { dialect, variant, endpoint, threadId: `tabs_${SEED}_${i}`, texts: menu[(i * 5 + SEED) % menu.length], seed: SEED * 1000 + i, routes, chaos: i % 3 === 2 };
 }
 
-function readEffects(dataDir) {
-  const file = path.join(dataDir, 'effects.jsonl');
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
-
-/** The gated calls a thread's record stores: callId → { state, reason }. */
-function storedDecisions(dialect, dataDir, id) {
-  const file = path.join(dataDir, dialect, `${id}.json`);
-  const out = new Map();
-  if (!existsSync(file)) return out;
-  const rec = JSON.parse(readFileSync(file, 'utf8'));
-  for (const m of rec.messages || []) {
-    if (dialect === 'neuron') {
-      if (m.type !== 'tool_call' && m.type !== 'tool_call_result') continue;
-      for (const t of m.tools || []) {
-        if (t.approval === null || t.approval === undefined) continue;
-        if (m.type === 'tool_call_result' && t.approval === 'pending') continue;
-        out.set(t.callId, { state: t.approval, reason: t.rejectReason ?? null });
-      }
-    } else {
-      for (const p of m.parts || []) {
-        if (!p.approval || typeof p.toolCallId !== 'string') continue;
-        const a = p.approval.approved;
-        out.set(p.toolCallId, { state: a === true ? 'approved' : a === false ? 'rejected' : 'pending', reason: null });
-      }
-    }
-  }
-  return out;
-}
-
 async function main() {
   const pkgJs = path.join(ROOT, 'pkg', 'toolgate.js');
   if (!existsSync(pkgJs) || !/\bApprovalClient\b/.test(readFileSync(pkgJs, 'utf8'))) {
@@ -283,16 +201,19 @@ async function main() {
     const port = await freePort();
     const name = appendOnly ? 'append-only' : 'default';
     const e = { port, base: `http://127.0.0.1:${port}`, dataDir: path.join(work, `data-${name}`), wwwDir, appendOnly };
-    e.server = await startEndpoint(e);
+    e.server = await startEndpoint({
+      ...e,
+      env: {
+        FAULTS: process.env.SOAK_TABS_FAULTS || '', CHUNK_DELAY_MS: '4', NEURON_DECISIONS: 'strict',
+        // Neuron's newest history (the pause never changes, the outcomes on the tool_call_result
+        // after it) and message-less replies.
+        ...(appendOnly ? { NEURON_HISTORY: 'append-only', NEURON_REPLY: 'approvals' } : {}),
+      },
+    });
     endpoints[name] = e;
     log(`endpoint ${name} ${e.base}, DATA_DIR=${e.dataDir}`);
   }
-  const browser = await chromium.launch({
-    executablePath: chromiumPath(),
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-quic', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
   const t0 = Date.now();
   const problems = [];
   const results = [];
@@ -327,7 +248,7 @@ async function main() {
     }
   } finally {
     await browser.close();
-    for (const e of Object.values(endpoints)) e.server.kill('SIGKILL');
+    for (const e of Object.values(endpoints)) await kill(e.server);
   }
 
   const effectsOf = Object.fromEntries(Object.entries(endpoints).map(([k, e]) => [k, readEffects(e.dataDir)]));
@@ -337,7 +258,7 @@ async function main() {
     const row = rows[r.variant];
     const effects = effectsOf[r.endpoint];
     row.conv++;
-    const stored = storedDecisions(r.dialect, endpoints[r.endpoint].dataDir, r.threadId);
+    const stored = storedDecisions(r.dialect, readRecord(endpoints[r.endpoint].dataDir, r.dialect, r.threadId));
     const decidedBy = {};
     for (const t of r.tabs) for (const id of Object.keys(t.made)) (decidedBy[id] ||= []).push(t.tab);
     for (const t of r.tabs) {

@@ -19,15 +19,12 @@
 //
 // Needs pkg/ built (bash scripts/build.sh) and Chromium (bash scripts/setup.sh). Exit code 1 when
 // a decision was lost, duplicated or invented, or a conversation did not finish.
-import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
-import net from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+import {
+  ROOT, freePort, kill, launchChromium, readEffects, readRecord, startEndpoint as startServer, storedDecisions,
+} from './soak-lib.mjs';
 const CONVERSATIONS = Number(process.env.SOAK_CONVERSATIONS || 200);
 const SEED = Number(process.env.SOAK_SEED || 7);
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY || 8);
@@ -158,54 +155,19 @@ window.reasonFor = reasonFor;
 // ------------------------------------------------------------------------------------------------
 // The endpoint
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
-
+/** The endpoint of one Neuron reading (`append-only`: Neuron's newest history, the pause never
+ * changed and the outcomes on the tool_call_result after it, and message-less replies, read
+ * strictly), with its faults. */
 function startEndpoint({ port, dataDir, wwwDir, reading, faults }) {
-  const child = spawn(process.execPath, [path.join(ROOT, 'www/server/main.mjs')], {
-    cwd: ROOT,
+  return startServer({
+    port, dataDir, wwwDir,
     env: {
-      ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, WWW_DIR: wwwDir,
-      PKG_DIR: path.join(ROOT, 'pkg'), FAULTS: faults, QUIET: '1', CHUNK_DELAY_MS: '2', GRACE_MS: '600000', TOKEN: '',
-      // `append-only`: Neuron's newest history (the pause never changes, the outcomes on the
-      // tool_call_result after it) and Laravel's message-less replies, read strictly.
+      FAULTS: faults, CHUNK_DELAY_MS: '2',
       NEURON_DECISIONS: reading === 'append-only' ? 'strict' : reading,
       ...(reading === 'append-only' ? { NEURON_HISTORY: 'append-only', NEURON_REPLY: 'approvals' } : {}),
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`endpoint did not start:\n${output}`)), 10_000);
-    child.stdout.on('data', (d) => {
-      output += d;
-      if (/listening on/.test(output)) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.stderr.on('data', (d) => (output += d));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`endpoint exited (${code}):\n${output}`));
-    });
   });
 }
-
-const kill = (child) =>
-  new Promise((r) => {
-    if (child.exitCode !== null || child.signalCode !== null) return r();
-    child.once('exit', () => r());
-    child.kill('SIGKILL');
-  });
 
 async function faultCounts(base) {
   for (let i = 0; i < 20; i++) {
@@ -216,12 +178,6 @@ async function faultCounts(base) {
     await new Promise((r) => setTimeout(r, 50));
   }
   return { drops: 0, errors: 0, delays: 0 };
-}
-
-function chromiumPath() {
-  if (process.env.CHROMIUM) return process.env.CHROMIUM;
-  for (const p of ['/usr/bin/chromium', '/usr/bin/chromium-browser']) if (existsSync(p)) return p;
-  return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -261,45 +217,6 @@ function conversation(i) {
 
 // ------------------------------------------------------------------------------------------------
 // The check against the stored history
-
-function readEffects(dataDir) {
-  const file = path.join(dataDir, 'effects.jsonl');
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
-
-function readRecord(dataDir, dialect, id) {
-  const file = path.join(dataDir, dialect, `${id}.json`);
-  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : null;
-}
-
-/** The gated calls a record stores, with the tool and the state the server recorded for each. */
-function storedDecisions(dialect, rec) {
-  const out = new Map();
-  if (!rec) return out;
-  if (dialect === 'neuron') {
-    // The tool_call's states, then the outcomes on the tool_call_result after it (an append-only
-    // history writes them only there).
-    for (const m of rec.messages || []) {
-      if (m.type !== 'tool_call' && m.type !== 'tool_call_result') continue;
-      for (const t of m.tools || []) {
-        if (t.approval === null || t.approval === undefined) continue;
-        if (m.type === 'tool_call_result' && t.approval === 'pending') continue;
-        out.set(t.callId, { name: t.name, state: t.approval, reason: t.rejectReason ?? null });
-      }
-    }
-  } else {
-    for (const m of rec.messages || []) {
-      for (const p of m.parts || []) {
-        if (!p.approval || typeof p.toolCallId !== 'string') continue;
-        const a = p.approval.approved;
-        const name = p.toolName ?? (typeof p.type === 'string' && p.type.startsWith('tool-') ? p.type.slice(5) : null);
-        out.set(p.toolCallId, { name, state: a === true ? 'approved' : a === false ? 'rejected' : 'pending', reason: null });
-      }
-    }
-  }
-  return out;
-}
 
 const sum = (rs, k) => rs.reduce((n, r) => n + r[k], 0);
 const newReport = () => ({ decisions: 0, approvals: 0, rejections: 0, allowed: 0, lost: [], duplicated: [], invented: [], misrouted: [] });
@@ -384,12 +301,7 @@ async function main() {
     log(`endpoint ${reading} ${e.base}, FAULTS=${faults}, DATA_DIR=${e.dataDir}`);
   }
 
-  const browser = await chromium.launch({
-    executablePath: chromiumPath(),
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-quic', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
   const t0 = Date.now();
   const faults = Object.fromEntries(READINGS.map((r) => [r, { drops: 0, errors: 0, delays: 0 }]));
   const addFaults = async (e) => {
