@@ -126,6 +126,10 @@ export async function gotoThread(page, base, where) {
 }
 
 export const cards = (page) => page.locator('#cards article.card');
+/** The composer's Stop button (shown while a message, decisions or a reply are on their way). */
+export const stopButton = (page) => page.getByRole('button', { name: 'Stop', exact: true });
+/** The snapshot's phase, as the demo shows it on #app. */
+export const phaseOf = (page) => page.locator('#app').getAttribute('data-phase');
 export const card = (page, name) => page.getByRole('article', { name });
 
 export async function send(page, text) {

@@ -4,14 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  approve, assertNoProblems, card, cards, deny, gotoThread, openPage, send, submit, threadId, waitCompleted,
-  withEndpointAndBrowser,
+  approve, assertNoProblems, card, cards, deny, gotoThread, openPage, phaseOf as phase, send, stopButton as stop, submit,
+  threadId, waitCompleted, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
 const env = withEndpointAndBrowser({ CHUNK_DELAY_MS: '600' });
-
-const stop = (page) => page.getByRole('button', { name: 'Stop', exact: true });
-const phase = (page) => page.locator('#app').getAttribute('data-phase');
 
 test('sidenet: a reply stopped after it announced a call leaves that card answerable, and the run goes on', async () => {
   const { context, page, problems } = await openPage(env.browser);

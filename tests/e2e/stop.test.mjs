@@ -4,13 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  assertNoProblems, gotoThread, openPage, send, threadId, withEndpointAndBrowser,
+  assertNoProblems, gotoThread, openPage, phaseOf as phase, send, stopButton as stop, threadId, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
 const env = withEndpointAndBrowser({ CHUNK_DELAY_MS: '250' });
-
-const stop = (page) => page.getByRole('button', { name: 'Stop', exact: true });
-const phase = (page) => page.locator('#app').getAttribute('data-phase');
 
 test('sidenet: Stop shows while a reply streams, stops it, and the next message goes', async () => {
   const { context, page, problems } = await openPage(env.browser);
