@@ -3789,6 +3789,41 @@ fn a_third_tabs_record_mid_reply_does_not_make_the_other_tab_load() {
     }
 }
 
+/// As above, but tab 2 sends call_B's continuation itself while tab 1's reply of call_A streams:
+/// its record, written as its own reply opens, lists both calls as settled. Tab 3 keeps call_A as
+/// taken (it read call_B alone from that record before, and could send call_A a second time).
+#[test]
+fn a_tab_sending_its_own_continuation_keeps_another_tabs_call_listed_as_taken() {
+    let mut a = H::loaded_paused();
+    let mut b = H::loaded_paused();
+    let mut c = H::loaded_paused();
+    a.c.approve("call_A").expect("approve");
+    a.drain();
+    let (_, first) = a.submit();
+    let record = written(&a.open(first.id, 200)).expect("the record, call_A settled");
+    no_http(&b.tab_wrote(&record));
+    no_http(&c.tab_wrote(&record));
+
+    b.c.reject("call_B", None).expect("reject");
+    b.drain();
+    let (_, second) = b.submit();
+    assert_continuation(&second, "call_B", false);
+    let from_b = written(&b.open(second.id, 200)).expect("tab 2's record, its reply open");
+    let v: Value = serde_json::from_str(&from_b).expect("json");
+    assert_eq!(v["settled"], json!(["call_B", "call_A"]), "{from_b}");
+    let outs = c.tab_wrote(&from_b);
+    assert!(https(&outs).is_empty(), "tab 3 loaded mid-reply: {from_b}");
+    assert_eq!(
+        err_code(c.c.approve("call_A")),
+        ErrorCode::InvalidState,
+        "call_A is still taken in tab 1"
+    );
+    assert_eq!(
+        err_code(c.c.approve("call_B")),
+        ErrorCode::InvalidState,
+        "call_B is taken in tab 2"
+    );
+}
 /// The record a tab paused on call_A alone writes once it approved and submitted it and the reply
 /// opened: call_A settled (the server took its continuation).
 fn settled_record() -> String {

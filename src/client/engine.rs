@@ -858,6 +858,7 @@ impl Core {
         call_ids: &[String],
         tail: &Suspension,
         taken: Option<&String>,
+        elsewhere: &[String],
     ) -> Option<String> {
         // (None stored is a record too while paused: another tab then knows which pause's drafts
         // were all cleared, where a removed key could be any pause's.)
@@ -867,6 +868,7 @@ impl Core {
             call_ids,
             tail,
             taken,
+            elsewhere,
             &self.drafts(),
         ))
     }

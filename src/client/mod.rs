@@ -408,6 +408,7 @@ fn write_stored(
     call_ids: &[String],
     tail: &Suspension,
     taken: Option<&String>,
+    elsewhere: &[String],
     drafts: &DraftMap,
 ) -> String {
     let mut out = String::new();
@@ -440,7 +441,8 @@ fn write_stored(
     // Neuron: the calls the server holds decided (a Sidenet record lists the open calls alone),
     // but a callId the tail also has pending (two calls under one id): a reader would always
     // find it pending, and load again on every record.
-    // Sidenet: the call whose continuation the server took, while its reply streams.
+    // Sidenet: the call whose continuation the server took, while its reply streams, and those
+    // another tab's record listed so (`elsewhere`: that tab's reply still streams).
     // Written in place, no list built: the key before the first (absent when none).
     let mut list: Option<&mut String> = None;
     for id in tail
@@ -449,6 +451,7 @@ fn write_stored(
         .map(|t| &t.call_id)
         .filter(|id| !tail.pending.iter().any(|p| p.call_id == **id))
         .chain(taken)
+        .chain(elsewhere)
     {
         let out = match list.take() {
             Some(out) => {
@@ -1682,6 +1685,7 @@ impl Client {
                     &p.call_ids,
                     &self.suspension,
                     None,
+                    &[],
                 )
             });
             self.c.persist(desired);

@@ -2301,9 +2301,7 @@ impl Sidenet {
                     rx: Some(Rx::Stream(_)),
                     ..
                 }) => sub.next_queued().map(|(id, _)| id),
-                // Another tab's (read from its record): carried on, so that a decision made here
-                // meanwhile does not read, in a third tab, as the end of that reply.
-                _ => self.taken_elsewhere.first(),
+                _ => None,
             };
             // The drafts are written for the open cards (whose decision the server has not
             // accepted), signed against the pause's own tail, as `apply_restore` reads them: a
@@ -2321,6 +2319,10 @@ impl Sidenet {
                     &open,
                     &p.tail,
                     taken.filter(|id| p.open(id)),
+                    // Another tab's (read from its record) carried on, so that a record written
+                    // here meanwhile (a decision, this tab's own continuation) does not read, in a
+                    // third tab, as the end of that reply.
+                    &self.taken_elsewhere,
                 )
             });
             self.c.persist(desired);
