@@ -2,13 +2,33 @@
 // as a child process on a free port, headless Chromium, and the reading of the endpoint's stored
 // history (the thread files and effects.jsonl) that their checks compare with the person's intent.
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Checks that pkg/ is built (exits with code 2 if not), then makes the soak's temporary directory
+ * with its page in `www/`: `index.html` and the module `script` (named `scriptName`). Returns the
+ * directory and the page's directory.
+ */
+export function prepare(label, html, scriptName, script) {
+  const pkgJs = path.join(ROOT, 'pkg', 'toolgate.js');
+  if (!existsSync(pkgJs) || !/\bApprovalClient\b/.test(readFileSync(pkgJs, 'utf8'))) {
+    console.error(`[${label}] pkg/toolgate.js with ApprovalClient is missing: run bash scripts/build.sh first`);
+    process.exit(2);
+  }
+  const work = mkdtempSync(path.join(tmpdir(), `toolgate-${label.replace(':', '-')}-`));
+  const wwwDir = path.join(work, 'www');
+  mkdirSync(wwwDir, { recursive: true });
+  writeFileSync(path.join(wwwDir, 'index.html'), html);
+  writeFileSync(path.join(wwwDir, scriptName), script);
+  return { work, wwwDir };
+}
 
 export function freePort() {
   return new Promise((resolve, reject) => {

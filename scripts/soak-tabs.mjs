@@ -24,11 +24,10 @@
 //
 // Needs pkg/ built (bash scripts/build.sh) and Chromium (bash scripts/setup.sh). Exit code 1 when a
 // decision was lost, duplicated or invented, or a tab did not finish.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import {
-  ROOT, freePort, kill, launchChromium, readEffects, readRecord, startEndpoint, storedDecisions,
+  freePort, kill, launchChromium, prepare, readEffects, readRecord, startEndpoint, storedDecisions,
 } from './soak-lib.mjs';
 const CONVERSATIONS = Number(process.env.SOAK_TABS_CONVERSATIONS || 24);
 const SEED = Number(process.env.SOAK_SEED || 11);
@@ -184,16 +183,7 @@ function conversation(i) {
 }
 
 async function main() {
-  const pkgJs = path.join(ROOT, 'pkg', 'toolgate.js');
-  if (!existsSync(pkgJs) || !/\bApprovalClient\b/.test(readFileSync(pkgJs, 'utf8'))) {
-    console.error('[soak:tabs] pkg/toolgate.js with ApprovalClient is missing: run bash scripts/build.sh first');
-    process.exit(2);
-  }
-  const work = mkdtempSync(path.join(tmpdir(), 'toolgate-soak-tabs-'));
-  const wwwDir = path.join(work, 'www');
-  mkdirSync(wwwDir, { recursive: true });
-  writeFileSync(path.join(wwwDir, 'index.html'), PAGE_HTML);
-  writeFileSync(path.join(wwwDir, 'tabs.js'), PAGE_JS);
+  const { work, wwwDir } = prepare('soak:tabs', PAGE_HTML, 'tabs.js', PAGE_JS);
   // Two endpoints: the default one (Neuron's history rewritten in place, and Sidenet), and Neuron
   // with an append-only history.
   const endpoints = {};

@@ -19,11 +19,10 @@
 //
 // Needs pkg/ built (bash scripts/build.sh) and Chromium (bash scripts/setup.sh). Exit code 1 when
 // a decision was lost, duplicated or invented, or a conversation did not finish.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import {
-  ROOT, freePort, kill, launchChromium, readEffects, readRecord, startEndpoint as startServer, storedDecisions,
+  freePort, kill, launchChromium, prepare, readEffects, readRecord, startEndpoint as startServer, storedDecisions,
 } from './soak-lib.mjs';
 const CONVERSATIONS = Number(process.env.SOAK_CONVERSATIONS || 200);
 const SEED = Number(process.env.SOAK_SEED || 7);
@@ -280,16 +279,7 @@ function verify(dataDir, results, reasonFor, reports) {
 // ------------------------------------------------------------------------------------------------
 
 async function main() {
-  const pkgJs = path.join(ROOT, 'pkg', 'toolgate.js');
-  if (!existsSync(pkgJs) || !/\bApprovalClient\b/.test(readFileSync(pkgJs, 'utf8'))) {
-    console.error('[soak] pkg/toolgate.js with ApprovalClient is missing: run bash scripts/build.sh first');
-    process.exit(2);
-  }
-  const work = mkdtempSync(path.join(tmpdir(), 'toolgate-soak-'));
-  const wwwDir = path.join(work, 'www');
-  mkdirSync(wwwDir, { recursive: true });
-  writeFileSync(path.join(wwwDir, 'index.html'), PAGE_HTML);
-  writeFileSync(path.join(wwwDir, 'soak.js'), PAGE_JS);
+  const { work, wwwDir } = prepare('soak', PAGE_HTML, 'soak.js', PAGE_JS);
   // One endpoint per Neuron reading, each with its own port, DATA_DIR and fault seed.
   const endpoints = {};
   for (const [k, reading] of READINGS.entries()) {

@@ -3717,13 +3717,10 @@ fn other_tab_does_not_load_mid_reply_of_the_second_continuation() {
     }
 }
 
-/// Tab 1 approves call_A and submits; its reply opens and its record lists call_A as settled.
-/// Tabs 2 and 3 take that record in. While the reply streams, the person in tab 3 rejects call_B:
-/// tab 3's record must still say that call_A's reply is streaming, or tab 2 reads it as the
-/// reply's end and loads the run mid-reply (and drops call_A's settled state). Once tab 1 writes
-/// the record of its reply's end, both catch up.
-#[test]
-fn a_third_tabs_record_mid_reply_does_not_make_the_other_tab_load() {
+/// Three tabs on the pause of call_A and call_B: tab 1 approved call_A and submitted it, its reply
+/// is open, and tabs 2 and 3 took in the record it wrote then (call_A settled). The tabs, and tab
+/// 1's continuation.
+fn three_tabs_tab_1_streaming_call_a() -> ([H; 3], HttpRequest) {
     let mut a = H::loaded_paused();
     let mut b = H::loaded_paused();
     let mut c = H::loaded_paused();
@@ -3732,8 +3729,20 @@ fn a_third_tabs_record_mid_reply_does_not_make_the_other_tab_load() {
     let (_, first) = a.submit();
     assert_continuation(&first, "call_A", true);
     let record = written(&a.open(first.id, 200)).expect("the record, call_A settled");
+    assert!(record.contains(r#""settled":["call_A"]"#), "{record}");
     no_http(&b.tab_wrote(&record));
     no_http(&c.tab_wrote(&record));
+    ([a, b, c], first)
+}
+
+/// Tab 1 approves call_A and submits; its reply opens and its record lists call_A as settled.
+/// Tabs 2 and 3 take that record in. While the reply streams, the person in tab 3 rejects call_B:
+/// tab 3's record must still say that call_A's reply is streaming, or tab 2 reads it as the
+/// reply's end and loads the run mid-reply (and drops call_A's settled state). Once tab 1 writes
+/// the record of its reply's end, both catch up.
+#[test]
+fn a_third_tabs_record_mid_reply_does_not_make_the_other_tab_load() {
+    let ([mut a, mut b, mut c], first) = three_tabs_tab_1_streaming_call_a();
 
     c.c.reject("call_B", Some("not now")).expect("reject");
     let from_c = written(&c.drain()).expect("tab 3 stores its rejection");
@@ -3794,15 +3803,7 @@ fn a_third_tabs_record_mid_reply_does_not_make_the_other_tab_load() {
 /// taken (it read call_B alone from that record before, and could send call_A a second time).
 #[test]
 fn a_tab_sending_its_own_continuation_keeps_another_tabs_call_listed_as_taken() {
-    let mut a = H::loaded_paused();
-    let mut b = H::loaded_paused();
-    let mut c = H::loaded_paused();
-    a.c.approve("call_A").expect("approve");
-    a.drain();
-    let (_, first) = a.submit();
-    let record = written(&a.open(first.id, 200)).expect("the record, call_A settled");
-    no_http(&b.tab_wrote(&record));
-    no_http(&c.tab_wrote(&record));
+    let ([_a, mut b, mut c], _) = three_tabs_tab_1_streaming_call_a();
 
     b.c.reject("call_B", None).expect("reject");
     b.drain();
