@@ -20,16 +20,21 @@ test('sidenet: a reply stopped after it announced a call leaves that card answer
     await page.locator('#messages .tool-pending').first().waitFor({ timeout: 30_000 });
     await stop(page).click();
     await stop(page).waitFor({ state: 'hidden', timeout: 2_000 });
-    assert.equal(await cards(page).count(), 1, 'the card announced before Stop, alone');
+    // The card announced before Stop, alone; on a slow machine the second approval chunk may be
+    // read before the Stop lands (chunks 600 ms apart): then both, each kept all the same.
+    const n = await cards(page).count();
+    assert.ok(n === 1 || n === 2, `${n} cards after Stop`);
     assert.equal(await phase(page), 'awaiting_approval');
     assert.match(await page.locator('#status').textContent(), /^Stopped\. The agent still waits/);
 
     const first = cards(page).first();
     assert.equal(await first.getByRole('button', { name: 'Approve' }).isVisible(), true, 'the card is answerable');
     await approve(first);
-    await submit(page);
-    // The continuation announces the call still waiting: its card, answered in turn.
-    await page.locator('#app[data-phase="awaiting_approval"]').waitFor({ timeout: 20_000 });
+    if (n === 1) {
+      await submit(page);
+      // The continuation announces the call still waiting: its card, answered in turn.
+      await page.locator('#app[data-phase="awaiting_approval"]').waitFor({ timeout: 20_000 });
+    }
     const open = card(page, /tickets/i);
     await open.waitFor({ timeout: 20_000 });
     await deny(open, 'Not now');
