@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  approve, assertNoProblems, card, cards, deny, gotoThread, openPage, send, submit, threadId, waitCompleted,
-  waitPaused, withEndpointAndBrowser,
+  approve, assertNoProblems, card, cards, deny, gotoThread, openPage, send, startEndpoint, submit, threadId,
+  waitCompleted, waitPaused, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
 const env = withEndpointAndBrowser({ CHUNK_DELAY_MS: '120' });
@@ -51,7 +51,11 @@ test('sidenet: a call another tab is sending shows as settled here, and the rest
   }
 });
 
-test('sidenet: a decision made in a third tab while the reply streams does not make the other tab load mid-reply', async () => {
+test('sidenet: a decision made in a third tab while the reply streams does not make the other tab load mid-reply', async (t) => {
+  // An endpoint of its own, chunks 250 ms apart: A's reply must still stream while C decides and B
+  // shows it (a few clicks and a storage event), on a slow machine too.
+  const slow = await startEndpoint({ CHUNK_DELAY_MS: '250' });
+  t.after(() => slow.close());
   const where = { thread: threadId('tabs_third'), dialect: 'sidenet' };
   const { context, page: a, problems } = await openPage(env.browser);
   const pages = { b: await context.newPage(), c: await context.newPage() };
@@ -65,11 +69,11 @@ test('sidenet: a decision made in a third tab while the reply streams does not m
   const fromB = [];
   b.on('request', (r) => watching && r.url().includes('/v1/') && fromB.push(`${r.method()} ${r.url()}`));
   try {
-    await gotoThread(a, env.endpoint.url, where);
+    await gotoThread(a, slow.url, where);
     await send(a, 'delete /var/log/app.log and buy 4 tickets at 60');
     await waitPaused(a, 2);
     for (const p of [b, c]) {
-      await gotoThread(p, env.endpoint.url, where);
+      await gotoThread(p, slow.url, where);
       await waitPaused(p, 2);
     }
 
