@@ -1001,8 +1001,8 @@ function render() {
   // button would drop the focus to the page's body.
   ui.send.setAttribute('aria-disabled', String(!snap.canSend || !hasText));
   ui.rejectAll.setAttribute('aria-disabled', String(!hasText || snap.busy));
-  // Stop, while a message, decisions or a reply are on their way (a reply that announced a call
-  // streams on with the card shown); not a load, nothing to lose there.
+  // Stop, while a message, decisions or a reply are on their way, or a command's retry waits
+  // (`busy`); not a load, nothing to lose there.
   const stopHadFocus = document.activeElement === ui.stop;
   ui.stop.hidden = !((snap.busy || STOPPABLE.has(snap.phase)) && !UNSTOPPABLE.has(snap.phase));
   if (ui.stop.hidden && stopHadFocus) ui.input.focus();
