@@ -31,16 +31,26 @@ for comp in clippy rustfmt; do
   fi
 done
 
-# 2. Debian packages: the browser and its driver.
+# 2. Debian packages: the browser and its driver. On a fresh machine apt-get runs in the background
+# while cargo builds wasm-bindgen-cli below (one waits on the network and the disk, the other on the
+# CPU), and the set-up waits for it at the end.
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+apt_pid=
+apt_log=
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO=sudo
-  log "installing ${need[*]} with apt-get"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  log "installing ${need[*]} with apt-get (in the background)"
+  apt_log=$(mktemp)
+  (
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+  ) > "$apt_log" 2>&1 &
+  apt_pid=$!
+  # Should the set-up stop before it waits, apt-get is not left running alone.
+  trap '[ -n "$apt_pid" ] && kill "$apt_pid" 2>/dev/null; true' EXIT
 fi
 
 # 3. The cargo-installed tool. Built without LTO to keep a fresh machine's set-up short.
@@ -61,4 +71,19 @@ if [ -f package-lock.json ]; then
     npm ci --no-audit --no-fund --loglevel=error
     echo "$want" > "$stamp"
   fi
+fi
+
+# 5. The browser, installed in the background above.
+if [ -n "$apt_pid" ]; then
+  if ! wait "$apt_pid"; then
+    apt_pid=
+    cat "$apt_log" >&2
+    log "apt-get could not install ${need[*]}"
+    exit 1
+  fi
+  apt_pid=
+  rm -f "$apt_log"
+  for tool in chromium chromedriver; do
+    command -v "$tool" >/dev/null 2>&1 || { log "$tool is still missing after apt-get"; exit 1; }
+  done
 fi

@@ -58,8 +58,12 @@ step "fault soak (ApprovalClient, faults + restart)" node scripts/soak.mjs
 # tab deciding and submitting at random; every decision applied once as intended, no tab left
 # behind, no run read as expired (about 20 s).
 step "multi-tab soak (three ApprovalClients per thread)" node scripts/soak-tabs.mjs
+# Two test files at a time: each starts its own endpoint and Chromium, and most of a file's time
+# is spent waiting on the endpoint's paced chunks, not the CPU (about 200 s one at a time, 120 s
+# two at a time on 2 cores; every file passed three times in a row that way with a CPU hog on one
+# core, and once with one on each).
 if [ -d tests/e2e ]; then
-  step "demo end-to-end (Playwright, headless Chromium)" node --test tests/e2e/
+  step "demo end-to-end (Playwright, headless Chromium)" node --test --test-concurrency=2 tests/e2e/
 fi
 
 printf '\n'
