@@ -16,7 +16,7 @@ import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -46,6 +46,12 @@ const sizeLabel = (b) => `${b / MB} MB`;
 // Case 4: size (Node only)
 
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;
+// Brotli at its highest quality, as a server or CDN serving the files precompressed would: for
+// information (the target is gzip's).
+const br = (buf) =>
+  brotliCompressSync(buf, {
+    params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: buf.length },
+  }).length;
 
 async function sizes() {
   const wasm = readFileSync(path.join(ROOT, 'pkg/toolgate_bg.wasm'));
@@ -68,7 +74,7 @@ async function sizes() {
   try {
     const nw = readFileSync(path.join(ROOT, 'pkg/neuron/toolgate_neuron_bg.wasm'));
     const ng = readFileSync(path.join(ROOT, 'pkg/neuron/toolgate.js'));
-    neuron = { raw: nw.length + ng.length, gzip: gz(nw) + gz(ng) };
+    neuron = { raw: nw.length + ng.length, gzip: gz(nw) + gz(ng), brotli: br(nw) + br(ng) };
   } catch {}
   return {
     neuron,
@@ -77,10 +83,14 @@ async function sizes() {
     glueRaw: glue.length,
     glueGzip: gz(glue),
     totalGzip: gz(wasm) + gz(glue),
+    wasmBrotli: br(wasm),
+    glueBrotli: br(glue),
+    totalBrotli: br(wasm) + br(glue),
     aiVersion,
     esbuildVersion: esbuild.version,
     aiRaw: ai.length,
     aiGzip: gz(ai),
+    aiBrotli: br(ai),
   };
 }
 
@@ -362,13 +372,13 @@ async function main() {
   let sizeTable = '';
   if (size) {
     sizeTable = table(
-      ['bundle', 'raw', 'gzip -9'],
+      ['bundle', 'raw', 'gzip -9', 'brotli 11 (for information)'],
       [
-        ['toolgate wasm (pkg/toolgate_bg.wasm)', kib(size.wasmRaw), kib(size.wasmGzip)],
-        ['toolgate JS glue (pkg/toolgate.js, bundled and minified)', kib(size.glueRaw), kib(size.glueGzip)],
-        ['toolgate total', kib(size.wasmRaw + size.glueRaw), kib(size.totalGzip)],
-        ...(size.neuron ? [['toolgate/neuron total (pkg/neuron/: the Neuron dialect alone)', kib(size.neuron.raw), kib(size.neuron.gzip)]] : []),
-        [`AI SDK client: ai@${size.aiVersion} AbstractChat + DefaultChatTransport + readUIMessageStream (esbuild ${size.esbuildVersion} --bundle --minify)`, kib(size.aiRaw), kib(size.aiGzip)],
+        ['toolgate wasm (pkg/toolgate_bg.wasm)', kib(size.wasmRaw), kib(size.wasmGzip), kib(size.wasmBrotli)],
+        ['toolgate JS glue (pkg/toolgate.js, bundled and minified)', kib(size.glueRaw), kib(size.glueGzip), kib(size.glueBrotli)],
+        ['toolgate total', kib(size.wasmRaw + size.glueRaw), kib(size.totalGzip), kib(size.totalBrotli)],
+        ...(size.neuron ? [['toolgate/neuron total (pkg/neuron/: the Neuron dialect alone)', kib(size.neuron.raw), kib(size.neuron.gzip), kib(size.neuron.brotli)]] : []),
+        [`AI SDK client: ai@${size.aiVersion} AbstractChat + DefaultChatTransport + readUIMessageStream (esbuild ${size.esbuildVersion} --bundle --minify)`, kib(size.aiRaw), kib(size.aiGzip), kib(size.aiBrotli)],
       ],
     );
   }
