@@ -49,8 +49,9 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
   ) > "$apt_log" 2>&1 &
   apt_pid=$!
-  # Should the set-up stop before it waits, apt-get is not left running alone.
-  trap '[ -n "$apt_pid" ] && kill "$apt_pid" 2>/dev/null; true' EXIT
+  # Should the set-up stop before step 5 (cargo install failing), it still waits for apt-get: an
+  # install cut short leaves dpkg half done, and one left running holds its lock for the next run.
+  trap 'rc=$?; if [ -n "$apt_pid" ]; then wait "$apt_pid" 2>/dev/null || true; fi; exit "$rc"' EXIT
 fi
 
 # 3. The cargo-installed tool. Built without LTO to keep a fresh machine's set-up short.
