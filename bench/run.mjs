@@ -76,16 +76,17 @@ async function sizes() {
     const ng = readFileSync(path.join(ROOT, 'pkg/neuron/toolgate.js'));
     neuron = { raw: nw.length + ng.length, gzip: gz(nw) + gz(ng), brotli: br(nw) + br(ng) };
   } catch {}
+  const [wasmGzip, glueGzip, wasmBrotli, glueBrotli] = [gz(wasm), gz(glue), br(wasm), br(glue)];
   return {
     neuron,
     wasmRaw: wasm.length,
-    wasmGzip: gz(wasm),
+    wasmGzip,
     glueRaw: glue.length,
-    glueGzip: gz(glue),
-    totalGzip: gz(wasm) + gz(glue),
-    wasmBrotli: br(wasm),
-    glueBrotli: br(glue),
-    totalBrotli: br(wasm) + br(glue),
+    glueGzip,
+    totalGzip: wasmGzip + glueGzip,
+    wasmBrotli,
+    glueBrotli,
+    totalBrotli: wasmBrotli + glueBrotli,
     aiVersion,
     esbuildVersion: esbuild.version,
     aiRaw: ai.length,
