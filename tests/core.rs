@@ -492,6 +492,44 @@ fn pending_on_an_older_message_does_not_suspend() {
     );
 }
 
+/// Keys are data, whatever they spell: a key another JSON library reserves for itself (serde_json's
+/// raw-value and number markers) is an ordinary key in a tool's inputs and in a message, kept and
+/// written back as it came.
+#[test]
+fn keys_other_libraries_reserve_are_ordinary_data() {
+    let text = r#"{"id":"t","messages":[{"__id":"m1","role":"assistant","type":"tool_call",
+        "$serde_json::private::RawValue":1e999,"content":[],"tools":[{"callId":"c1","name":"wipe",
+        "inputs":{"$serde_json::private::RawValue":"{\"a\":1}","$serde_json::private::Number":"7"},
+        "result":null,"approval":"pending"}]}]}"#;
+    let s = pending_approvals_str(text).unwrap();
+    assert!(s.suspended);
+    assert_eq!(ids(&s.pending), ["c1"]);
+    let inputs = s.pending[0].inputs.as_object().unwrap();
+    assert_eq!(
+        inputs.keys().map(String::as_str).collect::<Vec<_>>(),
+        [
+            "$serde_json::private::RawValue",
+            "$serde_json::private::Number"
+        ]
+    );
+    assert_eq!(
+        inputs
+            .get("$serde_json::private::RawValue")
+            .and_then(Value::as_str),
+        Some(r#"{"a":1}"#)
+    );
+    let t = parse_thread_str(text).unwrap();
+    let m = &t.messages[0];
+    assert_eq!(
+        m.get("$serde_json::private::RawValue")
+            .and_then(Value::as_number)
+            .map(|n| n.as_str()),
+        Some("1e999")
+    );
+    assert_eq!(parse_thread_str(&t.to_json_string()).unwrap(), t);
+    assert_eq!(Suspension::from_thread(&t), s);
+}
+
 #[test]
 fn escaped_keys_and_unicode() {
     let text = fixture("escaped-unicode.json");

@@ -161,7 +161,8 @@ fn check(decisions: &Decisions, model: &Model) {
         (Ok(body), Some(expected)) => {
             assert_eq!(body, expected, "wire form");
             let payload = decisions.payload().unwrap();
-            assert!(!payload.is_empty() && payload.len() > 0);
+            assert!(!payload.is_empty());
+            assert_eq!(payload.iter().count(), payload.len());
             for (id, d) in payload.iter() {
                 assert!(
                     mids.contains(&id),

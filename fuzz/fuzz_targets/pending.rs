@@ -38,6 +38,22 @@ fn norm(s: &Suspension) -> Suspension {
     s
 }
 
+/// Whether the document has a key serde_json (the oracle) reserves for itself: with its
+/// `raw_value` feature, an object keyed `$serde_json::private::RawValue` is read as a raw value,
+/// not as an object, so serde_json refuses or reshapes a document toolgate reads as written.
+fn serde_reserved_key(text: &str) -> bool {
+    fn walk(v: &toolgate::json::Value) -> bool {
+        match v {
+            toolgate::json::Value::Object(m) => m
+                .iter()
+                .any(|(k, v)| k.starts_with("$serde_json::private::") || walk(v)),
+            toolgate::json::Value::Array(a) => a.iter().any(walk),
+            _ => false,
+        }
+    }
+    toolgate::json::Value::parse(text).is_ok_and(|v| walk(&v))
+}
+
 fuzz_target!(|data: &[u8]| {
     let from_bytes = pending_approvals_bytes(data);
     // Read a window at a time (as `pendingApprovals` reads a `Uint8Array`), with a window taken
@@ -68,8 +84,12 @@ fuzz_target!(|data: &[u8]| {
 
     // serde_json (the oracle) reads numbers as f64 where toolgate keeps their source text, and
     // refuses a number beyond f64 (`1e400`) that toolgate keeps: compare through serde_json.
-    let parsed = serde_json::from_str::<serde_json::Value>(text);
-    if let Err(e) = &parsed {
+    let parsed = if serde_reserved_key(text) {
+        None
+    } else {
+        Some(serde_json::from_str::<serde_json::Value>(text))
+    };
+    if let Some(Err(e)) = &parsed {
         let e = e.to_string();
         // toolgate reads a lone surrogate escape as U+FFFD, where serde_json refuses it.
         let lone = e.contains("surrogate") || e.contains("hex escape");
@@ -80,7 +100,7 @@ fuzz_target!(|data: &[u8]| {
             );
         }
     }
-    let value = parsed.ok();
+    let value = parsed.and_then(Result::ok);
     let from_value = value.as_ref().map(|v| pending_approvals_value(&tg(v)));
     if let (Ok(a), Some(Ok(b))) = (&from_str, &from_value) {
         assert_eq!(norm(a), norm(b), "str and value disagree");
