@@ -12,10 +12,9 @@ use toolgate::decisions::{Decision, Decisions};
 use toolgate::error::ErrorCode;
 use toolgate::thread::Message;
 
-/// serde_json (the oracle) to toolgate's own JSON value, through text.
-fn tg(value: &serde_json::Value) -> toolgate::json::Value {
-    toolgate::json::Value::parse(&value.to_string()).expect("serde_json output is valid JSON")
-}
+#[path = "serde_oracle.rs"]
+mod serde_oracle;
+use serde_oracle::tg;
 
 const IDS: [&str; 6] = ["a", "b", "call_\"q\"", "é\u{1F600}", "", "x\\y"];
 

@@ -11,10 +11,9 @@ use toolgate::approval::{
 };
 use toolgate::thread::parse_thread_str;
 
-/// serde_json (the oracle) to toolgate's own JSON value, through text.
-fn tg(value: &serde_json::Value) -> toolgate::json::Value {
-    toolgate::json::Value::parse(&value.to_string()).expect("serde_json output is valid JSON")
-}
+#[path = "serde_oracle.rs"]
+mod serde_oracle;
+use serde_oracle::{serde_reserved_key, tg};
 
 fn check_shape(s: &Suspension) {
     assert_eq!(s.suspended, !s.pending.is_empty());
@@ -36,22 +35,6 @@ fn norm(s: &Suspension) -> Suspension {
         }
     }
     s
-}
-
-/// Whether the document has a key serde_json (the oracle) reserves for itself: with its
-/// `raw_value` feature, an object keyed `$serde_json::private::RawValue` is read as a raw value,
-/// not as an object, so serde_json refuses or reshapes a document toolgate reads as written.
-fn serde_reserved_key(text: &str) -> bool {
-    fn walk(v: &toolgate::json::Value) -> bool {
-        match v {
-            toolgate::json::Value::Object(m) => m
-                .iter()
-                .any(|(k, v)| k.starts_with("$serde_json::private::") || walk(v)),
-            toolgate::json::Value::Array(a) => a.iter().any(walk),
-            _ => false,
-        }
-    }
-    toolgate::json::Value::parse(text).is_ok_and(|v| walk(&v))
 }
 
 fuzz_target!(|data: &[u8]| {
