@@ -251,6 +251,7 @@ fn changed(outs: &[Output]) -> bool {
 
 fn assert_get(r: &HttpRequest) {
     assert_eq!(r.method, Method::Get);
+    assert_eq!(r.method.as_str(), "GET");
     assert_eq!(r.url, THREAD_URL);
     assert_eq!(r.body, None);
     assert_eq!(r.timeout_ms, 30_000);
@@ -265,6 +266,7 @@ fn assert_get(r: &HttpRequest) {
 /// Asserts a POST to the chat endpoint whose body is exactly `body` (as text: key order matters).
 fn assert_post(r: &HttpRequest, body: &str) {
     assert_eq!(r.method, Method::Post);
+    assert_eq!(r.method.as_str(), "POST");
     assert_eq!(r.url, CHAT_URL);
     assert_eq!(r.body.as_deref(), Some(body));
     assert!(r
@@ -1018,6 +1020,8 @@ fn abort_of_a_message_keeps_the_text() {
         Some("Delete old logs")
     );
     assert_eq!(h.phase(), Phase::Idle);
+    // The text is back in the composer; nothing is read or sent by itself.
+    no_http(&outs);
 }
 
 #[test]
@@ -1054,7 +1058,17 @@ fn driver_side_abort_is_handled_like_abort() {
     let outs = h.fail(g.id, TransportError::Aborted);
     assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
     assert!(!outs.iter().any(|o| matches!(o, Output::Cancel(_))));
+    // A stopped load is not started again by itself.
+    no_http(&outs);
     assert_eq!(h.phase(), Phase::Idle);
+    // Nor a stopped load started from the client's side.
+    let (op, outs) = h.load();
+    let g = one_http(&outs);
+    h.c.abort();
+    let outs = h.drain();
+    assert!(outs.contains(&Output::Cancel(g.id)));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    no_http(&outs);
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -3361,4 +3375,515 @@ fn unsaved_rejection_survives_the_other_tabs_partial_submission() {
         Some(&Decision::Reject(Some("no".into()))),
         "A's rejection of call_B, made in A alone, was lost"
     );
+}
+
+// ----------------------------------------------------------------------------------------------
+// The views of settled messages, and the server's words in errors
+
+#[test]
+fn message_views_give_each_tool_its_status_and_each_message_its_text() {
+    use toolgate::client::ToolStatus;
+    let with_result = |mut t: Value| {
+        t["result"] = json!("42 lines");
+        t
+    };
+    let h = H::loaded(vec![
+        // Content blocks: strings and `text` blocks joined by newlines, anything else skipped.
+        json!({"__id": "m0", "role": "user", "content": [
+            {"type": "text", "text": "first"}, "second", {"type": "image", "url": "x"}, 7, null,
+            {"type": "text", "text": "third"}
+        ]}),
+        // Content that is neither text nor blocks reads as no text.
+        json!({"__id": "m1", "role": "assistant", "content": {"kind": "odd"}}),
+        tool_call(
+            "m2",
+            vec![
+                tool("c_pending", "a", Some("pending"), None),
+                rejected("c_rejected", "b", None, Some("no")),
+                tool("c_approved", "c", Some("approved"), None),
+                with_result(tool("c_approved_done", "d", Some("approved"), None)),
+                tool("c_called", "e", None, None),
+                with_result(tool("c_done", "f", None, None)),
+            ],
+        ),
+        tool_result(
+            "m3",
+            vec![
+                tool("r_approved", "c", Some("approved"), None),
+                tool("r_plain", "e", None, None),
+                rejected("r_rejected", "b", None, Some("no")),
+            ],
+        ),
+        assistant("m4", "All done."),
+    ]);
+    let s = h.c.snapshot();
+    let msgs = s.messages.as_slice();
+    assert_eq!(msgs[0].text, "first\nsecond\nthird");
+    assert_eq!(msgs[1].text, "");
+    assert_eq!(msgs[4].text, "All done.");
+    let statuses = |i: usize| -> Vec<(String, ToolStatus)> {
+        msgs[i]
+            .tools
+            .iter()
+            .map(|t| (t.call_id.clone(), t.status))
+            .collect()
+    };
+    let expect = |pairs: &[(&str, ToolStatus)]| -> Vec<(String, ToolStatus)> {
+        pairs
+            .iter()
+            .map(|(id, st)| ((*id).to_owned(), *st))
+            .collect()
+    };
+    assert_eq!(
+        statuses(2),
+        expect(&[
+            ("c_pending", ToolStatus::Pending),
+            ("c_rejected", ToolStatus::Rejected),
+            ("c_approved", ToolStatus::Approved),
+            ("c_approved_done", ToolStatus::Approved),
+            ("c_called", ToolStatus::Called),
+            ("c_done", ToolStatus::Done),
+        ])
+    );
+    // On a result message a tool ran: done whatever its approval said, unless it was rejected.
+    assert_eq!(
+        statuses(3),
+        expect(&[
+            ("r_approved", ToolStatus::Done),
+            ("r_plain", ToolStatus::Done),
+            ("r_rejected", ToolStatus::Rejected),
+        ])
+    );
+    // The JSON form carries the same words.
+    let v = sj(&h.c.snapshot());
+    assert_eq!(v["messages"][2]["tools"][2]["status"], "approved");
+    assert_eq!(v["messages"][2]["tools"][4]["status"], "called");
+    assert_eq!(v["messages"][3]["tools"][0]["status"], "done");
+    assert_eq!(v["messages"][0]["text"], "first\nsecond\nthird");
+}
+
+#[test]
+fn an_http_error_shows_the_servers_explanation_in_any_usual_shape() {
+    let cases: &[(&str, &str)] = &[
+        (r#"{"error":"quota exceeded"}"#, "quota exceeded"),
+        // OpenAI-style: an object with a message.
+        (
+            r#"{"error":{"message":"rate limited","type":"requests"}}"#,
+            "rate limited",
+        ),
+        // A blank `error` gives way to `message`.
+        (r#"{"error":"  ","message":"try later"}"#, "try later"),
+        (r#"{"message":"only a message"}"#, "only a message"),
+        // Nothing readable: the status in words.
+        (r#"{"error":42}"#, "the server answered HTTP 400"),
+        (r#"{"error":{"code":7}}"#, "the server answered HTTP 400"),
+        (r#"{"error":""}"#, "the server answered HTTP 400"),
+        (r#"["error"]"#, "the server answered HTTP 400"),
+        ("<html>Bad Request</html>", "the server answered HTTP 400"),
+    ];
+    for (body, message) in cases {
+        let mut h = H::loaded(vec![]);
+        let (op, outs) = h.send("hello");
+        let post = one_http(&outs);
+        let outs = h.respond(post.id, HttpResponse::new(400, (*body).to_owned()));
+        assert_eq!(done(&outs, op), Err(ErrorCode::HttpStatus), "{body}");
+        let s = h.c.snapshot();
+        assert_eq!(
+            s.error.as_ref().map(|e| e.message.as_str()),
+            Some(*message),
+            "{body}"
+        );
+        assert_eq!(
+            sj(&h.c.snapshot())["error"],
+            json!({"code": "http_status", "message": message}),
+            "{body}"
+        );
+    }
+}
+
+#[test]
+fn the_snapshot_json_of_a_submission_the_server_did_not_apply() {
+    let mut c = config();
+    c.reload_after_post = false;
+    let mut h = H::with(c);
+    let (_, outs) = h.load();
+    let g = one_http(&outs);
+    h.respond(g.id, thread(paused_thread()));
+    h.approve("call_A");
+    assert!(!h.c.snapshot().decisions.is_empty());
+    assert_eq!(h.c.snapshot().decisions.len(), 1);
+    let (_, outs) = h.submit();
+    let post = one_http(&outs);
+    h.respond(post.id, reply("awaiting_approval", pause_two()));
+    let v = sj(&h.c.snapshot());
+    assert_eq!(
+        v["lastSubmission"],
+        json!({
+            "callIds": ["call_A"],
+            "status": "awaiting_approval",
+            "stillPending": [
+                {"callId": "call_A", "name": "delete_file",
+                 "approvalReason": "Deleting a file is irreversible"},
+                {"callId": "call_B", "name": "send_email",
+                 "approvalReason": "Outbound email reaches people"}
+            ],
+            "notApplied": ["call_A"]
+        })
+    );
+    assert_eq!(v["decisions"], json!({"call_A": "approve"}));
+}
+
+#[test]
+fn a_send_verified_by_reload_ends_as_a_send_answered_directly_would() {
+    // Answered directly: the run completed.
+    let mut direct = H::loaded(vec![]);
+    let (_, outs) = direct.send("hello");
+    let post = one_http(&outs);
+    direct.respond(post.id, reply("completed", assistant("msg_2", "hi there")));
+    let direct_phase = direct.phase();
+    assert_eq!(direct_phase, Phase::Completed);
+    // The answer lost, the reload shows the message and the reply: the same phase.
+    let mut h = H::loaded(vec![]);
+    let (op, outs) = h.send("hello");
+    let post = one_http(&outs);
+    let outs = h.fail(post.id, TransportError::Network("reset".into()));
+    let g = one_http(&outs);
+    let outs = h.respond(
+        g.id,
+        thread(vec![user("msg_1", "hello"), assistant("msg_2", "hi there")]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), direct_phase);
+    assert_eq!(h.c.snapshot().unsent_text, None);
+    // The reload shows the run paused: awaiting approval, not completed.
+    let mut h = H::loaded(vec![]);
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.fail(post.id, TransportError::Network("reset".into()));
+    let g = one_http(&outs);
+    let outs = h.respond(g.id, thread(paused_thread()));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+}
+
+#[test]
+fn decisions_accepted_without_a_message_are_acknowledged_whatever_the_reload_shows() {
+    // Laravel's JSON turn answers a submission with `{status}` alone; the reload then shows a
+    // thread whose paused message the server replaced by its outcome (no tool call left to read
+    // the decisions from). The server accepted them: acknowledged, not dropped.
+    let mut h = H::paused();
+    h.approve("call_A");
+    h.reject("call_B", Some("not today"));
+    assert_eq!(
+        h.c.decisions().map(|d| d.local().count()),
+        Some(2),
+        "the decision set holds both drafts"
+    );
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, ok(json!({"status": "completed"})));
+    let get = one_http(&outs);
+    assert_get(&get);
+    let outs = h.respond(
+        get.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            assistant("msg_4", "Deleted; no email sent."),
+        ]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert!(s.dropped_drafts.is_empty(), "{:?}", s.dropped_drafts);
+    assert!(s.decisions.is_empty());
+    assert!(h.c.decisions().is_none(), "nothing is paused");
+    assert_eq!(persists(&outs), vec![None], "the stored drafts are removed");
+}
+
+#[test]
+fn without_reload_after_post_the_thread_is_read_only_when_a_reply_leaves_doubt() {
+    let quiet = || {
+        let mut c = config();
+        c.reload_after_post = false;
+        c
+    };
+    let loaded = || {
+        let mut h = H::with(quiet());
+        let (_, outs) = h.load();
+        let g = one_http(&outs);
+        h.respond(
+            g.id,
+            thread(vec![user("msg_1", "hi"), assistant("msg_2", "hello")]),
+        );
+        h
+    };
+    // The status agrees with the message: nothing more to read.
+    let mut h = loaded();
+    let (op, outs) = h.send("thanks");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("completed", assistant("msg_4", "welcome")));
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    let mut h = loaded();
+    let (_, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    no_http(&h.respond(post.id, reply("awaiting_approval", pause_two())));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    // The status says paused, the message shows no pause (or the other way round): the thread
+    // tells which.
+    for (status, message) in [
+        ("awaiting_approval", assistant("msg_4", "welcome")),
+        ("completed", pause_two()),
+    ] {
+        let mut h = loaded();
+        let (op, outs) = h.send("thanks");
+        let post = one_http(&outs);
+        let outs = h.respond(post.id, reply(status, message));
+        assert_eq!(done(&outs, op), Ok(()), "{status}");
+        assert_get(&one_http(&outs));
+    }
+    // A client that never loaded reads the thread after its first reply.
+    let mut h = H::with(quiet());
+    let (op, outs) = h.send("hello");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("completed", assistant("msg_2", "hi")));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_get(&one_http(&outs));
+}
+
+#[test]
+fn a_draft_whose_pause_another_tab_answered_differently_is_listed_as_dropped() {
+    // Another tab (or client) decided the pause and the run went on; this tab's reload shows it.
+    let elsewhere = |then: Vec<Value>| {
+        let mut decided = pause_two();
+        decided["tools"][0]["approval"] = json!("rejected");
+        decided["tools"][1]["approval"] = json!("approved");
+        let mut msgs = vec![
+            user("msg_1", "Delete old logs"),
+            decided,
+            tool_result(
+                "msg_3",
+                vec![
+                    rejected("call_A", "delete_file", None, None),
+                    tool("call_B", "send_email", Some("approved"), None),
+                ],
+            ),
+        ];
+        msgs.extend(then);
+        msgs
+    };
+    // The run completed: the draft differs from the record and is dropped, visibly.
+    let mut h = H::paused();
+    h.approve("call_A");
+    h.reject("call_B", None);
+    let mv = h.c.snapshot().messages_version;
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, thread(elsewhere(vec![assistant("msg_4", "done")])));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert!(s.messages_version > mv, "the messages changed");
+    assert_eq!(s.phase, Phase::Completed);
+    assert_eq!(
+        s.dropped_drafts,
+        vec!["call_A".to_owned(), "call_B".to_owned()]
+    );
+    assert!(s.decisions.is_empty());
+    assert_eq!(persists(&outs), vec![None]);
+    // The run paused again, on another message: the drafts are dropped all the same, none lands
+    // on the new pause, and this tab reads storage for it (another tab may hold drafts for it).
+    let mut h = H::paused();
+    h.approve("call_A");
+    let (_, outs) = h.load();
+    let get = one_http(&outs);
+    let next = tool_call(
+        "msg_6",
+        vec![tool("call_C", "delete_file", Some("pending"), None)],
+    );
+    h.respond(
+        get.id,
+        thread(elsewhere(vec![
+            assistant("msg_4", "done"),
+            user("msg_5", "and the rest"),
+            next,
+        ])),
+    );
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(s.dropped_drafts, vec!["call_A".to_owned()]);
+    assert!(s.decisions.is_empty());
+    let susp = s.suspension.as_ref().expect("paused");
+    assert_eq!(susp.undecided, vec!["call_C"]);
+    assert!(h.c.take_missed_restore(), "a new pause: storage is read");
+}
+
+/// As above, with only one of the two changed: the same tool asked again with other inputs (the
+/// riskiest case: approving `delete_file /tmp/x` must never approve `delete_file /`), or other
+/// tool with the same inputs.
+#[test]
+fn a_reused_call_id_with_other_inputs_or_another_tool_never_inherits_the_draft() {
+    let no_id = |mut m: Value| {
+        m.as_object_mut().expect("object").remove("__id");
+        m
+    };
+    for (name, inputs) in [
+        ("delete_file", json!({"path": "/"})),
+        ("archive_file", json!({"path": "/tmp/x"})),
+    ] {
+        let old = no_id(tool_call(
+            "-",
+            vec![tool("call_1", "delete_file", Some("pending"), None)],
+        ));
+        let mut h = H::loaded(vec![user("msg_1", "clean up"), old.clone()]);
+        h.approve("call_1");
+        let mut again = tool("call_1", name, Some("pending"), None);
+        again["inputs"] = inputs.clone();
+        // The same message shape and position: only the call tells the pauses apart.
+        let new = no_id(tool_call("-", vec![again]));
+        let (op, outs) = h.load();
+        let g = one_http(&outs);
+        let outs = h.respond(g.id, thread(vec![user("msg_1", "clean up"), new]));
+        assert_eq!(done(&outs, op), Ok(()));
+        let s = h.c.snapshot();
+        let card = &s.suspension.as_ref().expect("paused").tools[0];
+        assert_eq!(card.name, name);
+        assert_eq!(sj(&card.inputs), inputs);
+        assert!(s.decisions.is_empty(), "{name} {inputs}: {:?}", s.decisions);
+        assert!(!s.can_submit);
+    }
+}
+
+#[test]
+fn a_load_is_retried_after_408_and_429_and_not_after_another_4xx() {
+    for (code, retried) in [
+        (408, true),
+        (429, true),
+        (500, true),
+        (599, true),
+        (400, false),
+        (404, false),
+        (409, false),
+        (499, false),
+    ] {
+        let mut h = H::new();
+        let (op, outs) = h.load();
+        let g1 = one_http(&outs);
+        let outs = h.respond(g1.id, status(code, json!({"error": "x"})));
+        no_http(&outs);
+        if retried {
+            no_done(&outs);
+            assert_eq!(h.c.poll_timeout(), Some(1_300), "{code}");
+            let g2 = one_http(&h.at(1_300));
+            assert_get(&g2);
+            assert_eq!(done(&h.respond(g2.id, thread(vec![])), op), Ok(()));
+        } else {
+            assert!(done(&outs, op).is_err(), "{code}");
+            assert_eq!(h.c.poll_timeout(), None, "{code}");
+            assert_eq!(h.phase(), Phase::Error, "{code}");
+        }
+    }
+}
+
+#[test]
+fn a_network_failure_shows_the_drivers_words_or_a_plain_one() {
+    for (words, shown) in [
+        ("connection reset", "connection reset"),
+        ("", "the request failed"),
+    ] {
+        let mut h = H::loaded(vec![]);
+        let (op, outs) = h.send("hello");
+        let post = one_http(&outs);
+        let outs = h.fail(post.id, TransportError::Network(words.into()));
+        // The message may have landed: the thread is read; it did not.
+        let g = one_http(&outs);
+        let outs = h.respond(g.id, thread(vec![]));
+        assert_eq!(done(&outs, op), Err(ErrorCode::Network));
+        let s = h.c.snapshot();
+        assert_eq!(s.error.as_ref().map(|e| e.message.as_str()), Some(shown));
+    }
+}
+
+#[test]
+fn a_thread_id_may_be_1024_bytes_and_no_longer() {
+    for (len, ok) in [(1023, true), (1024, true), (1025, false)] {
+        let c = Config::new(BASE, "t".repeat(len));
+        let r = c.validate();
+        assert_eq!(r.is_ok(), ok, "{len}");
+        if let Err(e) = r {
+            assert_eq!(e.code, ErrorCode::InvalidArgument);
+            assert_eq!(e.path.as_deref(), Some("threadId"));
+        }
+    }
+}
+
+#[test]
+fn an_option_error_inside_a_group_names_the_group() {
+    for (doc, path) in [
+        (
+            r#"{"threadId":"t","retry":{"attempts":"x"}}"#,
+            "retry.attempts",
+        ),
+        (r#"{"threadId":"t","routes":{"chat":5}}"#, "routes.chat"),
+        (r#"{"threadId":"t","timeoutMs":"x"}"#, "timeoutMs"),
+    ] {
+        let e = Config::from_json(doc).expect_err(doc);
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{doc}");
+        assert_eq!(e.path.as_deref(), Some(path), "{doc}: {}", e.message);
+    }
+}
+
+#[test]
+fn another_tabs_draft_the_server_already_recorded_is_not_taken_in_as_a_draft() {
+    // A decided both calls before B's partial submission of call_A landed; B's tail records
+    // call_A approved. A's record reaches B: only call_B's draft is taken in.
+    let mut a = H::paused();
+    a.approve("call_A");
+    let from_a = written(&a.reject("call_B", Some("no"))).expect("A stores its drafts");
+    let mut accepted = pause_two();
+    accepted["tools"][0]["approval"] = json!("approved");
+    let mut b = H::loaded(vec![user("msg_1", "Delete old logs"), accepted]);
+    assert_eq!(b.phase(), Phase::AwaitingApproval);
+    b.tab_wrote(&from_a);
+    let s = b.c.snapshot();
+    assert_eq!(
+        s.decisions.get("call_B"),
+        Some(&Decision::Reject(Some("no".to_owned())))
+    );
+    assert_eq!(s.decisions.get("call_A"), None, "{:?}", s.decisions);
+    assert_eq!(s.decisions.len(), 1);
+}
+
+#[test]
+fn headers_read_as_an_object_an_array_of_pairs_or_null() {
+    let pairs = |doc: &str| -> Result<Vec<(String, String)>, String> {
+        Config::from_json(doc)
+            .map(|c| c.headers)
+            .map_err(|e| e.message)
+    };
+    assert_eq!(
+        pairs(r#"{"threadId":"t","headers":{"X-A":"1","X-B":"2"}}"#),
+        Ok(vec![("X-A".into(), "1".into()), ("X-B".into(), "2".into())])
+    );
+    // `Headers` and `Map` objects reach the core as pairs, in order, repeats kept.
+    assert_eq!(
+        pairs(r#"{"threadId":"t","headers":[["X-A","1"],["X-A","2"]]}"#),
+        Ok(vec![("X-A".into(), "1".into()), ("X-A".into(), "2".into())])
+    );
+    assert_eq!(pairs(r#"{"threadId":"t","headers":null}"#), Ok(vec![]));
+    for bad in [
+        r#"{"threadId":"t","headers":[["X-A"]]}"#,
+        r#"{"threadId":"t","headers":[["X-A",1]]}"#,
+        r#"{"threadId":"t","headers":["X-A: 1"]}"#,
+        r#"{"threadId":"t","headers":{"X-A":1}}"#,
+        r#"{"threadId":"t","headers":"X-A: 1"}"#,
+    ] {
+        let e = pairs(bad).expect_err(bad);
+        assert!(
+            e.ends_with(
+                "headers must be an object of header values or an array of [name, value] pairs"
+            ),
+            "{bad}: {e}"
+        );
+    }
 }

@@ -1802,6 +1802,7 @@ fn config_from_json_for_sidenet() {
     assert_eq!(c.routes.stream, "/v1/chat/stream?threadId={threadId}");
     assert_eq!(c.transport, Transport::Stream);
     assert_eq!(c.token.as_deref(), Some("t0k"));
+    assert_eq!(c.agent_version_id.as_deref(), Some("agv_ref_1"));
     let h = H::with(c);
     assert_eq!(sj(&h.c.snapshot())["dialect"], "sidenet");
     let bad = Config::from_json(r#"{"dialect":"sidenet","threadId":"t","transport":"collect"}"#)
@@ -1813,6 +1814,48 @@ fn config_from_json_for_sidenet() {
     let n = Config::from_json(r#"{"threadId":"t","routes":{"chat":"/c"}}"#).expect("neuron");
     assert_eq!(n.routes.chat, "/c");
     assert_eq!(n.routes.thread, "/threads/{threadId}");
+}
+
+#[test]
+fn config_from_json_reads_every_route_and_null_as_the_default() {
+    let c = Config::from_json(
+        r#"{"dialect":"sidenet","threadId":"t","routes":{"stream":"/s?t={threadId}","run":"/r/{agentId}","thread":null},"token":null,"agentVersionId":"","baseUrl":null}"#,
+    )
+    .expect("config");
+    assert_eq!(c.routes.stream, "/s?t={threadId}");
+    assert_eq!(c.routes.run, "/r/{agentId}");
+    assert_eq!(
+        c.routes.thread, "/v1/threads/{threadId}",
+        "null: the default"
+    );
+    assert_eq!(c.token, None);
+    assert_eq!(c.agent_version_id, None, "an empty id is none");
+    assert_eq!(c.base_url, "");
+    // The collected-output transport needs an agent id without spaces or control characters.
+    for (agent, ok) in [("agent_1", true), ("agent 1", false), ("a\\u0007", false)] {
+        let doc = format!(
+            r#"{{"dialect":"sidenet","threadId":"t","transport":"collect","agentId":"{agent}"}}"#
+        );
+        let c = Config::from_json(&doc).expect("parses");
+        match Client::new(c) {
+            Ok(_) => assert!(ok, "{agent}"),
+            Err(e) => {
+                assert!(!ok, "{agent}: {}", e.message);
+                assert_eq!(e.path.as_deref(), Some("agentId"));
+            }
+        }
+    }
+    // Options that are no object: the message says so, with no path.
+    let e = Config::from_json("[]").expect_err("not an object");
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert_eq!(
+        e.message,
+        "invalid client options: the options must be an object"
+    );
+    assert_eq!(e.path, None);
+    let e = Config::from_json(r#"{"threadId":"t","token":5}"#).expect_err("token");
+    assert_eq!(e.message, "invalid client options: token must be a string");
+    assert_eq!(e.path.as_deref(), Some("token"));
 }
 
 #[test]
