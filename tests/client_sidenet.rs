@@ -1568,6 +1568,36 @@ fn reject_all_and_send_rejects_one_at_a_time_then_sends() {
 }
 
 #[test]
+fn reject_all_and_send_stops_at_a_new_pause() {
+    // The rejection's continuation ends on a new approval (the model asked for another tool):
+    // the message is not sent over the new pause; it waits in unsentText, the new card shows.
+    let mut h = H::paused(false);
+    let op =
+        h.c.reject_all_and_send(h.now, "never mind", None)
+            .expect("rejectAllAndSend");
+    let first = one_http(&h.drain());
+    assert_continuation(&first, "call_A", false);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-denied", "toolCallId": "call_A"}),
+    ];
+    c.extend(tool_in(
+        "call_B",
+        "send_email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    c.push(approval_b());
+    let outs = h.stream(first.id, &sse(&c, true));
+    no_http(&outs);
+    assert_eq!(done(&outs, op), Err(ErrorCode::InputLocked));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(s.unsent_text.as_deref(), Some("never mind"));
+    assert_eq!(h.card_ids(), vec!["call_B"]);
+    assert!(s.decisions.is_empty(), "nothing decided on the new card");
+}
+
+#[test]
 fn auto_submit_fires_when_every_card_is_decided() {
     let mut cfg = config();
     cfg.auto_submit = true;
@@ -4311,4 +4341,209 @@ fn the_writers_own_settled_record_read_back_at_a_new_pause_leaves_the_call_answe
     assert_eq!(h.card_ids(), vec!["call_A", "call_C"]);
     h.c.reject("call_A", Some("stop"))
         .expect("call_A can be answered");
+}
+
+// ----------------------------------------------------------------------------------------------
+// Found by mutation testing: behaviour no other test held in place
+
+#[test]
+fn the_same_text_as_the_previous_turn_does_not_count_as_landed() {
+    // The history ends with an earlier "hello": a failed send of "hello" again did not land
+    // unless the history shows one more user message.
+    let earlier = vec![
+        user_ui("u1", "hello"),
+        json!({"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "Hi!"}]}),
+    ];
+    let mut h = H::with_messages(earlier.clone());
+    let (op, post) = h.send("hello");
+    let outs = h.fail(post.id, TransportError::Network("offline".into()));
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, history(earlier.clone()));
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Network));
+    assert_eq!(h.c.snapshot().unsent_text.as_deref(), Some("hello"));
+    // With one more, it did.
+    let (op, post) = h.send("hello");
+    let outs = h.fail(post.id, TransportError::Network("offline".into()));
+    let get = one_http(&outs);
+    let mut more = earlier;
+    more.push(user_ui("u2", "hello"));
+    let outs = h.respond(get.id, history(more));
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.c.snapshot().unsent_text, None);
+}
+
+#[test]
+fn messages_version_only_grows_through_a_continuation() {
+    let mut h = H::paused(false);
+    let before = h.c.snapshot().messages_version;
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, first) = h.submit();
+    let mut versions = vec![before];
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted"}),
+    ];
+    c.extend(final_text("done"));
+    let mut outs = h.open(first.id, 200);
+    for part in sse(&c, true).chunks(9) {
+        outs.extend(h.feed(first.id, part, 9));
+        versions.push(h.c.snapshot().messages_version);
+    }
+    outs.extend(h.end(first.id));
+    assert_eq!(done(&outs, op), Ok(()));
+    versions.push(h.c.snapshot().messages_version);
+    assert!(
+        versions.windows(2).all(|w| w[0] <= w[1]),
+        "never back: {versions:?}"
+    );
+    assert!(versions.last() > versions.first(), "{versions:?}");
+    // The paused message went on: one assistant message, the call done.
+    let s = h.c.snapshot();
+    assert_eq!(s.messages.as_slice().len(), 2);
+    assert_eq!(s.messages.as_slice()[1].tools[0].status, ToolStatus::Done);
+}
+
+#[test]
+fn an_answer_to_a_request_no_longer_awaited_is_ignored() {
+    let mut h = H::paused(true);
+    let v = h.c.version();
+    for id in [RequestId(999), RequestId(0)] {
+        assert!(h.respond(id, HttpResponse::new(200, "{}")).is_empty());
+        assert!(h.fail(id, TransportError::Timeout).is_empty());
+    }
+    // A stopped continuation's late answer, too.
+    h.approve_both();
+    let (_, first) = h.submit();
+    h.c.abort();
+    h.drain();
+    let v2 = h.c.version();
+    assert!(v2 > v);
+    let outs = h.respond(first.id, HttpResponse::new(200, sse(&plain_reply(), true)));
+    assert!(https(&outs).is_empty());
+    assert_eq!(h.c.version(), v2, "nothing changed");
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+}
+
+#[test]
+fn an_approval_without_args_takes_the_inputs_its_tool_call_announced() {
+    // The person must see what they approve: an approval chunk without `args` (or with null, as
+    // a collected-output run can send) shows the input the tool call announced, not `{}`.
+    for args in [None, Some(Value::Null)] {
+        let mut h = H::new();
+        let (op, post) = h.send("delete /tmp/x");
+        let mut c = vec![start("msg_a1"), json!({"type": "start-step"})];
+        c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+        let mut data = json!({"runId": "run_1", "toolCallId": "call_A",
+            "toolName": "delete_file", "agentVersionId": AGV, "threadId": TID});
+        if let Some(args) = &args {
+            data["args"] = args.clone();
+        }
+        c.push(json!({"type": "data-tool-call-approval", "id": "call_A", "data": data}));
+        let outs = h.stream(post.id, &sse(&c, true));
+        assert_eq!(done(&outs, op), Ok(()));
+        let s = h.c.snapshot();
+        let card = &s.suspension.as_ref().expect("paused").tools[0];
+        assert_eq!(card.name, "delete_file");
+        assert_eq!(sj(&card.inputs), json!({"path": "/tmp/x"}), "{args:?}");
+    }
+    // Args the approval gives are what runs: they are shown, whatever the tool call said.
+    let mut h = H::new();
+    let (_, post) = h.send("delete /tmp/x");
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.push(approval(
+        "call_A",
+        "delete_file",
+        "r",
+        json!({"path": "/tmp/y"}),
+    ));
+    h.stream(post.id, &sse(&c, true));
+    let s = h.c.snapshot();
+    let card = &s.suspension.as_ref().expect("paused").tools[0];
+    assert_eq!(sj(&card.inputs), json!({"path": "/tmp/y"}));
+}
+
+#[test]
+fn a_streamed_message_keeps_each_tools_inputs_and_outcome_in_its_view_and_raw() {
+    // An ungated read runs at once, the gated delete is approved and fails, the email is
+    // approved and sent.
+    let mut h = H::new();
+    let (op, post) = h.send("tidy up");
+    let mut c = vec![start("msg_a1"), json!({"type": "start-step"})];
+    c.extend(tool_in("call_R", "read_file", json!({"path": "/tmp/x"})));
+    c.push(json!({"type": "tool-output-available", "toolCallId": "call_R", "output": "contents"}));
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.extend(tool_in(
+        "call_B",
+        "send_email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    c.push(approval_a());
+    c.push(approval_b());
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    let tools = &s.messages.as_slice()[1].tools;
+    let inputs: Vec<Value> = tools.iter().map(|t| sj(&t.inputs)).collect();
+    assert_eq!(
+        inputs,
+        vec![
+            json!({"path": "/tmp/x"}),
+            json!({"path": "/tmp/x"}),
+            json!({"to": "a@b.c", "subject": "hi"})
+        ]
+    );
+    assert_eq!(tools[0].status, ToolStatus::Done);
+    assert_eq!(tools[0].approval, None, "an ungated call has no approval");
+    h.approve_both();
+    let (op, first) = h.submit();
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-error", "toolCallId": "call_A", "errorText": "EBUSY"}),
+        // The server announces the call still waiting.
+        approval_b(),
+    ];
+    let outs = h.stream(first.id, &sse(&c, true));
+    let second = one_http(&outs);
+    assert_continuation(&second, "call_B", true);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
+    ];
+    c.extend(final_text("done"));
+    let outs = h.stream(second.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    let msg = &s.messages.as_slice()[1];
+    let status: Vec<ToolStatus> = msg.tools.iter().map(|t| t.status).collect();
+    assert_eq!(
+        status,
+        vec![ToolStatus::Done, ToolStatus::Error, ToolStatus::Done]
+    );
+    assert_eq!(msg.tools[0].approval, None);
+    let raw = sj(&msg.raw);
+    let part = |id: &str| {
+        raw["parts"]
+            .as_array()
+            .expect("parts")
+            .iter()
+            .find(|p| p["toolCallId"] == id)
+            .cloned()
+            .expect("part")
+    };
+    assert_eq!(part("call_R")["state"], "output-available");
+    assert_eq!(part("call_R")["output"], "contents");
+    assert_eq!(part("call_A")["state"], "output-error");
+    assert_eq!(part("call_A")["errorText"], "EBUSY");
+    assert_eq!(part("call_B")["state"], "output-available");
+    assert_eq!(part("call_B")["output"], "sent");
+    assert_eq!(
+        part("call_B")["input"],
+        json!({"to": "a@b.c", "subject": "hi"})
+    );
 }

@@ -94,7 +94,8 @@ pub struct ToolCallApproval {
     pub tool_name: String,
     /// The sentence for the card's headline.
     pub reason: Option<String>,
-    /// The proposed arguments as sent; `{}` when absent or null.
+    /// The proposed arguments as sent; `null` when absent (the client then shows the input the
+    /// stream's `tool-input-available` announced for the call, else `{}`).
     pub args: Value,
     pub agent_version_id: Option<String>,
     pub thread_id: Option<String>,
@@ -558,7 +559,7 @@ fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
             &empty
         }
     };
-    let args = inputs_of(data.get("args"));
+    let args = data.get("args").cloned().unwrap_or(Value::Null);
     let state = data.get("state").and_then(Value::as_str).map(str::to_owned);
     let resume_schema = match data.get("resumeSchema") {
         None | Some(Value::Null) => None,
