@@ -4547,3 +4547,144 @@ fn a_streamed_message_keeps_each_tools_inputs_and_outcome_in_its_view_and_raw() 
         json!({"to": "a@b.c", "subject": "hi"})
     );
 }
+
+#[test]
+fn history_parts_read_every_state_the_ai_sdk_records() {
+    let parts = json!([
+        {"type": "text", "text": "Working on it."},
+        {"type": "tool-delete_file", "toolCallId": "c_no", "state": "approval-responded",
+         "input": {"path": "/"}, "approval": {"id": "c_no", "approved": false}},
+        {"type": "tool-send_email", "toolCallId": "c_yes", "state": "approval-responded",
+         "input": {"to": "a@b.c"}, "approval": {"id": "c_yes", "approved": true}},
+        {"type": "dynamic-tool", "toolName": "lookup", "toolCallId": "c_dyn",
+         "state": "output-available", "input": {"q": "x"}, "output": "found"},
+        {"type": "tool-read_file", "toolCallId": "c_err", "state": "output-error",
+         "input": {"path": "/nope"}, "errorText": "ENOENT"},
+        {"type": "tool-wipe", "toolCallId": "c_denied", "state": "output-denied",
+         "input": {}, "approval": {"id": "c_denied", "approved": false}},
+        {"type": "tool-ping", "toolCallId": "c_called", "state": "input-available", "input": {}},
+        {"type": "data-note", "data": {"x": 1}}
+    ]);
+    let h = H::with_messages(vec![
+        user_ui("u1", "go"),
+        json!({"id": 42, "role": "assistant", "parts": parts}),
+        user_ui("u2", "thanks"),
+        json!({"id": "a2", "role": "assistant", "parts": [{"type": "text", "text": "ok"}]}),
+    ]);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Idle);
+    let msg = &s.messages.as_slice()[1];
+    assert_eq!(
+        msg.id.as_deref(),
+        Some("42"),
+        "a numeric id reads as its digits"
+    );
+    assert_eq!(msg.text, "Working on it.");
+    let got: Vec<(&str, &str, ToolStatus, Option<toolgate::approval::Approval>)> = msg
+        .tools
+        .iter()
+        .map(|t| (t.call_id.as_str(), t.name.as_str(), t.status, t.approval))
+        .collect();
+    use toolgate::approval::Approval;
+    assert_eq!(
+        got,
+        vec![
+            (
+                "c_no",
+                "delete_file",
+                ToolStatus::Rejected,
+                Some(Approval::Rejected)
+            ),
+            (
+                "c_yes",
+                "send_email",
+                ToolStatus::Approved,
+                Some(Approval::Approved)
+            ),
+            ("c_dyn", "lookup", ToolStatus::Done, None),
+            ("c_err", "read_file", ToolStatus::Error, None),
+            (
+                "c_denied",
+                "wipe",
+                ToolStatus::Denied,
+                Some(Approval::Rejected)
+            ),
+            ("c_called", "ping", ToolStatus::Called, None),
+        ]
+    );
+    assert_eq!(msg.tools[2].result.as_ref().map(sj), Some(json!("found")));
+    assert_eq!(msg.tools[3].result.as_ref().map(sj), Some(json!("ENOENT")));
+    assert_eq!(sj(&msg.tools[0].inputs), json!({"path": "/"}));
+}
+
+#[test]
+fn a_page_reloaded_on_a_pause_that_finished_meanwhile_reads_completed() {
+    // Storage holds this tab's drafts for run_1 (the page was reloaded); meanwhile the call was
+    // answered and the run finished. The first load shows it done: completed, not idle, not
+    // expired, and the stale drafts are removed.
+    let stored =
+        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sigs": [1_519_642_284u64], "drafts": {"call_A": "approve"}})
+            .to_string();
+    let mut h = H::new();
+    h.c.restore_drafts(&stored);
+    h.drain();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let finished = vec![
+        user_ui("msg_u1", "delete /tmp/x"),
+        json!({"id": "msg_a1", "role": "assistant", "parts": [
+            {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+             "input": {"path": "/tmp/x"}, "output": "deleted", "approval": {"id": "call_A", "approved": true}},
+            {"type": "text", "text": "Deleted."}
+        ]}),
+    ];
+    let outs = h.respond(get.id, history(finished));
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert!(s.error.is_none());
+    assert!(s.suspension.is_none());
+    assert!(s.decisions.is_empty());
+    assert_eq!(persists(&outs), vec![None]);
+}
+
+#[test]
+fn a_continuation_dropped_before_the_other_call_was_sent_reads_that_call_abandoned() {
+    // Both approved; call_A's continuation ran A, then the connection dropped before the server
+    // re-announced B. The reload finds B still asking in the history and an empty replay, twice:
+    // the run was abandoned on B, whose decision was never sent. The submission says `expired`.
+    let (mut h, op, first) = H::both_approved_and_submitted();
+    assert_continuation(&first, "call_A", true);
+    h.open(first.id, 200);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted"}),
+    ];
+    h.feed(first.id, &sse(&c, false), 7);
+    let outs = h.fail(first.id, TransportError::Network("reset".into()));
+    let waiting_b = vec![
+        user_ui("msg_u1", "delete /tmp/x"),
+        json!({"id": "msg_a1", "role": "assistant", "parts": [
+            {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+             "input": {"path": "/tmp/x"}, "output": "Deleted", "approval": {"id": "call_A", "approved": true}},
+            {"type": "tool-send_email", "toolCallId": "call_B", "state": "approval-requested",
+             "input": {"to": "a@b.c", "subject": "hi"}, "approval": {"id": "call_B"}}
+        ]}),
+    ];
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let outs = h.respond(get.id, history(waiting_b.clone()));
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    no_done(&outs);
+    let outs = read_again(&mut h, &outs, waiting_b);
+    assert_eq!(done(&outs, op), Err(ErrorCode::Expired));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Expired);
+    assert!(s.suspension.is_none());
+    assert!(s.can_send);
+    let last = s.last_submission.as_ref().expect("last submission");
+    assert_eq!(last.call_ids, vec!["call_A"], "B was never sent");
+}
