@@ -2612,6 +2612,25 @@ fn a_person_s_decision_in_the_set_waits_for_submit() {
 }
 
 #[test]
+fn a_person_s_approval_of_a_tool_not_allowed_waits_for_submit() {
+    // The person approved call_A (delete_file, not allowed); allowing send_email approves call_B
+    // and completes the set. An approval the person made is theirs to send: not sent by itself,
+    // though another call in the pause is of an allowed tool.
+    let mut h = H::paused();
+    h.approve("call_A");
+    let outs = h.allow("send_email", true);
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert!(s.can_submit);
+    assert_eq!(s.decisions.get("call_B"), Some(&Decision::Approve));
+    let (_, outs) = h.submit();
+    assert_post(
+        &one_http(&outs),
+        r#"{"decisions":{"call_A":"approve","call_B":"approve"}}"#,
+    );
+}
+
+#[test]
 fn a_cleared_allowed_approval_stays_cleared() {
     let mut h = H::paused();
     h.allow("send_email", true);
@@ -3886,4 +3905,26 @@ fn headers_read_as_an_object_an_array_of_pairs_or_null() {
             "{bad}: {e}"
         );
     }
+}
+
+#[test]
+fn every_command_has_its_own_op() {
+    // The driver settles each command's promise by its op: two commands never share one.
+    let mut h = H::new();
+    let (load, outs) = h.load();
+    h.respond(one_http(&outs).id, thread(paused_thread()));
+    h.approve("call_A");
+    let (submit, outs) = h.submit();
+    let post = one_http(&outs);
+    h.c.abort();
+    let outs = h.drain();
+    assert_eq!(done(&outs, submit), Err(ErrorCode::Aborted));
+    let (again, _) = h.load();
+    let ops = [load, submit, again];
+    for (i, a) in ops.iter().enumerate() {
+        for b in &ops[i + 1..] {
+            assert_ne!(a, b, "{ops:?}");
+        }
+    }
+    assert!(outs.contains(&Output::Cancel(post.id)));
 }
