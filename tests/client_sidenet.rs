@@ -4688,3 +4688,71 @@ fn a_continuation_dropped_before_the_other_call_was_sent_reads_that_call_abandon
     let last = s.last_submission.as_ref().expect("last submission");
     assert_eq!(last.call_ids, vec!["call_A"], "B was never sent");
 }
+
+#[test]
+fn a_replay_cut_short_is_read_again_not_taken_for_the_whole() {
+    // The replay broke off after the tool's input, before its approval chunk: not the run's
+    // state (it would read as a run that paused on nothing). It is read again.
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, history(paused_history(false)));
+    let replay = one_http(&outs);
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    let outs = h.stream(replay.id, &sse(&c, false));
+    no_done(&outs);
+    no_http(&outs);
+    assert_eq!(h.phase(), Phase::Loading);
+    let when = h.c.poll_timeout().expect("a retry is scheduled");
+    let outs = h.at(when);
+    // The replay alone: the history was read whole.
+    let again = one_http(&outs);
+    assert_replay_get(&again);
+    let outs = h.stream(again.id, &replay_stream(false));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+}
+
+#[test]
+fn a_collected_continuation_refused_with_400_or_409_is_reconciled_and_401_is_not() {
+    let paused_collect = || {
+        let mut cfg = config();
+        cfg.transport = Transport::Collect;
+        cfg.agent_id = Some("agent_1".into());
+        cfg.agent_version_id = Some(AGV.into());
+        let mut h = H::with(cfg);
+        let op = h.c.send(h.now, "delete /tmp/x").expect("send");
+        let post = one_http(&h.drain());
+        let body = json!({"chunks": pause_stream(false), "finishReason": null}).to_string();
+        assert_eq!(
+            done(&h.respond(post.id, HttpResponse::new(200, body)), op),
+            Ok(())
+        );
+        h.c.approve("call_A").expect("approve");
+        h.drain();
+        h
+    };
+    // Refused (answered elsewhere, or the run moved on): the thread tells where it stands.
+    for code in [400, 409] {
+        let mut h = paused_collect();
+        let (_, post) = h.submit();
+        let outs = h.respond(
+            post.id,
+            HttpResponse::new(code, r#"{"error":"not paused"}"#),
+        );
+        let get = one_http(&outs);
+        assert_history_get(&get);
+    }
+    // Not authorized: the error shows, nothing is read, the draft stays.
+    let mut h = paused_collect();
+    let (op, post) = h.submit();
+    let outs = h.respond(post.id, HttpResponse::new(401, r#"{"error":"bad token"}"#));
+    no_http(&outs);
+    assert_eq!(done(&outs, op), Err(ErrorCode::Unauthorized));
+    assert_eq!(
+        h.c.snapshot().decisions.get("call_A"),
+        Some(&Decision::Approve)
+    );
+}

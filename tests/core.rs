@@ -1327,3 +1327,47 @@ fn tools_that_are_not_gated_may_have_no_call_id() {
     );
     assert_eq!(d.approve("").unwrap_err().code, ErrorCode::UnknownCallId);
 }
+
+/// `check_thread_str` (behind `parseThread`, which builds the messages with `JSON.parse`) checks a
+/// document exactly as `parse_thread_str` does: the same id, the same bare-array reading and the
+/// same error, code, path and position.
+#[test]
+fn checking_a_thread_agrees_with_parsing_it() {
+    use toolgate::thread::check_thread_str;
+    let docs = [
+        r#"{"id":"t1","messages":[{"role":"user","content":"hi"}]}"#,
+        r#"{"messages":[],"id":"t2"}"#,
+        r#"{"messages":[]}"#,
+        r#"[{"role":"user","content":"bare"}]"#,
+        "[]",
+        r#"{"id":7,"messages":[]}"#,
+        r#"{"id":"t","messages":[1]}"#,
+        r#"{"id":"t","messages":{}}"#,
+        r#"{"id":"t"}"#,
+        r#"{"id":"t","messages":[{"role":"user","content":"x"}"#,
+        r#"{"id":"t","messages":[{"type":"tool_call","tools":[{"name":"x","approval":"pending"}]}]}"#,
+        "not json",
+        "",
+    ];
+    for doc in docs {
+        let parsed = parse_thread_str(doc).map(|t| {
+            let bare = doc.trim_start().starts_with('[');
+            (t.id, bare)
+        });
+        let checked = check_thread_str(doc);
+        match (&parsed, &checked) {
+            (Ok(p), Ok(c)) => assert_eq!(p, c, "{doc}"),
+            (Err(p), Err(c)) => {
+                assert_eq!(p.code, c.code, "{doc}");
+                assert_eq!(p.message, c.message, "{doc}");
+                assert_eq!(p.path, c.path, "{doc}");
+            }
+            _ => panic!("{doc}: parse {parsed:?}, check {checked:?}"),
+        }
+    }
+    assert_eq!(
+        check_thread_str(r#"{"id":"t1","messages":[]}"#).map_err(|e| e.code),
+        Ok((Some("t1".to_owned()), false))
+    );
+    assert_eq!(check_thread_str("[]").map_err(|e| e.code), Ok((None, true)));
+}
