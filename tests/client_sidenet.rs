@@ -4756,3 +4756,50 @@ fn a_collected_continuation_refused_with_400_or_409_is_reconciled_and_401_is_not
         Some(&Decision::Approve)
     );
 }
+
+#[test]
+fn a_repeated_approval_fills_what_the_first_lacked() {
+    // The AI SDK's request comes first (no reason, no version), Sidenet's chunk for the same call
+    // after it: one card, with the reason and the version the second gave.
+    let mut h = H::new();
+    let (op, post) = h.send("delete /tmp/x");
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.push(json!({"type": "tool-approval-request", "approvalId": "run_1::call_A", "toolCallId": "call_A"}));
+    c.push(approval_a());
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.card_ids(), vec!["call_A"]);
+    let s = h.c.snapshot();
+    let card = &s.suspension.as_ref().expect("paused").tools[0];
+    assert_eq!(
+        card.approval_reason.as_deref(),
+        Some("Delete the file /tmp/x; this cannot be undone")
+    );
+    assert_eq!(card.agent_version_id.as_deref(), Some(AGV));
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+}
+
+#[test]
+fn a_replay_names_its_call_when_the_history_does_not_show_it_yet() {
+    // The server writes the history at the run's end: the reloaded page sees only the user
+    // message, and the replay gives the call's input, then the AI SDK's bare approval request.
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, history(vec![user_ui("msg_u1", "delete /tmp/x")]));
+    let replay = one_http(&outs);
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.push(json!({"type": "tool-approval-request", "approvalId": "run_1::call_A", "toolCallId": "call_A"}));
+    let outs = h.stream(replay.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval, "{:?}", s.error);
+    let card = &s.suspension.as_ref().expect("paused").tools[0];
+    assert_eq!(card.name, "delete_file");
+    assert_eq!(sj(&card.inputs), json!({"path": "/tmp/x"}));
+}
