@@ -4803,3 +4803,70 @@ fn a_replay_names_its_call_when_the_history_does_not_show_it_yet() {
     assert_eq!(card.name, "delete_file");
     assert_eq!(sj(&card.inputs), json!({"path": "/tmp/x"}));
 }
+
+#[test]
+fn a_reply_cut_before_it_announced_anything_reads_its_run_from_the_history() {
+    // The reply broke off before any chunk: nothing is known of the run. The history's last
+    // assistant part tells: a call still asking, with an empty replay, is an abandoned run;
+    // a call that ran (or text) is a run that finished.
+    let ask = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "approval-requested",
+        "input": {"path": "/tmp/x"}, "approval": {"id": "call_A"}});
+    let ran = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+        "input": {"path": "/tmp/x"}, "output": "deleted"});
+    for (last, phase) in [(ask, Phase::Expired), (ran, Phase::Completed)] {
+        let mut h = H::with_messages(vec![]);
+        let (op, post) = h.send("delete /tmp/x");
+        h.open(post.id, 200);
+        let outs = h.fail(post.id, TransportError::Network("reset".into()));
+        let msgs = vec![
+            user_ui("msg_u1", "delete /tmp/x"),
+            json!({"id": "msg_a1", "role": "assistant", "parts": [last]}),
+        ];
+        let get = one_http(&outs);
+        assert_history_get(&get);
+        let outs = h.respond(get.id, history(msgs.clone()));
+        let replay = one_http(&outs);
+        let mut outs = h.respond(replay.id, HttpResponse::new(204, ""));
+        if !https(&outs).is_empty() {
+            // A call shown waiting and an empty replay: both are read once more.
+            outs = read_again(&mut h, &outs, msgs);
+        }
+        assert_eq!(done(&outs, op), Ok(()), "{phase:?}");
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, phase);
+        assert_eq!(s.unsent_text, None, "the message landed");
+        assert!(s.suspension.is_none());
+    }
+}
+
+#[test]
+fn text_deltas_without_a_text_start_still_make_the_message() {
+    let mut h = H::with_messages(vec![]);
+    let (op, post) = h.send("hi");
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "text-delta", "id": "t1", "delta": "Hello"}),
+        json!({"type": "text-delta", "id": "t1", "delta": " there"}),
+        json!({"type": "text-end", "id": "t1"}),
+        json!({"type": "text-delta", "id": "t2", "delta": "Bye"}),
+        json!({"type": "finish", "finishReason": "stop"}),
+    ];
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    let msg = &s.messages.as_slice()[1];
+    let raw = sj(&msg.raw);
+    let texts: Vec<&str> = raw["parts"]
+        .as_array()
+        .expect("parts")
+        .iter()
+        .filter(|p| p["type"] == "text")
+        .map(|p| p["text"].as_str().expect("text"))
+        .collect();
+    assert_eq!(texts, vec!["Hello there", "Bye"], "two parts, as two ids");
+    assert!(
+        msg.text.contains("Hello there") && msg.text.contains("Bye"),
+        "{}",
+        msg.text
+    );
+}

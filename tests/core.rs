@@ -1371,3 +1371,19 @@ fn checking_a_thread_agrees_with_parsing_it() {
     );
     assert_eq!(check_thread_str("[]").map_err(|e| e.code), Ok((None, true)));
 }
+
+#[test]
+fn a_message_gives_back_its_original_object() {
+    let t = parse_thread_str(
+        r#"{"id":"t","messages":[{"role":"user","content":"hi","__id":"m1","extra":{"k":[1,2]}}]}"#,
+    )
+    .expect("thread");
+    let m = t.messages.into_iter().next().expect("one message");
+    let copy = m.clone();
+    assert_eq!(
+        m.into_value(),
+        json!({"role":"user","content":"hi","__id":"m1","extra":{"k":[1,2]}})
+    );
+    // Shared with a copy: the copy keeps its object.
+    assert_eq!(copy.get("extra"), Some(&json!({"k":[1,2]})));
+}
