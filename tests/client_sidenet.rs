@@ -4573,6 +4573,11 @@ fn history_parts_read_every_state_the_ai_sdk_records() {
     ]);
     let s = h.c.snapshot();
     assert_eq!(s.phase, Phase::Idle);
+    assert!(
+        s.messages_version > 0,
+        "a loaded history is a change of messages"
+    );
+    assert!(h.c.decisions().is_none(), "nothing paused");
     let msg = &s.messages.as_slice()[1];
     assert_eq!(
         msg.id.as_deref(),
@@ -4779,6 +4784,11 @@ fn a_repeated_approval_fills_what_the_first_lacked() {
     assert_eq!(card.agent_version_id.as_deref(), Some(AGV));
     h.c.approve("call_A").expect("approve");
     h.drain();
+    assert_eq!(
+        h.c.decisions().map(|d| d.local().count()),
+        Some(1),
+        "the decision set holds the draft"
+    );
     let (_, post) = h.submit();
     assert_continuation(&post, "call_A", true);
 }
@@ -4869,4 +4879,47 @@ fn text_deltas_without_a_text_start_still_make_the_message() {
         "{}",
         msg.text
     );
+}
+
+#[test]
+fn a_call_announced_in_a_dropped_continuation_is_expected_on_the_reload() {
+    // call_A's continuation ran A and announced a new call, call_C, then dropped. Another tab
+    // answered call_B meanwhile. The reload shows C still asking and the replay is empty, twice:
+    // the run was abandoned on C (it is not a finished run because B is done).
+    let (mut h, op, first) = H::both_approved_and_submitted();
+    h.open(first.id, 200);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted"}),
+    ];
+    c.extend(tool_in("call_C", "wipe_disk", json!({"disk": "sda"})));
+    c.push(approval(
+        "call_C",
+        "wipe_disk",
+        "Wipe sda",
+        json!({"disk": "sda"}),
+    ));
+    h.feed(first.id, &sse(&c, false), 7);
+    let outs = h.fail(first.id, TransportError::Network("reset".into()));
+    let msgs = vec![
+        user_ui("msg_u1", "delete /tmp/x"),
+        json!({"id": "msg_a1", "role": "assistant", "parts": [
+            {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+             "input": {"path": "/tmp/x"}, "output": "Deleted", "approval": {"id": "call_A", "approved": true}},
+            {"type": "tool-send_email", "toolCallId": "call_B", "state": "output-available",
+             "input": {"to": "a@b.c", "subject": "hi"}, "output": "sent", "approval": {"id": "call_B", "approved": true}},
+            {"type": "tool-wipe_disk", "toolCallId": "call_C", "state": "approval-requested",
+             "input": {"disk": "sda"}, "approval": {"id": "call_C"}}
+        ]}),
+    ];
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let outs = h.respond(get.id, history(msgs.clone()));
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    let outs = read_again(&mut h, &outs, msgs);
+    assert!(done(&outs, op).is_err());
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Expired, "{:?}", s.error);
+    assert_eq!(h.error_code(), Some("expired"));
 }
