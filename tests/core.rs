@@ -305,6 +305,7 @@ fn full_conversation() {
     assert!(!call[0].is_gated());
     assert_eq!(call[0].approval_reason(), None);
     assert_eq!(call[1].approval(), Some(Approval::Approved));
+    assert!(call[1].is_gated(), "an approved tool was gated");
     assert_eq!(call[1].approval_reason(), Some("Amount above 100"));
     assert_eq!(call[1].inputs()["amount"], json!(240));
     assert_eq!(call[1].result(), None);

@@ -689,6 +689,7 @@ fn oversized_event_is_one_error_then_resync() {
     let bytes = stream.as_bytes();
     let run = |pieces: &[&[u8]]| {
         let mut decoder = ChunkDecoder::with_max_event_bytes(1024);
+        assert_eq!(decoder.sse().max_event_bytes(), 1024);
         let mut out = Vec::new();
         for p in pieces {
             decoder.feed(p, &mut out);

@@ -11,7 +11,7 @@ type Sink<'s> = &'s mut dyn FnMut(Result<SseEventRef<'_>>);
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
 
 /// A buffer larger than this is released after its event instead of being kept for reuse.
-const KEEP_CAPACITY: usize = 64 * 1024;
+pub(crate) const KEEP_CAPACITY: usize = 64 * 1024;
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
@@ -149,6 +149,11 @@ impl SseDecoder {
     #[cfg(test)]
     pub(crate) fn line_capacity(&self) -> usize {
         self.line.capacity()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn data_capacity(&self) -> usize {
+        self.data.capacity()
     }
 
     /// Feeds bytes; each complete event is pushed to `out`.

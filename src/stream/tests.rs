@@ -402,3 +402,101 @@ fn empty_event_field_resets_the_type() {
         .collect();
     assert_eq!(types, vec![Ok(None), Ok(None)]);
 }
+
+#[test]
+fn the_default_cap_is_8_mib() {
+    assert_eq!(DEFAULT_MAX_EVENT_BYTES, 8_388_608);
+    assert_eq!(SseDecoder::new().max_event_bytes(), 8_388_608);
+    assert_eq!(SseDecoder::with_max_event_bytes(5).max_event_bytes(), 5);
+}
+
+#[test]
+fn an_event_exactly_at_the_cap_is_kept_one_byte_more_is_not() {
+    // The cap counts the event's data and the line being read, whole: `data: 0123456789` is 16.
+    let run = |pieces: &[&[u8]]| {
+        let mut d = SseDecoder::with_max_event_bytes(16);
+        let mut out = Vec::new();
+        for p in pieces {
+            d.feed(p, &mut out);
+        }
+        d.finish(&mut out);
+        out.into_iter()
+            .map(|r| r.map_err(|e| e.code))
+            .collect::<Vec<_>>()
+    };
+    for (input, want) in [
+        (&b"data: 0123456789\n\n"[..], vec![ev("0123456789")]),
+        (
+            &b"data: 01234567890\n\ndata: ok\n\n"[..],
+            vec![Err(ErrorCode::StreamError), ev("ok")],
+        ),
+    ] {
+        assert_eq!(run(&[input]), want);
+        // Split anywhere (a line still being read is counted the same way).
+        for cut in 0..=input.len() {
+            let (a, b) = input.split_at(cut);
+            assert_eq!(run(&[a, b]), want, "cut {cut}");
+        }
+        let bytes: Vec<&[u8]> = input.chunks(1).collect();
+        assert_eq!(run(&bytes), want, "byte by byte");
+    }
+}
+
+#[test]
+fn buffered_len_counts_the_line_and_the_event_held() {
+    let mut d = SseDecoder::new();
+    let mut out = Vec::new();
+    assert_eq!(d.buffered_len(), 0);
+    d.feed(b"data: ab", &mut out);
+    assert_eq!(d.buffered_len(), 8, "the line being read");
+    d.feed(b"\ndata: c", &mut out);
+    // The data held so far ("ab" and the LF that joins it to a next data line), and the line.
+    assert_eq!(
+        d.buffered_len(),
+        3 + 7,
+        "the event's data and the next line"
+    );
+    d.feed(b"\n\n", &mut out);
+    assert_eq!(d.buffered_len(), 0);
+    assert_eq!(out.len(), 1);
+}
+
+#[test]
+fn large_buffers_are_released_after_their_event_small_ones_kept() {
+    let mut d = SseDecoder::new();
+    let mut out = Vec::new();
+    // A 200 KiB line fed in pieces (buffered), then its event.
+    d.feed(b"data: ", &mut out);
+    let piece = [b'x'; 1024];
+    for _ in 0..200 {
+        d.feed(&piece, &mut out);
+    }
+    d.feed(b"\n\n", &mut out);
+    assert_eq!(out.len(), 1);
+    assert!(
+        d.line_capacity() <= sse::KEEP_CAPACITY,
+        "{}",
+        d.line_capacity()
+    );
+    assert!(
+        d.data_capacity() <= sse::KEEP_CAPACITY,
+        "{}",
+        d.data_capacity()
+    );
+    // A small line and event: their buffers are kept for the next.
+    d.feed(b"data: sm", &mut out);
+    d.feed(b"all\n\n", &mut out);
+    assert_eq!(out.len(), 2);
+    assert!(d.line_capacity() > 0, "kept for reuse");
+    assert!(d.data_capacity() > 0, "kept for reuse");
+}
+
+#[test]
+fn an_empty_retry_is_ignored() {
+    let mut d = SseDecoder::new();
+    let mut out = Vec::new();
+    d.feed(b"retry:\n\n", &mut out);
+    assert_eq!(d.retry_ms(), None);
+    d.feed(b"retry: 5\n\nretry:\n\nretry: \n\n", &mut out);
+    assert_eq!(d.retry_ms(), Some(5));
+}
