@@ -2663,6 +2663,29 @@ fn a_failed_automatic_submission_is_not_repeated() {
 }
 
 #[test]
+fn a_failed_automatic_submission_of_a_lone_call_is_not_repeated() {
+    // One gated call, of a tool then allowed: sent by itself once; after its failure, no later
+    // step sends it again.
+    let mut h = H::loaded(vec![
+        user("msg_1", "Delete old logs"),
+        tool_call(
+            "msg_2",
+            vec![tool("call_A", "delete_file", Some("pending"), None)],
+        ),
+    ]);
+    let outs = h.allow("delete_file", true);
+    let sub = one_http(&outs);
+    assert_post(&sub, r#"{"decisions":{"call_A":"approve"}}"#);
+    let outs = h.respond(sub.id, status(422, json!({"error": "nope"})));
+    no_http(&outs);
+    no_http(&h.at(h.now + 60_000));
+    no_http(&h.allow("other", true));
+    assert_eq!(h.phase(), Phase::Error);
+    let (_, outs) = h.submit();
+    assert_post(&one_http(&outs), r#"{"decisions":{"call_A":"approve"}}"#);
+}
+
+#[test]
 fn a_blank_tool_name_is_refused() {
     let mut h = H::paused();
     for blank in ["", "  "] {

@@ -4578,6 +4578,13 @@ fn history_parts_read_every_state_the_ai_sdk_records() {
         "a loaded history is a change of messages"
     );
     assert!(h.c.decisions().is_none(), "nothing paused");
+    let ids: Vec<Option<&str>> = s
+        .messages
+        .as_slice()
+        .iter()
+        .map(|m| m.id.as_deref())
+        .collect();
+    assert_eq!(ids, vec![Some("u1"), Some("42"), Some("u2"), Some("a2")]);
     let msg = &s.messages.as_slice()[1];
     assert_eq!(
         msg.id.as_deref(),

@@ -1214,6 +1214,7 @@ fn repeated_call_ids_on_the_tail_are_kept_once() {
 fn error_codes_are_stable() {
     assert_eq!(ErrorCode::ParseError.as_str(), "parse_error");
     assert_eq!(ErrorCode::UnknownCallId.as_str(), "unknown_call_id");
+    assert_eq!(ErrorCode::InvalidState.to_string(), "invalid_state");
     let e = parse_err(parse_thread_str(r#"{"messages":[1]}"#));
     assert_eq!(
         e.to_string(),

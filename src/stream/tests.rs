@@ -426,6 +426,8 @@ fn an_event_exactly_at_the_cap_is_kept_one_byte_more_is_not() {
     };
     for (input, want) in [
         (&b"data: 0123456789\n\n"[..], vec![ev("0123456789")]),
+        // Data held ("ab" and its LF: 3) and the next line (10): 13, within the cap.
+        (&b"data: ab\ndata: 0123\n\n"[..], vec![ev("ab\n0123")]),
         (
             &b"data: 01234567890\n\ndata: ok\n\n"[..],
             vec![Err(ErrorCode::StreamError), ev("ok")],
