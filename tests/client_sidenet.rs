@@ -4930,3 +4930,28 @@ fn a_call_announced_in_a_dropped_continuation_is_expected_on_the_reload() {
     assert_eq!(s.phase, Phase::Expired, "{:?}", s.error);
     assert_eq!(h.error_code(), Some("expired"));
 }
+
+#[test]
+fn a_resumed_message_leaves_the_settled_list_with_a_new_messages_version() {
+    // At a continuation's first chunk the paused message goes on as the streaming one: it leaves
+    // `messages`, and `messagesVersion` moves, so a UI that keys its list by the version does not
+    // show it twice.
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (_, first) = h.submit();
+    let before = h.c.snapshot().messages_version;
+    assert_eq!(h.c.snapshot().messages.as_slice().len(), 2);
+    h.open(first.id, 200);
+    h.feed(first.id, &sse(&[start("msg_a1")], false), 64);
+    let s = h.c.snapshot();
+    assert_eq!(
+        s.messages.as_slice().len(),
+        1,
+        "only the user message is settled"
+    );
+    assert!(s.messages_version > before);
+    let streaming = s.streaming.as_ref().expect("streaming");
+    assert_eq!(streaming.id.as_deref(), Some("msg_a1"));
+    assert_eq!(streaming.tools[0].call_id, "call_A");
+}
