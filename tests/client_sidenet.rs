@@ -209,6 +209,12 @@ fn message_body(t: &str) -> String {
     )
 }
 
+/// This tab's stored record for run_1: call_A approved.
+fn stored_a_approved() -> String {
+    json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sigs": [1_519_642_284u64], "drafts": {"call_A": "approve"}})
+        .to_string()
+}
+
 // ----------------------------------------------------------------------------------------------
 // Harness
 
@@ -1131,14 +1137,7 @@ fn stored_drafts_come_back_when_the_pause_lists_its_calls_in_another_order() {
 
 #[test]
 fn a_204_after_the_grace_window_is_expired_and_the_composer_unlocked() {
-    let stored =
-        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sigs": [1_519_642_284u64], "drafts": {"call_A": "approve"}})
-            .to_string();
-    let mut h = H::new();
-    h.c.restore_drafts(&stored);
-    h.drain();
-    let (op, outs) = h.load();
-    let get = one_http(&outs);
+    let (mut h, op, get) = H::restored_loading(&stored_a_approved());
     let abandoned = vec![
         user_ui("msg_u1", "delete /tmp/x"),
         json!({"id": "msg_a1", "role": "assistant", "parts": [
@@ -2788,6 +2787,17 @@ impl H {
         h.stream(replay.id, &replay_stream(true));
         assert_eq!(h.card_ids(), vec!["call_A", "call_B"]);
         h
+    }
+
+    /// A page opened on `stored` drafts, its first load out: the client, the load's op and its
+    /// history GET.
+    fn restored_loading(stored: &str) -> (H, OpId, HttpRequest) {
+        let mut h = H::new();
+        h.c.restore_drafts(stored);
+        h.drain();
+        let (op, outs) = h.load();
+        let get = one_http(&outs);
+        (h, op, get)
     }
 
     /// Another tab stored `value` (`""`: removed it): the outputs of this client's step.
@@ -4511,12 +4521,7 @@ fn a_streamed_message_keeps_each_tools_inputs_and_outcome_in_its_view_and_raw() 
     let outs = h.stream(first.id, &sse(&c, true));
     let second = one_http(&outs);
     assert_continuation(&second, "call_B", true);
-    let mut c = vec![
-        start("msg_a1"),
-        json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
-    ];
-    c.extend(final_text("done"));
-    let outs = h.stream(second.id, &sse(&c, true));
+    let outs = h.stream(second.id, &b_done_and_finished());
     assert_eq!(done(&outs, op), Ok(()));
     let s = h.c.snapshot();
     let msg = &s.messages.as_slice()[1];
@@ -4634,14 +4639,7 @@ fn a_page_reloaded_on_a_pause_that_finished_meanwhile_reads_completed() {
     // Storage holds this tab's drafts for run_1 (the page was reloaded); meanwhile the call was
     // answered and the run finished. The first load shows it done: completed, not idle, not
     // expired, and the stale drafts are removed.
-    let stored =
-        json!({"v": 1, "runId": "run_1", "callIds": ["call_A"], "sigs": [1_519_642_284u64], "drafts": {"call_A": "approve"}})
-            .to_string();
-    let mut h = H::new();
-    h.c.restore_drafts(&stored);
-    h.drain();
-    let (op, outs) = h.load();
-    let get = one_http(&outs);
+    let (mut h, op, get) = H::restored_loading(&stored_a_approved());
     let finished = vec![
         user_ui("msg_u1", "delete /tmp/x"),
         json!({"id": "msg_a1", "role": "assistant", "parts": [

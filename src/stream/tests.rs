@@ -14,6 +14,17 @@ fn events(input: &[&[u8]]) -> Vec<Result<SseEvent, ErrorCode>> {
     out.into_iter().map(|r| r.map_err(|e| e.code)).collect()
 }
 
+/// The events of `pieces` fed in turn to a decoder capped at `cap` bytes an event.
+fn capped(cap: usize, pieces: &[&[u8]]) -> Vec<Result<SseEvent, ErrorCode>> {
+    let mut d = SseDecoder::with_max_event_bytes(cap);
+    let mut out = Vec::new();
+    for p in pieces {
+        d.feed(p, &mut out);
+    }
+    d.finish(&mut out);
+    out.into_iter().map(|r| r.map_err(|e| e.code)).collect()
+}
+
 fn ev(data: &str) -> Result<SseEvent, ErrorCode> {
     Ok(SseEvent {
         event: None,
@@ -216,17 +227,7 @@ fn cap_does_not_depend_on_where_feeds_split() {
     // name included, any field), but a complete line only by its data value, so a line near the
     // cap overflowed or not depending on where the bytes were split.
     let input: &[u8] = b"data: 0123456789\nevent: a-rather-long-event-name\n\ndata: ok\n\n";
-    let run = |pieces: &[&[u8]]| {
-        let mut d = SseDecoder::with_max_event_bytes(24);
-        let mut out = Vec::new();
-        for p in pieces {
-            d.feed(p, &mut out);
-        }
-        d.finish(&mut out);
-        out.into_iter()
-            .map(|r| r.map_err(|e| e.code))
-            .collect::<Vec<_>>()
-    };
+    let run = |pieces: &[&[u8]]| capped(24, pieces);
     let whole = run(&[input]);
     assert_eq!(whole, vec![Err(ErrorCode::StreamError), ev("ok")]);
     for cut in 0..=input.len() {
@@ -413,17 +414,7 @@ fn the_default_cap_is_8_mib() {
 #[test]
 fn an_event_exactly_at_the_cap_is_kept_one_byte_more_is_not() {
     // The cap counts the event's data and the line being read, whole: `data: 0123456789` is 16.
-    let run = |pieces: &[&[u8]]| {
-        let mut d = SseDecoder::with_max_event_bytes(16);
-        let mut out = Vec::new();
-        for p in pieces {
-            d.feed(p, &mut out);
-        }
-        d.finish(&mut out);
-        out.into_iter()
-            .map(|r| r.map_err(|e| e.code))
-            .collect::<Vec<_>>()
-    };
+    let run = |pieces: &[&[u8]]| capped(16, pieces);
     for (input, want) in [
         (&b"data: 0123456789\n\n"[..], vec![ev("0123456789")]),
         // Data held ("ab" and its LF: 3) and the next line (10): 13, within the cap.
