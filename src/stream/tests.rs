@@ -5,13 +5,7 @@ use crate::error::ErrorCode;
 use crate::prelude::*;
 
 fn events(input: &[&[u8]]) -> Vec<Result<SseEvent, ErrorCode>> {
-    let mut d = SseDecoder::new();
-    let mut out = Vec::new();
-    for piece in input {
-        d.feed(piece, &mut out);
-    }
-    d.finish(&mut out);
-    out.into_iter().map(|r| r.map_err(|e| e.code)).collect()
+    capped(DEFAULT_MAX_EVENT_BYTES, input)
 }
 
 /// The events of `pieces` fed in turn to a decoder capped at `cap` bytes an event.
