@@ -3229,13 +3229,27 @@ fn a_native_approval_request_in_mastras_form_names_its_run() {
     assert_eq!(card.name, "delete_file");
     h.c.approve("call_A").expect("approve");
     h.drain();
-    let (_, post) = h.submit();
+    let (op2, post) = h.submit();
     // (No version known: none pinned.)
     assert_eq!(
         post.body.as_deref(),
         Some(
             r#"{"messages":[],"threadId":"thread_42","approval":{"runId":"run_1","toolCallId":"call_A","approved":true}}"#
         )
+    );
+    // The call runs: its part keeps the server's approval id and records the answer.
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+    ];
+    c.extend(final_text("done"));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op2), Ok(()));
+    let s = h.c.snapshot();
+    let raw = sj(&s.messages.as_slice()[1].raw);
+    assert_eq!(
+        raw["parts"][0]["approval"],
+        json!({"id": "run_1::call_A", "approved": true})
     );
     // An approval id of another form (or of another call) names no run: still an error.
     let mut h = H::new();
@@ -4952,4 +4966,151 @@ fn a_resumed_message_leaves_the_settled_list_with_a_new_messages_version() {
     let streaming = s.streaming.as_ref().expect("streaming");
     assert_eq!(streaming.id.as_deref(), Some("msg_a1"));
     assert_eq!(streaming.tools[0].call_id, "call_A");
+}
+
+/// Another tab stores its record for a run while this loaded page reloads: the record waits for
+/// the reload to end (read again then), and is not taken as a run this page expects, which would
+/// read the abandoned call in the history as this page's pause expiring and read the thread again.
+#[test]
+fn a_storage_event_during_a_reload_waits_and_sets_no_expectation() {
+    let abandoned = vec![
+        user_ui("msg_u1", "delete /tmp/x"),
+        json!({"id": "msg_a1", "role": "assistant", "parts": [
+            {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-error", "input": {"path": "/tmp/x"},
+             "errorText": "Run abandoned: no approval decision arrived within the grace window", "approval": {"id": "call_A"}}
+        ]}),
+    ];
+    let mut h = H::with_messages(abandoned.clone());
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.tab_wrote(&stored_a_approved());
+    assert!(outs.is_empty(), "nothing while the reload is out: {outs:?}");
+    let outs = h.respond(get.id, history(abandoned));
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    assert_eq!(h.phase(), Phase::Idle);
+    assert_eq!(h.error_code(), None);
+    assert!(h.c.take_missed_restore(), "storage is read again now");
+}
+
+/// A message stopped before its reply opened: nothing of a run was shown, so nothing is taken as
+/// a run in progress. The next load reads the thread as it is (idle, the text kept), not a run
+/// that ended meanwhile (`completed`).
+#[test]
+fn a_message_stopped_before_its_reply_opened_expects_no_run() {
+    let mut h = H::with_messages(vec![]);
+    let (op, _post) = h.send("hi");
+    h.c.abort();
+    let outs = h.drain();
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    assert_eq!(h.c.snapshot().unsent_text.as_deref(), Some("hi"));
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, history(vec![user_ui("msg_u1", "hi")]));
+    let replay = one_http(&outs);
+    let outs = h.respond(replay.id, HttpResponse::new(204, ""));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::Idle);
+    assert_eq!(h.error_code(), None);
+}
+
+/// A new message's reply opens with its own message id: it is a new assistant message after the
+/// user's, whatever the last message is; only the paused message, or the message of that id, is
+/// resumed.
+#[test]
+fn a_new_reply_is_a_message_of_its_own_after_the_users() {
+    let mut h = H::with_messages(vec![
+        user_ui("msg_u0", "hello"),
+        json!({"id": "msg_a0", "role": "assistant", "parts": [{"type": "text", "text": "Hi"}]}),
+    ]);
+    let (op, post) = h.send("again");
+    let outs = h.stream(post.id, &sse(&plain_reply(), true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    let got: Vec<_> = s
+        .messages
+        .as_slice()
+        .iter()
+        .map(|m| (m.id.as_deref(), m.role.as_deref(), m.text.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (Some("msg_u0"), Some("user"), "hello"),
+            (Some("msg_a0"), Some("assistant"), "Hi"),
+            (None, Some("user"), "again"),
+            (
+                Some("msg_a1"),
+                Some("assistant"),
+                "Hello there, how can I help?"
+            ),
+        ]
+    );
+}
+
+/// A tool's inputs in a streamed message: `{}` while they stream (never null), the inputs once
+/// available, and a later `tool-input-available` for the same call (a model that corrected its
+/// call) replaces them. A call whose input could not be read shows `{}` beside its error.
+#[test]
+fn a_streamed_tool_shows_empty_then_the_latest_inputs() {
+    let mut h = H::new();
+    let (op, post) = h.send("tidy up");
+    h.open(post.id, 200);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "start-step"}),
+        json!({"type": "tool-input-start", "toolCallId": "call_R", "toolName": "read_file"}),
+    ];
+    h.feed(post.id, &sse(&c, false), 5);
+    let inputs = |h: &H| -> Vec<Value> {
+        let s = h.c.snapshot();
+        let v = s.streaming.as_ref().expect("streaming");
+        v.tools.iter().map(|t| sj(&t.inputs)).collect()
+    };
+    assert_eq!(inputs(&h), vec![json!({})]);
+    let c = vec![
+        json!({"type": "tool-input-available", "toolCallId": "call_R", "toolName": "read_file", "input": {"path": "/a"}}),
+        json!({"type": "tool-input-available", "toolCallId": "call_R", "toolName": "read_file", "input": {"path": "/b"}}),
+        json!({"type": "tool-input-error", "toolCallId": "call_E", "toolName": "read_file", "errorText": "bad json"}),
+    ];
+    h.feed(post.id, &sse(&c, false), 5);
+    assert_eq!(inputs(&h), vec![json!({"path": "/b"}), json!({})]);
+    let mut outs = h.feed(post.id, &sse(&finish(), true), 5);
+    outs.extend(h.end(post.id));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    let tools = &s.messages.as_slice()[1].tools;
+    assert_eq!(sj(&tools[0].inputs), json!({"path": "/b"}));
+    assert_eq!(tools[1].status, ToolStatus::Error);
+}
+
+/// The AI SDK form names each approval (`approvalId`, its own id): the streamed message's part
+/// records that id, as the server's history does, also when the other form announces the same
+/// call after it; a part announced only in Mastra's form records the call's id.
+#[test]
+fn a_streamed_part_records_the_approval_id_the_server_gave() {
+    let mut h = H::new();
+    let (op, post) = h.send("delete /tmp/x");
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
+    c.extend(tool_in(
+        "call_B",
+        "send_email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    c.push(
+        json!({"type": "tool-approval-request", "approvalId": "appr_7", "toolCallId": "call_A"}),
+    );
+    c.push(approval_a());
+    c.push(approval_b());
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.card_ids(), vec!["call_A", "call_B"]);
+    let s = h.c.snapshot();
+    let raw = sj(&s.messages.as_slice()[1].raw);
+    let ids: Vec<&Value> = (0..2).map(|i| &raw["parts"][i]["approval"]["id"]).collect();
+    assert_eq!(ids, vec![&json!("appr_7"), &json!("call_B")]);
+    assert_eq!(raw["parts"][0]["approval"].get("approved"), None);
 }

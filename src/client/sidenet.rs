@@ -1610,7 +1610,7 @@ impl Sidenet {
                     agent_version_id: approval.agent_version_id.take(),
                     position: 0,
                 };
-                self.on_approval(feed, card, chat);
+                self.on_approval(feed, card, chat, None);
             }
             // Decided by the server's own policy: no person to ask, no card.
             Chunk::ToolApprovalRequest {
@@ -1647,13 +1647,21 @@ impl Sidenet {
                     agent_version_id: None,
                     position: 0,
                 };
-                self.on_approval(feed, card, chat);
+                self.on_approval(feed, card, chat, Some(approval_id));
             }
         }
     }
 
-    /// A card announced; its run id is set already where the stream or the pause names one.
-    fn on_approval(&mut self, feed: &mut Feed, mut card: GatedTool, chat: bool) {
+    /// A card announced; its run id is set already where the stream or the pause names one. The
+    /// AI SDK form names the approval (`approvalId`, its own id): its part records that id, as the
+    /// history does; otherwise the call's id.
+    fn on_approval(
+        &mut self,
+        feed: &mut Feed,
+        mut card: GatedTool,
+        chat: bool,
+        approval_id: Option<&str>,
+    ) {
         // The version that paused the run stays its pin, whatever a replay reports; a new call
         // in it (a continuation that pauses again, `data-run` not repeated) is pinned to it too.
         if let Some(p) = self
@@ -1692,7 +1700,7 @@ impl Sidenet {
             return;
         }
         if chat {
-            self.tool_pending(&card);
+            self.tool_pending(&card, approval_id);
         }
         if let Some(known) = card_mut(&mut feed.approvals, &card.call_id) {
             // A replayed or repeated chunk: keep the first, fill what it lacked.
@@ -1907,7 +1915,7 @@ impl Sidenet {
         self.stream_dirty = true;
     }
 
-    fn tool_pending(&mut self, card: &GatedTool) {
+    fn tool_pending(&mut self, card: &GatedTool, approval_id: Option<&str>) {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
@@ -1924,8 +1932,14 @@ impl Sidenet {
             if part.get("input").is_none() {
                 put(part, "input", card.inputs.clone());
             }
+            // A repeated request (the other form, or a replay) keeps the id the part has; any
+            // answer recorded before is of an earlier request.
+            let old = part.remove("approval");
+            let id = approval_id
+                .or_else(|| old.as_ref()?.get("id")?.as_str())
+                .unwrap_or(&card.call_id);
             let mut approval = Map::new();
-            put_str(&mut approval, "id", &card.call_id);
+            put_str(&mut approval, "id", id);
             if let Some(reason) = &card.approval_reason {
                 put_str(&mut approval, "reason", reason);
             }
