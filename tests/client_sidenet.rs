@@ -5114,3 +5114,27 @@ fn a_streamed_part_records_the_approval_id_the_server_gave() {
     assert_eq!(ids, vec![&json!("appr_7"), &json!("call_B")]);
     assert_eq!(raw["parts"][0]["approval"].get("approved"), None);
 }
+
+/// A history message the thread model refuses as it is (a non-string `type` or `__id`, a
+/// non-string role) keeps everything else in `raw`: only the refused keys go.
+#[test]
+fn a_history_message_keeps_its_raw_form_but_the_refused_keys() {
+    let h = H::with_messages(vec![
+        json!({"id": "m1", "role": "user", "type": 5, "__id": [1], "parts": [{"type": "text", "text": "hi"}]}),
+        json!({"id": 2, "role": 7, "parts": [{"type": "text", "text": "yo"}]}),
+    ]);
+    let s = h.c.snapshot();
+    let msgs = s.messages.as_slice();
+    assert_eq!(
+        sj(&msgs[0].raw),
+        json!({"id": "m1", "role": "user", "parts": [{"type": "text", "text": "hi"}]})
+    );
+    assert_eq!(msgs[0].role.as_deref(), Some("user"));
+    assert_eq!(msgs[0].text, "hi");
+    assert_eq!(
+        sj(&msgs[1].raw),
+        json!({"id": 2, "parts": [{"type": "text", "text": "yo"}]})
+    );
+    assert_eq!(msgs[1].id.as_deref(), Some("2"));
+    assert_eq!(msgs[1].role, None);
+}
