@@ -75,13 +75,16 @@ pub struct GatedTool {
     pub run_id: Option<String>,
     /// Sidenet only (absent from the JSON when `None`).
     pub agent_version_id: Option<String>,
+    /// Neuron 4: the request's deadline, the tool's `expiresAt` string as sent (absent from the
+    /// JSON when `None`).
+    pub expires_at: Option<String>,
     /// The tool's index in the tail's `tools[]` (not written): `pending` and `decided` are each in
     /// tail order, and this restores the order across both.
     pub position: usize,
 }
 
 /// `{callId, name, description, inputs, approval, approvalReason, rejectReason, runId?,
-/// agentVersionId?}`.
+/// agentVersionId?, expiresAt?}`.
 impl ToJson for GatedTool {
     fn write_json(&self, out: &mut String) {
         let mut o = Obj::new(out);
@@ -93,7 +96,8 @@ impl ToJson for GatedTool {
             .field("approvalReason", &self.approval_reason)
             .field("rejectReason", &self.reject_reason)
             .field_if("runId", self.run_id.as_deref())
-            .field_if("agentVersionId", self.agent_version_id.as_deref());
+            .field_if("agentVersionId", self.agent_version_id.as_deref())
+            .field_if("expiresAt", self.expires_at.as_deref());
         o.end();
     }
 }
@@ -112,6 +116,7 @@ impl GatedTool {
             reject_reason: tool.reject_reason().map(str::to_owned),
             run_id: None,
             agent_version_id: None,
+            expires_at: tool.expires_at().map(str::to_owned),
             position: tool.index(),
         })
     }

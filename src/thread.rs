@@ -397,6 +397,12 @@ impl<'a> ToolCall<'a> {
         self.str_field("approvalReason")
     }
 
+    /// `expiresAt` (Neuron 4: the deadline of the approval request, as the server wrote it), if a
+    /// string.
+    pub fn expires_at(&self) -> Option<&'a str> {
+        self.str_field("expiresAt")
+    }
+
     /// `rejectReason` (the human to the model: why not), if a string.
     pub fn reject_reason(&self) -> Option<&'a str> {
         self.str_field("rejectReason")

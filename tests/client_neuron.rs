@@ -3951,3 +3951,34 @@ fn every_command_has_its_own_op() {
     }
     assert!(outs.contains(&Output::Cancel(post.id)));
 }
+
+/// Neuron 4 gives each approval request a deadline (`expiresAt`): the card carries it as the
+/// server wrote it, in the view and in the snapshot's JSON, and a card without one has no key.
+#[test]
+fn a_card_carries_the_request_s_deadline() {
+    let mut a = tool(
+        "call_A",
+        "delete_file",
+        Some("pending"),
+        Some("irreversible"),
+    );
+    a["expiresAt"] = json!("2026-12-03T15:00:00Z");
+    let b = tool("call_B", "send_email", Some("pending"), None);
+    let mut h = H::loaded(vec![
+        user("msg_1", "Delete old logs"),
+        tool_call("msg_2", vec![a, b]),
+    ]);
+    h.approve("call_A");
+    let s = h.c.snapshot();
+    let tools = &s.suspension.as_ref().expect("paused").tools;
+    assert_eq!(tools[0].expires_at.as_deref(), Some("2026-12-03T15:00:00Z"));
+    assert_eq!(tools[1].expires_at, None);
+    let v = sj(s);
+    let cards = &v["suspension"]["tools"];
+    assert_eq!(cards[0]["expiresAt"], json!("2026-12-03T15:00:00Z"));
+    assert_eq!(cards[1].get("expiresAt"), None);
+    assert_eq!(
+        v["suspension"]["decided"][0]["expiresAt"],
+        json!("2026-12-03T15:00:00Z")
+    );
+}

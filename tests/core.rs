@@ -117,6 +117,7 @@ fn seed_gated_tools_in_detail() {
             reject_reason: None,
             run_id: None,
             agent_version_id: None,
+            expires_at: None,
             position: 0,
         }
     );
@@ -475,6 +476,18 @@ fn unknown_fields_and_types_are_tolerated_and_kept() {
         s.pending[0].inputs,
         json!({ "amount": 9999, "nested": { "deep": [1, { "k": "v" }] } })
     );
+    // Neuron 4's deadline is the card's, as the server wrote it; absent, no key.
+    assert_eq!(
+        s.pending[0].expires_at.as_deref(),
+        Some("2025-01-01T01:00:00Z")
+    );
+    let card: serde_json::Value =
+        serde_json::from_str(&ToJson::to_json_string(&s.pending[0])).unwrap();
+    assert_eq!(card["expiresAt"], serde_json::json!("2025-01-01T01:00:00Z"));
+    let seed = suspension("seed.json");
+    let card: serde_json::Value =
+        serde_json::from_str(&ToJson::to_json_string(&seed.pending[0])).unwrap();
+    assert_eq!(card.get("expiresAt"), None);
 }
 
 #[test]

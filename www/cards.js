@@ -36,6 +36,8 @@ export class ApprovalCard {
     this.desc = h('span', { class: 'card-desc' });
     this.inputs = h('div', { class: 'card-inputs', id: inputsId });
     this.decision = h('p', { class: 'card-decision' });
+    // Neuron 4: the request's deadline (`expiresAt`), in local time when it reads as a date.
+    this.deadline = h('p', { class: 'card-deadline', hidden: true });
     // Which call this is, in words ("delete_file /srv/a.txt"): never shown (the card shows it in full),
     // it names the card and its buttons, so that two calls of one tool, or their four "Approve"
     // buttons in a screen reader's list, can be told apart.
@@ -77,6 +79,7 @@ export class ApprovalCard {
       this.callLabel,
       h('div', { class: 'card-top' }, h('span', { class: 'tool-glyph', 'aria-hidden': 'true' }, '⚙'), this.name, this.desc, this.badge),
       this.title,
+      this.deadline,
       this.warning,
       this.inputs,
       this.decision,
@@ -94,6 +97,14 @@ export class ApprovalCard {
     rebuild(this.name, view.name, () => [shown(view.name)]);
     rebuild(this.title, [view.approvalReason, view.name], () => (view.approvalReason ? [shown(view.approvalReason)] : ['Run ', shown(view.name)]));
     rebuild(this.desc, view.description || '', () => [shown(view.description || '')]);
+    const due = typeof view.expiresAt === 'string' ? view.expiresAt : '';
+    this.deadline.hidden = !due;
+    rebuild(this.deadline, due, () => {
+      const at = Date.parse(due);
+      return ['Decide by ', Number.isFinite(at)
+        ? h('time', { datetime: due }, new Date(at).toLocaleString())
+        : shown(due)];
+    });
     this.desc.hidden = !view.description;
     const json = JSON.stringify(view.inputs);
     if (json !== this.inputsJson) {

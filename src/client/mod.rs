@@ -1833,6 +1833,7 @@ fn suspension_view(
             server_reject_reason,
             run_id: tool.run_id.clone(),
             agent_version_id: tool.agent_version_id.as_ref().or(agent_version_id).cloned(),
+            expires_at: tool.expires_at.clone(),
         };
         // One copy, into the list the tool belongs to.
         let list = if approval == Approval::Pending {

@@ -1608,6 +1608,7 @@ impl Sidenet {
                     reject_reason: None,
                     run_id: Some(take(&mut approval.run_id)),
                     agent_version_id: approval.agent_version_id.take(),
+                    expires_at: None,
                     position: 0,
                 };
                 self.on_approval(feed, card, chat, None);
@@ -1645,6 +1646,7 @@ impl Sidenet {
                     reject_reason: None,
                     run_id,
                     agent_version_id: None,
+                    expires_at: None,
                     position: 0,
                 };
                 self.on_approval(feed, card, chat, Some(approval_id));

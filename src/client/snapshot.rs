@@ -41,7 +41,8 @@
 //!                  approvalReason: string | null, rejectReason: string | null (the draft's, else the
 //!                  tail's), draft: boolean, serverApproval: "pending" | "approved" | "rejected",
 //!                  serverRejectReason: string | null,
-//!                  runId?: string, agentVersionId?: string (Sidenet only) }
+//!                  runId?: string, agentVersionId?: string (Sidenet only),
+//!                  expiresAt?: string (Neuron 4's deadline, as sent) }
 //! SubmissionView = { callIds: string[] (what was sent), status: "awaiting_approval" | "completed",
 //!                    stillPending: { callId, name, approvalReason }[] (pending on the tail after the
 //!                    reply), notApplied: string[] (sent, yet still pending on the tail) }
@@ -310,6 +311,9 @@ pub struct GatedView {
     /// Sidenet: the agent version that paused (continuations are pinned to it; absent from the
     /// JSON when `None`).
     pub agent_version_id: Option<String>,
+    /// Neuron 4: the request's deadline, `expiresAt` as the server sent it (absent from the JSON
+    /// when `None`).
+    pub expires_at: Option<String>,
 }
 
 impl ToJson for GatedView {
@@ -327,7 +331,8 @@ impl ToJson for GatedView {
             .field("serverApproval", &self.server_approval)
             .field("serverRejectReason", &self.server_reject_reason)
             .field_if("runId", self.run_id.as_deref())
-            .field_if("agentVersionId", self.agent_version_id.as_deref());
+            .field_if("agentVersionId", self.agent_version_id.as_deref())
+            .field_if("expiresAt", self.expires_at.as_deref());
         o.end();
     }
 }

@@ -103,6 +103,8 @@ export interface GatedTool {
   runId?: string;
   /** Sidenet only. */
   agentVersionId?: string;
+  /** Neuron 4: the request's deadline (the tool's `expiresAt`, as the server sent it). */
+  expiresAt?: string;
 }
 
 /** Where a thread stands, by its last message. */
@@ -240,6 +242,8 @@ export interface GatedView {
   runId?: string;
   /** Sidenet only. */
   agentVersionId?: string;
+  /** Neuron 4: the request's deadline (the tool's `expiresAt`, as the server sent it). */
+  expiresAt?: string;
 }
 
 /** The paused tail. */

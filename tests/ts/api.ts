@@ -61,6 +61,8 @@ export async function example(threadJson: string, bytes: Uint8Array, id: string)
     const headline: string = t.approvalReason ?? t.name;
     const inputs: { [key: string]: Json } = t.inputs;
     const state: 'pending' | 'approved' | 'rejected' = t.approval;
+    const due: string | undefined = t.expiresAt;
+    void due;
     void headline;
     void inputs;
     void state;
@@ -140,6 +142,8 @@ export async function drive(baseUrl: string, threadId: string, token: string): P
     const suspension: SuspensionView | null = s.suspension;
     const cards: GatedView[] = suspension ? suspension.pending : [];
     const headline: string | null = cards[0]?.approvalReason ?? null;
+    const deadline: string | undefined = cards[0]?.expiresAt;
+    void deadline;
     const error: SnapshotError | null = s.error;
     const code: ErrorCode | undefined = error?.code;
     const last: SubmissionView | null = s.lastSubmission;

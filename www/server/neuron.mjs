@@ -198,9 +198,11 @@ function decide(ctx, rec, decisions) {
   return {};
 }
 
-function toolObject(call, callId) {
+function toolObject(call, callId, expiresMs) {
   const policy = approvalPolicy(call.name, call.inputs);
   const gated = isGated(policy);
+  // Neuron 4 gives an approval request a deadline (shown, not enforced here).
+  const deadline = gated && expiresMs > 0 ? { expiresAt: new Date(Date.now() + expiresMs).toISOString() } : {};
   return {
     callId,
     name: call.name,
@@ -211,6 +213,7 @@ function toolObject(call, callId) {
     approval: gated ? 'pending' : null,
     approvalReason: typeof policy === 'string' && gated ? policy : null,
     rejectReason: null,
+    ...deadline,
   };
 }
 
@@ -247,7 +250,7 @@ function advance(ctx, rec) {
       rec.run = null;
       return;
     }
-    const tools = run.steps[run.stepIndex].map((call) => toolObject(call, `toolu_${hex(12)}`));
+    const tools = run.steps[run.stepIndex].map((call) => toolObject(call, `toolu_${hex(12)}`, ctx.config.neuronExpiresMs));
     const msg = { __id: nextId(rec), role: 'assistant', content: [], type: 'tool_call', tools };
     if (tools.some((x) => x.approval === 'pending')) {
       // Neuron <= 4.0 style; 4.0.1 retires it. Clients must not need it.

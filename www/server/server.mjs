@@ -33,6 +33,7 @@ export function configFromEnv(env = process.env) {
     neuronDecisions: env.NEURON_DECISIONS || 'strict',
     neuronHistory: env.NEURON_HISTORY || 'update',
     neuronReply: env.NEURON_REPLY || 'message',
+    neuronExpiresMs: num(env.NEURON_EXPIRES_MS, 0),
   };
 }
 

@@ -539,3 +539,30 @@ describe('neuron approvals reply', () => {
     await assert.rejects(startServer({ port: 0, quiet: true, dataDir: never, neuronReply: 'json' }), /NEURON_REPLY/);
   });
 });
+
+// NEURON_EXPIRES_MS: each gated tool of a pause carries Neuron 4's `expiresAt` deadline; ungated
+// tools, and every tool without the option, carry none.
+describe('neuron approval deadlines', () => {
+  let s;
+  before(async () => {
+    s = await start({ neuronExpiresMs: 90_000 });
+  });
+  after(() => s.close());
+
+  test('gated tools carry expiresAt, that many ms after the pause', async () => {
+    const { configFromEnv } = await import('../server.mjs');
+    assert.equal(configFromEnv({}).neuronExpiresMs, 0);
+    assert.equal(configFromEnv({ NEURON_EXPIRES_MS: '5000' }).neuronExpiresMs, 5000);
+    const before = Date.now();
+    const r = await postJson(`${s.url}/threads/exp_1/chat`, { message: 'delete /tmp/exp.log; read /etc/hosts' });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.status, 'awaiting_approval');
+    const [gated, read] = r.body.message.tools;
+    assert.equal(gated.approval, 'pending');
+    const at = Date.parse(gated.expiresAt);
+    assert.match(gated.expiresAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.ok(at >= before + 90_000 && at <= Date.now() + 90_000, gated.expiresAt);
+    assert.equal(read.approval, null);
+    assert.equal('expiresAt' in read, false);
+  });
+});
