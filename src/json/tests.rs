@@ -291,6 +291,11 @@ fn descriptions() {
     assert_eq!(describe_byte(Some(b'{')), "an object");
     assert_eq!(describe_byte(Some(b'-')), "a number");
     assert_eq!(describe_byte(Some(b'f')), "a boolean");
+    assert_eq!(describe_byte(Some(b't')), "a boolean");
+    assert_eq!(describe_byte(Some(b'[')), "an array");
+    assert_eq!(describe_byte(Some(b'"')), "a string");
+    assert_eq!(describe_byte(Some(b'n')), "null");
+    assert_eq!(describe_byte(None), "a number");
     assert_eq!(describe(&Value::Null), "null");
     assert!(is_blank(Some(" \t")) && is_blank(None) && !is_blank(Some(" x ")));
 }
@@ -387,4 +392,60 @@ fn utf8_check_agrees_with_core() {
             }
         }
     }
+}
+
+/// The public conveniences of `Value` and `Map` (used by callers and tests of the crate, less by
+/// the library itself): each gives what its name says.
+#[test]
+fn value_and_map_conveniences() {
+    let v = Value::parse(r#"{"a": 1, "b": [true], "c": "x"}"#).unwrap();
+    let Value::Object(map) = &v else {
+        panic!("an object")
+    };
+    let values: Vec<String> = map.values().map(ToJson::to_json_string).collect();
+    assert_eq!(values, ["1", "[true]", "\"x\""]);
+    let owned: Vec<(String, Value)> = map.clone().into_iter().collect();
+    assert_eq!(owned.len(), 3);
+    assert_eq!(owned[2], (String::from("c"), Value::from("x")));
+    let back: Map = owned.into_iter().collect();
+    assert_eq!(&back, map);
+    assert_eq!(Value::from(back.clone()), v);
+    assert!(v.is_object() && !v.is_array());
+    assert!(v["b"].is_array() && !v["b"].is_object());
+    assert!(!Value::Null.is_array() && !Value::Null.is_object());
+    assert_eq!(Value::from(true).to_json_string(), "true");
+    assert_eq!(Value::from(false).to_json_string(), "false");
+    assert_eq!(Value::from(42u64).to_json_string(), "42");
+    assert_eq!(
+        Value::from(vec![Value::from(1u64), Value::Null]).to_json_string(),
+        "[1,null]"
+    );
+    assert!(v["c"] == *"x" && v["c"] != *"y" && Value::Null != *"x");
+    assert!(v["c"] == "x" && v["c"] != "y" && Value::from(7u64) != "7");
+    assert_eq!(7usize.to_json_string(), "7");
+    assert_eq!(Some(7usize).to_json_string(), "7");
+}
+
+/// A hand-built value nested deeper than the writer goes is cut at its limit, arrays and objects
+/// alike: 513 levels written (depths 0 to 512), `null` below.
+#[test]
+fn writing_stops_at_its_depth_limit() {
+    let mut array = Value::Null;
+    let mut object = Value::Null;
+    for _ in 0..600 {
+        array = Value::Array(vec![array]);
+        let mut m = Map::new();
+        m.insert(String::from("k"), object);
+        object = Value::Object(m);
+    }
+    let n = super::write::MAX_WRITE_DEPTH + 1;
+    assert_eq!(n, 513);
+    assert_eq!(
+        array.to_json_string(),
+        "[".repeat(n) + "null" + &"]".repeat(n)
+    );
+    assert_eq!(
+        object.to_json_string(),
+        "{\"k\":".repeat(n) + "null" + &"}".repeat(n)
+    );
 }

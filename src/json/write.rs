@@ -6,7 +6,7 @@ use crate::prelude::*;
 
 /// Nesting deeper than this is written as `null` (parsed values never get close: the parser
 /// stops at 127 levels; this only bounds the recursion on hand-built values).
-const MAX_WRITE_DEPTH: usize = 512;
+pub(crate) const MAX_WRITE_DEPTH: usize = 512;
 
 /// Something that writes itself as JSON.
 pub trait ToJson {
