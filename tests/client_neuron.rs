@@ -3982,3 +3982,64 @@ fn a_card_carries_the_request_s_deadline() {
         json!("2026-12-03T15:00:00Z")
     );
 }
+
+#[test]
+fn a_failed_automatic_submission_after_an_earlier_one_is_not_repeated() {
+    // The run pauses again on an allowed tool right after an automatic submission went. The
+    // second automatic submission fails: no later step sends it again. (The first call's record
+    // is still kept: it must not stand in for the second call's.)
+    let mut h = H::loaded(vec![
+        user("msg_1", "Delete old logs"),
+        tool_call(
+            "msg_2",
+            vec![tool("call_A", "delete_file", Some("pending"), None)],
+        ),
+    ]);
+    let outs = h.allow("delete_file", true);
+    let sub = one_http(&outs);
+    assert_post(&sub, r#"{"decisions":{"call_A":"approve"}}"#);
+    let outs = h.respond(
+        sub.id,
+        reply(
+            "awaiting_approval",
+            tool_call(
+                "msg_4",
+                vec![tool("call_C", "delete_file", Some("pending"), None)],
+            ),
+        ),
+    );
+    let sub = one_http(&outs);
+    assert_post(&sub, r#"{"decisions":{"call_C":"approve"}}"#);
+    let outs = h.respond(sub.id, status(422, json!({"error": "nope"})));
+    no_http(&outs);
+    assert_eq!(h.phase(), Phase::Error);
+    no_http(&h.at(h.now + 60_000));
+    no_http(&h.allow("other", true));
+    let (_, outs) = h.submit();
+    assert_post(&one_http(&outs), r#"{"decisions":{"call_C":"approve"}}"#);
+}
+
+#[test]
+fn a_body_read_chunk_by_chunk_keeps_its_bytes_through_a_repeated_start() {
+    // The driver may hand a JSON answer over chunk by chunk. A start reported again for the same
+    // request keeps the bytes already read; chunks and ends of other requests change nothing.
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let body = thread(vec![user("msg_1", "hi"), assistant("msg_2", "hello")]).body;
+    let (a, b) = body.split_at(body.len() / 2);
+    h.c.handle_stream_start(h.now, get.id, 200);
+    h.c.handle_stream_chunk(h.now, get.id, a);
+    h.c.handle_stream_start(h.now, get.id, 200);
+    h.c.handle_stream_chunk(h.now, RequestId(999), b"}}}");
+    h.c.handle_stream_end(h.now, RequestId(999));
+    no_http(&h.drain());
+    h.c.handle_stream_chunk(h.now, get.id, b);
+    h.c.handle_stream_end(h.now, get.id);
+    let outs = h.drain();
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Idle);
+    assert_eq!(s.messages.as_slice().len(), 2);
+    assert_eq!(s.messages.as_slice()[1].text, "hello");
+}
