@@ -190,31 +190,45 @@ fn bad_documents_give_the_same_error() {
 
 #[test]
 fn nesting_at_and_past_the_limit() {
-    // 127 levels are fine, 128 are not: counted from the document, whatever the window.
-    for depth in [125, 126, 127, 128] {
-        let inner = depth - 2;
+    // 127 nested arrays and objects are fine, a 128th is not: counted from the document's root,
+    // whatever the window (a walk resumed inside the messages array starts that many levels deep).
+    for containers in [125, 126, 127, 128, 129] {
         let bare = format!(
             "[{{\"a\":{}1{}}}]",
-            "[".repeat(inner - 1),
-            "]".repeat(inner - 1)
+            "[".repeat(containers - 2),
+            "]".repeat(containers - 2)
         );
         let object = format!(
             "{{\"messages\":[{{\"a\":{}1{}}}]}}",
-            "[".repeat(inner - 2),
-            "]".repeat(inner - 2)
+            "[".repeat(containers - 3),
+            "]".repeat(containers - 3)
         );
-        let id = format!(
-            "{{\"id\":{}1{},\"messages\":[]}}",
-            "[".repeat(inner),
-            "]".repeat(inner)
-        );
-        for doc in [bare, object, id] {
+        for doc in [bare, object] {
+            let whole = pending_approvals_bytes(doc.as_bytes());
+            match &whole {
+                Err(e) => assert!(
+                    containers >= 128 && e.message.contains("recursion limit"),
+                    "{containers}: {e:?}"
+                ),
+                Ok(_) => assert!(containers < 128, "{containers} levels read"),
+            }
             same(
-                &format!("depth {depth}"),
+                &format!("{containers} levels"),
                 doc.as_bytes(),
                 [1, 2, 3, 7, 64, 1000],
             );
         }
+        // Nested in a member before the messages (no thread either way: `id` is no string).
+        let id = format!(
+            "{{\"id\":{}1{},\"messages\":[]}}",
+            "[".repeat(containers - 1),
+            "]".repeat(containers - 1)
+        );
+        same(
+            &format!("{containers} levels in id"),
+            id.as_bytes(),
+            [1, 2, 3, 7, 64, 1000],
+        );
     }
 }
 
