@@ -2513,6 +2513,34 @@ impl H {
         self.c.allow_tool(self.now, name, allow).expect("allow");
         self.drain()
     }
+
+    /// Paused on one gated call (`call_A`, `delete_file`), then its tool allowed: the automatic
+    /// submission that goes.
+    fn lone_call_allowed() -> (H, HttpRequest) {
+        let mut h = H::loaded(vec![
+            user("msg_1", "Delete old logs"),
+            tool_call(
+                "msg_2",
+                vec![tool("call_A", "delete_file", Some("pending"), None)],
+            ),
+        ]);
+        let outs = h.allow("delete_file", true);
+        let sub = one_http(&outs);
+        assert_post(&sub, r#"{"decisions":{"call_A":"approve"}}"#);
+        (h, sub)
+    }
+
+    /// The automatic submission `sub` fails (422): no later step (a timer, another allow) sends
+    /// it again; the person's `submit()` sends `body`.
+    fn fails_and_waits_for_the_person(&mut self, sub: HttpRequest, body: &str) {
+        no_http(&self.respond(sub.id, status(422, json!({"error": "nope"}))));
+        assert_eq!(self.phase(), Phase::Error);
+        no_http(&self.at(self.now + 60_000));
+        no_http(&self.allow("other", true));
+        assert_eq!(self.phase(), Phase::Error);
+        let (_, outs) = self.submit();
+        assert_post(&one_http(&outs), body);
+    }
 }
 
 #[test]
@@ -2649,15 +2677,8 @@ fn a_failed_automatic_submission_is_not_repeated() {
     h.allow("send_email", true);
     let outs = h.allow("delete_file", true);
     let sub = one_http(&outs);
-    let outs = h.respond(sub.id, status(422, json!({"error": "nope"})));
-    no_http(&outs);
-    assert_eq!(h.phase(), Phase::Error);
-    // Another step (a timer, another allow) does not send it again: the person submits.
-    no_http(&h.at(h.now + 60_000));
-    no_http(&h.allow("other", true));
-    let (_, outs) = h.submit();
-    assert_post(
-        &one_http(&outs),
+    h.fails_and_waits_for_the_person(
+        sub,
         r#"{"decisions":{"call_A":"approve","call_B":"approve"}}"#,
     );
 }
@@ -2666,23 +2687,8 @@ fn a_failed_automatic_submission_is_not_repeated() {
 fn a_failed_automatic_submission_of_a_lone_call_is_not_repeated() {
     // One gated call, of a tool then allowed: sent by itself once; after its failure, no later
     // step sends it again.
-    let mut h = H::loaded(vec![
-        user("msg_1", "Delete old logs"),
-        tool_call(
-            "msg_2",
-            vec![tool("call_A", "delete_file", Some("pending"), None)],
-        ),
-    ]);
-    let outs = h.allow("delete_file", true);
-    let sub = one_http(&outs);
-    assert_post(&sub, r#"{"decisions":{"call_A":"approve"}}"#);
-    let outs = h.respond(sub.id, status(422, json!({"error": "nope"})));
-    no_http(&outs);
-    no_http(&h.at(h.now + 60_000));
-    no_http(&h.allow("other", true));
-    assert_eq!(h.phase(), Phase::Error);
-    let (_, outs) = h.submit();
-    assert_post(&one_http(&outs), r#"{"decisions":{"call_A":"approve"}}"#);
+    let (mut h, sub) = H::lone_call_allowed();
+    h.fails_and_waits_for_the_person(sub, r#"{"decisions":{"call_A":"approve"}}"#);
 }
 
 #[test]
@@ -3988,16 +3994,7 @@ fn a_failed_automatic_submission_after_an_earlier_one_is_not_repeated() {
     // The run pauses again on an allowed tool right after an automatic submission went. The
     // second automatic submission fails: no later step sends it again. (The first call's record
     // is still kept: it must not stand in for the second call's.)
-    let mut h = H::loaded(vec![
-        user("msg_1", "Delete old logs"),
-        tool_call(
-            "msg_2",
-            vec![tool("call_A", "delete_file", Some("pending"), None)],
-        ),
-    ]);
-    let outs = h.allow("delete_file", true);
-    let sub = one_http(&outs);
-    assert_post(&sub, r#"{"decisions":{"call_A":"approve"}}"#);
+    let (mut h, sub) = H::lone_call_allowed();
     let outs = h.respond(
         sub.id,
         reply(
@@ -4010,13 +4007,7 @@ fn a_failed_automatic_submission_after_an_earlier_one_is_not_repeated() {
     );
     let sub = one_http(&outs);
     assert_post(&sub, r#"{"decisions":{"call_C":"approve"}}"#);
-    let outs = h.respond(sub.id, status(422, json!({"error": "nope"})));
-    no_http(&outs);
-    assert_eq!(h.phase(), Phase::Error);
-    no_http(&h.at(h.now + 60_000));
-    no_http(&h.allow("other", true));
-    let (_, outs) = h.submit();
-    assert_post(&one_http(&outs), r#"{"decisions":{"call_C":"approve"}}"#);
+    h.fails_and_waits_for_the_person(sub, r#"{"decisions":{"call_C":"approve"}}"#);
 }
 
 #[test]
