@@ -1686,6 +1686,81 @@ async fn a_stream_chunk_that_is_no_bytes_fails_the_request() {
     }
 }
 
+/// A custom `fetch` whose POST answers are the real answer's bytes in pieces of 32, one every
+/// `gap` ms, with a stall of `stall` ms after the first piece; `globalThis.tgRequests` counts the
+/// requests.
+fn trickle(gap: u32, stall: u32) -> String {
+    format!(
+        "(url, init) => (globalThis.tgRequests = (globalThis.tgRequests || 0) + 1, fetch(url, init)).then(async (r) => {{ if (init.method !== 'POST') return r; \
+         const all = new Uint8Array(await r.arrayBuffer()); let at = 0; \
+         return new Response(new ReadableStream({{ async pull(c) {{ \
+           if (at >= all.length) return c.close(); \
+           await new Promise((ok) => setTimeout(ok, at === 32 ? {stall} : {gap})); \
+           c.enqueue(all.slice(at, at + 32)); at += 32; }} }}), \
+           {{ status: r.status, headers: r.headers }}); }})"
+    )
+}
+
+/// `timeoutMs` bounds the wait for a stream's headers and each gap between its chunks, not the
+/// whole stream: a reply that trickles in for longer than the timeout lands whole, and one that
+/// stalls for longer than it after a first chunk times out then, not later.
+#[wasm_bindgen_test]
+async fn the_timeout_is_per_gap_between_stream_chunks() {
+    let extra = r#""dialect":"sidenet","persist":false,"timeoutMs":200,"retry":{"attempts":1}"#;
+    let c = client_with_fetch(&fresh_thread("trickle"), extra, &trickle(40, 40));
+    wait(c.load()).await.expect("load");
+    let requests = || get(&js_sys::global(), "tgRequests").as_f64().unwrap_or(0.0);
+    let before = requests();
+    let started = js_sys::Date::now();
+    let outcome = within(10_000, c.send(s("hello"))).await;
+    let elapsed = js_sys::Date::now() - started;
+    assert!(
+        matches!(outcome, Some(Ok(_))),
+        "the trickled reply lands: {outcome:?}"
+    );
+    assert_eq!(
+        requests() - before,
+        1.0,
+        "one request, never given up and read again"
+    );
+    assert!(
+        elapsed > 400.0,
+        "the reply took longer than two timeouts: {elapsed} ms"
+    );
+    let all = array(&get(&snap(&c), "messages"));
+    let text = all
+        .last()
+        .map(|m| string(&get(m, "text")))
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("You said: \"hello\".") && text.ends_with("Try \"delete /tmp/old.log\"."),
+        "the whole reply: {text}"
+    );
+
+    // The stalled reply: the client gives it up a timeout after its first chunk and reads the
+    // run again (a replay, which this fetch passes through whole), long before the stall ends.
+    let c = client_with_fetch(&fresh_thread("stall"), extra, &trickle(10, 3_000));
+    wait(c.load()).await.expect("load");
+    let started = js_sys::Date::now();
+    let outcome = within(6_000, c.send(s("hello")))
+        .await
+        .expect("the stalled send settles");
+    let elapsed = js_sys::Date::now() - started;
+    assert!(
+        (200.0..2_500.0).contains(&elapsed),
+        "gave up the stalled stream after its timeout, not at the stall's end: {elapsed} ms, {outcome:?}"
+    );
+    let text = array(&get(&snap(&c), "messages"))
+        .last()
+        .map(|m| string(&get(m, "text")))
+        .unwrap_or_default();
+    assert!(
+        text.ends_with("Try \"delete /tmp/old.log\"."),
+        "the whole reply, read again: {text}"
+    );
+    assert_eq!(get(&snap(&c), "busy"), JsValue::FALSE);
+}
+
 /// A custom `fetch` whose POST answers are streams held open after their end (the bytes of the
 /// real answer, then nothing, never closed), counting the streams cancelled and the POSTs.
 const HELD_OPEN: &str = "(url, init) => { if (init.method === 'POST') globalThis.tgPosts = \

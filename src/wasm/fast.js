@@ -419,11 +419,12 @@ export const useFetch = (report, f) => {
 
 export const request = (report, id, url, init, ms, stream) => {
   const c = new AbortController(), signal = c.signal;
-  let timer, reader;
-  // Clears the timeout and reports, unless the request is cancelled or timed out (then nothing):
-  // whether the client still wants it (not if the report's step cancelled it).
+  let timer, reader, due;
+  // Clears the timeout (not for a chunk: `arm` moves its deadline) and reports, unless the
+  // request is cancelled or timed out (then nothing): whether the client still wants it (not if
+  // the report's step cancelled it).
   const end = (code, value) => {
-    clearTimeout(timer);
+    if (code != -1) timer = clearTimeout(timer);
     return !signal.aborted && report(id, code, value) && !signal.aborted;
   };
   // Aborts the fetch, and cancels a stream being read (a `Response` a custom fetch built may not
@@ -434,11 +435,19 @@ export const request = (report, id, url, init, ms, stream) => {
     reader?.cancel().catch(() => {});
   };
   // The timeout is reported here, not left to the fetch (a custom one may ignore the signal).
-  const arm = () => {
-    timer = setTimeout(() => {
+  // One timer per request, not one per chunk: each chunk moves the deadline, and a timer that
+  // fires before it waits out the rest.
+  const fire = () => {
+    const left = due - performance.now();
+    if (left > 0) timer = setTimeout(fire, left);
+    else {
       end(-4);
       cancel();
-    }, ms);
+    }
+  };
+  const arm = () => {
+    due = performance.now() + ms;
+    timer ??= setTimeout(fire, ms);
   };
   arm();
   Promise.resolve()
