@@ -420,11 +420,11 @@ export const useFetch = (report, f) => {
 export const request = (report, id, url, init, ms, stream) => {
   const c = new AbortController(), signal = c.signal;
   let timer, reader, due;
-  // Clears the timeout (not for a chunk: `arm` moves its deadline) and reports, unless the
-  // request is cancelled or timed out (then nothing): whether the client still wants it (not if
-  // the report's step cancelled it).
+  // Clears the timeout (not for a stream's headers or a chunk: `arm` moves its deadline) and
+  // reports, unless the request is cancelled or timed out (then nothing): whether the client still
+  // wants it (not if the report's step cancelled it).
   const end = (code, value) => {
-    if (code != -1) timer = clearTimeout(timer);
+    if (code < -1 || !stream) timer = clearTimeout(timer);
     return !signal.aborted && report(id, code, value) && !signal.aborted;
   };
   // Aborts the fetch, and cancels a stream being read (a `Response` a custom fetch built may not
@@ -470,7 +470,7 @@ export const request = (report, id, url, init, ms, stream) => {
       // not a 204 (the replay's "nothing paused", which some frameworks label text/html).
       if (s < 300 && s != 204 && /html/i.test(r.headers?.get?.('content-type')))
         throw TypeError('the reply is an HTML page, not an event stream');
-      if (!end(s)) return;
+      if (!end(s)) return cancel();
       if (!r.body) return end(-2);
       reader = r.body.getReader();
       for (;;) {
