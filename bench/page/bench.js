@@ -519,9 +519,11 @@ const recorded = {};
 
 /**
  * An in-page server that replays a recorded turn: the same bytes the endpoint sent, without the
- * network, the endpoint's work or its fsyncs, so a turn's time is the client side alone.
+ * network, the endpoint's work or its fsyncs, so a turn's time is the client side alone. With
+ * `pause` (ms), each answer comes after that long idle, as a server's answers do: the same wait
+ * on both sides, so the paired difference is still the client's own work, done after an idle gap.
  */
-function replayServer(dialect) {
+function replayServer(dialect, pause = 0) {
   const real = globalThis.fetch;
   const answers = recorded[dialect];
   if (!answers) throw new Error(`no recorded ${dialect} turn: run the endpoint turns first`);
@@ -530,6 +532,7 @@ function replayServer(dialect) {
     const url = String(typeof input === 'string' ? input : input.url);
     if (!url.startsWith(FAKE)) return real.call(this, input, init);
     const method = (init.method || 'GET').toUpperCase();
+    if (pause) await new Promise((r) => setTimeout(r, pause));
     const path = url.slice(FAKE.length);
     if (method === 'GET' && /^\/(v1\/)?threads\//.test(path)) {
       return new Response('{"id":"bench","messages":[]}', { status: 200, headers: { 'content-type': 'application/json' } });
@@ -545,13 +548,14 @@ function replayServer(dialect) {
 
 /**
  * Case 5: per-turn time (ms) and requests per turn, toolgate against plain fetch; against the
- * endpoint, or (`local`) against the in-page replay of the endpoint's answers.
+ * endpoint, or (`local`) against the in-page replay of the endpoint's answers (each after `pause`
+ * ms idle when given).
  */
-export async function turns({ dialect = 'neuron', local = false, runs = 9, warmups = 2, batch = local ? 10 : 1 } = {}) {
+export async function turns({ dialect = 'neuron', local = false, pause = 0, runs = 9, warmups = 2, batch = local ? 10 : 1 } = {}) {
   const requests = {};
   const [tg, js] = dialect === 'neuron' ? [toolgateNeuronTurn, baselineNeuronTurn] : [toolgateSidenetTurn, baselineSidenetTurn];
   const base = local ? FAKE : '';
-  const restore = local ? replayServer(dialect) : () => {};
+  const restore = local ? replayServer(dialect, pause) : () => {};
   try {
     return await compareTurns(tg, js, base, requests, { runs, warmups, batch });
   } finally {
