@@ -1794,6 +1794,29 @@ async fn a_stream_held_open_after_done_is_cancelled() {
     assert_eq!(get(&global, "tgCancelled").as_f64(), Some(1.0));
 }
 
+/// A request the client lets go (a Sidenet answer at `[DONE]`) aborts its signal with an
+/// `AbortError`, as a custom `fetch` expects (`abort()`'s own default, without its cost).
+#[wasm_bindgen_test]
+async fn a_request_let_go_aborts_its_signal_with_an_abort_error() {
+    let reset: Function = js_fn("", "globalThis.tgReasons = [];").unchecked_into();
+    reset.call0(&JsValue::NULL).expect("reset");
+    let c = client_with_fetch(
+        &fresh_thread("reason"),
+        r#""dialect":"sidenet","persist":false,"timeoutMs":5000,"retry":{"attempts":1}"#,
+        "(url, init) => { init.signal.addEventListener('abort', () => { const r = init.signal.reason; \
+         globalThis.tgReasons.push(r instanceof DOMException ? r.name : String(r)); }); \
+         return fetch(url, init); }",
+    );
+    wait(c.load()).await.expect("load");
+    wait(c.send(s("hello"))).await.expect("send");
+    let reasons: Vec<String> = array(&get(&js_sys::global(), "tgReasons"))
+        .iter()
+        .map(string)
+        .collect();
+    assert!(!reasons.is_empty(), "the answer was let go at [DONE]");
+    assert!(reasons.iter().all(|r| r == "AbortError"), "{reasons:?}");
+}
+
 /// `free()` from JS that a step runs (a custom `fetch`'s abort listener, called as the client
 /// lets a held-open stream go at `[DONE]`) frees the client: its submission rejects with
 /// `aborted` and nothing more is sent (the second call's continuation went out, the promise
