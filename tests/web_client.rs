@@ -1727,11 +1727,7 @@ async fn the_timeout_is_per_gap_between_stream_chunks() {
         elapsed > 400.0,
         "the reply took longer than two timeouts: {elapsed} ms"
     );
-    let all = array(&get(&snap(&c), "messages"));
-    let text = all
-        .last()
-        .map(|m| string(&get(m, "text")))
-        .unwrap_or_default();
+    let text = last_text(&c);
     assert!(
         text.starts_with("You said: \"hello\".") && text.ends_with("Try \"delete /tmp/old.log\"."),
         "the whole reply: {text}"
@@ -1750,10 +1746,7 @@ async fn the_timeout_is_per_gap_between_stream_chunks() {
         (200.0..2_500.0).contains(&elapsed),
         "gave up the stalled stream after its timeout, not at the stall's end: {elapsed} ms, {outcome:?}"
     );
-    let text = array(&get(&snap(&c), "messages"))
-        .last()
-        .map(|m| string(&get(m, "text")))
-        .unwrap_or_default();
+    let text = last_text(&c);
     assert!(
         text.ends_with("Try \"delete /tmp/old.log\"."),
         "the whole reply, read again: {text}"
