@@ -255,6 +255,7 @@ impl H {
                 "Changed must come last"
             );
         }
+        check_head_json(&mut self.c);
         outs
     }
 

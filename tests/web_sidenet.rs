@@ -519,6 +519,87 @@ async fn a_plain_reply_streams_in_delta_by_delta() {
     );
 }
 
+/// What `a_streamed_delta_keeps_the_last_snapshot_s_objects` checks of the snapshots `seen`:
+/// `{ bad }` (a line for each fault, `""` for none), `kept` (how many snapshots kept the last one's
+/// objects: the same but for `version` and the streaming text) and the streaming tools' `statuses`.
+const REUSE_CHECK: &str = r#"
+const bad = [];
+const frozen = (v) => v === null || typeof v !== 'object' || (Object.isFrozen(v) && Object.values(v).every(frozen));
+const keys = JSON.stringify(Object.keys(seen[0]));
+const bare = (x) => JSON.stringify({ ...x, version: 0, streaming: x.streaming && { ...x.streaming, text: '' } });
+let kept = 0;
+const statuses = new Set();
+seen.forEach((b, i) => {
+  if (!frozen(b)) bad.push(`snapshot ${i} is not frozen`);
+  if (JSON.stringify(Object.keys(b)) !== keys) bad.push(`snapshot ${i} keys ${Object.keys(b)}`);
+  for (const t of b.streaming?.tools ?? []) statuses.add(t.status);
+  const a = seen[i - 1];
+  if (!a) return;
+  if (!(b.version > a.version)) bad.push(`snapshot ${i}: version ${b.version} after ${a.version}`);
+  if (a.streaming && b.streaming && bare(a) === bare(b)) {
+    kept++;
+    if (!b.streaming.text.startsWith(a.streaming.text))
+      bad.push(`snapshot ${i}: text ${JSON.stringify(b.streaming.text)} after ${JSON.stringify(a.streaming.text)}`);
+    for (const k of ['messages', 'decisions', 'allowedTools', 'droppedDrafts'])
+      if (a[k] !== b[k]) bad.push(`snapshot ${i}: a new ${k}`);
+    if (a.streaming.tools !== b.streaming.tools) bad.push(`snapshot ${i}: new streaming tools`);
+  }
+});
+return { bad: bad.join('\n'), kept, statuses: [...statuses].sort().join(',') };
+"#;
+
+/// A streamed delta's snapshot keeps the last snapshot's objects (only `version` and the streaming
+/// text are new), and anything else that changes while the message streams (here a tool part: its
+/// input, then its output) shows at once in a snapshot built anew. Every snapshot is frozen all the
+/// way down and lists its fields in the same order.
+#[wasm_bindgen_test]
+async fn a_streamed_delta_keeps_the_last_snapshot_s_objects() {
+    let thread = fresh_thread("reuse");
+    let c = Rc::new(client_at(slow_endpoint(), &thread, r#""persist":false"#));
+    let seen = Array::new();
+    let listener = {
+        let (c, seen) = (c.clone(), seen.clone());
+        Closure::<dyn FnMut()>::new(move || {
+            seen.push(&c.get_snapshot().expect("snapshot"));
+        })
+    };
+    let stop: Function = c
+        .subscribe(listener.as_ref().clone())
+        .expect("subscribe")
+        .unchecked_into();
+    // A tool part, then a plain reply of many deltas.
+    wait(c.send(s("read /tmp/notes.txt"))).await.expect("send");
+    wait(c.send(s("Hello there, how is the weather today?")))
+        .await
+        .expect("send");
+    stop.call0(&JsValue::NULL).expect("unsubscribe");
+
+    // What went wrong, one line each ("" for nothing), and what was seen.
+    let check = Function::new_with_args("seen", REUSE_CHECK);
+    let report = check.call1(&JsValue::NULL, &seen).expect("check");
+    assert_eq!(string(&get(&report, "bad")), "", "{}", json(&seen));
+    let kept = get(&report, "kept").as_f64().unwrap_or(0.0);
+    assert!(kept >= 3.0, "deltas that kept the objects: {kept}");
+    // The tool part changed while the message streamed, and each change showed as it came.
+    let statuses = string(&get(&report, "statuses"));
+    assert!(
+        statuses.split(',').count() >= 2,
+        "tool statuses seen while streaming: {statuses}"
+    );
+
+    // The settled replies: the tool and the texts, as the server stored them.
+    let snapshot = snap(&c);
+    assert_eq!(string(&get(&snapshot, "phase")), "completed");
+    assert!(is_nullish(&get(&snapshot, "streaming")));
+    let all = messages(&c);
+    assert_eq!(all.len(), 4, "{}", json(&get(&snapshot, "messages")));
+    assert_eq!(array(&get(&all[1], "tools")).len(), 1, "{}", json(&all[1]));
+    let (status, body) = stored(slow_endpoint(), &thread, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(string(&get(&all[3], "text")), stored_last_text(&body));
+    assert!(string(&get(&all[3], "text")).starts_with("You said: "));
+}
+
 // ------------------------------------------------------------------------------------------------
 // 2 and 3. A pause shows the card the server sent; approving runs the tool.
 

@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorCode, Result};
 use super::config::Config;
 use super::sidenet::Rx;
 use super::snapshot::{
-    DraftMap, ErrorView, Messages, Phase, Snapshot, SubmissionView, SuspensionView,
+    write_version, DraftMap, ErrorView, Messages, Phase, Snapshot, SubmissionView, SuspensionView,
 };
 use super::{
     not_suspended, request_headers, retryable_status, same_stored, write_stored, HttpRequest,
@@ -216,6 +216,11 @@ pub(super) struct Core {
     pub(super) outputs: Vec<Output>,
     pub(super) polled: usize,
     pub(super) snapshot: Snapshot,
+    /// `snapshot.head_after_version()` with `streaming` left out (`null`), and the version of
+    /// the snapshot it is of: what `commit` compares a new snapshot with, and what `head_json`
+    /// hands over while nothing streams. Only `commit` changes the fields it holds, and each
+    /// change bumps the version, so it is good while its version is the snapshot's.
+    head: (Option<u64>, String),
 }
 
 impl Core {
@@ -271,6 +276,7 @@ impl Core {
             outputs: Vec::new(),
             polled: 0,
             snapshot,
+            head: (None, String::new()),
         }
     }
 
@@ -878,23 +884,65 @@ impl Core {
     /// message moves from the old snapshot to the new, never cloned.
     ///
     /// "Differs" is judged on what the UI receives: the same `messages` list and the same JSON
-    /// for every other field (`version` is the old one in both, `streaming` is out of both). The
-    /// derived `Snapshot` comparison it replaces cost over a kilobyte of wasm; the two texts are
-    /// short, as `messages` is not written.
+    /// for every other field but `version` (`streaming` is out of both). The derived `Snapshot`
+    /// comparison it replaces cost over a kilobyte of wasm; the two texts are short, as `messages`
+    /// is not written, and the old one is kept from the commit that made it.
     pub(super) fn commit(&mut self, mut next: Snapshot, dirty: bool) {
         let streaming = self.snapshot.streaming.take();
-        let changed = dirty
-            || next.messages != self.snapshot.messages
-            || next.head().to_json_string() != self.snapshot.head().to_json_string();
+        let version = self.snapshot.version.saturating_add(1);
+        let changed = dirty || next.messages != self.snapshot.messages || {
+            let text = next.head_after_version();
+            let differs = text != self.head_text();
+            if differs {
+                self.head = (Some(version), text);
+            }
+            differs
+        };
         if changed {
             next.streaming = streaming;
-            next.version = self.snapshot.version.saturating_add(1);
+            next.version = version;
             self.snapshot = next;
             self.outputs.push(Output::Changed);
         } else {
             // `next` is dropped whole (nothing moved out of it).
             self.snapshot.streaming = streaming;
         }
+    }
+
+    /// `snapshot.head_after_version()`, kept. Called while `snapshot.streaming` is `None` (taken
+    /// out by `commit`, or nothing streams).
+    fn head_text(&mut self) -> &str {
+        let (version, text) = &mut self.head;
+        if *version != Some(self.snapshot.version) {
+            *text = self.snapshot.head_after_version();
+            *version = Some(self.snapshot.version);
+        }
+        &self.head.1
+    }
+
+    /// The JSON of `snapshot.head_without_stream_text()`: while nothing streams, from the text
+    /// `commit` wrote (one write per change, not one more per `getSnapshot`).
+    pub(super) fn head_json(&mut self) -> String {
+        if self.snapshot.streaming.is_some() {
+            return self.snapshot.head_without_stream_text().to_json_string();
+        }
+        let mut text = String::new();
+        write_version(&mut text, self.snapshot.version);
+        text.push_str(self.head_text());
+        text
+    }
+
+    /// The kept head JSON, while good for the snapshot, is the snapshot's (for the invariants).
+    #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+    pub(super) fn check_head(&self) -> core::result::Result<(), String> {
+        let (version, text) = &self.head;
+        if *version == Some(self.snapshot.version)
+            && self.snapshot.streaming.is_none()
+            && *text != self.snapshot.head_after_version()
+        {
+            return Err(format!("the kept head JSON is not the snapshot's: {text}"));
+        }
+        Ok(())
     }
 }
 

@@ -897,6 +897,15 @@ impl Client {
         }
     }
 
+    /// The JSON of [`Snapshot::head_without_stream_text`] for [`snapshot`](Self::snapshot):
+    /// written by the step that made the snapshot, and reused while nothing streams.
+    pub fn head_json(&mut self) -> String {
+        match engine!(self, as_mut) {
+            Some(engine) => engine.c.head_json(),
+            None => self.c.head_json(),
+        }
+    }
+
     /// Changes iff the snapshot changed.
     pub fn version(&self) -> u64 {
         self.snapshot().version
@@ -937,6 +946,7 @@ impl Client {
         if let Some(engine) = engine!(self, as_ref) {
             return engine.check_invariants();
         }
+        self.c.check_head()?;
         self.audit.first_error()?;
         match (&self.c.state, self.audit.outstanding.first()) {
             (

@@ -511,6 +511,7 @@ impl Sidenet {
 
     #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
     pub(crate) fn check_invariants(&self) -> core::result::Result<(), String> {
+        self.c.check_head()?;
         self.audit.first_error()?;
         match (&self.c.state, self.audit.outstanding.first()) {
             (

@@ -53,7 +53,7 @@ use crate::prelude::*;
 use crate::approval::Approval;
 use crate::decisions::{write_decision_map, Decision, Decisions};
 use crate::error::Error;
-use crate::json::{self, Obj, ToJson, Value};
+use crate::json::{self, write_u64, Obj, ToJson, Value};
 use crate::thread::Message;
 
 use super::config::Dialect;
@@ -481,9 +481,21 @@ impl Snapshot {
     }
 
     fn write(&self, out: &mut String, with_messages: bool, stream_text: bool) {
-        let mut o = Obj::new(out);
-        o.field("version", &self.version)
-            .field("phase", &self.phase)
+        write_version(out, self.version);
+        self.write_after_version(out, with_messages, stream_text);
+    }
+
+    /// [`head`](Self::head)'s JSON after its first member, `version`: from the key after it to
+    /// the closing `}` (two snapshots that differ only in `version` write the same).
+    pub(crate) fn head_after_version(&self) -> String {
+        let mut out = String::new();
+        self.write_after_version(&mut out, false, true);
+        out
+    }
+
+    fn write_after_version(&self, out: &mut String, with_messages: bool, stream_text: bool) {
+        let mut o = Obj::after_first(out);
+        o.field("phase", &self.phase)
             .field("dialect", &self.dialect)
             .field("threadId", &self.thread_id)
             .field("loaded", &self.loaded)
@@ -516,6 +528,13 @@ impl ToJson for Snapshot {
     fn write_json(&self, out: &mut String) {
         self.write(out, true, true);
     }
+}
+
+/// A snapshot's JSON up to and with the `,` after its `version` member.
+pub(crate) fn write_version(out: &mut String, version: u64) {
+    out.push_str("{\"version\":");
+    write_u64(out, version);
+    out.push(',');
 }
 
 /// [`Snapshot`] without `messages` (and, from

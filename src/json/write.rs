@@ -211,14 +211,19 @@ impl<'a> Obj<'a> {
         Obj { out, first: true }
     }
 
-    /// Writes the key (and the separator before it); the caller writes the value.
+    /// The rest of an object whose `{`, first members and `,` after them are written.
+    pub(crate) fn after_first(out: &'a mut String) -> Obj<'a> {
+        Obj { out, first: true }
+    }
+
+    /// Writes the key (and the separator before it); the caller writes the value. Keys are the
+    /// crate's own names, which need no escapes: they are written as they are.
     pub(crate) fn key(&mut self, key: &str) -> &mut String {
-        if !self.first {
-            self.out.push(',');
-        }
+        debug_assert!(!key.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\'));
+        self.out.push_str(if self.first { "\"" } else { ",\"" });
         self.first = false;
-        write_str(self.out, key);
-        self.out.push(':');
+        self.out.push_str(key);
+        self.out.push_str("\":");
         self.out
     }
 

@@ -17,7 +17,9 @@
 //!
 //! - `getSnapshot()` returns the same object, frozen all the way down, until the core's `version`
 //!   changes; the `messages` array is reused until `messagesVersion` changes (React
-//!   `useSyncExternalStore`). Called while a step runs (from JS the step calls synchronously: an
+//!   `useSyncExternalStore`), and a snapshot that differs from the last one only in `version` and
+//!   the streaming text (a streamed delta) keeps that one's objects but for itself and
+//!   `streaming`. Called while a step runs (from JS the step calls synchronously: an
 //!   abort listener of a custom `fetch` as a request is cancelled, a patched timer or storage),
 //!   it returns the last snapshot it returned, whose changes the step's listeners announce; before
 //!   any, it throws `invalid_state`.
@@ -96,8 +98,9 @@ extern "C" {
     /// `request`.
     #[wasm_bindgen(js_name = useFetch)]
     fn use_fetch(report: &Function, fetch: &JsValue);
-    /// The snapshot object, frozen all the way down: the head with its messages and its streaming
-    /// text (appended to `prev`'s when that is given); kept as the `last` of `listeners`.
+    /// The snapshot object of the head's JSON `head`, frozen all the way down: with its messages
+    /// and its streaming text (appended to `prev`'s when that is given); kept as the `last` of
+    /// `listeners`. `undefined` if `head` is no JSON.
     #[wasm_bindgen(js_name = snapshot)]
     fn freeze_snapshot(
         head: &JsValue,
@@ -105,6 +108,7 @@ extern "C" {
         text: &JsValue,
         prev: &JsValue,
         listeners: &Listeners,
+        version: f64,
     ) -> JsValue;
 }
 
@@ -605,6 +609,7 @@ impl ApprovalClient {
                     return Ok(object.clone());
                 }
             }
+            let head = JsValue::from_str(&inner.core.head_json());
             let snapshot = inner.core.snapshot();
             let messages = match &inner.messages {
                 Some((v, array)) if *v == snapshot.messages_version => array.clone(),
@@ -617,14 +622,25 @@ impl ApprovalClient {
             };
             // The streaming text is not converted again: only what was appended since the last
             // snapshot crosses (the rest of the snapshot is small, whatever the reply's length).
-            let head = to_js(&snapshot.head_without_stream_text())?;
             let text = snapshot.streaming.as_ref().map(|view| view.text.as_str());
-            let (text, prev) = grow_text(&mut inner.stream_text, inner.core.stream_epoch(), text);
-            let prev = match (prev, &inner.snapshot) {
+            let (text, grown) = grow_text(&mut inner.stream_text, inner.core.stream_epoch(), text);
+            let prev = match (grown, &inner.snapshot) {
                 (true, Some((_, object))) => object.clone(),
                 _ => JsValue::UNDEFINED,
             };
-            let object = freeze_snapshot(&head, &messages, &text, &prev, &self.shared.listeners);
+            let object = freeze_snapshot(
+                &head,
+                &messages,
+                &text,
+                &prev,
+                &self.shared.listeners,
+                version as f64,
+            );
+            if object.is_undefined() {
+                // The next snapshot's text then crosses whole.
+                inner.stream_text = None;
+                return Err(Error::parse("invalid JSON"));
+            }
             inner.snapshot = Some((version, object.clone()));
             Ok(object)
         })()?)

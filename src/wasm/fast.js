@@ -551,14 +551,28 @@ const freeze = (v) => {
   return v;
 };
 
-// `getSnapshot()`'s object: the head the crate wrote, with the messages array (reused until the
-// messages change) and, while a message streams, its text: `text`, appended to the text of `prev`
-// (the last snapshot, of the same streaming message) when given, so that only what the stream
-// added crosses; frozen all the way down (the messages once, when they are new: a streamed delta
-// freezes only the small head). Kept as `listeners.s` (outside the core's `RefCell`, as the
-// listeners' `Map` is): what `getSnapshot()` returns while a step runs.
-export const snapshot = (head, messages, text, prev, listeners) => {
+// `getSnapshot()`'s object: the head the crate wrote (`json`), with the messages array (reused
+// until the messages change) and, while a message streams, its text: `text`, appended to the text
+// of `prev` (the last snapshot, of the same streaming message) when given, so that only what the
+// stream added crosses; frozen all the way down (the messages once, when they are new: a streamed
+// delta freezes only the small head). A head that is the last one's but for its `version` (a
+// streamed delta: the text is written as "") is not parsed: that snapshot's objects are kept.
+// The last snapshot and its head's JSON from the first `,` are kept as `listeners.s` and
+// `listeners.h` (outside the core's `RefCell`, as the listeners' `Map` is): `s` is what
+// `getSnapshot()` returns while a step runs. `undefined` for a `json` that does not parse.
+export const snapshot = (json, messages, text, prev, listeners, version) => {
+  const rest = json.slice(json.indexOf(","));
+  const last = listeners.s;
+  let head;
+  if (last && rest === listeners.h && (prev || text === undefined)) {
+    head = { ...last, version };
+    if (prev) head.streaming = { ...last.streaming };
+  } else {
+    head = parse(json);
+    if (!head) return;
+    head.messages = messages;
+  }
   if (text !== undefined) head.streaming.text = prev ? prev.streaming.text + text : text;
-  head.messages = messages;
+  listeners.h = rest;
   return (listeners.s = freeze(head));
 };
