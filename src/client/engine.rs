@@ -843,13 +843,6 @@ impl Core {
         self.unsaved = Some(self.before.take().unwrap_or_default());
     }
 
-    /// Is `record`, handed over to take in quietly, the one storage held before a write of this
-    /// tab's drafts failed (another tab's write-back: older than them)?
-    pub(super) fn stale(&self, record: &str) -> bool {
-        // (`None`, no failed write: never the same.)
-        self.quiet && same_stored(Some(record), self.unsaved.as_deref())
-    }
-
     /// Should the drafts be persisted now?
     pub(super) fn persisting(&self) -> bool {
         self.config.persist && self.held_restore.is_none()

@@ -1592,7 +1592,6 @@ impl Client {
     /// `Some` when the stored drafts were for the pause shown (and so taken in): whether the
     /// record has the server holding a decision on a call this tab shows pending (it is behind).
     fn apply_restore(&mut self, persisted: &str) -> Option<bool> {
-        let stale = self.c.stale(persisted);
         let stored = read_stored(persisted)?;
         let (Some(pause), Some(decisions)) = (&self.pause, self.c.decisions.as_mut()) else {
             return None;
@@ -1604,32 +1603,29 @@ impl Client {
         {
             return None;
         }
-        // Another tab's drafts for this pause: they replace ours, unless ours could not be
-        // stored and this is the record from before (written back over the removal: older than
-        // ours). Whether to catch up holds all the same.
-        if !stale {
-            // Drafts this tab alone holds (its write failed) give way only to a change made there.
-            let base = unsaved_base(self.c.unsaved.as_deref(), self.c.quiet);
-            let base = base.as_ref();
-            if self.c.quiet {
-                if self.c.unsaved.is_some() {
-                    for id in &stored.call_ids {
-                        if stored.changed(base, id) {
-                            let _ = decisions.clear(id);
-                        }
+        // Another tab's drafts for this pause replace ours. Drafts this tab alone holds (its write
+        // failed) give way only to a change made there: the record from before, written back over
+        // the removal (older than ours), changes none, so it takes nothing from them.
+        let base = unsaved_base(self.c.unsaved.as_deref(), self.c.quiet);
+        let base = base.as_ref();
+        if self.c.quiet {
+            if self.c.unsaved.is_some() {
+                for id in &stored.call_ids {
+                    if stored.changed(base, id) {
+                        let _ = decisions.clear(id);
                     }
-                    self.c.unsaved = Some(persisted.to_owned());
-                } else {
-                    decisions.clear_local();
                 }
+                self.c.unsaved = Some(persisted.to_owned());
+            } else {
+                decisions.clear_local();
             }
-            let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
-                stored.changed(base, id) && !tail_holds(suspension, id, decision)
-            });
-            // By reference: in a build without the audit the loop is empty and goes away.
-            for (id, decision) in &restored {
-                self.audit.hold(pause, id, decision);
-            }
+        }
+        let restored = restore_into(decisions, &stored.drafts, &|id, decision| {
+            stored.changed(base, id) && !tail_holds(suspension, id, decision)
+        });
+        // By reference: in a build without the audit the loop is empty and goes away.
+        for (id, decision) in &restored {
+            self.audit.hold(pause, id, decision);
         }
         Some(
             suspension

@@ -2152,7 +2152,6 @@ impl Sidenet {
     /// and each shared call is the same call: their drafts are taken in): whether this tab shows
     /// open a call the record leaves out (the server accepted its decision: it is behind).
     fn apply_restore(&mut self, persisted: &str) -> Option<bool> {
-        let stale = self.c.stale(persisted);
         // From another tab showing this pause (a storage event), not read at a new pause (a
         // reload reads its own record then, of a reply no tab streams any more).
         let elsewhere = self.c.quiet && !self.c.fresh;
@@ -2181,37 +2180,34 @@ impl Sidenet {
         if !shared {
             return None;
         }
-        // Another tab's drafts for the calls both show: they replace ours, unless ours could not
-        // be stored and this is the record from before (written back over the removal: older
-        // than ours).
-        if !stale {
-            // Drafts this tab alone holds (its write failed) give way only to a change made there.
-            let base = unsaved_base(self.c.unsaved.as_deref(), self.c.quiet);
-            let base = base.as_ref();
-            if self.c.quiet {
-                for id in call_ids {
-                    if stored.changed(base, id) {
-                        let _ = decisions.clear(id);
-                    }
-                }
-                if self.c.unsaved.is_some() {
-                    self.c.unsaved = Some(persisted.to_owned());
+        // Another tab's drafts for the calls both show replace ours. Drafts this tab alone holds
+        // (its write failed) give way only to a change made there: the record from before,
+        // written back over the removal (older than ours), changes none, so it takes nothing.
+        let base = unsaved_base(self.c.unsaved.as_deref(), self.c.quiet);
+        let base = base.as_ref();
+        if self.c.quiet {
+            for id in call_ids {
+                if stored.changed(base, id) {
+                    let _ = decisions.clear(id);
                 }
             }
-            // Never on a card whose decision the server accepted: that decision is the server's.
-            // One whose continuation it took in another tab (`settled`: its reply streaming)
-            // shows the decision sent there; not on a reload (no tab is left to stream that
-            // reply: the call is answerable if the server still shows it waiting).
-            let restored = restore_into(decisions, &stored.drafts, &|id, _| {
-                call_ids.iter().any(|c| c == id)
-                    && stored.changed(base, id)
-                    && !pause.accepted(id)
-                    && (elsewhere || !stored.settled(id))
-            });
-            // By reference: in a build without the audit the loop is empty and goes away.
-            for (id, decision) in &restored {
-                self.audit.hold(run_id, id, decision);
+            if self.c.unsaved.is_some() {
+                self.c.unsaved = Some(persisted.to_owned());
             }
+        }
+        // Never on a card whose decision the server accepted: that decision is the server's.
+        // One whose continuation it took in another tab (`settled`: its reply streaming)
+        // shows the decision sent there; not on a reload (no tab is left to stream that
+        // reply: the call is answerable if the server still shows it waiting).
+        let restored = restore_into(decisions, &stored.drafts, &|id, _| {
+            call_ids.iter().any(|c| c == id)
+                && stored.changed(base, id)
+                && !pause.accepted(id)
+                && (elsewhere || !stored.settled(id))
+        });
+        // By reference: in a build without the audit the loop is empty and goes away.
+        for (id, decision) in &restored {
+            self.audit.hold(run_id, id, decision);
         }
         // A record that lists a call this pause holds open no longer (this tab's own, read back
         // after the server took it, or a tab behind's) is behind: ours is written over it, so
