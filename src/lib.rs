@@ -56,8 +56,5 @@ pub mod json;
 pub mod stream;
 pub mod thread;
 
-#[cfg(any(target_arch = "wasm32", test))]
-mod heap;
-
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
