@@ -150,7 +150,7 @@ const FAILED: i32 = -3;
 const TIMED_OUT: i32 = -4;
 
 struct Inner {
-    core: Client,
+    core: Box<Client>,
     freed: bool,
     /// `(version, frozen snapshot object)` (the object is also the listeners' `last`).
     snapshot: Option<(u64, JsValue)>,
@@ -561,7 +561,7 @@ impl ApprovalClient {
             use_fetch(&on_event, &fetch);
             let unlisten = listen(key.as_deref().unwrap_or_default(), &on_event);
             let inner = RefCell::new(Inner {
-                core,
+                core: Box::new(core),
                 freed: false,
                 snapshot: None,
                 messages: None,
