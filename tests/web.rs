@@ -628,12 +628,6 @@ fn decisions_read_a_suspension_object() {
     assert!(d.is_complete());
 }
 
-/// The wasm memory's size, in bytes.
-fn memory_bytes() -> f64 {
-    let buffer = Reflect::get(&wasm_bindgen::memory(), &"buffer".into()).unwrap();
-    get(&buffer, "byteLength").as_f64().unwrap()
-}
-
 /// `pendingApprovals` of a `Uint8Array` reads it a window at a time (1 MiB, `WINDOW` in
 /// src/wasm/input.rs): wasm memory, which never shrinks, grows by less than 2 MiB for a thread of
 /// over 20 MB (larger when memory already was, so that a copy of the whole document could not fit

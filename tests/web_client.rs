@@ -1944,12 +1944,6 @@ async fn the_wall_clock_stepping_back_does_not_stall_a_retry() {
     assert_eq!(gets, Some(2.0));
 }
 
-/// The wasm memory's size, in bytes.
-fn memory_bytes() -> f64 {
-    let buffer = get(&wasm_bindgen::memory(), "buffer");
-    get(&buffer, "byteLength").as_f64().unwrap()
-}
-
 /// A freed client lets go of its core at once. The client's callback holds a `Weak` to its
 /// state, which keeps that allocation until JS collects the callback (a later task at the
 /// earliest): so what stays until then is the state's small shell, not the core, whose

@@ -11,6 +11,14 @@ use wasm_bindgen_futures::JsFuture;
 /// The reference endpoint `scripts/test-browser.sh` started.
 pub const ENDPOINT: Option<&str> = option_env!("TOOLGATE_ENDPOINT");
 
+/// The wasm memory's size, in bytes.
+pub fn memory_bytes() -> f64 {
+    let buffer = get(&wasm_bindgen::memory(), "buffer");
+    get(&buffer, "byteLength")
+        .as_f64()
+        .expect("the memory's byteLength")
+}
+
 pub fn array(v: &JsValue) -> Vec<JsValue> {
     v.dyn_ref::<Array>().map(|a| a.to_vec()).unwrap_or_default()
 }
