@@ -758,7 +758,7 @@ impl Client {
         };
         let attempt = flight.attempt;
         match flight.job {
-            Job::Load { op, why, .. } => self.on_load_response(now, attempt, op, why, &response),
+            Job::Load { op, why, .. } => self.on_load_response(now, attempt, op, why, response),
             Job::Send {
                 op,
                 text,
@@ -1192,11 +1192,16 @@ impl Client {
         attempt: u32,
         op: Option<OpId>,
         why: Why,
-        response: &HttpResponse,
+        response: HttpResponse,
     ) {
         let error = match response.status {
             200..=299 => match neuron::parse_thread(&response.body) {
-                Ok(thread) => return self.on_thread(op, why, thread),
+                Ok(thread) => {
+                    // The body goes before the views are built: a load's peak is the body and the
+                    // parsed thread, or the thread and its views, not all three.
+                    drop(response);
+                    return self.on_thread(op, why, thread);
+                }
                 Err(error) => error,
             },
             status => status_error(status, &response.body),

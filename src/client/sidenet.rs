@@ -434,7 +434,7 @@ impl Sidenet {
             self.bytes(id, &response.body);
             self.close(now, id);
         } else if let Some(Flight { job, attempt, .. }) = self.take_flight(id) {
-            self.on_response(now, job, attempt, response.status, &response.body);
+            self.on_response(now, job, attempt, response.status, response.body);
         }
         self.settle();
     }
@@ -952,7 +952,7 @@ impl Sidenet {
         match rx {
             Some(Rx::Buffer { status, body }) => {
                 // The status is known: handle what arrived of the body.
-                self.on_response(now, job, attempt, status, &body)
+                self.on_response(now, job, attempt, status, body)
             }
             Some(Rx::Stream(mut boxed)) => {
                 let (decoder, feed) = &mut *boxed;
@@ -987,7 +987,7 @@ impl Sidenet {
     }
 
     /// A whole (non-stream) answer.
-    fn on_response(&mut self, now: u64, job: Job, attempt: u32, status: u16, body: &[u8]) {
+    fn on_response(&mut self, now: u64, job: Job, attempt: u32, status: u16, body: Vec<u8>) {
         let ok = matches!(status, 200..=299);
         let job = match job {
             // The job goes on whole (its stage set to the replay): nothing moved out and rebuilt.
@@ -996,8 +996,10 @@ impl Sidenet {
                 ..
             } if ok || status == 404 => {
                 // A 404 (no thread yet) reads as an empty body: no message.
-                let body = if status == 404 { &[][..] } else { body };
-                return match parse_history(body) {
+                let history = parse_history(if status == 404 { &[] } else { &body });
+                // The body goes before the views are built (as Neuron's load).
+                drop(body);
+                return match history {
                     Ok(history) => {
                         self.set_history(history);
                         if let Job::Load { stage, .. } = &mut job {
@@ -1035,7 +1037,7 @@ impl Sidenet {
                 users_before,
             } => {
                 let error = if ok {
-                    match parse_collected(body) {
+                    match parse_collected(&body) {
                         Ok(items) => {
                             self.append_user(text);
                             let mut feed = self.collected_feed(items);
@@ -1044,7 +1046,7 @@ impl Sidenet {
                         Err(error) => error,
                     }
                 } else {
-                    status_error(status, body)
+                    status_error(status, &body)
                 };
                 let refused = status == 409;
                 return if refused || ok || retryable_status(status) {
@@ -1056,7 +1058,7 @@ impl Sidenet {
             }
             Job::Submit(sub) if ok || status == 409 || status == 400 => {
                 let error = if ok {
-                    match parse_collected(body) {
+                    match parse_collected(&body) {
                         Ok(items) => {
                             let mut feed = self.collected_feed(items);
                             return self.end_submit(sub, &mut feed);
@@ -1064,7 +1066,7 @@ impl Sidenet {
                         Err(error) => error,
                     }
                 } else {
-                    status_error(status, body)
+                    status_error(status, &body)
                 };
                 let op = Some(sub.op);
                 return self.start_load(
@@ -1078,7 +1080,7 @@ impl Sidenet {
             }
             job => job,
         };
-        let error = status_error(status, body);
+        let error = status_error(status, &body);
         self.c.status_failed(now, job, attempt, status, error);
     }
 

@@ -138,6 +138,10 @@ pub(crate) struct Parser<'a> {
     depth: u32,
     /// The syntax error, once a method returned [`Fail`].
     error: Syntax,
+    /// The entries of the objects being built, innermost last: each object's are moved out at
+    /// its end into a list of exactly their number. (A list grown one push at a time keeps up to
+    /// twice the room it holds, and a thread is mostly small objects: messages, tools, inputs.)
+    entries: Vec<(String, Value)>,
 }
 
 impl<'a> Parser<'a> {
@@ -150,6 +154,7 @@ impl<'a> Parser<'a> {
                 code: Code::EofValue,
                 at: 0,
             },
+            entries: Vec::new(),
         }
     }
 
@@ -331,16 +336,18 @@ impl<'a> Parser<'a> {
             None => Err(self.eof(Code::EofValue)),
             Some(b'{') => {
                 self.enter()?;
-                let mut entries = Vec::new();
+                let start = self.entries.len();
                 let mut key = self.object_key(true, keep)?;
                 while let Some(k) = key {
                     let value = self.value(keep)?;
                     if keep {
-                        entries.push((owned(k), value));
+                        self.entries.push((owned(k), value));
                     }
                     key = self.object_key(false, keep)?;
                 }
-                Ok(Value::Object(Map::from_entries(entries)))
+                Ok(Value::Object(Map::from_entries(
+                    self.entries.split_off(start),
+                )))
             }
             Some(b'[') => {
                 self.enter()?;
@@ -538,7 +545,11 @@ impl<'a> Parser<'a> {
                 Some(b'"') => {
                     self.pos = i + 1;
                     return Ok(match out {
-                        Some(out) => Cow::Owned(out),
+                        Some(mut out) => {
+                            // Grown by doubling: up to twice the text's length kept for good.
+                            out.shrink_to_fit();
+                            Cow::Owned(out)
+                        }
                         None => Cow::Borrowed(self.slice(start, i)),
                     });
                 }
