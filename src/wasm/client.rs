@@ -49,9 +49,9 @@ use wasm_bindgen::JsCast;
 
 use super::error::to_js as error_to_js;
 use super::input::{
-    args, monotonic_now, read_options, string_of, to_vec, Array, Function, Promise, CALL_ID,
+    args, list_to_js, monotonic_now, read_options, string_of, to_vec, Array, Function, Promise,
+    CALL_ID,
 };
-use super::to_js;
 use crate::client::{
     Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
 };
@@ -615,7 +615,7 @@ impl ApprovalClient {
                 Some((v, array)) if *v == snapshot.messages_version => array.clone(),
                 _ => {
                     // (Frozen by `snapshot` in `fast.js`.)
-                    let array = to_js(&snapshot.messages)?;
+                    let array = list_to_js(snapshot.messages.as_slice())?;
                     inner.messages = Some((snapshot.messages_version, array.clone()));
                     array
                 }

@@ -58,6 +58,14 @@ export const parse = (text) => {
   } catch {}
 };
 
+// `list` with the items of the array `items` appended (`items` itself when `list` is
+// `undefined`): a long list crosses in batches, so the crate never holds the whole list's text.
+export const append = (list, items) => {
+  if (!list) return items;
+  for (const item of items) list.push(item);
+  return list;
+};
+
 // `parseThread`'s result from text the crate's parser has checked (the slow path); `undefined`
 // where `JSON.parse` throws.
 export const threadOf = (text, id, bare) => {

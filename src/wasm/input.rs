@@ -4,6 +4,7 @@
 
 use crate::approval::{self, Suspension};
 use crate::error::{Error, ErrorCode};
+use crate::json::ToJson;
 use crate::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -63,6 +64,10 @@ extern "C" {
     /// `JSON.parse` of a JS string (not copied through wasm memory); `undefined` where it throws.
     #[wasm_bindgen(js_name = parse)]
     fn json_parse(text: &JsValue) -> JsValue;
+
+    /// `list` with the items of the array `items` appended (`items` itself when `list` is
+    /// `undefined`).
+    fn append(list: &JsValue, items: &JsValue) -> JsValue;
 
     /// A `Uint8Array`, or one over an `ArrayBuffer`; `undefined` for any other value.
     #[wasm_bindgen(js_name = bytesOf)]
@@ -189,6 +194,31 @@ pub(crate) fn parse(text: &JsValue) -> Result<JsValue, Error> {
         return Err(Error::parse("invalid JSON"));
     }
     Ok(value)
+}
+
+/// A list for JS, as [`super::to_js`] makes it, written and parsed in batches of about 64 KiB of
+/// JSON: the text the crate holds at a time is one batch (or one item larger than that), not the
+/// whole list's, which for a long thread would be several times the thread's own size.
+pub(crate) fn list_to_js<T: ToJson>(mut items: &[T]) -> Result<JsValue, Error> {
+    let mut list = JsValue::UNDEFINED;
+    loop {
+        let mut text = String::from("[");
+        while let [item, rest @ ..] = items {
+            if text.len() > 1 {
+                text.push(',');
+            }
+            item.write_json(&mut text);
+            items = rest;
+            if text.len() >= 64 * 1024 {
+                break;
+            }
+        }
+        text.push(']');
+        list = append(&list, &parse(&JsValue::from_str(&text))?);
+        if items.is_empty() {
+            return Ok(list);
+        }
+    }
 }
 
 pub(crate) const CALL_ID: &str = "a callId must be a string";
