@@ -10,7 +10,7 @@
 //   --quick         smaller and fewer runs (checks the harness; the figures are not the ones to keep)
 //   --update        also write the tables and the machine into BENCHMARKS.md (between its markers)
 //   --json FILE     also write every sample as JSON
-//   --only LIST     comma-separated subset of: pending,parse,stream,size,turns
+//   --only LIST     comma-separated subset of: pending,parse,stream,size,turns,memory
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync, accessSync, constants as fsConstants } from 'node:fs';
 import { tmpdir, cpus, totalmem, loadavg } from 'node:os';
@@ -381,6 +381,32 @@ async function main() {
           );
           log(`turn ${dialect} (${where}): ${ms(r.toolgate.median)} vs ${ms(r.baseline.median)} (requests ${JSON.stringify(r.requests)})`);
         }
+      }
+    }
+
+    // Case 6, memory: one load per fresh page (the module's memory as init() left it).
+    if (want('memory')) {
+      const loads = [
+        ...(QUICK ? [0.5 * MB] : [0.5 * MB, 2 * MB, 5 * MB]).map((size) => ({ dialect: 'neuron', size })),
+        ...(QUICK ? [2000] : [2000, 11000]).map((size) => ({ dialect: 'sidenet', size })),
+      ];
+      for (const load of loads) {
+        const fresh = await browser.newPage();
+        await fresh.goto(`${url}/`);
+        await fresh.waitForFunction(() => window.benchReady !== undefined);
+        const r = await fresh.evaluate((a) => window.bench.memoryLoad(a), load);
+        await fresh.close();
+        results.cases[`memory ${load.dialect} ${load.size}`] = r;
+        add(
+          `6 wasm memory grown by a client's load (${load.dialect === 'neuron' ? 'Neuron thread' : `Sidenet history, ${load.size.toLocaleString('en-US')} UI messages`}) vs the JSON's size`,
+          `${(r.bytes / MB).toFixed(2)} MB`,
+          `${(r.grown / MB).toFixed(2)} MB (${r.ms.toFixed(0)} ms)`,
+          `${(r.bytes / MB).toFixed(2)} MB`,
+          `${(r.grown / r.bytes).toFixed(2)}× the JSON`,
+          '—',
+          null,
+        );
+        log(`memory (${load.dialect}, ${r.bytes} B): grown ${r.grown} B, ${r.messages} messages, ${r.ms.toFixed(0)} ms`);
       }
     }
   } finally {

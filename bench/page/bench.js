@@ -77,24 +77,57 @@ function check(cond, what) {
 // Setup
 
 let ready;
+let wasm; // the module's exports, as init() gives them (its `memory` among them)
 export function setup() {
-  ready ??= init().then(() => ({
-    gc: typeof globalThis.gc === 'function',
-    crossOriginIsolated: globalThis.crossOriginIsolated === true,
-    // The timer's resolution, as observed: the smallest non-zero step of performance.now().
-    timerResolutionMs: (() => {
-      let min = Infinity;
-      for (let i = 0; i < 200; i++) {
-        const a = now();
-        let b = now();
-        while (b === a) b = now();
-        min = Math.min(min, b - a);
-      }
-      return min;
-    })(),
-    userAgent: navigator.userAgent,
-  }));
+  ready ??= init().then((exports) => {
+    wasm = exports;
+    return {
+      gc: typeof globalThis.gc === 'function',
+      crossOriginIsolated: globalThis.crossOriginIsolated === true,
+      // The timer's resolution, as observed: the smallest non-zero step of performance.now().
+      timerResolutionMs: (() => {
+        let min = Infinity;
+        for (let i = 0; i < 200; i++) {
+          const a = now();
+          let b = now();
+          while (b === a) b = now();
+          min = Math.min(min, b - a);
+        }
+        return min;
+      })(),
+      userAgent: navigator.userAgent,
+    };
+  });
   return ready;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Memory: what a client's load of a long thread grows wasm memory by (run in a fresh page each:
+// a WebAssembly memory never shrinks, so what a load grew it by stays with the page)
+
+/** Loads a Neuron thread of about `size` bytes (or a Sidenet history of `size` UI messages) into
+ * a new `ApprovalClient`, its requests answered in the page, and reads its snapshot. */
+export async function memoryLoad({ dialect, size }) {
+  await ready;
+  const body = dialect === 'neuron' ? neuronThread(size) : JSON.stringify({ id: 'h', messages: sidenetHistory(size) });
+  const bytes = new TextEncoder().encode(body).length;
+  const client = new ApprovalClient({
+    dialect,
+    threadId: 'memory',
+    baseUrl: location.origin,
+    persist: false,
+    fetch: async (url) =>
+      /stream/.test(url) ? new Response(null, { status: 204 }) : new Response(body, { headers: { 'content-type': 'application/json' } }),
+  });
+  const before = wasm.memory.buffer.byteLength;
+  const t0 = now();
+  await client.load();
+  const snap = client.getSnapshot();
+  const ms = now() - t0;
+  const grown = wasm.memory.buffer.byteLength - before;
+  check(snap.loaded && snap.messages.length > 0 && snap.error === null, `the ${dialect} thread loads`);
+  client.free();
+  return { bytes, grown, ms, messages: snap.messages.length };
 }
 
 // ------------------------------------------------------------------------------------------------
