@@ -139,8 +139,9 @@ pub(crate) struct Parser<'a> {
     /// The syntax error, once a method returned [`Fail`].
     error: Syntax,
     /// The entries of the objects being built, innermost last: each object's are moved out at
-    /// its end into a list of exactly their number. (A list grown one push at a time keeps up to
-    /// twice the room it holds, and a thread is mostly small objects: messages, tools, inputs.)
+    /// its end into a list of exactly their number (`split_off` allocates for what it moves;
+    /// tests/memory.rs would see it change). A list grown one push at a time keeps up to twice
+    /// the room it holds, and a thread is mostly small objects: messages, tools, inputs.
     entries: Vec<(String, Value)>,
 }
 
