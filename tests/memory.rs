@@ -87,46 +87,6 @@ fn long_thread(turns: usize) -> String {
     json!({"id": "t", "messages": messages}).to_string()
 }
 
-#[test]
-fn a_loaded_neuron_client_keeps_little_more_than_the_parsed_thread() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let text = long_thread(300);
-
-    let before = live();
-    let thread = parse_thread_str(&text).expect("a valid thread");
-    let parsed = live() - before;
-    drop(thread);
-
-    let before = live();
-    let mut client = Client::new(Config::new("https://api.test", "t")).expect("valid config");
-    client.load(0).expect("load");
-    let get = std::iter::from_fn(|| client.poll_output())
-        .find_map(|o| match o {
-            Output::Http(r) => Some(r),
-            _ => None,
-        })
-        .expect("a GET");
-    while client.poll_output().is_some() {}
-    client.handle_response(0, get.id, HttpResponse::new(200, text.clone()));
-    while client.poll_output().is_some() {}
-    assert_eq!(client.snapshot().messages.as_slice().len(), 1200);
-    let kept = live() - before;
-
-    // The messages once, and their views: the tools' inputs and results, the texts and the
-    // views' own fields (about 0.6 of the parsed thread here), never the messages a second time
-    // (2.45x when each view copied its message).
-    println!(
-        "thread {} B of JSON, parsed {parsed} B, kept by the client {kept} B ({:.2}x)",
-        text.len(),
-        kept as f64 / parsed as f64
-    );
-    assert!(
-        (kept as f64) < 2.0 * parsed as f64,
-        "the client keeps {kept} B for a thread parsed into {parsed} B"
-    );
-    drop(client);
-}
-
 /// Tests of this file count one global allocator: one at a time.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -135,9 +95,11 @@ fn log_excerpt(k: usize) -> String {
     format!("line {k}: \"quoted\" value\t\\path\\to\\file — café 東京 🚀\n").repeat(40)
 }
 
-/// The load's request, answered with `body`: the most bytes live at once while the client
-/// handled it, and what it kept, both above what was live before the body was made.
+/// A client of `config` loaded with `body` (and, with `replay`, Sidenet's replay answered with
+/// nothing paused): the most bytes live at once while it handled the body, and what it kept,
+/// both above what was live before the body was made.
 fn load_peak(config: Config, body: String, replay: bool) -> (usize, usize, Client) {
+    let before = live() - body.len();
     let mut client = Client::new(config).expect("valid config");
     client.load(0).expect("load");
     let get = std::iter::from_fn(|| client.poll_output())
@@ -147,7 +109,6 @@ fn load_peak(config: Config, body: String, replay: bool) -> (usize, usize, Clien
         })
         .expect("a GET");
     while client.poll_output().is_some() {}
-    let before = live() - body.len();
     reset_peak();
     client.handle_response(0, get.id, HttpResponse::new(200, body));
     let peak = peak() - before;
@@ -162,6 +123,34 @@ fn load_peak(config: Config, body: String, replay: bool) -> (usize, usize, Clien
         while client.poll_output().is_some() {}
     }
     (peak, live() - before, client)
+}
+
+#[test]
+fn a_loaded_neuron_client_keeps_little_more_than_the_parsed_thread() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let text = long_thread(300);
+
+    let before = live();
+    let thread = parse_thread_str(&text).expect("a valid thread");
+    let parsed = live() - before;
+    drop(thread);
+
+    let (_, kept, client) = load_peak(Config::new("https://api.test", "t"), text.clone(), false);
+    assert_eq!(client.snapshot().messages.as_slice().len(), 1200);
+
+    // The messages once, and their views: the tools' inputs and results, the texts and the
+    // views' own fields (about 0.6 of the parsed thread here), never the messages a second time
+    // (2.45x when each view copied its message).
+    println!(
+        "thread {} B of JSON, parsed {parsed} B, kept by the client {kept} B ({:.2}x)",
+        text.len(),
+        kept as f64 / parsed as f64
+    );
+    assert!(
+        (kept as f64) < 2.0 * parsed as f64,
+        "the client keeps {kept} B for a thread parsed into {parsed} B"
+    );
+    drop(client);
 }
 
 /// A load's peak is the body and the parsed thread, or the thread and the views of its
