@@ -153,6 +153,14 @@ fn a_loaded_neuron_client_keeps_little_more_than_the_parsed_thread() {
     drop(client);
 }
 
+/// A load's peak held the body and the parsed thread, or the thread and the views (what is kept),
+/// not all three: with a little room for the snapshot, under the larger of the two.
+fn assert_peak(dialect: &str, body: usize, parsed: usize, peak: usize, kept: usize) {
+    println!("{dialect}: body {body} B, parsed {parsed} B, peak {peak} B, kept {kept} B");
+    let bound = (body + parsed).max(kept) + kept / 10;
+    assert!(peak < bound, "{dialect}: peak {peak} B, over {bound} B");
+}
+
 /// A load's peak is the body and the parsed thread, or the thread and the views of its
 /// messages, never all three at once: the body is dropped once parsed. And the parsed thread
 /// holds its strings with escapes and its objects in exactly the room they need, not what
@@ -190,13 +198,7 @@ fn a_load_holds_the_body_or_the_views_not_both() {
 
     let (peak, kept, client) = load_peak(Config::new("https://api.test", "t"), text.clone(), false);
     assert_eq!(client.snapshot().messages.as_slice().len(), 6000);
-    println!(
-        "Neuron: body {} B, parsed {parsed} B, peak {peak} B, kept {kept} B",
-        text.len()
-    );
-    // Body + thread, or thread + views (what is kept), with a little room for the snapshot.
-    let bound = (text.len() + parsed).max(kept) + kept / 10;
-    assert!(peak < bound, "peak {peak} B, over {bound} B");
+    assert_peak("Neuron", text.len(), parsed, peak, kept);
     drop(client);
 
     // Sidenet: an AI SDK history of tool parts with large outputs.
@@ -217,10 +219,5 @@ fn a_load_holds_the_body_or_the_views_not_both() {
     let (peak, kept, client) =
         load_peak(Config::sidenet("https://api.test", "t"), text.clone(), true);
     assert_eq!(client.snapshot().messages.as_slice().len(), 3000);
-    println!(
-        "Sidenet: body {} B, parsed {parsed} B, peak {peak} B, kept {kept} B",
-        text.len()
-    );
-    let bound = (text.len() + parsed).max(kept) + kept / 10;
-    assert!(peak < bound, "peak {peak} B, over {bound} B");
+    assert_peak("Sidenet", text.len(), parsed, peak, kept);
 }
