@@ -190,6 +190,17 @@ impl ToJson for Message {
 }
 
 impl Message {
+    /// The same message: the very object, or an equal one (the same members and values).
+    pub(crate) fn same(&self, other: &Message) -> bool {
+        Shared::ptr_eq(&self.raw, &other.raw) || self.raw == other.raw
+    }
+
+    /// The very same object (for the invariants).
+    #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+    pub(crate) fn is(&self, other: &Message) -> bool {
+        Shared::ptr_eq(&self.raw, &other.raw)
+    }
+
     /// Validates one message (see the module docs); error paths start at `$`.
     pub fn from_value(value: Value) -> Result<Message> {
         Message::from_value_at(value, || "$".to_owned())

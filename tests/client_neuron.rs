@@ -128,6 +128,7 @@ impl H {
     /// Drains the outputs, checking the invariants and that at most one `Changed` comes, last.
     fn drain(&mut self) -> Vec<Output> {
         self.c.invariants().expect("invariants");
+        support::take_unchanged(&mut self.c);
         let mut outs = Vec::new();
         while let Some(o) = self.c.poll_output() {
             outs.push(o);
@@ -584,6 +585,98 @@ fn last_submission_survives_the_quiet_reload_after_completion() {
     assert_eq!(s.phase, Phase::Completed);
     assert!(!s.syncing);
     assert_eq!(s.last_submission, before, "the quiet reload kept it");
+}
+
+#[test]
+fn a_turn_converts_its_own_messages_alone() {
+    // What a driver converting the views for its UI converts over a whole turn (the message, the
+    // pause, the decisions, the quiet reload after each POST): the same after a long thread as
+    // after a short one.
+    fn run(n: usize) -> usize {
+        let history: Vec<Value> = (0..n)
+            .map(|i| match i % 2 {
+                0 => user(&format!("msg_u{i}"), "hi"),
+                _ => assistant(&format!("msg_a{i}"), "hello"),
+            })
+            .collect();
+        let mut h = H::loaded(history.clone());
+        convert(&mut h.c);
+        let before = converted();
+        let (_, outs) = h.send("Delete old logs");
+        let post = one_http(&outs);
+        let outs = h.respond(post.id, reply("awaiting_approval", pause_two()));
+        let sync = one_http(&outs);
+        let mut thread_now = history.clone();
+        thread_now.push(user("msg_1", "Delete old logs"));
+        thread_now.push(pause_two());
+        h.respond(sync.id, thread(thread_now.clone()));
+        assert_eq!(h.phase(), Phase::AwaitingApproval);
+        h.approve("call_A");
+        h.reject("call_B", Some("no"));
+        let (_, outs) = h.submit();
+        let post = one_http(&outs);
+        let outs = h.respond(post.id, reply("completed", assistant("msg_4", "Done.")));
+        let sync = one_http(&outs);
+        let mut tail = pause_two();
+        tail["tools"][0]["approval"] = json!("approved");
+        tail["tools"][1]["approval"] = json!("rejected");
+        thread_now.pop();
+        thread_now.push(tail);
+        thread_now.push(assistant("msg_4", "Done."));
+        h.respond(sync.id, thread(thread_now));
+        assert_eq!(h.phase(), Phase::Completed);
+        assert_eq!(h.c.snapshot().messages.as_slice().len(), n + 3);
+        convert(&mut h.c);
+        converted() - before
+    }
+    let short = run(2);
+    let long = run(300);
+    assert!(
+        (3..=6).contains(&short),
+        "a turn converts its messages ({short})"
+    );
+    assert_eq!(long, short, "and none more after a longer thread");
+}
+
+#[test]
+fn a_reload_converts_from_the_first_message_that_changed() {
+    let msgs = |third: &str| {
+        vec![
+            user("msg_1", "a"),
+            assistant("msg_2", "b"),
+            user("msg_3", third),
+            assistant("msg_4", "d"),
+            user("msg_5", "e"),
+        ]
+    };
+    let mut h = H::loaded(msgs("c"));
+    convert(&mut h.c);
+    let reload = |h: &mut H, msgs: Vec<Value>| {
+        let before = converted();
+        let (_, outs) = h.load();
+        let get = one_http(&outs);
+        h.respond(get.id, thread(msgs));
+        convert(&mut h.c);
+        converted() - before
+    };
+    assert_eq!(reload(&mut h, msgs("c")), 0, "the same thread again");
+    assert_eq!(
+        reload(&mut h, msgs("C")),
+        3,
+        "the third message and the ones after it"
+    );
+    let s = h.c.snapshot();
+    assert_eq!(s.messages.as_slice()[2].text, "C");
+    // Key order aside, the same message is the same: its view (and raw form) stay.
+    let mut reordered = msgs("C");
+    reordered[0] = json!({"content": "a", "role": "user", "__id": "msg_1"});
+    assert_eq!(reload(&mut h, reordered), 0);
+    // Shorter: nothing to convert but the list itself; longer: the new message alone.
+    let mut shorter = msgs("C");
+    shorter.pop();
+    assert_eq!(reload(&mut h, shorter), 0);
+    assert_eq!(h.c.snapshot().messages.as_slice().len(), 4);
+    assert_eq!(reload(&mut h, msgs("C")), 1);
 }
 
 #[test]

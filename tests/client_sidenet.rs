@@ -242,6 +242,7 @@ impl H {
 
     fn drain(&mut self) -> Vec<Output> {
         self.c.invariants().expect("invariants");
+        support::take_unchanged(&mut self.c);
         let mut outs = Vec::new();
         while let Some(o) = self.c.poll_output() {
             outs.push(o);
@@ -636,6 +637,36 @@ fn a_turn_does_not_copy_the_history() {
     let long = run(300);
     assert!(short <= 4, "a turn builds a few views ({short})");
     assert_eq!(long, short, "and none more for a longer history");
+}
+
+#[test]
+fn a_turn_converts_its_own_messages_alone() {
+    // What a driver converting the views for its UI converts over a turn: the same after a
+    // long history as after a short one.
+    fn run(history_len: usize) -> usize {
+        let mut h = H::with_history(history_len);
+        convert(&mut h.c);
+        let before = converted();
+        let (_, post) = h.send("hi");
+        let mut chunks = vec![
+            start("msg_x"),
+            json!({"type": "text-start", "id": "t"}),
+            json!({"type": "text-delta", "id": "t", "delta": "hello"}),
+            json!({"type": "text-end", "id": "t"}),
+        ];
+        chunks.extend(finish());
+        h.stream(post.id, &sse(&chunks, true));
+        assert_eq!(h.c.snapshot().messages.as_slice().len(), history_len + 2);
+        convert(&mut h.c);
+        converted() - before
+    }
+    let short = run(1);
+    let long = run(300);
+    assert!(
+        (2..=4).contains(&short),
+        "a turn converts its messages ({short})"
+    );
+    assert_eq!(long, short, "and none more after a longer history");
 }
 
 // ----------------------------------------------------------------------------------------------

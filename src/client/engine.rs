@@ -173,6 +173,14 @@ pub(super) struct Core {
     pub(super) clock: u64,
     pub(super) loaded: bool,
     pub(super) messages_version: u64,
+    /// How many leading message views are the ones the last `take_unchanged` saw (each change
+    /// lowers it to the index it starts at; see [`Client::take_unchanged_messages`]).
+    ///
+    /// [`Client::take_unchanged_messages`]: super::Client::take_unchanged_messages
+    pub(super) unchanged: usize,
+    /// The views the last `take_unchanged` saw (for the invariants).
+    #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+    pub(super) taken: Vec<super::snapshot::MessageView>,
     /// Some iff paused; holds the drafts.
     pub(super) decisions: Option<Decisions>,
     pub(super) run_completed: bool,
@@ -255,6 +263,9 @@ impl Core {
             clock: 0,
             loaded: false,
             messages_version: 0,
+            unchanged: 0,
+            #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+            taken: Vec::new(),
             decisions: None,
             run_completed: false,
             failed: false,
@@ -923,6 +934,36 @@ impl Core {
         write_version(&mut text, self.snapshot.version);
         text.push_str(self.head_text());
         text
+    }
+
+    /// The messages changed from view `from` on (views before it are the same).
+    pub(super) fn messages_changed(&mut self, from: usize) {
+        self.messages_version += 1;
+        self.unchanged = self.unchanged.min(from);
+    }
+
+    /// See [`Client::take_unchanged_messages`](super::Client::take_unchanged_messages).
+    pub(super) fn take_unchanged(&mut self) -> usize {
+        let messages = self.snapshot.messages.as_slice();
+        let same = self.unchanged.min(messages.len());
+        self.unchanged = messages.len();
+        #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+        {
+            self.taken = messages.to_vec();
+        }
+        same
+    }
+
+    /// The views not changed since the last `take_unchanged` are the ones it saw (for the
+    /// invariants).
+    #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+    pub(super) fn check_unchanged(&self) -> core::result::Result<(), String> {
+        let messages = self.snapshot.messages.as_slice().iter();
+        let mut same = messages.zip(&self.taken).take(self.unchanged);
+        if let Some(i) = same.position(|(now, seen)| now != seen) {
+            return Err(format!("view {i} changed, yet counted as unchanged"));
+        }
+        Ok(())
     }
 
     /// The kept head JSON, while good for the snapshot, is the snapshot's (for the invariants).

@@ -906,6 +906,19 @@ impl Client {
         }
     }
 
+    /// How many leading views of the snapshot's `messages` are the same as at the previous call
+    /// (at most as many as there were then; 0 at the first call), for a driver that converts the
+    /// messages for its UI: it converts only the views from that index on, and keeps its
+    /// conversions of the ones before. A turn adds a message or two at the end of the thread, or
+    /// changes the last one, so what is converted does not grow with the thread. Call it each time
+    /// the messages are converted ([`Snapshot::messages_version`] changed), and only then.
+    pub fn take_unchanged_messages(&mut self) -> usize {
+        match engine!(self, as_mut) {
+            Some(engine) => engine.c.take_unchanged(),
+            None => self.c.take_unchanged(),
+        }
+    }
+
     /// Changes iff the snapshot changed.
     pub fn version(&self) -> u64 {
         self.snapshot().version
@@ -947,6 +960,18 @@ impl Client {
             return engine.check_invariants();
         }
         self.c.check_head()?;
+        self.c.check_unchanged()?;
+        // The views kept by `messages_changed` are the ones the messages make now, and share
+        // their objects.
+        let views = self.view.as_slice();
+        if views.len() != self.messages.len() {
+            return Err("a view for each message".to_owned());
+        }
+        for (i, (v, m)) in views.iter().zip(&self.messages).enumerate() {
+            if *v != neuron::message_view(i, m) || !v.raw.is(m) {
+                return Err(format!("the view of message {i} is not the message's"));
+            }
+        }
         self.audit.first_error()?;
         match (&self.c.state, self.audit.outstanding.first()) {
             (
@@ -1507,14 +1532,33 @@ impl Client {
     // ------------------------------------------------------------------------------------------
     // Internals: thread state and drafts
 
-    /// `messages` changed (edited in place): their views are built again.
+    /// `messages` changed (edited in place): their views are built again from the first message
+    /// that is not the one its view was made from on (a view is made from its message and index
+    /// alone). A message that came back equal from a reload is replaced by the one its view holds,
+    /// so the two copies are not both kept.
     fn messages_changed(&mut self) {
-        let mut view = Vec::new();
-        for m in &self.messages {
-            view.push(neuron::message_view(view.len(), m));
+        // The snapshot's share is released first, so the views can be edited in place (a list
+        // someone else holds, a clone of a snapshot, is left to them: every view is built again).
+        self.c.snapshot.messages = Messages::default();
+        if Shared::get_mut(&mut self.view.0).is_none() {
+            self.view = Messages::default();
         }
-        self.view = Messages(Shared::new(view));
-        self.c.messages_version += 1;
+        let Some(views) = Shared::get_mut(&mut self.view.0) else {
+            return;
+        };
+        let mut same = 0;
+        for (m, v) in self.messages.iter_mut().zip(views.iter()) {
+            if !v.raw.same(m) {
+                break;
+            }
+            *m = v.raw.clone();
+            same += 1;
+        }
+        views.truncate(same);
+        for m in self.messages.get(same..).unwrap_or_default() {
+            views.push(neuron::message_view(views.len(), m));
+        }
+        self.c.messages_changed(same);
     }
 
     /// Re-reads the tail and reconciles the drafts with it (the stale-target guard): drafts survive

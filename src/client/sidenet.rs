@@ -512,6 +512,7 @@ impl Sidenet {
     #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
     pub(crate) fn check_invariants(&self) -> core::result::Result<(), String> {
         self.c.check_head()?;
+        self.c.check_unchanged()?;
         self.audit.first_error()?;
         match (&self.c.state, self.audit.outstanding.first()) {
             (
@@ -1809,7 +1810,7 @@ impl Sidenet {
             let Some(view) = self.messages_mut().and_then(Vec::pop) else {
                 return;
             };
-            self.c.messages_version += 1;
+            self.c.messages_changed(self.messages.len());
             let mut base = view.raw.as_object().clone();
             let parts = match base.remove("parts") {
                 Some(Value::Array(parts)) => parts,
@@ -2038,9 +2039,10 @@ impl Sidenet {
         let Some(messages) = self.messages_mut() else {
             return;
         };
+        let at = messages.len();
         messages.push(view);
         self.audit.touch(1);
-        self.c.messages_version += 1;
+        self.c.messages_changed(at);
     }
 
     /// The settled messages, to edit. The snapshot's share of them is released first: every step
@@ -2066,8 +2068,22 @@ impl Sidenet {
             }
         }
         self.audit.touch(views.len() as u64);
+        // The views that came back the same as the settled ones (a reload of the same history):
+        // a view is made from its message, its index and the reasons given for its tools.
+        let same = views
+            .iter()
+            .zip(self.messages.iter())
+            .take_while(|(new, old)| {
+                new.raw.same(&old.raw)
+                    && new
+                        .tools
+                        .iter()
+                        .zip(&old.tools)
+                        .all(|(n, o)| n.reject_reason == o.reject_reason)
+            })
+            .count();
         self.messages = Shared::new(views);
-        self.c.messages_version += 1;
+        self.c.messages_changed(same);
     }
 
     // ------------------------------------------------------------------------------------------

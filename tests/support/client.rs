@@ -24,6 +24,35 @@ impl Invariants for toolgate::client::Client {
     }
 }
 
+/// What a driver that converts the messages for its UI does when they change: it asks how many
+/// leading views are unchanged (`Client::take_unchanged_messages`), here at two message changes in
+/// three, so that changes also add up over several steps. The invariants then hold those views to
+/// the ones seen at the call.
+pub fn take_unchanged(c: &mut toolgate::client::Client) {
+    if c.snapshot().messages_version % 3 != 1 {
+        convert(c);
+    }
+}
+
+thread_local! {
+    static CONVERTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A driver's conversion of the messages: the views from the first changed one on are counted
+/// as converted (see [`converted`]).
+pub fn convert(c: &mut toolgate::client::Client) {
+    let kept = c.take_unchanged_messages();
+    let len = c.snapshot().messages.as_slice().len();
+    assert!(kept <= len, "{kept} views kept of {len}");
+    CONVERTED.with(|n| n.set(n.get() + len - kept));
+}
+
+/// How many views this test's conversions converted so far (each test runs on a thread of its
+/// own).
+pub fn converted() -> usize {
+    CONVERTED.with(std::cell::Cell::get)
+}
+
 /// A toolgate value as a serde_json value (serde_json is the oracle of these tests).
 pub fn sj<T: toolgate::json::ToJson + ?Sized>(value: &T) -> Value {
     serde_json::from_str(&value.to_json_string()).expect("toolgate writes valid JSON")
