@@ -364,6 +364,76 @@ async fn snapshot_identity_and_subscriptions() {
     assert_eq!(code(&e), "invalid_argument");
 }
 
+fn json(v: &JsValue) -> String {
+    JSON::stringify(v).map(String::from).unwrap_or_default()
+}
+
+/// Waits (up to a second) for a quiet reload to land.
+async fn until_synced(c: &ApprovalClient) {
+    for _ in 0..100 {
+        if get(&snap(c), "syncing") == JsValue::FALSE {
+            return;
+        }
+        sleep(10).await;
+    }
+}
+
+/// A turn keeps the objects of the messages before it: only the turn's own messages (and one it
+/// changed) are new objects, in both dialects and through Neuron's quiet reloads. What it shows
+/// is what a fresh load of the thread shows.
+#[wasm_bindgen_test]
+async fn a_turn_keeps_the_objects_of_the_messages_before_it() {
+    for dialect in ["neuron", "sidenet"] {
+        let thread = fresh_thread("keep");
+        let extra = format!(r#""dialect":"{dialect}","persist":false"#);
+        let c = client(&thread, &extra);
+        wait(c.load()).await.expect("load");
+        for text in ["hello", "hello again"] {
+            wait(c.send(s(text))).await.expect("send");
+            until_synced(&c).await;
+        }
+        let before = array(&get(&snap(&c), "messages"));
+        assert!(before.len() >= 4, "{dialect}: {}", before.len());
+        wait(c.send(s("one more"))).await.expect("send");
+        until_synced(&c).await;
+        let after = get(&snap(&c), "messages");
+        assert!(Object::is_frozen(after.unchecked_ref::<Object>()));
+        let now = array(&after);
+        assert_eq!(now.len(), before.len() + 2, "{dialect}: {}", json(&after));
+        for (i, m) in before.iter().enumerate() {
+            assert!(now[i] == *m, "{dialect}: message {i} is a new object");
+        }
+        for m in &now[before.len()..] {
+            assert!(Object::is_frozen(m.unchecked_ref::<Object>()));
+        }
+        // (A Sidenet client shows its own messages as it sent them until it loads the thread
+        // again: the server gives them ids.)
+        wait(c.load()).await.expect("load");
+        let fresh = client(&thread, &extra);
+        wait(fresh.load()).await.expect("load");
+        let loaded = get(&snap(&c), "messages");
+        assert_eq!(
+            json(&get(&snap(&fresh), "messages")),
+            json(&loaded),
+            "{dialect}"
+        );
+        if dialect == "neuron" {
+            assert_eq!(json(&loaded), json(&after));
+        }
+        // A reload of the same thread keeps every object.
+        wait(c.load()).await.expect("load");
+        let reloaded = array(&get(&snap(&c), "messages"));
+        let loaded = array(&loaded);
+        assert_eq!(reloaded.len(), loaded.len(), "{dialect}");
+        for (i, m) in loaded.iter().enumerate() {
+            assert!(
+                reloaded[i] == *m,
+                "{dialect}: message {i} is new after a reload"
+            );
+        }
+    }
+}
+
 #[wasm_bindgen_test]
 async fn misuse_is_a_toolgate_error_with_the_core_code() {
     let c = client(&fresh_thread("misuse"), r#""persist":false"#);

@@ -154,7 +154,8 @@ struct Inner {
     freed: bool,
     /// `(version, frozen snapshot object)` (the object is also the listeners' `last`).
     snapshot: Option<(u64, JsValue)>,
-    /// `(messagesVersion, frozen messages array)`.
+    /// `(messagesVersion, frozen messages array)`: the array's objects are reused for the views
+    /// that stay the same (`Client::take_unchanged_messages`).
     messages: Option<(u64, JsValue)>,
     /// The streaming message's text in the last snapshot: `(stream epoch, its length in bytes)`.
     /// A new snapshot's text is that one's plus only what the stream added since (O(delta), not
@@ -610,16 +611,27 @@ impl ApprovalClient {
                 }
             }
             let head = JsValue::from_str(&inner.core.head_json());
-            let snapshot = inner.core.snapshot();
+            let messages_version = inner.core.snapshot().messages_version;
             let messages = match &inner.messages {
-                Some((v, array)) if *v == snapshot.messages_version => array.clone(),
+                Some((v, array)) if *v == messages_version => array.clone(),
                 _ => {
+                    // Only the views that changed cross: the last array's objects are kept for
+                    // the ones before them (a turn converts its own messages, not the thread).
+                    // The last array is let go first, so that a conversion that fails leaves
+                    // none to build on.
+                    let keep = inner.core.take_unchanged_messages();
+                    let (last, keep) = match inner.messages.take() {
+                        Some((_, array)) if keep > 0 => (array, keep),
+                        _ => (JsValue::UNDEFINED, 0),
+                    };
+                    let views = inner.core.snapshot().messages.as_slice();
                     // (Frozen by `snapshot` in `fast.js`.)
-                    let array = list_to_js(snapshot.messages.as_slice())?;
-                    inner.messages = Some((snapshot.messages_version, array.clone()));
+                    let array = list_to_js(last, keep, views.get(keep..).unwrap_or_default())?;
+                    inner.messages = Some((messages_version, array.clone()));
                     array
                 }
             };
+            let snapshot = inner.core.snapshot();
             // The streaming text is not converted again: only what was appended since the last
             // snapshot crosses (the rest of the snapshot is small, whatever the reply's length).
             let text = snapshot.streaming.as_ref().map(|view| view.text.as_str());

@@ -65,9 +65,9 @@ extern "C" {
     #[wasm_bindgen(js_name = parse)]
     fn json_parse(text: &JsValue) -> JsValue;
 
-    /// `list` with the items of the array `items` appended (`items` itself when `list` is
-    /// `undefined`).
-    fn append(list: &JsValue, items: &JsValue) -> JsValue;
+    /// `list` (its first `keep` items alone, in a new array, when `keep` is not 0) with the items
+    /// of the array `items` appended (`items` itself when `list` is `undefined`).
+    fn append(list: &JsValue, items: &JsValue, keep: u32) -> JsValue;
 
     /// A `Uint8Array`, or one over an `ArrayBuffer`; `undefined` for any other value.
     #[wasm_bindgen(js_name = bytesOf)]
@@ -198,9 +198,13 @@ pub(crate) fn parse(text: &JsValue) -> Result<JsValue, Error> {
 
 /// A list for JS, as [`super::to_js`] makes it, written and parsed in batches of about 64 KiB of
 /// JSON: the text the crate holds at a time is one batch (or one item larger than that), not the
-/// whole list's, which for a long thread would be several times the thread's own size.
-pub(crate) fn list_to_js<T: ToJson>(mut items: &[T]) -> Result<JsValue, Error> {
-    let mut list = JsValue::UNDEFINED;
+/// whole list's, which for a long thread would be several times the thread's own size. The items
+/// follow the first `keep` of the JS array `list` (a new array; `undefined` and 0 for none).
+pub(crate) fn list_to_js<T: ToJson>(
+    mut list: JsValue,
+    mut keep: usize,
+    mut items: &[T],
+) -> Result<JsValue, Error> {
     loop {
         let mut text = String::from("[");
         while let [item, rest @ ..] = items {
@@ -214,7 +218,8 @@ pub(crate) fn list_to_js<T: ToJson>(mut items: &[T]) -> Result<JsValue, Error> {
             }
         }
         text.push(']');
-        list = append(&list, &parse(&JsValue::from_str(&text))?);
+        list = append(&list, &parse(&JsValue::from_str(&text))?, keep as u32);
+        keep = 0;
         if items.is_empty() {
             return Ok(list);
         }
