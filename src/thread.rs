@@ -192,11 +192,10 @@ impl ToJson for Message {
 impl Message {
     /// The same message: the very object, or an equal one (the same members and values).
     pub(crate) fn same(&self, other: &Message) -> bool {
-        Shared::ptr_eq(&self.raw, &other.raw) || self.raw == other.raw
+        self.is(other) || self.raw == other.raw
     }
 
-    /// The very same object (for the invariants).
-    #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
+    /// The very same object.
     pub(crate) fn is(&self, other: &Message) -> bool {
         Shared::ptr_eq(&self.raw, &other.raw)
     }

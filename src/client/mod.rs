@@ -1345,14 +1345,15 @@ impl Client {
     fn landed(&self, text: &str, users_before: Option<usize>, refused: bool) -> bool {
         let (count, last) = self.users();
         let grew = users_before.map_or(!refused, |before| count > before);
-        grew && last.is_some_and(|m| neuron::text_of(m) == text)
+        grew && last.is_some_and(|m| m.text == text)
     }
 
-    /// How many user messages, and the last.
-    fn users(&self) -> (usize, Option<&Message>) {
+    /// How many user messages, and the last (read from the views, which hold each message's role
+    /// and kind: a step reads no message's members for it).
+    fn users(&self) -> (usize, Option<&MessageView>) {
         let mut count = 0;
         let mut last = None;
-        for m in &self.messages {
+        for m in self.view.as_slice() {
             if neuron::is_user_text(m) {
                 count += 1;
                 last = Some(m);
@@ -1548,10 +1549,12 @@ impl Client {
         };
         let mut same = 0;
         for (m, v) in self.messages.iter_mut().zip(views.iter()) {
-            if !v.raw.same(m) {
-                break;
+            if !v.raw.is(m) {
+                if !v.raw.same(m) {
+                    break;
+                }
+                *m = v.raw.clone();
             }
-            *m = v.raw.clone();
             same += 1;
         }
         views.truncate(same);

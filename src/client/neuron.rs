@@ -135,8 +135,8 @@ pub(crate) fn text_of(message: &Message) -> String {
 }
 
 /// `true` for a user message (role `user`, no tool type).
-pub(crate) fn is_user_text(message: &Message) -> bool {
-    message.role() == Some("user") && kind_view(message) == MessageKindView::Text
+pub(crate) fn is_user_text(view: &MessageView) -> bool {
+    view.is_user() && view.kind == MessageKindView::Text
 }
 
 /// What [`Message::kind`] says of a message, as a view: read in place (`kind` copies an unknown
@@ -191,7 +191,7 @@ pub(crate) fn message_view(index: usize, message: &Message) -> MessageView {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_user_text, kind_view};
+    use super::{is_user_text, kind_view, message_view};
     use crate::client::snapshot::MessageKindView;
     use crate::thread::{Message, MessageKind};
 
@@ -216,7 +216,7 @@ mod tests {
                 MessageKind::Unknown(_) => MessageKindView::Other,
             };
             assert_eq!(kind_view(&message), expected, "{text}");
-            assert_eq!(is_user_text(&message), user, "{text}");
+            assert_eq!(is_user_text(&message_view(0, &message)), user, "{text}");
         }
     }
 }

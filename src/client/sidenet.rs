@@ -246,6 +246,10 @@ pub(crate) struct Sidenet {
     /// The state both engines keep alike.
     pub(super) c: Core,
     messages: Shared<Vec<MessageView>>,
+    /// How many of `messages` are the user's, and the index of the last (what `users` answers,
+    /// kept up to date by each change instead of counted at each message sent: a long history's
+    /// count is a walk through all its views).
+    users: (usize, Option<usize>),
     building: Option<Building>,
     /// `snapshot.streaming` changed in place since the last step.
     stream_dirty: bool,
@@ -276,6 +280,7 @@ impl Sidenet {
         let mut s = Sidenet {
             c: Core::new(config),
             messages: Shared::new(Vec::new()),
+            users: (0, None),
             building: None,
             stream_dirty: false,
             stream_epoch: 0,
@@ -513,6 +518,9 @@ impl Sidenet {
     pub(crate) fn check_invariants(&self) -> core::result::Result<(), String> {
         self.c.check_head()?;
         self.c.check_unchanged()?;
+        if self.users != count_users(&self.messages) {
+            return Err(format!("the user messages are not {:?}", self.users));
+        }
         self.audit.first_error()?;
         match (&self.c.state, self.audit.outstanding.first()) {
             (
@@ -1413,15 +1421,13 @@ impl Sidenet {
 
     /// How many user messages, and the last.
     fn users(&self) -> (usize, Option<&MessageView>) {
-        let mut count = 0;
-        let mut last = None;
-        for m in self.messages.iter() {
-            if m.role.as_deref() == Some("user") {
-                count += 1;
-                last = Some(m);
-            }
-        }
-        (count, last)
+        let (count, last) = self.users;
+        (count, last.and_then(|i| self.messages.get(i)))
+    }
+
+    /// Counts the user messages again (`users`), after a change other than a push.
+    fn count_users(&mut self) {
+        self.users = count_users(&self.messages);
     }
 
     /// The last tool with this callId in the settled messages.
@@ -1811,6 +1817,9 @@ impl Sidenet {
                 return;
             };
             self.c.messages_changed(self.messages.len());
+            if view.is_user() {
+                self.count_users();
+            }
             let mut base = view.raw.as_object().clone();
             let parts = match base.remove("parts") {
                 Some(Value::Array(parts)) => parts,
@@ -2040,7 +2049,11 @@ impl Sidenet {
             return;
         };
         let at = messages.len();
+        let user = view.is_user();
         messages.push(view);
+        if user {
+            self.users = (self.users.0 + 1, Some(at));
+        }
         self.audit.touch(1);
         self.c.messages_changed(at);
     }
@@ -2084,6 +2097,7 @@ impl Sidenet {
             .count();
         self.messages = Shared::new(views);
         self.c.messages_changed(same);
+        self.count_users();
     }
 
     // ------------------------------------------------------------------------------------------
@@ -2539,6 +2553,17 @@ fn parse_collected(body: &[u8]) -> Result<Vec<Value>> {
 }
 
 /// The dialect-neutral view of one AI SDK UI message.
+/// How many of `messages` are the user's, and the index of the last.
+fn count_users(messages: &[MessageView]) -> (usize, Option<usize>) {
+    let mut users = (0, None);
+    for (i, m) in messages.iter().enumerate() {
+        if m.is_user() {
+            users = (users.0 + 1, Some(i));
+        }
+    }
+    users
+}
+
 fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> MessageView {
     let id = match raw.get("id") {
         Some(Value::String(s)) => Some(s.clone()),
