@@ -359,10 +359,13 @@ async function main() {
         { local: false, where: 'endpoint', key: '', runs: 121, batch: 1 },
         { local: true, where: 'in-page replay', key: ' local', runs: 15, batch: 10 },
         { local: true, pause: 10, where: 'in-page replay, 10 ms idle per answer', key: ' local paused', runs: 31, batch: 3 },
+        // A turn at the end of a long thread (loaded before the turn is timed; the baseline keeps
+        // no thread): what the client's own work per turn grows with.
+        { local: true, history: { neuron: 5 * MB, sidenet: 11000 }, where: 'in-page replay, after a long thread', key: ' local history', runs: 15, batch: 3 },
       ];
-      for (const { local, pause, where, key, runs, batch } of modes) {
+      for (const { local, pause, history, where, key, runs, batch } of modes) {
         for (const dialect of ['neuron', 'sidenet']) {
-          const r = await run('turns', { dialect, local, pause, runs: QUICK ? 7 : runs, warmups: 5, batch });
+          const r = await run('turns', { dialect, local, pause, history: history?.[dialect], runs: QUICK ? 7 : runs, warmups: 5, batch });
           results.cases[`turn ${dialect}${key}`] = r;
           const over = r.toolgate.median - r.baseline.median;
           // Against the endpoint, its work and the machine's load make single turns vary by
@@ -370,9 +373,10 @@ async function main() {
           // by about 2 ms from one run to the next, with 121 by under 1 ms).
           // The paused replay's turns wait on timers, which jitter by a millisecond: paired too.
           const judged = local && !pause ? over : r.pairedDiffMedian;
+          const after = history && (dialect === 'neuron' ? ' (5 MB Neuron thread)' : ' (5.1 MB Sidenet history, 11,000 UI messages)');
           add(
             `5 pause / decide / resume turn, ${dialect} (${r.requests.toolgate} vs ${r.requests.baseline} requests)`,
-            where,
+            `${where}${after || ''}`,
             ms(r.toolgate.median),
             ms(r.baseline.median),
             `${sign(over)} ms (paired ${sign(r.pairedDiffMedian)})`,

@@ -449,7 +449,9 @@ async function toolgateNeuronTurn(baseUrl = '') {
   const threadId = `bench_tg_${Date.now().toString(36)}_${++threadSeq}`;
   const client = new ApprovalClient({ dialect: 'neuron', baseUrl, threadId, persist: false, reloadAfterPost: false });
   try {
-    await client.load(); // the app loaded the thread when it opened it: not part of the turn
+    // The app loaded the thread and showed it when it opened it: not part of the turn.
+    await client.load();
+    client.getSnapshot();
     return await counted(async () => {
       const t0 = now();
       await client.send(COMMAND);
@@ -498,6 +500,7 @@ async function toolgateSidenetTurn(baseUrl = '') {
   const client = new ApprovalClient({ dialect: 'sidenet', baseUrl, threadId, persist: false });
   try {
     await client.load();
+    client.getSnapshot();
     return await counted(async () => {
       const t0 = now();
       await client.send(COMMAND);
@@ -556,7 +559,7 @@ const recorded = {};
  * `pause` (ms), each answer comes after that long idle, as a server's answers do: the same wait
  * on both sides, so the paired difference is still the client's own work, done after an idle gap.
  */
-function replayServer(dialect, pause = 0) {
+function replayServer(dialect, pause = 0, history = null) {
   const real = globalThis.fetch;
   const answers = recorded[dialect];
   if (!answers) throw new Error(`no recorded ${dialect} turn: run the endpoint turns first`);
@@ -568,7 +571,7 @@ function replayServer(dialect, pause = 0) {
     if (pause) await new Promise((r) => setTimeout(r, pause));
     const path = url.slice(FAKE.length);
     if (method === 'GET' && /^\/(v1\/)?threads\//.test(path)) {
-      return new Response('{"id":"bench","messages":[]}', { status: 200, headers: { 'content-type': 'application/json' } });
+      return new Response(history ?? '{"id":"bench","messages":[]}', { status: 200, headers: { 'content-type': 'application/json' } });
     }
     if (method === 'GET') return new Response(null, { status: 204 });
     const body = answers[posts++ % answers.length];
@@ -582,18 +585,30 @@ function replayServer(dialect, pause = 0) {
 /**
  * Case 5: per-turn time (ms) and requests per turn, toolgate against plain fetch; against the
  * endpoint, or (`local`) against the in-page replay of the endpoint's answers (each after `pause`
- * ms idle when given).
+ * ms idle when given; with `history`, the turn made at the end of a long thread: see `historyBody`).
  */
-export async function turns({ dialect = 'neuron', local = false, pause = 0, runs = 9, warmups = 2, batch = local ? 10 : 1 } = {}) {
+export async function turns({ dialect = 'neuron', local = false, pause = 0, history = 0, runs = 9, warmups = 2, batch = local ? 10 : 1 } = {}) {
   const requests = {};
   const [tg, js] = dialect === 'neuron' ? [toolgateNeuronTurn, baselineNeuronTurn] : [toolgateSidenetTurn, baselineSidenetTurn];
   const base = local ? FAKE : '';
-  const restore = local ? replayServer(dialect, pause) : () => {};
+  const restore = local ? replayServer(dialect, pause, history ? historyBody(dialect, history) : null) : () => {};
   try {
     return await compareTurns(tg, js, base, requests, { runs, warmups, batch });
   } finally {
     restore();
   }
+}
+
+/**
+ * The thread a `history` turn starts from (answered by the replay's GET, loaded before the turn is
+ * timed): Neuron, the synthetic thread of about `size` bytes without its paused tail; Sidenet, a
+ * history of `size` UI messages. Neither ends paused, so a message can be sent at once.
+ */
+function historyBody(dialect, size) {
+  if (dialect === 'sidenet') return JSON.stringify({ id: 'bench', messages: sidenetHistory(size) });
+  const doc = JSON.parse(neuronThread(size));
+  doc.messages.pop();
+  return JSON.stringify(doc);
 }
 
 /** Each sample is the mean of `batch` turns (each timed alone: the client setup is not timed). */
