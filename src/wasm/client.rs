@@ -17,7 +17,8 @@
 //!
 //! - `getSnapshot()` returns the same object, frozen all the way down, until the core's `version`
 //!   changes; the `messages` array is reused until `messagesVersion` changes (React
-//!   `useSyncExternalStore`), and a snapshot that differs from the last one only in `version` and
+//!   `useSyncExternalStore`), and then the messages before the first that changed keep their
+//!   objects (`Client::take_unchanged_messages`); a snapshot that differs from the last one only in `version` and
 //!   the streaming text (a streamed delta) keeps that one's objects but for itself and
 //!   `streaming`. Called while a step runs (from JS the step calls synchronously: an
 //!   abort listener of a custom `fetch` as a request is cancelled, a patched timer or storage),

@@ -276,7 +276,7 @@ export interface SnapshotError {
   message: string;
 }
 
-/** What the UI renders; `getSnapshot()` returns the same object, frozen all the way down, until something changes. `messages` stays the same array until the messages change, and the snapshot after a streamed text delta shares every object of the one before but itself and `streaming`. */
+/** What the UI renders; `getSnapshot()` returns the same object, frozen all the way down, until something changes. `messages` stays the same array until the messages change, and then each message that did not change (from the first that changed on, all are new) keeps its object; the snapshot after a streamed text delta shares every object of the one before but itself and `streaming`. */
 export interface Snapshot {
   readonly version: number;
   readonly phase: Phase;
