@@ -609,6 +609,21 @@ fn per_delta_work_does_not_depend_on_thread_length() {
     assert_eq!(long, 0, "no message view is built or copied per delta");
 }
 
+impl H {
+    /// A turn: "hi", answered with a streamed "hello" that completes the run.
+    fn hello_turn(&mut self) {
+        let (_, post) = self.send("hi");
+        let mut chunks = vec![
+            start("msg_x"),
+            json!({"type": "text-start", "id": "t"}),
+            json!({"type": "text-delta", "id": "t", "delta": "hello"}),
+            json!({"type": "text-end", "id": "t"}),
+        ];
+        chunks.extend(finish());
+        self.stream(post.id, &sse(&chunks, true));
+    }
+}
+
 // A turn (the user's message, then the streamed reply committed) builds its own views only: the
 // settled history is edited in place, not copied, however long it is.
 #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
@@ -618,15 +633,7 @@ fn a_turn_does_not_copy_the_history() {
         let mut h = H::with_history(history_len);
         let touched = h.c.messages_touched();
         let mv = h.c.snapshot().messages_version;
-        let (_, post) = h.send("hi");
-        let mut chunks = vec![
-            start("msg_x"),
-            json!({"type": "text-start", "id": "t"}),
-            json!({"type": "text-delta", "id": "t", "delta": "hello"}),
-            json!({"type": "text-end", "id": "t"}),
-        ];
-        chunks.extend(finish());
-        h.stream(post.id, &sse(&chunks, true));
+        h.hello_turn();
         let s = h.c.snapshot();
         assert_eq!(s.messages.as_slice().len(), history_len + 2);
         assert!(s.messages_version > mv, "the new messages show");
@@ -647,15 +654,7 @@ fn a_turn_converts_its_own_messages_alone() {
         let mut h = H::with_history(history_len);
         convert(&mut h.c);
         let before = converted();
-        let (_, post) = h.send("hi");
-        let mut chunks = vec![
-            start("msg_x"),
-            json!({"type": "text-start", "id": "t"}),
-            json!({"type": "text-delta", "id": "t", "delta": "hello"}),
-            json!({"type": "text-end", "id": "t"}),
-        ];
-        chunks.extend(finish());
-        h.stream(post.id, &sse(&chunks, true));
+        h.hello_turn();
         assert_eq!(h.c.snapshot().messages.as_slice().len(), history_len + 2);
         convert(&mut h.c);
         converted() - before
