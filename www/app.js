@@ -1021,10 +1021,29 @@ function render() {
 }
 
 /**
- * The settled messages' items are built only when the messages change (the client keeps the same
- * frozen array until `messagesVersion` changes), or the calls the cards show; a streamed delta
- * rebuilds the streaming message's item alone (a long thread would otherwise be built again, every
- * string of it scanned for hidden characters, at each delta).
+ * The list item of a settled message, kept with the message object and reused while the message
+ * and what its item shows of other messages stay the same: the client keeps a message's object
+ * until it changes, so a turn builds the items of its own messages alone (a text selection in an
+ * earlier message survives it too). What the item reads besides the message, per tool:
+ * whether the cards show it, its result from a later message, whether an earlier one called it.
+ */
+const items = new WeakMap();
+function settledItem(m, context, opts) {
+  const deps = [opts.dialect];
+  for (const t of m.tools ?? []) deps.push(opts.hidden.has(t.callId), context.results.get(t.callId), context.called.has(t.callId));
+  const kept = items.get(m);
+  if (kept && kept.deps.length === deps.length && kept.deps.every((d, i) => d === deps[i])) return kept.el;
+  const el = messageItem(m, context, opts);
+  items.set(m, { el, deps });
+  return el;
+}
+
+/**
+ * The settled messages' items are looked at only when the messages change (the client keeps the
+ * same frozen array until `messagesVersion` changes), or the calls the cards show, and built only
+ * for the messages that changed (`settledItem`); a streamed delta rebuilds the streaming message's
+ * item alone (a long thread would otherwise be built again, every string of it scanned for hidden
+ * characters, at each delta or turn).
  */
 function renderMessages(snap, s, streamingNow) {
   const hidden = new Set((snap.suspension?.tools ?? []).map((t) => t.callId));
@@ -1037,7 +1056,7 @@ function renderMessages(snap, s, streamingNow) {
     s.messagesKey = messagesKey;
     s.messagesRef = snap.messages;
     s.messagesContext = messageContext(snap.messages);
-    s.messageEls = snap.messages.map((m) => messageItem(m, s.messagesContext, opts)).filter(Boolean);
+    s.messageEls = snap.messages.map((m) => settledItem(m, s.messagesContext, opts)).filter(Boolean);
   }
   const streamingEl = streamingNow ? messageItem(streamingNow, s.messagesContext, { ...opts, streaming: true }) : null;
   if (settledChanged) {
