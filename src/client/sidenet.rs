@@ -2552,7 +2552,6 @@ fn parse_collected(body: &[u8]) -> Result<Vec<Value>> {
     Err(Error::parse("collected output needs a \"chunks\" array").with_path("$.chunks"))
 }
 
-/// The dialect-neutral view of one AI SDK UI message.
 /// How many of `messages` are the user's, and the index of the last.
 fn count_users(messages: &[MessageView]) -> (usize, Option<usize>) {
     let mut users = (0, None);
@@ -2564,6 +2563,7 @@ fn count_users(messages: &[MessageView]) -> (usize, Option<usize>) {
     users
 }
 
+/// The dialect-neutral view of one AI SDK UI message.
 fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> MessageView {
     let id = match raw.get("id") {
         Some(Value::String(s)) => Some(s.clone()),

@@ -18,9 +18,9 @@
 //! - `getSnapshot()` returns the same object, frozen all the way down, until the core's `version`
 //!   changes; the `messages` array is reused until `messagesVersion` changes (React
 //!   `useSyncExternalStore`), and then the messages before the first that changed keep their
-//!   objects (`Client::take_unchanged_messages`); a snapshot that differs from the last one only in `version` and
-//!   the streaming text (a streamed delta) keeps that one's objects but for itself and
-//!   `streaming`. Called while a step runs (from JS the step calls synchronously: an
+//!   objects (`Client::take_unchanged_messages`); a snapshot that differs from the last one only
+//!   in `version` and the streaming text (a streamed delta) keeps that one's objects but for
+//!   itself and `streaming`. Called while a step runs (from JS the step calls synchronously: an
 //!   abort listener of a custom `fetch` as a request is cancelled, a patched timer or storage),
 //!   it returns the last snapshot it returned, whose changes the step's listeners announce; before
 //!   any, it throws `invalid_state`.
@@ -626,7 +626,7 @@ impl ApprovalClient {
                         _ => (JsValue::UNDEFINED, 0),
                     };
                     let views = inner.core.snapshot().messages.as_slice();
-                    // (Frozen by `snapshot` in `fast.js`.)
+                    // (Its new items frozen by `append`, the array by `snapshot`, in `fast.js`.)
                     let array = list_to_js(last, keep, views.get(keep..).unwrap_or_default())?;
                     inner.messages = Some((messages_version, array.clone()));
                     array
