@@ -86,6 +86,71 @@ fn special(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
+/// The end of the run of ordinary string bytes (none of them `special`) of `bytes` from `i`:
+/// sixteen bytes at a time with wasm SIMD while none of them is special, then byte by byte. The
+/// parser's string scan, and `write_str`'s (the bytes it escapes are the special ones).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(super) fn scan(bytes: &[u8], mut i: usize) -> usize {
+    use core::arch::wasm32::{
+        u8x16_bitmask, u8x16_eq, u8x16_lt, u8x16_splat, v128, v128_load, v128_or,
+    };
+    while let Some(chunk) = bytes.get(i..i + 16) {
+        // SAFETY: `chunk` is 16 readable bytes; `v128_load` allows any alignment.
+        let v = unsafe { v128_load(chunk.as_ptr().cast::<v128>()) };
+        let hits = v128_or(
+            v128_or(
+                u8x16_eq(v, u8x16_splat(b'"')),
+                u8x16_eq(v, u8x16_splat(b'\\')),
+            ),
+            u8x16_lt(v, u8x16_splat(0x20)),
+        );
+        let mask = u8x16_bitmask(hits);
+        if mask != 0 {
+            return i + mask.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if special(b) {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// The end of the run of ordinary string bytes (none of them `special`) of `bytes` from `i`:
+/// eight bytes at a time while none of them is special, then byte by byte.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+pub(super) fn scan(bytes: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let Ok(array) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let v = u64::from_le_bytes(array);
+        let quote = v ^ (ONES * u64::from(b'"'));
+        let backslash = v ^ (ONES * u64::from(b'\\'));
+        let found = (v.wrapping_sub(ONES * 0x20) & !v)
+            | (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash);
+        let mask = found & HIGH;
+        if mask != 0 {
+            // The lowest flagged byte is exact (borrows only flag bytes above a real hit).
+            return i + (mask.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if special(b) {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
 /// The (line, column) of a position index, as serde_json counts them.
 pub(crate) fn line_column(bytes: &[u8], at: usize) -> (usize, usize) {
     let before = bytes.get(..at.min(bytes.len())).unwrap_or_default();
@@ -445,72 +510,6 @@ impl<'a> Parser<'a> {
         Ok(self.slice(start, self.pos))
     }
 
-    /// The end of the run of ordinary string bytes starting at `i`: sixteen bytes at a time with
-    /// wasm SIMD while none of them is special, then byte by byte.
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    fn scan(&self, mut i: usize) -> usize {
-        use core::arch::wasm32::{
-            u8x16_bitmask, u8x16_eq, u8x16_lt, u8x16_splat, v128, v128_load, v128_or,
-        };
-        let bytes = self.text.as_bytes();
-        while let Some(chunk) = bytes.get(i..i + 16) {
-            // SAFETY: `chunk` is 16 readable bytes; `v128_load` allows any alignment.
-            let v = unsafe { v128_load(chunk.as_ptr().cast::<v128>()) };
-            let hits = v128_or(
-                v128_or(
-                    u8x16_eq(v, u8x16_splat(b'"')),
-                    u8x16_eq(v, u8x16_splat(b'\\')),
-                ),
-                u8x16_lt(v, u8x16_splat(0x20)),
-            );
-            let mask = u8x16_bitmask(hits);
-            if mask != 0 {
-                return i + mask.trailing_zeros() as usize;
-            }
-            i += 16;
-        }
-        while let Some(&b) = bytes.get(i) {
-            if special(b) {
-                break;
-            }
-            i += 1;
-        }
-        i
-    }
-
-    /// The end of the run of ordinary string bytes starting at `i`: eight bytes at a time while
-    /// none of them is special, then byte by byte.
-    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-    fn scan(&self, mut i: usize) -> usize {
-        const ONES: u64 = 0x0101_0101_0101_0101;
-        const HIGH: u64 = 0x8080_8080_8080_8080;
-        let bytes = self.text.as_bytes();
-        while let Some(chunk) = bytes.get(i..i + 8) {
-            let Ok(array) = <[u8; 8]>::try_from(chunk) else {
-                break;
-            };
-            let v = u64::from_le_bytes(array);
-            let quote = v ^ (ONES * u64::from(b'"'));
-            let backslash = v ^ (ONES * u64::from(b'\\'));
-            let found = (v.wrapping_sub(ONES * 0x20) & !v)
-                | (quote.wrapping_sub(ONES) & !quote)
-                | (backslash.wrapping_sub(ONES) & !backslash);
-            let mask = found & HIGH;
-            if mask != 0 {
-                // The lowest flagged byte is exact (borrows only flag bytes above a real hit).
-                return i + (mask.trailing_zeros() / 8) as usize;
-            }
-            i += 8;
-        }
-        while let Some(&b) = bytes.get(i) {
-            if special(b) {
-                break;
-            }
-            i += 1;
-        }
-        i
-    }
-
     /// Four hex digits at `at` (serde_json reports a bad one after all four).
     fn hex4(&mut self, at: usize) -> PResult<u16> {
         if at + 4 > self.text.len() {
@@ -537,7 +536,7 @@ impl<'a> Parser<'a> {
         // Once an escape is met (and `keep`): the unescaped text so far.
         let mut out: Option<String> = None;
         loop {
-            let run = self.scan(i);
+            let run = scan(self.text.as_bytes(), i);
             if let Some(out) = &mut out {
                 out.push_str(self.slice(i, run));
             }

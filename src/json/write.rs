@@ -146,7 +146,12 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
     out.push('"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    // The runs between bytes to escape are found by the parser's scan (16 bytes a step in wasm).
+    loop {
+        let i = super::parse::scan(bytes, start);
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
         let escape: &str = match b {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -155,8 +160,7 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
             b'\t' => "\\t",
             0x08 => "\\b",
             0x0c => "\\f",
-            0..=0x1f => "",
-            _ => continue,
+            _ => "",
         };
         out.push_str(cut(bytes.get(start..i)));
         if escape.is_empty() {
