@@ -1376,6 +1376,66 @@ fn send_not_retried_verified_by_reload() {
     no_http(&outs);
 }
 
+/// A snapshot the app holds keeps its messages while the client moves on: the client builds its
+/// views again instead of editing the held list, and its count of user messages (which tells a
+/// send that landed) starts again with them.
+#[test]
+fn a_held_snapshot_keeps_its_messages_through_a_turn() {
+    let mut h = H::loaded(vec![
+        user("msg_1", "Delete old logs"),
+        assistant("msg_2", "ok"),
+    ]);
+    let held = h.c.snapshot().clone();
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.fail(post.id, TransportError::Network("reset".into()));
+    let g = one_http(&outs);
+    let outs = h.respond(
+        g.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            assistant("msg_2", "ok"),
+            user("msg_3", "Delete old logs"),
+            pause_two(),
+        ]),
+    );
+    // Landed: two user messages where there was one.
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    let texts = |s: &toolgate::client::Snapshot| -> Vec<String> {
+        s.messages
+            .as_slice()
+            .iter()
+            .map(|m| m.text.clone())
+            .collect()
+    };
+    assert_eq!(texts(&held), ["Delete old logs", "ok"]);
+    assert_eq!(h.c.snapshot().messages.as_slice().len(), 4);
+
+    // Held again, then a reload that shows the message did not land: not done.
+    let held = h.c.snapshot().clone();
+    h.approve("call_A");
+    h.reject("call_B", None);
+    let (_, outs) = h.submit();
+    let post = one_http(&outs);
+    h.respond(post.id, reply("completed", assistant("msg_5", "done")));
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, status(500, json!({"error": "boom"})));
+    let g = one_http(&outs);
+    let outs = h.respond(
+        g.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            assistant("msg_2", "ok"),
+            user("msg_3", "Delete old logs"),
+        ]),
+    );
+    assert_eq!(done(&outs, op), Err(ErrorCode::HttpStatus));
+    assert_eq!(held.messages.as_slice().len(), 4);
+    assert_eq!(h.c.snapshot().messages.as_slice().len(), 3);
+}
+
 #[test]
 fn send_verify_reload_failing_keeps_the_text() {
     let mut h = H::loaded(vec![]);
