@@ -797,23 +797,24 @@ fn decline_is_sent_as_approved_false_the_reason_is_kept_and_the_reply_continues(
     assert_eq!(raw["parts"][0]["approval"]["approved"], false);
 
     // The reason survives a reload of the history (the protocol carries none).
-    let (_, outs) = h.load();
-    let get = one_http(&outs);
-    assert_history_get(&get);
-    let outs = h.respond(
-        get.id,
-        history(vec![
-            user_ui("msg_u1", "delete /tmp/x"),
-            json!({"id": "msg_a1", "role": "assistant", "parts": [
-                {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-denied", "input": {"path": "/tmp/x"},
-                 "approval": {"id": "call_A", "approved": false, "reason": "Delete the file /tmp/x; this cannot be undone"}},
-                {"type": "text", "text": "delete_file /tmp/x: declined."}
-            ]}),
-        ]),
-    );
-    let replay = one_http(&outs);
-    assert_replay_get(&replay);
-    h.respond(replay.id, HttpResponse::new(204, ""));
+    let recorded = vec![
+        user_ui("msg_u1", "delete /tmp/x"),
+        json!({"id": "msg_a1", "role": "assistant", "parts": [
+            {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-denied", "input": {"path": "/tmp/x"},
+             "approval": {"id": "call_A", "approved": false, "reason": "Delete the file /tmp/x; this cannot be undone"}},
+            {"type": "text", "text": "delete_file /tmp/x: declined."}
+        ]}),
+    ];
+    let reload = |h: &mut H| {
+        let (_, outs) = h.load();
+        let get = one_http(&outs);
+        assert_history_get(&get);
+        let outs = h.respond(get.id, history(recorded.clone()));
+        let replay = one_http(&outs);
+        assert_replay_get(&replay);
+        h.respond(replay.id, HttpResponse::new(204, ""));
+    };
+    reload(&mut h);
     let s = h.c.snapshot();
     let tool = &s.messages.as_slice()[1].tools[0];
     assert_eq!(tool.status, ToolStatus::Denied);
@@ -830,6 +831,20 @@ fn decline_is_sent_as_approved_false_the_reason_is_kept_and_the_reply_continues(
             .map(|l| (l.call_ids.clone(), l.status)),
         Some((vec!["call_A".to_owned()], Phase::Completed))
     );
+
+    // The same history read again: every view is kept (the tool's reason included), so a
+    // driver converts none of them.
+    convert(&mut h.c);
+    let before = converted();
+    reload(&mut h);
+    convert(&mut h.c);
+    assert_eq!(
+        converted() - before,
+        0,
+        "a reload of the same history converts nothing"
+    );
+    let tool = &h.c.snapshot().messages.as_slice()[1].tools[0];
+    assert_eq!(tool.reject_reason.as_deref(), Some("Keep that file"));
 }
 
 #[test]
