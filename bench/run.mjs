@@ -362,10 +362,13 @@ async function main() {
         // A turn at the end of a long thread (loaded before the turn is timed; the baseline keeps
         // no thread): what the client's own work per turn grows with.
         { local: true, history: { neuron: 5 * MB, sidenet: 11000 }, where: 'in-page replay, after a long thread', key: ' local history', runs: 15, batch: 3 },
+        // The turn after that one, on the same client (both sides make one untimed turn first):
+        // what each turn of a conversation on a long thread costs once it is under way.
+        { local: true, history: { neuron: 5 * MB, sidenet: 11000 }, earlier: 1, where: 'in-page replay, the next turn on a long thread', key: ' local history next', runs: 15, batch: 3 },
       ];
-      for (const { local, pause, history, where, key, runs, batch } of modes) {
+      for (const { local, pause, history, earlier, where, key, runs, batch } of modes) {
         for (const dialect of ['neuron', 'sidenet']) {
-          const r = await run('turns', { dialect, local, pause, history: history?.[dialect], runs: QUICK ? 7 : runs, warmups: 5, batch });
+          const r = await run('turns', { dialect, local, pause, history: history?.[dialect], earlier, runs: QUICK ? 7 : runs, warmups: 5, batch });
           results.cases[`turn ${dialect}${key}`] = r;
           const over = r.toolgate.median - r.baseline.median;
           // Against the endpoint, its work and the machine's load make single turns vary by

@@ -445,21 +445,28 @@ async function counted(fn) {
   }
 }
 
-async function toolgateNeuronTurn(baseUrl = '') {
+/** One turn through the client: send, approve one call and reject the other, submit. */
+async function clientTurn(client) {
+  await client.send(COMMAND);
+  const s = client.getSnapshot();
+  const [a, b] = s.suspension.pending;
+  client.approve(a.callId);
+  client.reject(b.callId, 'Not this one');
+  await client.submit();
+}
+
+async function toolgateNeuronTurn(baseUrl = '', earlier = 0) {
   const threadId = `bench_tg_${Date.now().toString(36)}_${++threadSeq}`;
   const client = new ApprovalClient({ dialect: 'neuron', baseUrl, threadId, persist: false, reloadAfterPost: false });
   try {
-    // The app loaded the thread and showed it when it opened it: not part of the turn.
+    // The app loaded the thread and showed it when it opened it (and, with `earlier`, the person
+    // made that many turns on it since): not part of the turn.
     await client.load();
     client.getSnapshot();
+    for (let i = 0; i < earlier; i++) await clientTurn(client);
     return await counted(async () => {
       const t0 = now();
-      await client.send(COMMAND);
-      const s = client.getSnapshot();
-      const [a, b] = s.suspension.pending;
-      client.approve(a.callId);
-      client.reject(b.callId, 'Not this one');
-      await client.submit();
+      await clientTurn(client);
       const t1 = now();
       const end = client.getSnapshot();
       check(end.phase === 'completed' && !end.syncing, `neuron turn completed (phase ${end.phase})`);
@@ -470,45 +477,46 @@ async function toolgateNeuronTurn(baseUrl = '') {
   }
 }
 
-async function baselineNeuronTurn(baseUrl = '') {
+async function baselineNeuronTurn(baseUrl = '', earlier = 0) {
   const threadId = `bench_js_${Date.now().toString(36)}_${++threadSeq}`;
   const url = `${baseUrl}/threads/${threadId}/chat`;
   await (await fetch(`${baseUrl}/threads/${threadId}`)).text(); // the same untimed load
-  const raw = [];
-  return counted(async () => {
-    const t0 = now();
-    const post = async (body) => {
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const text = await res.text();
-      raw.push(text);
-      return JSON.parse(text);
-    };
+  let raw = [];
+  const post = async (body) => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    const text = await res.text();
+    raw.push(text);
+    return JSON.parse(text);
+  };
+  const turn = async () => {
     const r1 = await post({ message: COMMAND });
     const m = r1.message;
     const pend = r1.status === 'awaiting_approval' && m?.type === 'tool_call' ? m.tools.filter((t) => t.approval === 'pending') : [];
     const r2 = await post({ decisions: { [pend[0].callId]: 'approve', [pend[1].callId]: ['reject', 'Not this one'] } });
-    const t1 = now();
     check(pend.length === 2 && r2.status === 'completed', 'baseline neuron turn completed');
+  };
+  for (let i = 0; i < earlier; i++) await turn();
+  raw = [];
+  return counted(async () => {
+    const t0 = now();
+    await turn();
+    const t1 = now();
     if (!baseUrl) recorded.neuron = raw;
     return t1 - t0;
   });
 }
 
-async function toolgateSidenetTurn(baseUrl = '') {
+async function toolgateSidenetTurn(baseUrl = '', earlier = 0) {
   const threadId = `bench_tgs_${Date.now().toString(36)}_${++threadSeq}`;
   const client = new ApprovalClient({ dialect: 'sidenet', baseUrl, threadId, persist: false });
   try {
     await client.load();
     client.getSnapshot();
+    for (let i = 0; i < earlier; i++) await clientTurn(client);
     return await counted(async () => {
       const t0 = now();
-      await client.send(COMMAND);
-      const s = client.getSnapshot();
-      const [a, b] = s.suspension.pending;
-      client.approve(a.callId);
-      client.reject(b.callId, 'Not this one');
-      await client.submit();
+      await clientTurn(client);
       const t1 = now();
       const end = client.getSnapshot();
       check(end.phase === 'completed' && !end.syncing, `sidenet turn completed (phase ${end.phase})`);
@@ -519,19 +527,18 @@ async function toolgateSidenetTurn(baseUrl = '') {
   }
 }
 
-async function baselineSidenetTurn(baseUrl = '') {
+async function baselineSidenetTurn(baseUrl = '', earlier = 0) {
   const threadId = `bench_jss_${Date.now().toString(36)}_${++threadSeq}`;
   await (await fetch(`${baseUrl}/v1/threads/${threadId}`)).text();
   await fetch(`${baseUrl}/v1/chat/stream?threadId=${threadId}`).then((r) => r.arrayBuffer());
-  const raw = [];
-  return counted(async () => {
-    const t0 = now();
-    const post = async (body) => {
-      const res = await fetch(`${baseUrl}/v1/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      if (!baseUrl) raw.push(res.clone().arrayBuffer());
-      return jsReadStream(res);
-    };
+  let raw = [];
+  const post = async (body) => {
+    const res = await fetch(`${baseUrl}/v1/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    if (!baseUrl) raw.push(res.clone().arrayBuffer());
+    return jsReadStream(res);
+  };
+  const turn = async () => {
     const first = await post({ messages: [{ role: 'user', parts: [{ type: 'text', text: COMMAND }] }], threadId });
     const calls = first.approvals;
     let last;
@@ -543,8 +550,14 @@ async function baselineSidenetTurn(baseUrl = '') {
         approval: { runId: c.runId, toolCallId: c.toolCallId, approved: i === 0 },
       });
     }
-    const t1 = now();
     check(calls.length === 2 && last.finish === 'stop', 'baseline sidenet turn completed');
+  };
+  for (let i = 0; i < earlier; i++) await turn();
+  raw = [];
+  return counted(async () => {
+    const t0 = now();
+    await turn();
+    const t1 = now();
     if (!baseUrl) recorded.sidenet = (await Promise.all(raw)).map((b) => new Uint8Array(b));
     return t1 - t0;
   });
@@ -587,9 +600,11 @@ function replayServer(dialect, pause = 0, history = null) {
  * endpoint, or (`local`) against the in-page replay of the endpoint's answers (each after `pause`
  * ms idle when given; with `history`, the turn made at the end of a long thread: see `historyBody`).
  */
-export async function turns({ dialect = 'neuron', local = false, pause = 0, history = 0, runs = 9, warmups = 2, batch = local ? 10 : 1 } = {}) {
+export async function turns({ dialect = 'neuron', local = false, pause = 0, history = 0, earlier = 0, runs = 9, warmups = 2, batch = local ? 10 : 1 } = {}) {
   const requests = {};
-  const [tg, js] = dialect === 'neuron' ? [toolgateNeuronTurn, baselineNeuronTurn] : [toolgateSidenetTurn, baselineSidenetTurn];
+  const [tgTurn, jsTurn] = dialect === 'neuron' ? [toolgateNeuronTurn, baselineNeuronTurn] : [toolgateSidenetTurn, baselineSidenetTurn];
+  const tg = (base) => tgTurn(base, earlier);
+  const js = (base) => jsTurn(base, earlier);
   const base = local ? FAKE : '';
   const restore = local ? replayServer(dialect, pause, history ? historyBody(dialect, history) : null) : () => {};
   try {
