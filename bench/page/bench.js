@@ -455,22 +455,36 @@ async function clientTurn(client) {
   await client.submit();
 }
 
-async function toolgateNeuronTurn(baseUrl = '', earlier = 0) {
-  const threadId = `bench_tg_${Date.now().toString(36)}_${++threadSeq}`;
-  const client = new ApprovalClient({ dialect: 'neuron', baseUrl, threadId, persist: false, reloadAfterPost: false });
+/**
+ * `earlier` untimed turns, then one timed: its time (ms) and its requests (`counted`). `after`
+ * runs once the timed turn is over, outside its time (and makes no request).
+ */
+async function timed(turn, earlier, after) {
+  for (let i = 0; i < earlier; i++) await turn();
+  return counted(async () => {
+    const t0 = now();
+    await turn();
+    const t1 = now();
+    await after();
+    return t1 - t0;
+  });
+}
+
+async function toolgateTurn(dialect, baseUrl = '', earlier = 0) {
+  const threadId = `${dialect === 'neuron' ? 'bench_tg' : 'bench_tgs'}_${Date.now().toString(36)}_${++threadSeq}`;
+  const client = new ApprovalClient(
+    dialect === 'neuron'
+      ? { dialect, baseUrl, threadId, persist: false, reloadAfterPost: false }
+      : { dialect, baseUrl, threadId, persist: false },
+  );
   try {
     // The app loaded the thread and showed it when it opened it (and, with `earlier`, the person
     // made that many turns on it since): not part of the turn.
     await client.load();
     client.getSnapshot();
-    for (let i = 0; i < earlier; i++) await clientTurn(client);
-    return await counted(async () => {
-      const t0 = now();
-      await clientTurn(client);
-      const t1 = now();
+    return await timed(() => clientTurn(client), earlier, () => {
       const end = client.getSnapshot();
-      check(end.phase === 'completed' && !end.syncing, `neuron turn completed (phase ${end.phase})`);
-      return t1 - t0;
+      check(end.phase === 'completed' && !end.syncing, `${dialect} turn completed (phase ${end.phase})`);
     });
   } finally {
     client.free();
@@ -481,7 +495,7 @@ async function baselineNeuronTurn(baseUrl = '', earlier = 0) {
   const threadId = `bench_js_${Date.now().toString(36)}_${++threadSeq}`;
   const url = `${baseUrl}/threads/${threadId}/chat`;
   await (await fetch(`${baseUrl}/threads/${threadId}`)).text(); // the same untimed load
-  let raw = [];
+  let raw; // the answers of the last turn
   const post = async (body) => {
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
@@ -490,48 +504,23 @@ async function baselineNeuronTurn(baseUrl = '', earlier = 0) {
     return JSON.parse(text);
   };
   const turn = async () => {
+    raw = [];
     const r1 = await post({ message: COMMAND });
     const m = r1.message;
     const pend = r1.status === 'awaiting_approval' && m?.type === 'tool_call' ? m.tools.filter((t) => t.approval === 'pending') : [];
     const r2 = await post({ decisions: { [pend[0].callId]: 'approve', [pend[1].callId]: ['reject', 'Not this one'] } });
     check(pend.length === 2 && r2.status === 'completed', 'baseline neuron turn completed');
   };
-  for (let i = 0; i < earlier; i++) await turn();
-  raw = [];
-  return counted(async () => {
-    const t0 = now();
-    await turn();
-    const t1 = now();
+  return timed(turn, earlier, () => {
     if (!baseUrl) recorded.neuron = raw;
-    return t1 - t0;
   });
-}
-
-async function toolgateSidenetTurn(baseUrl = '', earlier = 0) {
-  const threadId = `bench_tgs_${Date.now().toString(36)}_${++threadSeq}`;
-  const client = new ApprovalClient({ dialect: 'sidenet', baseUrl, threadId, persist: false });
-  try {
-    await client.load();
-    client.getSnapshot();
-    for (let i = 0; i < earlier; i++) await clientTurn(client);
-    return await counted(async () => {
-      const t0 = now();
-      await clientTurn(client);
-      const t1 = now();
-      const end = client.getSnapshot();
-      check(end.phase === 'completed' && !end.syncing, `sidenet turn completed (phase ${end.phase})`);
-      return t1 - t0;
-    });
-  } finally {
-    client.free();
-  }
 }
 
 async function baselineSidenetTurn(baseUrl = '', earlier = 0) {
   const threadId = `bench_jss_${Date.now().toString(36)}_${++threadSeq}`;
   await (await fetch(`${baseUrl}/v1/threads/${threadId}`)).text();
   await fetch(`${baseUrl}/v1/chat/stream?threadId=${threadId}`).then((r) => r.arrayBuffer());
-  let raw = [];
+  let raw; // the answers of the last turn
   const post = async (body) => {
     const res = await fetch(`${baseUrl}/v1/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
@@ -539,6 +528,7 @@ async function baselineSidenetTurn(baseUrl = '', earlier = 0) {
     return jsReadStream(res);
   };
   const turn = async () => {
+    raw = [];
     const first = await post({ messages: [{ role: 'user', parts: [{ type: 'text', text: COMMAND }] }], threadId });
     const calls = first.approvals;
     let last;
@@ -552,14 +542,8 @@ async function baselineSidenetTurn(baseUrl = '', earlier = 0) {
     }
     check(calls.length === 2 && last.finish === 'stop', 'baseline sidenet turn completed');
   };
-  for (let i = 0; i < earlier; i++) await turn();
-  raw = [];
-  return counted(async () => {
-    const t0 = now();
-    await turn();
-    const t1 = now();
+  return timed(turn, earlier, async () => {
     if (!baseUrl) recorded.sidenet = (await Promise.all(raw)).map((b) => new Uint8Array(b));
-    return t1 - t0;
   });
 }
 
@@ -602,8 +586,8 @@ function replayServer(dialect, pause = 0, history = null) {
  */
 export async function turns({ dialect = 'neuron', local = false, pause = 0, history = 0, earlier = 0, runs = 9, warmups = 2, batch = local ? 10 : 1 } = {}) {
   const requests = {};
-  const [tgTurn, jsTurn] = dialect === 'neuron' ? [toolgateNeuronTurn, baselineNeuronTurn] : [toolgateSidenetTurn, baselineSidenetTurn];
-  const tg = (base) => tgTurn(base, earlier);
+  const jsTurn = dialect === 'neuron' ? baselineNeuronTurn : baselineSidenetTurn;
+  const tg = (base) => toolgateTurn(dialect, base, earlier);
   const js = (base) => jsTurn(base, earlier);
   const base = local ? FAKE : '';
   const restore = local ? replayServer(dialect, pause, history ? historyBody(dialect, history) : null) : () => {};
