@@ -52,6 +52,8 @@ pub mod approval;
 pub mod client;
 pub mod decisions;
 pub mod error;
+#[cfg(any(target_arch = "wasm32", test))]
+mod heap;
 pub mod json;
 pub mod stream;
 pub mod thread;

@@ -25,8 +25,6 @@ use input::Input;
 pub use client::read_options_for_tests;
 pub use client::ApprovalClient;
 
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 pub use error::is_toolgate_error;
 
 /// A value for JS: its JSON text, `JSON.parse`d (plain objects and arrays, `null` for `None`).
