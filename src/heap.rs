@@ -36,10 +36,15 @@ const FLAGS: usize = FREE | PREV_FREE;
 /// last bin.
 const BINS: usize = 64;
 
-/// Adds `pages` pages of 64 KiB to linear memory: the address where they start, or `None`.
+/// Adds `pages` pages of 64 KiB to linear memory: the address where they start, or `None`. Never
+/// past 65,535 pages: at 4 GiB the end of the heap's memory would not fit in a `usize`.
 #[cfg(target_arch = "wasm32")]
 fn grow(pages: usize) -> Option<usize> {
-    let old = core::arch::wasm32::memory_grow(0, pages);
+    use core::arch::wasm32::{memory_grow, memory_size};
+    if memory_size(0) + pages > 0xffff {
+        return None;
+    }
+    let old = memory_grow(0, pages);
     (old != usize::MAX).then_some(old << 16)
 }
 
