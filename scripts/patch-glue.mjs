@@ -107,6 +107,11 @@ if (!mime.test(glue) || !types.test(glue) || glue.split(failed).length !== 2 || 
 // page) fails in words, not with a compile error about magic bytes after a MIME warning.
 const page = "if (/html/i.test(module.headers.get(\"Content-Type\"))) " +
   "throw Error(module.url + \" is an HTML page, not toolgate_bg.wasm (README: Bundlers)\"); ";
+// The finalization registries without their stand-in for engines that lack FinalizationRegistry:
+// every engine that can compile the module (it uses wasm SIMD: Chrome 91, Firefox 89, Safari 16.4,
+// Node 16.4) has it (Chrome 84, Firefox 79, Safari 14.1, Node 14.6).
+const registries = /\(typeof FinalizationRegistry === \x27undefined\x27\)\n\s*\? \{ register: \(\) => \{\}, unregister: \(\) => \{\} \}\n\s*: (new FinalizationRegistry\()/g;
+if ((glue.match(registries) || []).length !== 3) throw new Error("wasm-bindgen glue: finalization registries not as expected");
 // Before `init()` (or after a failed one) every export throws a ToolgateError saying so, not
 // a TypeError about a property of `undefined`; `isToolgateError` is the function of fast.js,
 // which works then too (the crate keeps a Rust twin for its tests, not exported).
@@ -124,7 +129,7 @@ fs.writeFileSync(file, glue.replace(mime, page + "console.warn(\"toolgate_bg.was
     "function getStringFromWasm0(ptr, len) {\n    return decodeText(getArrayU8FromWasm0(ptr, len));\n}\n")
   .replace(kept[0], "function __wbg_finalize_init(instance) {").replace(kept[1], "")
   .replace(kept[2], "const { instance } = await __wbg_load(").replaceAll(kept[3], "__wbg_finalize_init(instance);")
-  .replace(limit[0], "").replace(limit[1], ">= 2146435072").replace(declared, toArrow).replace(dispose, "").replace(failed, "throw Error(`failed to fetch").replace(ctorEnd, "$1").replace(asyncs, "$1        return pending(this, () => $2);")
+  .replace(registries, "$1").replace(limit[0], "").replace(limit[1], ">= 2146435072").replace(declared, toArrow).replace(dispose, "").replace(failed, "throw Error(`failed to fetch").replace(ctorEnd, "$1").replace(asyncs, "$1        return pending(this, () => $2);")
   .replace(frees, "free() {\n        const ptr = this.__wbg_ptr;\n        if (!ptr) return;\n        this.__wbg_ptr = 0;\n" +
     "        $1.unregister(this);\n        $2(ptr, 1);") + appended +
   "export { isToolgateError } from \"" + fast[1] + "\";\n");
