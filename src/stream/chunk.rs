@@ -479,7 +479,7 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
         // tool-output-available
         Some(9) => Chunk::ToolOutputAvailable {
             tool_call_id: r.req_str("toolCallId"),
-            output: r.fields.get("output").cloned().unwrap_or(Value::Null),
+            output: value_or_null(r.fields, "output"),
         },
         // tool-output-error
         Some(10) => Chunk::ToolOutputError {
@@ -548,6 +548,12 @@ pub(crate) fn inputs_of(input: Option<&Value>) -> Value {
     }
 }
 
+/// A field's value as sent, `null` when absent.
+#[inline(never)]
+fn value_or_null(fields: &Map, name: &str) -> Value {
+    fields.get(name).cloned().unwrap_or(Value::Null)
+}
+
 fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
     let id = r.opt_str("id");
     let empty = Map::new();
@@ -559,7 +565,7 @@ fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
             &empty
         }
     };
-    let args = data.get("args").cloned().unwrap_or(Value::Null);
+    let args = value_or_null(data, "args");
     let state = data.get("state").and_then(Value::as_str).map(str::to_owned);
     let resume_schema = match data.get("resumeSchema") {
         None | Some(Value::Null) => None,
