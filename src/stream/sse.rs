@@ -196,8 +196,7 @@ impl SseDecoder {
             } else {
                 // Not a BOM: the bytes held back are ordinary line bytes (no CR or LF among
                 // them), followed by this feed's.
-                self.bom = Bom::Done;
-                self.scan(BOM.get(..usize::from(seen)).unwrap_or_default(), sink);
+                self.held_bom(seen, sink);
             }
         }
         self.scan(bytes, sink);
@@ -221,9 +220,7 @@ impl SseDecoder {
     fn finish_dyn(&mut self, sink: Sink<'_>) {
         if let Bom::Pending(seen) = self.bom {
             // The stream was a bare prefix of a BOM: those bytes are line bytes.
-            self.bom = Bom::Done;
-            let held = BOM.get(..usize::from(seen)).unwrap_or(&[]);
-            self.scan(held, sink);
+            self.held_bom(seen, sink);
         }
         if self.line_started {
             self.end_line(&[], sink);
@@ -237,6 +234,12 @@ impl SseDecoder {
         self.pending_cr = false;
         self.line_discard = false;
         self.line_started = false;
+    }
+
+    /// The `seen` bytes held back as a BOM's start were line bytes: past the start, they are read.
+    fn held_bom(&mut self, seen: u8, sink: Sink<'_>) {
+        self.bom = Bom::Done;
+        self.scan(BOM.get(..usize::from(seen)).unwrap_or_default(), sink);
     }
 
     /// Splits `bytes` into lines; the only loop over the fed bytes.
