@@ -551,7 +551,10 @@ pub(crate) fn inputs_of(input: Option<&Value>) -> Value {
 /// A field's value as sent, `null` when absent.
 #[inline(never)]
 fn value_or_null(fields: &Map, name: &str) -> Value {
-    fields.get(name).cloned().unwrap_or(Value::Null)
+    match fields.get(name) {
+        Some(v) => v.clone(),
+        None => Value::Null,
+    }
 }
 
 fn tool_call_approval(r: &mut Reader<'_>) -> ToolCallApproval {
