@@ -424,11 +424,13 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
     }
     let ty = match string_field(fields, "type") {
         Str::Text(ty) => ty,
-        Str::Absent | Str::Null => {
-            return Err(stream_error("chunk has no `type`").with_path("$.type"));
-        }
-        Str::WrongType => {
-            return Err(stream_error("chunk `type` must be a string").with_path("$.type"));
+        // One error built for both.
+        other => {
+            let m = match other {
+                Str::WrongType => "chunk `type` must be a string",
+                _ => "chunk has no `type`",
+            };
+            return Err(stream_error(m).with_path("$.type"));
         }
     };
     let mut r = Reader {
