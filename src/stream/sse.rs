@@ -449,15 +449,10 @@ impl SseDecoder {
                 .unwrap_or_default();
             // SAFETY: `data` is a `String` that ends with the ASCII `\n` cut here (or is empty).
             let data = unsafe { core::str::from_utf8_unchecked(bytes) };
-            let id = if self.last_event_id.is_empty() {
-                None
-            } else {
-                Some(self.last_event_id.as_str())
-            };
             sink(Ok(SseEventRef {
                 event: self.event_type.as_deref(),
                 data,
-                id,
+                id: self.last_event_id(),
             }));
         }
         self.drop_data();
