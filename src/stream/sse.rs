@@ -396,7 +396,13 @@ impl SseDecoder {
                 self.data.push('\n');
             }
             // An empty value resets the type: the event is a `message` again.
-            Text::Event => self.event_type = (!text.is_empty()).then(|| text.to_owned()),
+            Text::Event => {
+                self.event_type = if text.is_empty() {
+                    None
+                } else {
+                    Some(text.to_owned())
+                }
+            }
             Text::Id => {
                 self.id_buffer.clear();
                 self.id_buffer.push_str(text);
