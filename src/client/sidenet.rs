@@ -2570,7 +2570,10 @@ fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> Mess
         Some(Value::Number(n)) => Some(n.as_str().to_owned()),
         _ => None,
     };
-    let role = raw.get("role").and_then(Value::as_str).map(str::to_owned);
+    let role = match raw.get("role") {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
     let mut text = String::new();
     let mut tools = Vec::new();
     match raw.get("parts") {
