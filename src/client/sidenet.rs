@@ -2628,7 +2628,10 @@ fn part_tool(part: &Map, ty: Option<&str>, reasons: &[(String, String)]) -> Opti
             .to_owned(),
         None => return None,
     };
-    let call_id = part.get("toolCallId")?.as_str()?.to_owned();
+    let Some(Value::String(call_id)) = part.get("toolCallId") else {
+        return None;
+    };
+    let call_id = call_id.clone();
     let inputs = inputs_of(part.get("input"));
     let approval_obj = part.get("approval").and_then(Value::as_object);
     let approved = approval_obj
