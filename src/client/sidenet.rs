@@ -2584,7 +2584,7 @@ fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> Mess
                 };
                 let ty = part.get("type").and_then(Value::as_str);
                 if ty == Some("text") {
-                    if let Some(t) = part.get("text").and_then(Value::as_str) {
+                    if let Some(Value::String(t)) = part.get("text") {
                         if !text.is_empty() {
                             text.push('\n');
                         }
