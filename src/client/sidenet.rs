@@ -2634,9 +2634,10 @@ fn part_tool(part: &Map, ty: Option<&str>, reasons: &[(String, String)]) -> Opti
     let call_id = call_id.clone();
     let inputs = inputs_of(part.get("input"));
     let approval_obj = part.get("approval").and_then(Value::as_object);
-    let approved = approval_obj
-        .and_then(|a| a.get("approved"))
-        .and_then(Value::as_bool);
+    let approved = match approval_obj.and_then(|a| a.get("approved")) {
+        Some(Value::Bool(b)) => Some(*b),
+        _ => None,
+    };
     let text_of = |key| {
         approval_obj
             .and_then(|a| a.get(key))
