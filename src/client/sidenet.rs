@@ -2436,23 +2436,20 @@ fn tool_view<'a>(
     name: &str,
     inputs: &Value,
 ) -> Option<&'a mut ToolView> {
-    let i = match tools.iter().position(|t| t.call_id == call_id) {
-        Some(i) => i,
-        None => {
-            tools.push(ToolView {
-                call_id: call_id.to_owned(),
-                name: name.to_owned(),
-                inputs: inputs.clone(),
-                result: None,
-                approval: None,
-                approval_reason: None,
-                reject_reason: None,
-                status: ToolStatus::Called,
-            });
-            tools.len().saturating_sub(1)
-        }
-    };
-    tools.get_mut(i)
+    if let Some(i) = tools.iter().position(|t| t.call_id == call_id) {
+        return tools.get_mut(i);
+    }
+    tools.push(ToolView {
+        call_id: call_id.to_owned(),
+        name: name.to_owned(),
+        inputs: inputs.clone(),
+        result: None,
+        approval: None,
+        approval_reason: None,
+        reject_reason: None,
+        status: ToolStatus::Called,
+    });
+    tools.last_mut()
 }
 
 /// The raw tool part for a call in `parts`, created (`tool-<name>`) if missing.
