@@ -241,13 +241,13 @@ pub struct MessageView {
 }
 
 impl MessageView {
-    /// Its role is `"user"`. (Byte by byte: a step counting a long thread's user messages makes no
-    /// `memcmp` call per message, which a build for size keeps.)
+    /// Its role is `"user"`. (Its four bytes compared as one word: a step counting a long
+    /// thread's user messages makes no `memcmp` call per message, which a build for size keeps.)
     pub(crate) fn is_user(&self) -> bool {
-        matches!(
-            self.role.as_deref().map(str::as_bytes),
-            Some([b'u', b's', b'e', b'r'])
-        )
+        match self.role.as_deref().map(str::as_bytes) {
+            Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]) == u32::from_le_bytes(*b"user"),
+            _ => false,
+        }
     }
 
     /// The JSON form; with `text: false`, `"text":""` stands in for the text (a driver that
