@@ -2613,7 +2613,9 @@ fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> Mess
     }
 }
 
-/// The tool of a part whose `type` is `ty`.
+/// The tool of a part whose `type` is `ty`. Not inlined into the history's reader (a call per
+/// part, not its code spread through the loop).
+#[inline(never)]
 fn part_tool(part: &Map, ty: Option<&str>, reasons: &[(String, String)]) -> Option<ToolView> {
     let ty = ty?;
     let name = match ty.strip_prefix("tool-") {
