@@ -2513,7 +2513,8 @@ fn raw_message(raw: Map) -> Message {
 }
 
 /// The history document: `{messages: [...]}` or a bare array, its entries as sent (the non-object
-/// ones are skipped by [`Sidenet::set_history`]).
+/// ones are skipped by [`Sidenet::set_history`]). Not inlined into the answer's handler.
+#[inline(never)]
 fn parse_history(body: &[u8]) -> Result<Vec<Value>> {
     let text = json::utf8(body)?;
     if json::is_blank(Some(text)) {
