@@ -332,7 +332,8 @@ impl StoredIn {
 /// named when it was made, not for another one that a newer pause lists under the same callId.
 fn call_sig(tail: &Suspension, id: &str) -> u64 {
     let mut sum: u32 = 0;
-    for tool in tail.pending.iter().chain(&tail.decided) {
+    // (A sum: the order of the walk does not matter.)
+    for tool in tail.each_gated() {
         if tool.call_id == id {
             let name = fnv(fnv(FNV_OFFSET, id.as_bytes()), tool.name.as_bytes());
             sum = sum.wrapping_add(fnv(name, &value_hash(&tool.inputs).to_le_bytes()));
