@@ -273,19 +273,26 @@ impl Decisions {
 
     /// The effective decisions to send, in tail order; `empty_decisions` when there are none.
     pub fn payload(&self) -> Result<Payload<'_>> {
+        let payload = self.effective();
+        if payload.is_empty() {
+            return Err(Error::new(
+                ErrorCode::EmptyDecisions,
+                "no decision to send: approve or reject at least one tool",
+            ));
+        }
+        Ok(payload)
+    }
+
+    /// [`Decisions::payload`] without its check: empty when nothing is decided (for a caller that
+    /// knows a draft is there, and would forward an error that cannot happen).
+    pub(crate) fn effective(&self) -> Payload<'_> {
         let mut entries = Vec::new();
         for e in &self.entries {
             if let Some(d) = e.effective() {
                 entries.push((e.call_id.as_str(), d));
             }
         }
-        if entries.is_empty() {
-            return Err(Error::new(
-                ErrorCode::EmptyDecisions,
-                "no decision to send: approve or reject at least one tool",
-            ));
-        }
-        Ok(Payload { entries })
+        Payload { entries }
     }
 
     /// The request body: `{"decisions":{...}}`, keys in tail order.

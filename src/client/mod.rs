@@ -1087,8 +1087,9 @@ impl Client {
                 "no decision to send: approve or reject at least one tool",
             ));
         }
-        // One payload for both the body and what was sent (the tail's decisions restated).
-        let payload = decisions.payload()?;
+        // One payload for both the body and what was sent (the tail's decisions restated): not
+        // empty, with the draft just found.
+        let payload = decisions.effective();
         let mut body = String::from("{\"decisions\":");
         payload.write_json(&mut body);
         body.push('}');
