@@ -101,10 +101,14 @@ pub(crate) fn error_text(body: &[u8]) -> Option<String> {
 
 /// The user message the server records for a new turn, as the client shows it until the next load
 /// (`None` only if the thread model ever refused a `{role, content}` object).
+#[allow(clippy::vec_init_then_push)]
 pub(crate) fn user_message(text: &str) -> Option<Message> {
-    let mut raw = Map::new();
-    raw.insert("role".to_owned(), Value::from("user"));
-    raw.insert("content".to_owned(), Value::from(text));
+    // Two distinct keys: no look-up as `insert` would make. Pushed one by one: `vec![..]` builds
+    // its boxed array in place, more code here than two `push` calls.
+    let mut entries = Vec::new();
+    entries.push(("role".to_owned(), Value::from("user")));
+    entries.push(("content".to_owned(), Value::from(text)));
+    let raw = Map::from_entries(entries);
     // No error is built for a refusal (which the caller would drop).
     Message::try_from_map(raw).ok()
 }
