@@ -363,24 +363,18 @@ impl<'a> ToolCall<'a> {
     pub fn inputs(&self) -> Cow<'a, Map> {
         match self.raw.get("inputs") {
             Some(Value::Object(map)) => Cow::Borrowed(map),
-            Some(Value::Array(items)) => {
-                // The keys are distinct: no need to look each one up as `insert` would.
-                let mut entries = Vec::with_capacity(items.len());
-                for (i, v) in items.iter().enumerate() {
-                    entries.push((json::u64_string(i as u64), v.clone()));
-                }
-                Cow::Owned(Map::from_entries(entries))
-            }
+            Some(Value::Array(items)) => Cow::Owned(list_inputs(items)),
             _ => Cow::Owned(Map::new()),
         }
     }
 
-    /// [`ToolCall::inputs`] as an owned map (a copy when borrowed; `Cow::into_owned` would link
-    /// a copy routine of its own).
+    /// [`ToolCall::inputs`] as an owned map (a copy when borrowed), without a `Cow` to build and
+    /// take apart (`Cow::into_owned` would link a copy routine of its own).
     pub(crate) fn owned_inputs(&self) -> Map {
-        match self.inputs() {
-            Cow::Borrowed(map) => map.clone(),
-            Cow::Owned(map) => map,
+        match self.raw.get("inputs") {
+            Some(Value::Object(map)) => map.clone(),
+            Some(Value::Array(items)) => list_inputs(items),
+            _ => Map::new(),
         }
     }
 
@@ -431,6 +425,16 @@ impl<'a> ToolCall<'a> {
     fn str_field(&self, key: &str) -> Option<&'a str> {
         self.raw.get(key).and_then(Value::as_str)
     }
+}
+
+/// A list of inputs (a PHP list) as an object keyed `"0"`, `"1"`, ...
+fn list_inputs(items: &[Value]) -> Map {
+    // The keys are distinct: no need to look each one up as `insert` would.
+    let mut entries = Vec::with_capacity(items.len());
+    for (i, v) in items.iter().enumerate() {
+        entries.push((json::u64_string(i as u64), v.clone()));
+    }
+    Map::from_entries(entries)
 }
 
 /// `"tool_call"` or `"tool_call_result"` for those message types (without building a
