@@ -161,7 +161,8 @@ pub(crate) fn message_view(index: usize, message: &Message) -> MessageView {
     let kind = kind_view(message);
     let is_result = kind == MessageKindView::ToolResult;
     let mut tools = Vec::new();
-    for tool in message.tools().iter() {
+    // Walked in place: no list of the tools' views built first.
+    message.each_tool(&mut |tool| {
         let approval = tool.approval();
         let result = tool.result().cloned();
         let status = match approval {
@@ -181,7 +182,7 @@ pub(crate) fn message_view(index: usize, message: &Message) -> MessageView {
             reject_reason: tool.reject_reason().map(str::to_owned),
             status,
         });
-    }
+    });
     MessageView {
         id: message.id(),
         index,
