@@ -1793,12 +1793,15 @@ fn request_headers(config: &Config, method: Method, streaming: bool) -> Vec<(Str
 /// an append-only history (Neuron's newest) keeps it pending for ever and writes the outcome on the
 /// `tool_call_result` right after it.
 fn records(record: &[Message], call_id: &str, decision: &Decision) -> bool {
+    // The approval of the first tool of `call_id` (walked in place, no list of the tools built).
     let outcome = |m: &Message| {
-        m.tools()
-            .iter()
-            .find(|t| t.call_id() == call_id)
-            .and_then(|t| t.approval())
-            .filter(|a| *a != Approval::Pending)
+        let mut first = None;
+        m.each_tool(&mut |t| {
+            if first.is_none() && t.call_id() == call_id {
+                first = Some(t.approval());
+            }
+        });
+        first.flatten().filter(|a| *a != Approval::Pending)
     };
     let after = record
         .get(1)
