@@ -238,7 +238,12 @@ impl Decisions {
 
     /// The effective decision for a tool: the local one, else the tail's, else `None` (undecided).
     pub fn get(&self, call_id: &str) -> Result<Option<Decision>> {
-        Ok(self.entry(call_id)?.effective().cloned())
+        Ok(self.get_ref(call_id)?.cloned())
+    }
+
+    /// [`Decisions::get`] by reference (for a caller that only writes it: nothing cloned).
+    pub(crate) fn get_ref(&self, call_id: &str) -> Result<Option<&Decision>> {
+        Ok(self.entry(call_id)?.effective())
     }
 
     /// A tool's local draft and its effective decision, by reference and in one look-up, without

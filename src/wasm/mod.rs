@@ -141,9 +141,9 @@ impl JsDecisions {
                 Op::Reject => d.reject(&call_id, reason.as_deref())?,
                 Op::Clear => d.clear(&call_id)?,
                 Op::Get => {
-                    return match d.get(&call_id)? {
+                    return match d.get_ref(&call_id)? {
                         None => Ok(JsValue::NULL),
-                        Some(decision) => to_js(&decision),
+                        Some(decision) => to_js(decision),
                     }
                 }
             }
