@@ -282,12 +282,15 @@ impl Inner {
                 take(&mut self.fetches, &id);
                 match code {
                     END => core.handle_stream_end(now, id),
-                    FAILED => core.handle_failure(
-                        now,
-                        id,
-                        TransportError::Network(string_of(value).unwrap_or_default()),
-                    ),
-                    TIMED_OUT => core.handle_failure(now, id, TransportError::Timeout),
+                    // One call for both failures.
+                    FAILED | TIMED_OUT => {
+                        let error = if code == FAILED {
+                            TransportError::Network(string_of(value).unwrap_or_default())
+                        } else {
+                            TransportError::Timeout
+                        };
+                        core.handle_failure(now, id, error);
+                    }
                     status => {
                         core.handle_response(
                             now,
