@@ -1053,8 +1053,9 @@ impl Client {
         }
     }
 
-    /// [`approve`](Self::approve) and [`reject`](Self::reject), for both dialects.
-    fn decide(&mut self, call_id: &str, decision: Decision) -> Result<Option<OpId>> {
+    /// [`approve`](Self::approve) and [`reject`](Self::reject), for both dialects (called by the
+    /// wasm driver directly: one call for both).
+    pub(crate) fn decide(&mut self, call_id: &str, decision: Decision) -> Result<Option<OpId>> {
         if let Some(engine) = engine!(self, as_mut) {
             return engine.decide(call_id, decision);
         }

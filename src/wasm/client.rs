@@ -56,6 +56,7 @@ use super::input::{
 use crate::client::{
     Client, Config, HttpRequest, HttpResponse, OpId, Output, RequestId, TransportError,
 };
+use crate::decisions::Decision;
 use crate::error::{Error, ErrorCode};
 use crate::json::write_str;
 
@@ -482,12 +483,13 @@ fn run(
         Cmd::Send => core.send(now, text)?,
         Cmd::Submit => core.submit(now)?,
         Cmd::RejectAllAndSend => core.reject_all_and_send(now, text, reason)?,
-        Cmd::Approve => {
-            core.approve(text)?;
-            return Ok(None);
-        }
-        Cmd::Reject => {
-            core.reject(text, reason)?;
+        // One call for both decisions.
+        Cmd::Approve | Cmd::Reject => {
+            let decision = match cmd {
+                Cmd::Approve => Decision::Approve,
+                _ => Decision::reject(reason),
+            };
+            core.decide(text, decision)?;
             return Ok(None);
         }
         Cmd::Clear => {
