@@ -222,9 +222,10 @@ impl Decisions {
         self.put(call_id, None)
     }
 
-    /// Sets a tool's draft (`None`: none): one body for `approve`, `reject` and `clear`.
+    /// Sets a tool's draft (`None`: none): one body for `approve`, `reject` and `clear` (and
+    /// the JS class's methods, which call it directly).
     #[inline(never)]
-    fn put(&mut self, call_id: &str, local: Option<Decision>) -> Result<()> {
+    pub(crate) fn put(&mut self, call_id: &str, local: Option<Decision>) -> Result<()> {
         self.entry_mut(call_id)?.local = local;
         Ok(())
     }

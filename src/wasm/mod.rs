@@ -13,7 +13,7 @@ mod types;
 use wasm_bindgen::prelude::*;
 
 use crate::approval::{self, Suspension};
-use crate::decisions::Decisions as CoreDecisions;
+use crate::decisions::{Decision, Decisions as CoreDecisions};
 use crate::error::Error;
 use crate::json::{self, ToJsonDyn};
 use crate::prelude::*;
@@ -136,17 +136,19 @@ impl JsDecisions {
         Ok((|| {
             let (call_id, reason) = input::args(call_id, input::CALL_ID, reason)?;
             let d = &mut self.inner;
-            match op {
-                Op::Approve => d.approve(&call_id)?,
-                Op::Reject => d.reject(&call_id, reason.as_deref())?,
-                Op::Clear => d.clear(&call_id)?,
+            // One call sets the draft, whichever the method.
+            let local = match op {
+                Op::Approve => Some(Decision::Approve),
+                Op::Reject => Some(Decision::reject(reason.as_deref())),
+                Op::Clear => None,
                 Op::Get => {
                     return match d.get_ref(&call_id)? {
                         None => Ok(JsValue::NULL),
                         Some(decision) => to_js(decision),
                     }
                 }
-            }
+            };
+            d.put(&call_id, local)?;
             Ok(JsValue::UNDEFINED)
         })()?)
     }
