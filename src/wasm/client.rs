@@ -544,7 +544,7 @@ impl ApprovalClient {
     ) -> Result<ApprovalClient, JsValue> {
         let (config, fetch) = parse_options(&options)?;
         let key = config.persist.then(|| config.persist_key());
-        let core = Client::checked(config);
+        let core = Box::new(Client::checked(config));
         let shared = Rc::new_cyclic(|weak: &Weak<State>| {
             let weak = weak.clone();
             let on_event = Closure::<dyn Fn(f64, f64, JsValue) -> bool>::new(
@@ -568,7 +568,7 @@ impl ApprovalClient {
             use_fetch(&on_event, &fetch);
             let unlisten = listen(key.as_deref().unwrap_or_default(), &on_event);
             let inner = RefCell::new(Inner {
-                core: Box::new(core),
+                core,
                 freed: false,
                 snapshot: None,
                 messages: None,
