@@ -277,6 +277,18 @@ impl Decisions {
         out
     }
 
+    /// [`Decisions::undecided`], owned (for the views, which keep them, and the JS getter: one
+    /// list made, not one of references and then its copy).
+    pub(crate) fn undecided_ids(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in &self.entries {
+            if e.effective().is_none() {
+                out.push(e.call_id.clone());
+            }
+        }
+        out
+    }
+
     /// The effective decisions to send, in tail order; `empty_decisions` when there are none.
     pub fn payload(&self) -> Result<Payload<'_>> {
         let payload = self.effective();

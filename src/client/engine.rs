@@ -459,7 +459,7 @@ impl Core {
     pub(super) fn undecided(&self) -> Vec<String> {
         self.decisions
             .as_ref()
-            .map_or_else(Vec::new, |d| super::owned(&d.undecided()))
+            .map_or_else(Vec::new, Decisions::undecided_ids)
     }
 
     /// Keeps stored drafts for the first load; after it (drafts another tab wrote, `""` once it

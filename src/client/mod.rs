@@ -1908,7 +1908,7 @@ fn suspension_view(
         list.push(view.clone());
         tools.push(view);
     }
-    let undecided = owned(&decisions.undecided());
+    let undecided = decisions.undecided_ids();
     SuspensionView {
         message_id: tail.message_id.clone(),
         run_id: run_id.cloned(),
@@ -1920,14 +1920,6 @@ fn suspension_view(
         pending,
         decided,
     }
-}
-
-fn owned(ids: &[&str]) -> Vec<String> {
-    let mut out = Vec::new();
-    for id in ids {
-        out.push((*id).to_owned());
-    }
-    out
 }
 
 /// What a submission did: what was sent, and what the pause left pending (`pending`, empty when the

@@ -227,7 +227,7 @@ impl JsDecisions {
     // The callIds still without a decision, in tail order.
     #[wasm_bindgen(getter, unchecked_return_type = "string[]", skip_jsdoc)]
     pub fn undecided(&self) -> Result<JsValue, JsValue> {
-        Ok(to_js(&self.inner.undecided())?)
+        Ok(to_js(&self.inner.undecided_ids())?)
     }
 
     // `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
