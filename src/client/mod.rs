@@ -1873,40 +1873,40 @@ fn suspension_view(
             Some(Decision::Reject(_)) => Approval::Rejected,
             None => Approval::Pending,
         };
-        let reject_reason = match draft {
+        // The draft's reason, else the tail's (made for each view that keeps it).
+        let reject_reason = || match draft {
             Some(d) => d.reason().map(str::to_owned),
             None => tool.reject_reason.clone(),
         };
         let taken = taken.contains(&tool.call_id);
-        let server_reject_reason = if taken {
-            &reject_reason
-        } else {
-            &tool.reject_reason
-        }
-        .clone();
-        let view = GatedView {
+        // Made twice by one body (no derived `clone` of a view beside it, and no more copies of
+        // its parts than that would make): for `tools`, and for the list the tool belongs to.
+        let view = || GatedView {
             call_id: tool.call_id.clone(),
             name: tool.name.clone(),
             description: tool.description.clone(),
             inputs: tool.inputs.clone(),
             approval,
             approval_reason: tool.approval_reason.clone(),
-            reject_reason,
+            reject_reason: reject_reason(),
             draft: draft.is_some() && !taken,
             server_approval: if taken { approval } else { tool.approval },
-            server_reject_reason,
+            server_reject_reason: if taken {
+                reject_reason()
+            } else {
+                tool.reject_reason.clone()
+            },
             run_id: tool.run_id.clone(),
             agent_version_id: tool.agent_version_id.as_ref().or(agent_version_id).cloned(),
             expires_at: tool.expires_at.clone(),
         };
-        // One copy, into the list the tool belongs to.
         let list = if approval == Approval::Pending {
             &mut pending
         } else {
             &mut decided
         };
-        list.push(view.clone());
-        tools.push(view);
+        list.push(view());
+        tools.push(view());
     }
     let undecided = decisions.undecided_ids();
     SuspensionView {
