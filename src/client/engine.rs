@@ -792,16 +792,20 @@ impl Core {
         let mut drafted = true;
         for tool in pending {
             let id = &tool.call_id;
-            if self.allowed.contains(&tool.name)
+            // One look-up: a call approved here has a draft after it.
+            let (draft, effective) = decisions.lookup(id);
+            let (mut drafted_here, decided) = (draft.is_some(), effective.is_some());
+            if !decided
+                && self.allowed.contains(&tool.name)
                 && !auto.iter().any(|(a, _)| a == id)
-                && decisions.lookup(id).1.is_none()
                 && decisions.approve(id).is_ok()
             {
+                drafted_here = true;
                 auto.push((id.clone(), false));
                 approved(id);
             }
             // Sidenet: a card whose decision the server accepted needs nobody either.
-            drafted &= decisions.lookup(id).0.is_some() || tool.approval != Approval::Pending;
+            drafted &= drafted_here || tool.approval != Approval::Pending;
         }
         let due = drafted
             && decisions.local().all(|(id, d)| {
