@@ -1521,11 +1521,8 @@ impl Client {
             (s == neuron::ChatStatus::AwaitingApproval) == paused
         });
         self.c.run_completed = !paused;
-        let pending: &[GatedTool] = if paused {
-            &self.suspension.pending
-        } else {
-            &[]
-        };
+        // (Empty when not paused: a tail is paused iff it has a pending tool.)
+        let pending = &self.suspension.pending;
         self.c.last_submission = Some(submission_view(pending, &sub.sent, paused));
         // No reload when the message goes now.
         let sends = !paused && sub.then_send.is_some();
