@@ -165,8 +165,9 @@ struct Inner {
     stream_text: Option<(u64, usize)>,
     /// The promises of commands in flight: `(op, settle)` (see `deferred`).
     ops: Vec<(OpId, Function)>,
-    /// The requests on the wire, each with the function that cancels it.
-    fetches: Vec<(RequestId, Function)>,
+    /// The requests on the wire (by the number of their id, as `ops` by theirs: one `take` for
+    /// both), each with the function that cancels it.
+    fetches: Vec<(u64, Function)>,
     /// The retry timer: its handle and deadline.
     timer: Option<(JsValue, u64)>,
     /// Stops listening to other tabs' changes to the drafts (a listener only with `persist` on).
@@ -280,7 +281,7 @@ impl Inner {
             }
             code => {
                 // The request is over.
-                take(&mut self.fetches, &id);
+                take(&mut self.fetches, &id.0);
                 match code {
                     END => core.handle_stream_end(now, id),
                     // One call for both failures.
@@ -312,24 +313,25 @@ impl Inner {
             // By reference: the output is then dropped whole, in one call.
             match &output {
                 Output::Http(request) => self.start_fetch(request),
-                Output::Cancel(id) => {
-                    if let Some(f) = take(&mut self.fetches, id) {
-                        cancel(&f);
+                // A request's cancel function, or an op's settle function, called with
+                // `undefined` or the op's error: one look-up and one call for both.
+                Output::Cancel(RequestId(key)) | Output::Done { op: key, .. } => {
+                    let list = match output {
+                        Output::Cancel(_) => &mut self.fetches,
+                        _ => &mut self.ops,
+                    };
+                    if let Some(f) = take(list, key) {
+                        let value = match &output {
+                            Output::Done { result: Err(e), .. } => error_to_js(e),
+                            _ => JsValue::UNDEFINED,
+                        };
+                        call(&f, &value);
                     }
                 }
                 Output::Persist { key, value } => {
                     let value = value.as_deref().map_or(JsValue::NULL, JsValue::from_str);
                     if !storage(key, &value).is_undefined() {
                         self.core.persist_failed();
-                    }
-                }
-                Output::Done { op, result } => {
-                    if let Some(settle) = take(&mut self.ops, op) {
-                        let value = match result {
-                            Ok(()) => JsValue::UNDEFINED,
-                            Err(e) => error_to_js(e),
-                        };
-                        call(&settle, &value);
                     }
                 }
                 Output::Changed => changed = true,
@@ -385,7 +387,7 @@ impl Inner {
             delay(request.timeout_ms),
             f64::from(u8::from(request.streaming)),
         );
-        self.fetches.push((request.id, cancel));
+        self.fetches.push((request.id.0, cancel));
     }
 
     /// `free()`: aborts every request, clears every timer, rejects pending ops with `aborted`.
@@ -416,7 +418,7 @@ fn delay(ms: u64) -> f64 {
 }
 
 /// Takes a request or an op off its list (`fetches`, `ops`): its function.
-fn take<K: PartialEq>(list: &mut Vec<(K, Function)>, key: &K) -> Option<Function> {
+fn take(list: &mut Vec<(u64, Function)>, key: &u64) -> Option<Function> {
     let i = list.iter().position(|(k, _)| k == key)?;
     Some(list.swap_remove(i).1)
 }
