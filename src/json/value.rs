@@ -119,10 +119,15 @@ impl Map {
 
     /// Removes every occurrence of `key`; returns the value of the last one.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
-        // The first one each time, in order: the last one taken is the last one.
+        // In order, in one pass: the last one taken is the last one.
         let mut out = None;
-        while let Some(i) = self.0.iter().position(|(k, _)| k == key) {
-            out = Some(self.0.remove(i).1);
+        let mut i = 0;
+        while let Some((k, _)) = self.0.get(i) {
+            if k == key {
+                out = Some(self.0.remove(i).1);
+            } else {
+                i += 1;
+            }
         }
         out
     }
