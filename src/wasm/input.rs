@@ -182,7 +182,9 @@ pub(crate) fn stringified(json: JsValue, path: &str) -> Result<String, Error> {
     if !json.is_undefined() {
         // `[message]`: what `JSON.stringify` threw.
         m.push_str(": ");
-        m.push_str(&string_of(&json.unchecked_ref::<Array>().get(0)).unwrap_or_default());
+        if let Some(thrown) = string_of(&json.unchecked_ref::<Array>().get(0)) {
+            m.push_str(&thrown);
+        }
     }
     Err(Error::parse(m).with_path(path))
 }
