@@ -152,18 +152,22 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
         let Some(&b) = bytes.get(i) else {
             break;
         };
-        let escape: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            _ => "",
+        // The letter after the `\`: `u` for `\u00XX`.
+        let escape = match b {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'\n' => b'n',
+            b'\r' => b'r',
+            b'\t' => b't',
+            0x08 => b'b',
+            0x0c => b'f',
+            _ => b'u',
         };
         out.push_str(cut(bytes.get(start..i)));
-        if escape.is_empty() {
+        if escape != b'u' {
+            out.push('\\');
+            out.push(char::from(escape));
+        } else {
             out.push_str("\\u00");
             out.push(char::from(
                 HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'),
@@ -171,8 +175,6 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
             out.push(char::from(
                 HEX.get(usize::from(b & 15)).copied().unwrap_or(b'0'),
             ));
-        } else {
-            out.push_str(escape);
         }
         start = i + 1;
     }
