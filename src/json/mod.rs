@@ -26,8 +26,6 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
         // SAFETY: `utf8_error` found no error, so `bytes` is valid UTF-8 (see its proof).
         return Ok(unsafe { core::str::from_utf8_unchecked(bytes) });
     };
-    // Just past the first bad byte (never a line feed), as for a syntax error there.
-    let (line, column) = parse::line_column(bytes, at + 1);
     let message = if incomplete {
         "unexpected end of input: incomplete UTF-8 sequence".to_owned()
     } else {
@@ -35,7 +33,8 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
         write_u64(&mut m, at as u64);
         m
     };
-    Err(Error::parse(message).at(line, column))
+    // Just past the first bad byte (never a line feed), as for a syntax error there.
+    Err(parse::error_at(bytes, at + 1, message))
 }
 
 /// `bytes` as `&str` when it is valid UTF-8 (what `core::str::from_utf8(bytes).ok()` gives, with

@@ -175,7 +175,13 @@ pub(crate) fn to_error(text: &str, s: Syntax) -> Error {
     };
     let mut message = String::from(prefix);
     message.push_str(s.code.message());
-    let (line, column) = line_column(text.as_bytes(), s.at);
+    error_at(text.as_bytes(), s.at, message)
+}
+
+/// A `parse_error` with `message` at the line and column of position index `at` in `bytes`.
+#[inline(never)]
+pub(crate) fn error_at(bytes: &[u8], at: usize, message: String) -> Error {
+    let (line, column) = line_column(bytes, at);
     Error::parse(message).at(line, column)
 }
 
