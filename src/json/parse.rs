@@ -9,7 +9,7 @@ use crate::prelude::*;
 use alloc::borrow::Cow;
 
 use super::value::{Map, Number, Value};
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 
 /// The nesting at which parsing stops (serde_json's limit: 127 levels are fine, 128 are not).
 pub(crate) const MAX_DEPTH: u32 = 128;
@@ -182,7 +182,13 @@ pub(crate) fn to_error(text: &str, s: Syntax) -> Error {
 #[inline(never)]
 pub(crate) fn error_at(bytes: &[u8], at: usize, message: String) -> Error {
     let (line, column) = line_column(bytes, at);
-    Error::parse(message).at(line, column)
+    Error {
+        code: ErrorCode::ParseError,
+        message,
+        path: None,
+        line: Some(line),
+        column: Some(column),
+    }
 }
 
 /// Parses a whole document.
