@@ -510,11 +510,14 @@ pub(crate) fn suspension_from_js(read: JsValue) -> Result<Result<Suspension, Err
     let read: Array = read.unchecked_into();
     // The crate's parser reads the JSON text first, as for any value given: what it refuses in
     // `JSON.stringify`'s output (a 128th level of nesting) is the first error.
-    if let Err(e) = input::stringified(read.get(0), "$")
-        .and_then(|json| Value::parse(&json).map_err(|e| e.with_path("$")))
-    {
-        return Ok(Err(e));
+    let json = match input::stringified(read.get(0), "$") {
+        Ok(json) => json,
+        Err(e) => return Ok(Err(e)),
+    };
+    if let Err(e) = Value::parse(&json) {
+        return Ok(Err(e.with_path("$")));
     }
+    drop(json);
     let tail = read.get(1);
     let Some(tail) = input::string_of(&tail) else {
         return Err(tail);
