@@ -212,9 +212,11 @@ impl Suspension {
     }
 
     /// The gated tool with this callId, if any.
-    pub fn tool<'a>(&'a self, call_id: &str) -> Option<&'a GatedTool> {
-        let of = |list: &'a [GatedTool]| list.iter().find(|tool| tool.call_id == call_id);
-        of(&self.pending).or_else(|| of(&self.decided))
+    pub fn tool(&self, call_id: &str) -> Option<&GatedTool> {
+        self.pending
+            .iter()
+            .chain(&self.decided)
+            .find(|tool| tool.call_id == call_id)
     }
 }
 
