@@ -5,7 +5,7 @@ use crate::prelude::*;
 use core::fmt;
 
 /// A JSON value. Objects keep their keys in source order; numbers keep their source text.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub enum Value {
     #[default]
     Null,
@@ -69,8 +69,39 @@ impl fmt::Display for Number {
 ///
 /// A parsed object keeps a repeated key as many times as it appears; [`Map::get`] answers with the
 /// last one, like `JSON.parse` and serde_json do.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Map(Vec<(String, Value)>);
+
+/// The entries copied one by one into a list of their number (what the derived `Clone` does,
+/// written once for both lists of a value).
+impl Clone for Map {
+    fn clone(&self) -> Map {
+        let mut entries = Vec::with_capacity(self.0.len());
+        for (k, v) in &self.0 {
+            entries.push((k.clone(), v.clone()));
+        }
+        Map(entries)
+    }
+}
+
+impl Clone for Value {
+    fn clone(&self) -> Value {
+        match self {
+            Value::Null => Value::Null,
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Number(n) => Value::Number(n.clone()),
+            Value::String(s) => Value::String(s.clone()),
+            Value::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    out.push(item.clone());
+                }
+                Value::Array(out)
+            }
+            Value::Object(map) => Value::Object(map.clone()),
+        }
+    }
+}
 
 impl Map {
     pub fn new() -> Map {
