@@ -216,7 +216,12 @@ impl PartialEq for Map {
         // Each key is in the map it comes from, so "equal" is "present in both and equal" (no
         // `Option` comparison needed).
         let same = |k: &str| matches!((self.get(k), other.get(k)), (Some(a), Some(b)) if a == b);
-        self.0.iter().all(|(k, _)| same(k)) && other.0.iter().all(|(k, _)| same(k))
+        for (k, _) in self.0.iter().chain(&other.0) {
+            if !same(k) {
+                return false;
+            }
+        }
+        true
     }
 }
 
