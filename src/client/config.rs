@@ -446,7 +446,7 @@ impl Config {
     /// `baseUrl` without its trailing `/`.
     pub fn base(&self) -> &str {
         let mut base = self.base_url.as_str();
-        while let Some(rest) = base.strip_suffix('/') {
+        while let Some(rest) = base.strip_suffix("/") {
             base = rest;
         }
         base
