@@ -194,10 +194,12 @@ pub(crate) fn error_at(bytes: &[u8], at: usize, message: String) -> Error {
 /// Parses a whole document.
 pub(crate) fn parse_document(text: &str) -> crate::error::Result<Value> {
     let mut p = Parser::new(text);
-    match p.parse_value().and_then(|v| p.end().map(|()| v)) {
-        Ok(v) => Ok(v),
-        Err(Fail) => Err(to_error(text, p.syntax())),
+    if let Ok(v) = p.parse_value() {
+        if p.end().is_ok() {
+            return Ok(v);
+        }
     }
+    Err(to_error(text, p.syntax()))
 }
 
 /// `Cow::into_owned`, spelled out: the copy goes through the `to_owned` the rest of the crate
