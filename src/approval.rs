@@ -230,12 +230,14 @@ fn of_tail(walked: Walked<'_>) -> Result<Suspension> {
     let Some(raw) = walked.tail else {
         return Ok(Suspension::default());
     };
-    let (bare, count) = (walked.bare, walked.count);
     // A parse error of the message is at the message's path; a check error under it.
-    let message = Value::parse(raw)
-        .and_then(Message::checked)
-        .map_err(|e| thread::under(thread::message_path(bare, count.saturating_sub(1)), e))?;
-    Ok(Suspension::from_message(&message))
+    match Value::parse(raw).and_then(Message::checked) {
+        Ok(message) => Ok(Suspension::from_message(&message)),
+        Err(e) => {
+            let path = thread::message_path(walked.bare, walked.count.saturating_sub(1));
+            Err(thread::under(path, e))
+        }
+    }
 }
 
 /// The suspension of a thread document given as UTF-8 bytes (checked in place, not copied).
