@@ -522,9 +522,11 @@ pub(crate) fn suspension_from_js(read: JsValue) -> Result<Result<Suspension, Err
     let Some(tail) = input::string_of(&tail) else {
         return Err(tail);
     };
-    Ok(Message::parse_str(&tail).map(|message| {
-        let mut suspension = Suspension::from_message(&message);
-        suspension.suspended = message.get("s").is_some();
-        suspension
-    }))
+    let message = match Message::parse_str(&tail) {
+        Ok(message) => message,
+        Err(e) => return Ok(Err(e)),
+    };
+    let mut suspension = Suspension::from_message(&message);
+    suspension.suspended = message.get("s").is_some();
+    Ok(Ok(suspension))
 }
