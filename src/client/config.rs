@@ -311,9 +311,9 @@ impl Config {
                 }
             }
         }
-        c.auto_submit = at(5).as_bool().unwrap_or(false);
-        c.persist = at(6).as_bool().unwrap_or(true);
-        c.reload_after_post = at(7).as_bool().unwrap_or(true);
+        c.auto_submit = matches!(at(5), Value::Bool(true));
+        c.persist = !matches!(at(6), Value::Bool(false));
+        c.reload_after_post = !matches!(at(7), Value::Bool(false));
         c.timeout_ms = num(8, c.timeout_ms);
         c.token = text(9);
         c.agent_version_id = text(10);
