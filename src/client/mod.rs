@@ -1991,3 +1991,40 @@ fn status_error(status: u16, body: &[u8]) -> Error {
     };
     Error::new(code, message)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(json: &str) -> Message {
+        Message::parse_str(json).unwrap()
+    }
+
+    /// A call's outcome is read from its own tool alone: another call's decided tool in the pause
+    /// or in the `tool_call_result` after it never stands in for a call missing there.
+    #[test]
+    fn records_reads_the_outcome_of_its_own_call_only() {
+        let pause = message(
+            r#"{"type":"tool_call","__id":"m1","tools":[
+                {"name":"a","callId":"x","inputs":{},"approval":"pending"},
+                {"name":"b","callId":"y","inputs":{},"approval":"pending"}]}"#,
+        );
+        let result = message(
+            r#"{"type":"tool_call_result","tools":[
+                {"name":"b","callId":"y","inputs":{},"approval":"approved","result":"ok"}]}"#,
+        );
+        let record = [pause, result];
+        assert!(records(&record, "y", &Decision::Approve));
+        assert!(!records(&record, "y", &Decision::reject(None)));
+        // `x` is not on the result: its outcome is unknown, not `y`'s.
+        assert!(!records(&record, "x", &Decision::Approve));
+
+        let decided = message(
+            r#"{"type":"tool_call","__id":"m1","tools":[
+                {"name":"b","callId":"y","inputs":{},"approval":"approved"}]}"#,
+        );
+        let decided = [decided];
+        assert!(records(&decided, "y", &Decision::Approve));
+        assert!(!records(&decided, "x", &Decision::Approve));
+    }
+}
