@@ -1635,17 +1635,13 @@ impl Sidenet {
             } => {
                 // The run of the last `data-run`, else the pause's; else Mastra's approval ids are
                 // `<runId>::<toolCallId>`: the run, where no `data-run` chunk or pause names it.
-                let run_id = feed
-                    .run_id
-                    .as_ref()
-                    .or(self.pause.as_ref().map(|p| &p.run_id))
-                    .map(|run| run.as_str())
-                    .or_else(|| {
-                        approval_id
-                            .strip_suffix(tool_call_id.as_str())
-                            .and_then(|run| run.strip_suffix("::"))
-                    })
-                    .map(str::to_owned);
+                let run_id = match (&feed.run_id, &self.pause) {
+                    (Some(run), _) | (None, Some(Pause { run_id: run, .. })) => Some(run.as_str()),
+                    _ => approval_id
+                        .strip_suffix(tool_call_id.as_str())
+                        .and_then(|run| run.strip_suffix("::")),
+                }
+                .map(str::to_owned);
                 let card = GatedTool {
                     call_id: take(tool_call_id),
                     name: String::new(),
