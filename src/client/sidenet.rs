@@ -1637,9 +1637,10 @@ impl Sidenet {
                 // `<runId>::<toolCallId>`: the run, where no `data-run` chunk or pause names it.
                 let run_id = match (&feed.run_id, &self.pause) {
                     (Some(run), _) | (None, Some(Pause { run_id: run, .. })) => Some(run.as_str()),
-                    _ => approval_id
-                        .strip_suffix(tool_call_id.as_str())
-                        .and_then(|run| run.strip_suffix("::")),
+                    _ => match approval_id.strip_suffix(tool_call_id.as_str()) {
+                        Some(run) => run.strip_suffix("::"),
+                        None => None,
+                    },
                 }
                 .map(str::to_owned);
                 let card = GatedTool {
