@@ -1137,10 +1137,10 @@ impl Sidenet {
             && !feed.finished
             && feed.error.is_none()
             && self.pause.as_ref().is_some_and(|p| {
-                p.tail
-                    .pending
-                    .iter()
-                    .any(|c| c.approval == Approval::Pending && Some(&c.call_id) != current)
+                p.tail.pending.iter().any(|c| {
+                    c.approval == Approval::Pending
+                        && !matches!(current, Some(id) if *id == c.call_id)
+                })
             })
     }
 
@@ -1676,7 +1676,7 @@ impl Sidenet {
         if let Some(p) = self
             .pause
             .as_ref()
-            .filter(|p| card.run_id.as_ref() == Some(&p.run_id))
+            .filter(|p| matches!(&card.run_id, Some(run) if *run == p.run_id))
         {
             card.agent_version_id = p.agent_version_id.clone();
         }
@@ -2192,7 +2192,7 @@ impl Sidenet {
         let stored = read_stored(persisted)?;
         let run_id = &pause.run_id;
         let call_ids = &stored.call_ids;
-        if stored.run_id.as_ref() != Some(run_id) {
+        if !matches!(&stored.run_id, Some(run) if run == run_id) {
             return None;
         }
         // Call by call: a tab one call behind or ahead (a continuation's reply between them)
