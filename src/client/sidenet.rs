@@ -84,6 +84,7 @@ struct Pause {
 }
 
 impl Pause {
+    #[inline(always)]
     fn has(&self, call_id: &str) -> bool {
         self.card(call_id).is_some()
     }
