@@ -353,6 +353,7 @@ impl Reader<'_> {
         self.str_field(name, true).unwrap_or_default()
     }
 
+    #[inline(always)]
     fn opt_str(&mut self, name: &str) -> Option<String> {
         self.str_field(name, false)
     }
