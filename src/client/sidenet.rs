@@ -1323,6 +1323,9 @@ impl Sidenet {
                 if !landed {
                     return self.c.give_up(op, Some(text), error, !refused);
                 }
+                // Dropped here, once, not on each way out below.
+                drop(text);
+                drop(error);
                 // Landed, and its run failed (the replay's error): as on an unbroken stream.
                 if let (true, Some(op), Some(error)) = (self.c.failed, op, &self.c.error) {
                     return self.c.done(op, Err(error.clone()));
