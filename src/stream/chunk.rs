@@ -315,19 +315,15 @@ impl Reader<'_> {
         } else {
             ("", "must be ")
         };
-        for piece in [
-            self.ty,
-            "` chunk: ",
-            what,
-            "field `",
-            self.prefix,
-            name,
-            "` ",
-            how,
-            expected,
-        ] {
-            m.push_str(piece);
-        }
+        m.push_str(self.ty);
+        m.push_str("` chunk: ");
+        m.push_str(what);
+        m.push_str("field `");
+        m.push_str(self.prefix);
+        m.push_str(name);
+        m.push_str("` ");
+        m.push_str(how);
+        m.push_str(expected);
         let mut path = "$.".to_owned();
         path.push_str(self.prefix);
         path.push_str(name);
