@@ -204,7 +204,6 @@ fn push_event(ev: Result<SseEventRef<'_>>, out: &mut dyn FnMut(Result<Chunk>)) {
 }
 
 /// `s` without its leading and trailing JSON whitespace (all ASCII, so trimmed byte-wise).
-#[inline(never)]
 fn trim_json_ws(s: &str) -> &str {
     let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
     let mut bytes = s.as_bytes();
