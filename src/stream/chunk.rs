@@ -409,7 +409,8 @@ const KNOWN: [&str; 15] = [
 
 fn build(fields: &Map) -> Result<Option<Chunk>> {
     for (i, key) in fields.keys().enumerate() {
-        if fields.keys().take(i).any(|k| k == key) && KNOWN.contains(&key.as_str()) {
+        // A key met before its own place.
+        if fields.keys().position(|k| k == key) != Some(i) && KNOWN.contains(&key.as_str()) {
             let mut m = "chunk has a duplicate field `".to_owned();
             m.push_str(key);
             m.push('`');
