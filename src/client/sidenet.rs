@@ -2145,7 +2145,12 @@ impl Sidenet {
             {
                 // Drafts are shared call by call within a run: a failed write outlives the step.
                 let same_run = old.as_ref().is_some_and(|o| o.run_id == n.run_id);
-                let unsaved = self.c.unsaved.take().filter(|_| same_run);
+                // Otherwise left for `new_pause` to drop.
+                let unsaved = if same_run {
+                    self.c.unsaved.take()
+                } else {
+                    None
+                };
                 self.c.new_pause();
                 self.c.unsaved = unsaved;
             }
