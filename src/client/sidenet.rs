@@ -1921,11 +1921,15 @@ impl Sidenet {
             }
         }
         v.kind = MessageKindView::ToolCall;
-        if let Some(part) = tool_part(&mut b.parts, call_id, name) {
-            put_str(part, "state", state);
-            if let Some(input) = input {
-                put(part, "input", input);
+        match tool_part(&mut b.parts, call_id, name) {
+            Some(part) => {
+                put_str(part, "state", state);
+                if let Some(input) = input {
+                    put(part, "input", input);
+                }
             }
+            // Dropped here: the way on is one.
+            None => drop(input),
         }
         b.text_part = None;
         self.stream_dirty = true;
