@@ -2010,6 +2010,9 @@ impl Sidenet {
             if let Some(approved) = approved {
                 set_approved(part, call_id, approved);
             }
+        } else {
+            // Dropped here: the way on is one.
+            drop(result);
         }
         b.text_part = None;
         self.stream_dirty = true;
