@@ -2424,10 +2424,14 @@ fn retain_cards(cards: &mut Vec<GatedTool>, keep: &dyn Fn(&GatedTool) -> bool) {
 
 fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Value>) {
     // Null until known: a card given null inputs shows `{}` (see `on_approval`).
-    if let Some(tool) = tool_view(&mut feed.inputs, call_id, name, &Value::Null) {
-        if let Some(input) = input {
-            tool.inputs = input;
+    match tool_view(&mut feed.inputs, call_id, name, &Value::Null) {
+        Some(tool) => {
+            if let Some(input) = input {
+                tool.inputs = input;
+            }
         }
+        // Dropped here: the way on is one.
+        None => drop(input),
     }
 }
 
