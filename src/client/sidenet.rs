@@ -1345,26 +1345,31 @@ impl Sidenet {
     /// After the reload that follows a refused continuation.
     fn reconciled(&mut self, mut sub: Submission, error: Error) {
         // Looked at, not taken: only an acknowledged call moves on (the submission ends otherwise).
-        let Some((id, decision)) = sub.next_queued() else {
-            // Nothing queued: `continue_submission` finishes the submission.
-            return self.continue_submission(sub);
-        };
-        let (error, failed) = if self.drafted(id) {
+        let (error, failed) = match sub.next_queued() {
             // Still pending, the same call: the decision was not applied. The draft stays.
-            (error, true)
-        } else if self.records(id, decision) {
-            // Applied (an answer lost on the way back): acknowledged, go on.
-            if let Some(acked) = sub.take_queued() {
-                sub.sent.push(acked);
+            Some((id, _)) if self.drafted(id) => (error, true),
+            next => {
+                // Not shown: dropped here, once, not on each way out below.
+                drop(error);
+                match next {
+                    // Nothing queued: `continue_submission` finishes the submission.
+                    None => return self.continue_submission(sub),
+                    // Applied (an answer lost on the way back): acknowledged, go on.
+                    Some((id, decision)) if self.records(id, decision) => {
+                        if let Some(acked) = sub.take_queued() {
+                            sub.sent.push(acked);
+                        }
+                        return self.continue_submission(sub);
+                    }
+                    Some(_) => {
+                        let error = self.not_sent(
+                            "the paused run was abandoned before the decision arrived",
+                            "the paused tool was decided elsewhere or changed; your decision was not applied",
+                        );
+                        (error, false)
+                    }
+                }
             }
-            self.continue_submission(sub);
-            return;
-        } else {
-            let error = self.not_sent(
-                "the paused run was abandoned before the decision arrived",
-                "the paused tool was decided elsewhere or changed; your decision was not applied",
-            );
-            (error, false)
         };
         // Taken, not moved out: `sub` is dropped whole (one drop call, not one per field).
         let then_send = sub.then_send.take();
