@@ -1508,7 +1508,8 @@ impl Sidenet {
                 feed.last = true;
             }
             Chunk::Finish { finish_reason } => {
-                feed.finish_reason = finish_reason.take();
+                // Swapped, not assigned: an earlier reason goes with the chunk (no drop here).
+                core::mem::swap(&mut feed.finish_reason, finish_reason);
                 feed.done = true;
                 feed.finished = true;
             }
