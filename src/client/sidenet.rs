@@ -1243,7 +1243,8 @@ impl Sidenet {
     /// it keeps is taken from `feed` (whose owner drops it whole).
     fn adopt_feed(&mut self, feed: &mut Feed) -> bool {
         let paused = self.adopt_cards(feed);
-        self.c.finish_reason = feed.finish_reason.take();
+        // Swapped, not assigned: the old reason goes with the feed (no drop here).
+        core::mem::swap(&mut self.c.finish_reason, &mut feed.finish_reason);
         if self.adopt_errors(feed, paused) && !paused {
             return true;
         }
