@@ -1829,13 +1829,14 @@ impl Sidenet {
                 self.count_users();
             }
             let mut base = view.raw.as_object().clone();
-            let parts = match base.remove("parts") {
+            let mut parts = match base.remove("parts") {
                 Some(Value::Array(parts)) => parts,
                 _ => Vec::new(),
             };
+            // Swapped, not assigned: the fresh ones are dropped below, on one way.
             if let Some(b) = &mut self.building {
-                b.base = base;
-                b.parts = parts;
+                core::mem::swap(&mut b.base, &mut base);
+                core::mem::swap(&mut b.parts, &mut parts);
             }
             self.stream_epoch = self.stream_epoch.wrapping_add(1);
             // Its raw form is set below, from the base.
