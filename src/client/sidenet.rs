@@ -2567,12 +2567,15 @@ fn parse_history(body: &[u8]) -> Result<Vec<Value>> {
 /// chunks as sent (typed by [`Sidenet::collected_feed`]).
 fn parse_collected(body: &[u8]) -> Result<Vec<Value>> {
     let text = json::utf8(body)?;
-    if let Value::Object(mut map) = Value::parse(text)? {
-        if let Some(Value::Array(chunks)) = map.remove("chunks") {
-            return Ok(chunks);
-        }
+    // The document, then what it holds under `chunks`, each dropped on one way.
+    let chunks = match Value::parse(text)? {
+        Value::Object(mut map) => map.remove("chunks"),
+        _ => None,
+    };
+    match chunks {
+        Some(Value::Array(chunks)) => Ok(chunks),
+        _ => Err(Error::parse("collected output needs a \"chunks\" array").with_path("$.chunks")),
     }
-    Err(Error::parse("collected output needs a \"chunks\" array").with_path("$.chunks"))
 }
 
 /// How many of `messages` are the user's, and the index of the last.
