@@ -2547,11 +2547,16 @@ fn parse_history(body: &[u8]) -> Result<Vec<Value>> {
     }
     let (what, path, other) = match Value::parse(text)? {
         Value::Array(items) => return Ok(items),
-        Value::Object(mut map) => match map.remove("messages") {
-            Some(Value::Array(items)) => return Ok(items),
-            None | Some(Value::Null) => return Ok(Vec::new()),
-            Some(other) => ("messages must be an array, got ", "$.messages", other),
-        },
+        Value::Object(mut map) => {
+            let messages = map.remove("messages");
+            // Dropped here, once, not on each way out below.
+            drop(map);
+            match messages {
+                Some(Value::Array(items)) => return Ok(items),
+                None | Some(Value::Null) => return Ok(Vec::new()),
+                Some(other) => ("messages must be an array, got ", "$.messages", other),
+            }
+        }
         other => (
             "a thread must be an object with a \"messages\" array, got ",
             "$",
