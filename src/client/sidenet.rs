@@ -211,7 +211,7 @@ fn chat_body(
         json::write_value(messages, &Value::Object(user_message(text)));
     }
     messages.push(']');
-    o.field("threadId", &thread_id)
+    o.field_if("threadId", Some(thread_id))
         .field_if("agentVersionId", agent_version_id);
     if let Some((run_id, tool_call_id, approved)) = approval {
         let mut inner = Obj::new(o.key("approval"));
