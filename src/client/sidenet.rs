@@ -1695,10 +1695,13 @@ impl Sidenet {
             card.agent_version_id = feed.run_version.clone();
         }
         if card.name.is_empty() || card.inputs.is_null() {
-            let view = self.c.snapshot.streaming.as_ref();
-            let known = tool_in(&feed.inputs, &card.call_id)
-                .or_else(|| view.and_then(|v| tool_in(&v.tools, &card.call_id)))
-                .or_else(|| self.find_tool(&card.call_id));
+            let mut known = tool_in(&feed.inputs, &card.call_id);
+            if let (None, Some(v)) = (known, &self.c.snapshot.streaming) {
+                known = tool_in(&v.tools, &card.call_id);
+            }
+            if known.is_none() {
+                known = self.find_tool(&card.call_id);
+            }
             if let (true, Some(known)) = (card.name.is_empty(), known) {
                 // Appended to the empty name: no old string to drop.
                 card.name.push_str(&known.name);
