@@ -2418,7 +2418,7 @@ fn is_stream_status(status: u16) -> bool {
 
 /// The call `id` has its outcome in the stream: a card announced for it before is no longer open.
 fn settled(feed: &mut Feed, id: &str) {
-    retain_cards(&mut feed.approvals, &|c| c.call_id != id);
+    retain_cards(&mut feed.approvals, &|c| c.call_id != *id);
 }
 
 /// The card of a call in `cards`, to edit.
