@@ -445,28 +445,35 @@ fn write_stored(
     // Sidenet: the call whose continuation the server took, while its reply streams, and those
     // another tab's record listed so (`elsewhere`: that tab's reply still streams).
     // Written in place, no list built: the key before the first (absent when none).
+    // Three plain loops, not a chain of adaptors (whose `next` is library code).
     let mut list: Option<&mut String> = None;
-    for id in tail
-        .decided
-        .iter()
-        .map(|t| &t.call_id)
-        .filter(|id| !tail.pending.iter().any(|p| p.call_id == **id))
-        .chain(taken)
-        .chain(elsewhere)
-    {
-        let out = match list.take() {
-            Some(out) => {
-                out.push(',');
-                out
-            }
-            None => {
-                let out = o.key("settled");
-                out.push('[');
-                out
-            }
+    macro_rules! settled {
+        ($id:expr) => {
+            let out = match list.take() {
+                Some(out) => {
+                    out.push(',');
+                    out
+                }
+                None => {
+                    let out = o.key("settled");
+                    out.push('[');
+                    out
+                }
+            };
+            json::write_str(out, $id);
+            list = Some(out);
         };
-        json::write_str(out, id);
-        list = Some(out);
+    }
+    for t in &tail.decided {
+        if !tail.pending.iter().any(|p| p.call_id == t.call_id) {
+            settled!(&t.call_id);
+        }
+    }
+    if let Some(id) = taken {
+        settled!(id);
+    }
+    for id in elsewhere {
+        settled!(id);
     }
     if let Some(out) = list {
         out.push(']');
