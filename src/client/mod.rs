@@ -1808,17 +1808,19 @@ fn records(record: &[Message], call_id: &str, decision: &Decision) -> bool {
         });
         first.flatten().filter(|a| *a != Approval::Pending)
     };
-    let after = record
-        .get(1)
-        .filter(|m| matches!(m.get("type"), Some(Value::String(t)) if t == "tool_call_result"));
+    // The pause message, then the result after it: one loop, one call of `outcome`.
+    let mut found = None;
+    for (i, m) in record.get(..2).unwrap_or(record).iter().enumerate() {
+        if i > 0 && !matches!(m.get("type"), Some(Value::String(t)) if t == "tool_call_result") {
+            break;
+        }
+        found = outcome(m);
+        if found.is_some() {
+            break;
+        }
+    }
     matches!(
-        (
-            record
-                .first()
-                .and_then(outcome)
-                .or_else(|| after.and_then(outcome)),
-            decision
-        ),
+        (found, decision),
         (Some(Approval::Approved), Decision::Approve)
             | (Some(Approval::Rejected), Decision::Reject(_))
     )
