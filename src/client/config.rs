@@ -509,14 +509,13 @@ fn bad(path: &str, message: impl Into<String>) -> Error {
 
 /// Appends `s` to `out`, percent-encoding everything but the unreserved characters of RFC 3986.
 fn encode_into(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
             out.push(char::from(b));
         } else {
             // Two pushes, not a loop over a by-value array (whose iterator is library code).
-            let hex =
-                |nibble: u8| char::from(HEX.get(usize::from(nibble)).copied().unwrap_or(b'0'));
+            // A digit computed, not read from a table: the char is known ASCII (one byte pushed).
+            let hex = |nibble: u8| char::from(if nibble < 10 { b'0' } else { b'A' - 10 } + nibble);
             out.push('%');
             out.push(hex(b >> 4));
             out.push(hex(b & 15));
