@@ -654,22 +654,26 @@ impl Core {
     }
 
     /// The job failed for good: phase `error` (a quiet reload only shows the error), drafts kept.
-    pub(super) fn fail(&mut self, job: Job, error: Error) {
+    pub(super) fn fail(&mut self, mut job: Job, error: Error) {
         self.rewrite = false;
         if job.is_sync() {
             self.error = Some(error);
             return;
         }
-        let (op, text, original) = leftovers(job);
-        self.give_up(op, text, original.unwrap_or(error), true);
+        let (op, text, original) = leftovers(&mut job);
+        let error = match original {
+            Some(original) => original.clone(),
+            None => error,
+        };
+        self.give_up(op, text, error, true);
     }
 
     /// The job was aborted: its op resolves with `aborted`, the text it carried goes to `unsentText`
     /// (a message's only if `keep_text`).
-    pub(super) fn aborted(&mut self, job: Job, keep_text: bool) {
+    pub(super) fn aborted(&mut self, mut job: Job, keep_text: bool) {
         self.rewrite = false;
         let keep_text = keep_text || !matches!(job, Job::Send { .. });
-        let (op, text, _) = leftovers(job);
+        let (op, text, _) = leftovers(&mut job);
         self.unsend(text.filter(|_| keep_text));
         if let Some(op) = op {
             self.done(op, Err(err_aborted()));
@@ -988,24 +992,24 @@ pub(super) fn err_aborted() -> Error {
     Error::new(ErrorCode::Aborted, "the request was aborted")
 }
 
-/// What an unfinished job leaves: its op, the text to keep unsent, and the error it was about (a
-/// load after a failed message or submission).
+/// What an unfinished job leaves: its op, the text to keep unsent (taken out of it), and the
+/// error it was about (a load after a failed message or submission).
 ///
-/// A submission's `then_send` is taken, not moved out, so the rest is dropped by one call.
-fn leftovers(job: Job) -> (Option<OpId>, Option<String>, Option<Error>) {
+/// Read in place: the job is dropped whole by its owner, nothing moved out of it first.
+fn leftovers(job: &mut Job) -> (Option<OpId>, Option<String>, Option<&Error>) {
     match job {
         Job::Load { op, why, .. } => match why {
-            Why::User | Why::Sync | Why::Recover(None) => (op, None, None),
-            Why::Recover(Some(mut sub)) => (op, sub.then_send.take(), None),
-            Why::VerifySend { text, error, .. } => (op, Some(text), Some(error)),
-            Why::Reconcile {
-                mut sub,
-                error,
-                resend,
-            } => (op, sub.then_send.take(), (resend != NOW).then_some(error)),
+            Why::User | Why::Sync | Why::Recover(None) => (*op, None, None),
+            Why::Recover(Some(sub)) => (*op, sub.then_send.take(), None),
+            Why::VerifySend { text, error, .. } => (*op, Some(core::mem::take(text)), Some(error)),
+            Why::Reconcile { sub, error, resend } => (
+                *op,
+                sub.then_send.take(),
+                if *resend != NOW { Some(error) } else { None },
+            ),
         },
-        Job::Send { op, text, .. } => (Some(op), Some(text), None),
-        Job::Submit(mut sub) => (Some(sub.op), sub.then_send.take(), None),
+        Job::Send { op, text, .. } => (Some(*op), Some(core::mem::take(text)), None),
+        Job::Submit(sub) => (Some(sub.op), sub.then_send.take(), None),
     }
 }
 
