@@ -817,10 +817,10 @@ fn steps(w: &mut Walker<'_, '_>) -> Step {
                     w.s.tail = Some((start, w.p.pos()));
                 } else {
                     let value = w.p.parse_value()?;
-                    let message = match Message::from_value_at(value, || message_path(bare, index))
-                    {
+                    // Its error's path made in the error arm (no closure to pass).
+                    let message = match Message::checked(value) {
                         Ok(message) => message,
-                        Err(e) => return Err(w.stop(e)),
+                        Err(e) => return Err(w.stop(under(message_path(bare, index), e))),
                     };
                     if w.mode == Mode::All {
                         w.messages.push(message);
