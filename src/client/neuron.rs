@@ -71,8 +71,12 @@ pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
         }
         None => return Err(Error::parse("a chat reply needs a status").with_path("$.status")),
     };
+    // Its error's path made in the error arm (no closure to pass).
     let message = match map.remove("message") {
-        Some(value) => Some(Message::from_value_at(value, || "$.message".to_owned())?),
+        Some(value) => match Message::checked(value) {
+            Ok(message) => Some(message),
+            Err(e) => return Err(thread::under("$.message".to_owned(), e)),
+        },
         None => None,
     };
     Ok(ChatReply::Ok { status, message })
