@@ -226,8 +226,24 @@ impl Decisions {
     /// the JS class's methods, which call it directly).
     #[inline(never)]
     pub(crate) fn put(&mut self, call_id: &str, local: Option<Decision>) -> Result<()> {
-        self.entry_mut(call_id)?.local = local;
-        Ok(())
+        if self.put_found(call_id, local) {
+            Ok(())
+        } else {
+            Err(unknown(call_id))
+        }
+    }
+
+    /// [`put`](Self::put) without the error: `false` for a callId that is not gated (for the
+    /// clients, which drop the error, and would pay for its message).
+    #[inline(never)]
+    pub(crate) fn put_found(&mut self, call_id: &str, local: Option<Decision>) -> bool {
+        match self.find_mut(call_id) {
+            Some(e) => {
+                e.local = local;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Drops every local decision (the tail's count again).
@@ -324,10 +340,6 @@ impl Decisions {
 
     fn entry(&self, call_id: &str) -> Result<&Entry> {
         self.find(call_id).ok_or_else(|| unknown(call_id))
-    }
-
-    fn entry_mut(&mut self, call_id: &str) -> Result<&mut Entry> {
-        self.find_mut(call_id).ok_or_else(|| unknown(call_id))
     }
 
     /// The entry of `call_id`: one search for every look-up.

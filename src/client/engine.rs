@@ -802,7 +802,7 @@ impl Core {
             if !decided
                 && self.allowed.contains(&tool.name)
                 && !auto.iter().any(|(a, _)| a == id)
-                && decisions.approve(id).is_ok()
+                && decisions.put_found(id, Some(Decision::Approve))
             {
                 drafted_here = true;
                 auto.push((id.clone(), false));

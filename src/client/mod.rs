@@ -397,7 +397,8 @@ fn restore_into(
             restored.push((id.clone(), decision));
         }
         #[cfg(not(any(debug_assertions, fuzzing, feature = "invariants")))]
-        let _ = decisions.set(id, decision);
+        // (Read from the wire form: its reason is kept as `set` would keep it.)
+        decisions.put_found(id, Some(decision));
     }
     restored
 }
@@ -1671,7 +1672,7 @@ impl Client {
             if self.c.unsaved.is_some() {
                 for id in &stored.call_ids {
                     if stored.changed(base, id) {
-                        let _ = decisions.clear(id);
+                        decisions.put_found(id, None);
                     }
                 }
                 self.c.unsaved = Some(persisted.to_owned());
