@@ -767,7 +767,7 @@ impl Client {
         };
         let attempt = flight.attempt;
         match flight.job {
-            Job::Load { op, why, .. } => self.on_load_response(now, attempt, op, why, response),
+            job @ Job::Load { .. } => self.on_load_response(now, attempt, job, response),
             Job::Send {
                 op,
                 text,
@@ -1222,31 +1222,23 @@ impl Client {
     // ------------------------------------------------------------------------------------------
     // Internals: replies
 
-    fn on_load_response(
-        &mut self,
-        now: u64,
-        attempt: u32,
-        op: Option<OpId>,
-        why: Why,
-        response: HttpResponse,
-    ) {
+    /// The answer to a load (`job`, handed back whole to be retried or failed: not taken apart
+    /// and built again).
+    fn on_load_response(&mut self, now: u64, attempt: u32, job: Job, response: HttpResponse) {
         let error = match response.status {
             200..=299 => match neuron::parse_thread(&response.body) {
                 Ok(thread) => {
                     // The body goes before the views are built: a load's peak is the body and the
                     // parsed thread, or the thread and its views, not all three.
                     drop(response);
-                    return self.on_thread(op, why, thread);
+                    if let Job::Load { op, why, .. } = job {
+                        self.on_thread(op, why, thread);
+                    }
+                    return;
                 }
                 Err(error) => error,
             },
             status => status_error(status, &response.body),
-        };
-        let job = Job::Load {
-            op,
-            why,
-            stage: Stage::History,
-            recheck: false,
         };
         self.c
             .status_failed(now, job, attempt, response.status, error);
