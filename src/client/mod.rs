@@ -1574,14 +1574,15 @@ impl Client {
             Some(tail) => Suspension::from_message(tail),
             None => Suspension::default(),
         };
-        let new_key = PauseKey::of(&suspension);
-        let mut new_decisions = Decisions::of(&suspension);
-        let old_pause = self.pause.take();
-        let old_decisions = self.c.decisions.take();
+        // The new pause and decisions put in place at once (both are `Some` iff the tail is
+        // paused), the old ones taken out: nothing dropped where a taken field was left `None`.
+        let old_pause = core::mem::replace(&mut self.pause, PauseKey::of(&suspension));
+        let old_decisions = core::mem::replace(&mut self.c.decisions, Decisions::of(&suspension));
+        let new_key = &self.pause;
         // The same gated calls: without message ids a newer pause may reuse the callIds (counted
         // per step), so each call must also keep its tool and inputs.
         let same = old_pause.is_some()
-            && new_key == old_pause
+            && *new_key == old_pause
             && self
                 .suspension
                 .pending
@@ -1614,7 +1615,7 @@ impl Client {
                         continue;
                     }
                     // The same pause has the same gated callIds: the draft is kept.
-                    if let Some(nd) = new_decisions.as_mut() {
+                    if let Some(nd) = self.c.decisions.as_mut() {
                         let _ = nd.set(id, draft.clone());
                     }
                 } else {
@@ -1632,9 +1633,6 @@ impl Client {
                 }
             }
         }
-        // Both are `Some` iff the tail is paused.
-        self.pause = new_key;
-        self.c.decisions = new_decisions;
         if !suspension.suspended {
             self.c.unpaused();
         }
