@@ -910,15 +910,18 @@ impl Core {
             }
             differs
         };
-        if changed {
+        // One snapshot dropped whole, at one place: the old one that `next` replaces, else
+        // `next` (nothing moved out of it).
+        let dropped = if changed {
             next.streaming = streaming;
             next.version = version;
-            self.snapshot = next;
             self.outputs.push(Output::Changed);
+            core::mem::replace(&mut self.snapshot, next)
         } else {
-            // `next` is dropped whole (nothing moved out of it).
             self.snapshot.streaming = streaming;
-        }
+            next
+        };
+        drop(dropped);
     }
 
     /// `snapshot.head_after_version()`, kept. Called while `snapshot.streaming` is `None` (taken
