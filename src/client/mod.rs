@@ -267,6 +267,12 @@ fn read_stored(text: &str) -> Option<StoredIn> {
     let Ok(Value::Object(mut o)) = Value::parse(text) else {
         return None;
     };
+    // Read by reference: the object is dropped at one place, whichever way that went.
+    stored_of(&mut o)
+}
+
+/// [`read_stored`] of the object parsed (what it keeps moved out).
+fn stored_of(o: &mut Map) -> Option<StoredIn> {
     // The text "1" is the only JSON number that reads as the integer 1.
     if o.get("v")?.as_number()?.as_str() != "1" {
         return None;
