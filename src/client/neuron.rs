@@ -56,6 +56,12 @@ pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
         m.push_str(json::describe(&value));
         return Err(Error::parse(m).with_path("$"));
     };
+    // Read by reference: the object is dropped at one place, whichever way that went.
+    reply_of(&mut map)
+}
+
+/// [`parse_chat_reply`] of the object parsed (the message moved out).
+fn reply_of(map: &mut Map) -> Result<ChatReply> {
     let status = match map.get("status") {
         Some(Value::String(s)) if s == "awaiting_approval" => ChatStatus::AwaitingApproval,
         Some(Value::String(s)) if s == "completed" => ChatStatus::Completed,
