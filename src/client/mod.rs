@@ -1832,9 +1832,15 @@ fn tail_holds(tail: &Suspension, id: &str, decision: &Decision) -> bool {
 
 /// Equal texts, or equal JSON values (storage may hold the same drafts with other key order).
 fn same_stored(a: Option<&str>, b: Option<&str>) -> bool {
-    a == b
-        || matches!((a, b), (Some(a), Some(b))
-            if matches!(Value::parse(a), Ok(x) if Value::parse(b).is_ok_and(|y| x == y)))
+    if a == b {
+        return true;
+    }
+    let (Some(a), Some(b)) = (a, b) else {
+        return false;
+    };
+    // Both parsed, then compared by reference: the two results dropped together.
+    let parsed = (Value::parse(a), Value::parse(b));
+    matches!(&parsed, (Ok(x), Ok(y)) if x == y)
 }
 
 /// The error for a transport failure; `None` for [`TransportError::Aborted`].
