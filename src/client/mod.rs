@@ -212,8 +212,14 @@ impl PauseKey {
         if !message.is_tool_call() {
             return false;
         }
-        match (&self.message_id, message.id()) {
-            (Some(mine), Some(theirs)) => *mine == theirs,
+        // Its `__id` read in place (as `Message::id` reads it, no copy made to compare).
+        let theirs = match message.get("__id") {
+            Some(Value::String(s)) => Some(s.as_str()),
+            Some(Value::Number(n)) => Some(n.as_str()),
+            _ => None,
+        };
+        match (&self.message_id, theirs) {
+            (Some(mine), Some(theirs)) => mine == theirs,
             _ => gated_ids(&Suspension::from_message(message)) == self.call_ids,
         }
     }
