@@ -1510,14 +1510,13 @@ impl Client {
         status: neuron::ChatStatus,
         message: Message,
     ) {
-        let messages = &mut self.messages;
-        let replaces = messages
-            .last()
-            .is_some_and(|tail| sub.pause.is_message(tail) && sub.pause.is_message(&message));
-        if replaces {
-            messages.pop();
+        // The tail replaced in place when the reply is the pause's message, else appended.
+        match self.messages.last_mut() {
+            Some(tail) if sub.pause.is_message(tail) && sub.pause.is_message(&message) => {
+                *tail = message;
+            }
+            _ => self.messages.push(message),
         }
-        messages.push(message);
         self.adopt_tail(Ack::Accepted);
         if self.accepted(sub, Some(status)) {
             self.start_sync();
