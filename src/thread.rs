@@ -313,8 +313,10 @@ impl Message {
 
     /// Calls `f` with each view [`tools`](Self::tools) would list, in order, listing none.
     pub(crate) fn each_tool<'a>(&'a self, f: &mut dyn FnMut(ToolCall<'a>)) {
-        if let (Some(_), Some(Value::Array(tools))) = (tool_kind(&self.raw), self.raw.get("tools"))
-        {
+        if tool_kind(&self.raw).is_none() {
+            return;
+        }
+        if let Some(Value::Array(tools)) = self.raw.get("tools") {
             for (index, tool) in tools.iter().enumerate() {
                 if let Some(raw) = tool.as_object() {
                     f(ToolCall {
