@@ -1316,13 +1316,17 @@ impl Client {
                 "the paused tools were decided elsewhere; your drafts were not applied",
             );
             (error, false)
-        } else if self.pause.as_ref().is_some_and(|p| *p == sub.pause) {
-            // The pause the user decided on is still there: were the decisions applied?
+        } else {
+            // The pause went away: `adopt_tail` acknowledged the drafts if the record shows them
+            // (or the pause message is gone), and dropped them otherwise (none was dropped).
+            // Still there: were the decisions applied? Either way acknowledged, by one call.
+            let still = self.pause.as_ref().is_some_and(|p| *p == sub.pause);
             let decisions = self.c.decisions.as_ref();
-            let applied = sub.sent.iter().all(|(id, d)| {
-                // No draft left, and the tail records the decision.
-                decisions.is_some_and(|ds| matches!(ds.lookup(id), (None, Some(e)) if e == d))
-            });
+            let applied = !still
+                || sub.sent.iter().all(|(id, d)| {
+                    // No draft left, and the tail records the decision.
+                    decisions.is_some_and(|ds| matches!(ds.lookup(id), (None, Some(e)) if e == d))
+                });
             if applied {
                 return self.after_acknowledged(sub);
             }
@@ -1335,10 +1339,6 @@ impl Client {
             // fails, the drafts stay, and the person's next one reads the thread first.
             self.unsure = resend.is_some();
             (error, true)
-        } else {
-            // The pause went away. `adopt_tail` acknowledged the drafts if the record shows them
-            // (or the pause message is gone), and dropped them otherwise (none was dropped).
-            return self.after_acknowledged(sub);
         };
         self.c
             .give_up(Some(sub.op), sub.then_send.take(), error, failed);
