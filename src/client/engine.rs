@@ -683,7 +683,7 @@ impl Core {
     /// The phase the UI sees: the flight's, else the tail's.
     pub(super) fn phase(&self, paused: bool, expired: bool) -> Phase {
         if let State::Busy(flight) = &self.state {
-            if flight.job.is_chat() && matches!(flight.rx, Some(Rx::Stream(_))) {
+            if flight.job.is_chat() && matches!(flight.rx, Some(Rx::Stream(..))) {
                 return Phase::Streaming;
             }
             match &flight.job {

@@ -542,9 +542,9 @@ impl Client {
     /// A client for a config already checked as [`Config::validate`] does (by `readOptions` in
     /// `src/wasm/fast.js`, for the wasm driver).
     pub(crate) fn checked(config: Config) -> Client {
-        let (sidenet, config) = match config.dialect {
-            Dialect::Sidenet if cfg!(feature = "sidenet") => (
-                Some(Box::new(sidenet::Sidenet::new(config))),
+        let (sidenet, config) = match (config.dialect, sidenet::LIVE) {
+            (Dialect::Sidenet, Some(live)) => (
+                Some(Box::new(sidenet::Sidenet::new(config, live))),
                 // A placeholder: the Sidenet engine answers every call.
                 Config::of(Dialect::Sidenet),
             ),

@@ -167,12 +167,32 @@ impl Feed {
     }
 }
 
+/// What an engine and each [`Rx`] carry to exist: a unit value in a build with the `sidenet`
+/// feature. Without it there is no value of this type, so no engine and no `Rx` can be made: the
+/// shared core's `Option<Rx>` is known to be `None`, and none of the code that would drop an
+/// answer is linked into the Neuron-only module (-181 B gzip there).
+#[cfg(feature = "sidenet")]
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Live;
+#[cfg(not(feature = "sidenet"))]
+pub(super) type Live = core::convert::Infallible;
+
+/// The [`Live`] value, where there is one.
+#[cfg(feature = "sidenet")]
+pub(super) const LIVE: Option<Live> = Some(Live);
+#[cfg(not(feature = "sidenet"))]
+pub(super) const LIVE: Option<Live> = None;
+
 #[derive(Debug)]
 pub(super) enum Rx {
     /// A 2xx event stream being decoded.
-    Stream(Box<(ChunkDecoder, Feed)>),
+    Stream(Box<(ChunkDecoder, Feed)>, Live),
     /// Any other answer, buffered to its end.
-    Buffer { status: u16, body: Vec<u8> },
+    Buffer {
+        status: u16,
+        body: Vec<u8>,
+        _live: Live,
+    },
 }
 
 /// The message being streamed: its raw form (the view is `snapshot.streaming`).
@@ -270,6 +290,7 @@ pub(crate) struct Sidenet {
     reasons: Vec<(String, String)>,
     /// The bookkeeping of `check_invariants` (empty in release); the pause is the run id.
     audit: Audit<String>,
+    live: Live,
 }
 
 impl Sidenet {
@@ -277,7 +298,7 @@ impl Sidenet {
         &self.c.config
     }
 
-    pub(crate) fn new(config: Config) -> Sidenet {
+    pub(crate) fn new(config: Config, live: Live) -> Sidenet {
         let mut s = Sidenet {
             c: Core::new(config),
             messages: Shared::new(Vec::new()),
@@ -291,6 +312,7 @@ impl Sidenet {
             taken_elsewhere: Vec::new(),
             reasons: Vec::new(),
             audit: Audit::new(),
+            live,
         };
         s.c.snapshot = s.build_head();
         s
@@ -543,7 +565,7 @@ impl Sidenet {
         }
         let chat_stream = matches!(
             &self.c.state,
-            State::Busy(Flight { job, rx: Some(Rx::Stream(_)), .. }) if job.is_chat()
+            State::Busy(Flight { job, rx: Some(Rx::Stream(..)), .. }) if job.is_chat()
         );
         if self.building.is_some() != chat_stream {
             return Err("a streaming message exists iff a chat stream is open".to_owned());
@@ -830,7 +852,7 @@ impl Sidenet {
     fn aborted(&mut self, flight: Flight) {
         // Taken apart: the answer is dropped once, the job goes on.
         let Flight { mut job, rx, .. } = flight;
-        let streamed = matches!(rx, Some(Rx::Stream(_)));
+        let streamed = matches!(rx, Some(Rx::Stream(..)));
         if streamed && job.is_chat() {
             // What was shown stays; where the run stands is known again at the next load. A pause
             // keeps what it expects (its cards, set when it was adopted): the load tells an
@@ -840,7 +862,7 @@ impl Sidenet {
             // paused on them (its snapshot outlives the request), so their cards stand, as at
             // the end of the stream; the server announces any calls still waiting on the
             // continuation. (A stopped continuation keeps the pause its drafts were made on.)
-            if let (Job::Send { .. }, Some(Rx::Stream(mut stream))) = (&job, rx) {
+            if let (Job::Send { .. }, Some(Rx::Stream(mut stream, _))) = (&job, rx) {
                 if !stream.1.approvals.is_empty() {
                     self.adopt_cards(&mut stream.1);
                 }
@@ -889,11 +911,12 @@ impl Sidenet {
         let stream = flight.streaming && is_stream_status(status);
         // Set at one place (into the empty slot).
         flight.rx = Some(if stream {
-            Rx::Stream(Box::default())
+            Rx::Stream(Box::default(), self.live)
         } else {
             Rx::Buffer {
                 status,
                 body: Vec::new(),
+                _live: self.live,
             }
         });
         if !stream {
@@ -926,10 +949,10 @@ impl Sidenet {
                 // Shorter than the room left: all of it.
                 body.extend_from_slice(bytes.get(..room).unwrap_or(bytes));
             }
-            rx @ Some(Rx::Stream(_)) => {
+            rx @ Some(Rx::Stream(..)) => {
                 // The box leaves the flight while its chunks are applied (no stand-in feed made
                 // and dropped), and goes back (applying chunks never ends the flight).
-                let Some(Rx::Stream(mut boxed)) = rx.take() else {
+                let Some(Rx::Stream(mut boxed, live)) = rx.take() else {
                     return false;
                 };
                 let (decoder, feed) = &mut *boxed;
@@ -937,7 +960,7 @@ impl Sidenet {
                 let last = feed.last;
                 // Into the slot left empty (no old answer to drop).
                 if let State::Busy(Flight { rx: rx @ None, .. }) = &mut self.c.state {
-                    *rx = Some(Rx::Stream(boxed));
+                    *rx = Some(Rx::Stream(boxed, live));
                 }
                 return last;
             }
@@ -960,11 +983,11 @@ impl Sidenet {
             job, attempt, rx, ..
         } = flight;
         match rx {
-            Some(Rx::Buffer { status, body }) => {
+            Some(Rx::Buffer { status, body, .. }) => {
                 // The status is known: handle what arrived of the body.
                 self.on_response(now, job, attempt, status, body)
             }
-            Some(Rx::Stream(mut boxed)) => {
+            Some(Rx::Stream(mut boxed, _)) => {
                 let (decoder, feed) = &mut *boxed;
                 match failure {
                     Some(error) => self.stream_dropped(now, job, attempt, feed, error),
@@ -2367,7 +2390,7 @@ impl Sidenet {
             let taken = match &self.c.state {
                 State::Busy(Flight {
                     job: Job::Submit(sub),
-                    rx: Some(Rx::Stream(_)),
+                    rx: Some(Rx::Stream(..)),
                     ..
                 }) => sub.next_queued().map(|(id, _)| id),
                 _ => None,
