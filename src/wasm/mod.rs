@@ -91,9 +91,11 @@ pub fn pending_approvals(
         false => suspension_of(&cut).ok(),
         true => None,
     };
-    Ok(tail
-        .map_or_else(|| suspension_of(&input), Ok)
-        .and_then(|s| to_js(&s))?)
+    let suspension = match tail {
+        Some(s) => Ok(s),
+        None => suspension_of(&input),
+    };
+    Ok(suspension.and_then(|s| to_js(&s))?)
 }
 
 fn suspension_of(input: &JsValue) -> Result<Suspension, Error> {
