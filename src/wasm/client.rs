@@ -587,9 +587,11 @@ impl ApprovalClient {
                 gone: Cell::new(false),
             }
         });
-        if let Some(saved) = key.and_then(|k| string_of(&storage(&k, &JsValue::UNDEFINED))) {
-            // Cannot fail: no step runs yet, nothing is freed, and a restore is no command.
-            let _ = step(&shared, Input::Restore(&saved));
+        if let Some(key) = &key {
+            if let Some(saved) = string_of(&storage(key, &JsValue::UNDEFINED)) {
+                // Cannot fail: no step runs yet, nothing is freed, and a restore is no command.
+                let _ = step(&shared, Input::Restore(&saved));
+            }
         }
         Ok(ApprovalClient { shared })
     }
