@@ -519,9 +519,10 @@ fn parse_options(options: &JsValue) -> Result<(Config, JsValue), JsValue> {
     };
     Config::check_json(&json)?;
     let checked = read.get(1);
-    let config = string_of(&checked)
-        .map(|text| Config::from_checked(&text))
-        .ok_or(checked)?;
+    let config = match string_of(&checked) {
+        Some(text) => Config::from_checked(&text),
+        None => return Err(checked),
+    };
     config.check_dialect()?;
     Ok((config, read.get(2)))
 }
