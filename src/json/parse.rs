@@ -451,14 +451,18 @@ impl<'a> Parser<'a> {
                 })
             }
             Some(b @ (b't' | b'f' | b'n')) => {
-                // One call for the three literals: the word and its value.
-                let (word, value): (&[u8], Value) = match b {
-                    b't' => (b"true", Value::Bool(true)),
-                    b'f' => (b"false", Value::Bool(false)),
-                    _ => (b"null", Value::Null),
+                // One call for the three literals; the value made once the word is checked.
+                let word: &[u8] = match b {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
                 };
                 self.literal(word)?;
-                Ok(value)
+                Ok(if b == b'n' {
+                    Value::Null
+                } else {
+                    Value::Bool(b == b't')
+                })
             }
             Some(b'-' | b'0'..=b'9') => {
                 let n = self.number()?;
