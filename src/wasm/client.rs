@@ -137,6 +137,10 @@ extern "C" {
 struct State {
     inner: RefCell<Inner>,
     listeners: Listeners,
+    /// Stops listening to other tabs' changes to the drafts (a listener only with `persist` on);
+    /// called with `true`, reads them again. (Outside the `RefCell`: called after a step with no
+    /// copy of it taken out.)
+    unlisten: Function,
     /// The `ApprovalClient` went while a step held the core (freed by JS the step called: a custom
     /// `fetch`'s abort listener, a stream's cancel): the step shuts the core down as it ends.
     gone: Cell<bool>,
@@ -170,8 +174,6 @@ struct Inner {
     fetches: Vec<(u64, Function)>,
     /// The retry timer: its handle and deadline.
     timer: Option<(JsValue, u64)>,
-    /// Stops listening to other tabs' changes to the drafts (a listener only with `persist` on).
-    unlisten: Function,
     /// The one callback of the client, `(id, code, value)`, holding a `Weak`: what every request
     /// reports (see `request` in `fast.js`), and, with an `id` of NaN, the retry timer (no value)
     /// or another tab's drafts (a string). Owned by JS (freed once collected): calls after
@@ -220,12 +222,12 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
         let result = inner.apply(input, now);
         let changed = inner.drain(now);
         let missed = inner.core.take_missed_restore();
-        (result, changed, missed.then(|| inner.unlisten.clone()))
+        (result, changed, missed)
     };
     if shared.gone.get() {
         if let Ok(mut inner) = shared.inner.try_borrow_mut() {
             if !inner.freed {
-                inner.shutdown(&shared.listeners);
+                inner.shutdown(&shared.listeners, &shared.unlisten);
             }
         }
         return result;
@@ -237,8 +239,8 @@ fn step(shared: &Shared, input: Input<'_>) -> Result<(), Error> {
     }
     // Drafts another tab saved during the command that just ended, or for a pause the step
     // came to: read again, in a step of their own.
-    if let Some(again) = missed {
-        call(&again, &JsValue::TRUE);
+    if missed {
+        call(&shared.unlisten, &JsValue::TRUE);
     }
     result
 }
@@ -392,7 +394,7 @@ impl Inner {
 
     /// `free()`: aborts every request, clears every timer, rejects pending ops with `aborted`.
     /// (Once: only `ApprovalClient`'s `drop` calls it.)
-    fn shutdown(&mut self, listeners: &Listeners) {
+    fn shutdown(&mut self, listeners: &Listeners, unlisten: &Function) {
         self.freed = true;
         // Only what must happen now; the rest goes with the `Inner` (a step in progress holds it
         // a moment longer, and finds it freed).
@@ -402,7 +404,7 @@ impl Inner {
         if let Some((handle, _)) = &self.timer {
             clear_timeout(handle);
         }
-        cancel(&self.unlisten);
+        cancel(unlisten);
         listeners.clear();
         let error = error_to_js(&Error::new(ErrorCode::Aborted, "the client was freed"));
         for (_, settle) in &self.ops {
@@ -579,12 +581,12 @@ impl ApprovalClient {
                 ops: Vec::new(),
                 fetches: Vec::new(),
                 timer: None,
-                unlisten,
                 on_event,
             });
             State {
                 inner,
                 listeners: Listeners::new(),
+                unlisten,
                 gone: Cell::new(false),
             }
         });
@@ -821,7 +823,7 @@ impl ApprovalClient {
 impl Drop for ApprovalClient {
     fn drop(&mut self) {
         match self.shared.inner.try_borrow_mut() {
-            Ok(mut inner) => inner.shutdown(&self.shared.listeners),
+            Ok(mut inner) => inner.shutdown(&self.shared.listeners, &self.shared.unlisten),
             Err(_) => self.shared.gone.set(true),
         }
     }
