@@ -156,16 +156,18 @@ pub(crate) fn is_blank(s: Option<&str>) -> bool {
     // Byte-wise over the UTF-8 encodings of those chars: no char decoding linked for this.
     let mut b = s.as_bytes();
     loop {
-        b = match b {
+        // The length of the blank char at the start (one cut of the rest for all of them).
+        let len = match b {
             [] => return true,
-            [b'\t'..=b'\r' | b' ', rest @ ..]
-            | [0xC2, 0x85 | 0xA0, rest @ ..]
-            | [0xE1, 0x9A, 0x80, rest @ ..]
-            | [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, rest @ ..]
-            | [0xE2, 0x81, 0x9F, rest @ ..]
-            | [0xE3, 0x80, 0x80, rest @ ..] => rest,
+            [b'\t'..=b'\r' | b' ', ..] => 1,
+            [0xC2, 0x85 | 0xA0, ..] => 2,
+            [0xE1, 0x9A, 0x80, ..]
+            | [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, ..]
+            | [0xE2, 0x81, 0x9F, ..]
+            | [0xE3, 0x80, 0x80, ..] => 3,
             _ => return false,
         };
+        b = b.get(len..).unwrap_or_default();
     }
 }
 
