@@ -661,6 +661,8 @@ impl ApprovalClient {
                 &self.shared.listeners,
                 version as f64,
             );
+            // Let go of here, once for both outcomes.
+            drop((head, messages, text, prev));
             if object.is_undefined() {
                 // The next snapshot's text then crosses whole.
                 inner.stream_text = None;
