@@ -220,7 +220,10 @@ pub(crate) fn list_to_js<T: ToJson>(
             }
         }
         text.push(']');
-        list = append(&list, &parse(&JsValue::from_str(&text))?, keep as u32);
+        // The batch's text let go of before its items are checked: once for both outcomes.
+        let batch = parse(&JsValue::from_str(&text));
+        drop(text);
+        list = append(&list, &batch?, keep as u32);
         keep = 0;
         if items.is_empty() {
             return Ok(list);
