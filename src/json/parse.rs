@@ -368,25 +368,29 @@ impl<'a> Parser<'a> {
     /// The first (`first`) or next key of an object, its `:` consumed; `None` at `}`. Without
     /// `keep` the key is only checked, never copied.
     fn object_key(&mut self, first: bool, keep: bool) -> PResult<Option<Cow<'a, str>>> {
-        match self.ws() {
+        // What is wrong at the current byte, if anything: one error made for all of them.
+        let wrong = match self.ws() {
             None => return Err(self.eof(Code::EofObject)),
             Some(b'}') => {
                 self.pos += 1;
                 self.leave();
                 return Ok(None);
             }
-            Some(b'"') if first => {}
+            Some(b'"') if first => None,
             Some(b',') if !first => {
                 self.pos += 1;
                 match self.ws() {
                     None => return Err(self.eof(Code::EofValue)),
-                    Some(b'"') => {}
-                    Some(b'}') => return Err(self.err(Code::TrailingComma, self.pos)),
-                    Some(_) => return Err(self.err(Code::KeyMustBeString, self.pos)),
+                    Some(b'"') => None,
+                    Some(b'}') => Some(Code::TrailingComma),
+                    Some(_) => Some(Code::KeyMustBeString),
                 }
             }
-            Some(_) if first => return Err(self.err(Code::KeyMustBeString, self.pos)),
-            Some(_) => return Err(self.err(Code::ExpectedObjectCommaOrEnd, self.pos)),
+            Some(_) if first => Some(Code::KeyMustBeString),
+            Some(_) => Some(Code::ExpectedObjectCommaOrEnd),
+        };
+        if let Some(code) = wrong {
+            return Err(self.err(code, self.pos));
         }
         let key = self.string(keep)?;
         match self.ws() {
