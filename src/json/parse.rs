@@ -335,24 +335,26 @@ impl<'a> Parser<'a> {
     }
 
     fn array_item(&mut self, first: bool) -> PResult<bool> {
-        match self.ws() {
-            None => Err(self.eof(Code::EofList)),
+        // What is wrong at the current byte: one error made for both.
+        let code = match self.ws() {
+            None => return Err(self.eof(Code::EofList)),
             Some(b']') => {
                 self.pos += 1;
                 self.leave();
-                Ok(false)
+                return Ok(false);
             }
-            Some(_) if first => Ok(true),
+            Some(_) if first => return Ok(true),
             Some(b',') => {
                 self.pos += 1;
                 match self.ws() {
-                    None => Err(self.eof(Code::EofValue)),
-                    Some(b']') => Err(self.err(Code::TrailingComma, self.pos)),
-                    Some(_) => Ok(true),
+                    None => return Err(self.eof(Code::EofValue)),
+                    Some(b']') => Code::TrailingComma,
+                    Some(_) => return Ok(true),
                 }
             }
-            Some(_) => Err(self.err(Code::ExpectedListCommaOrEnd, self.pos)),
-        }
+            Some(_) => Code::ExpectedListCommaOrEnd,
+        };
+        Err(self.err(code, self.pos))
     }
 
     /// After `{`: the first key (its `:` consumed), or `None` when the object ended.
