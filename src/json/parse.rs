@@ -559,7 +559,8 @@ impl<'a> Parser<'a> {
         let mut i = start;
         // Once an escape is met (and `keep`): the unescaped text so far.
         let mut out: Option<String> = None;
-        loop {
+        // What is wrong, and where (see `fail`): one error made for all of them (but `\u`'s).
+        let (code, at) = loop {
             let run = scan(self.text.as_bytes(), i);
             if let Some(out) = &mut out {
                 out.push_str(self.slice(i, run));
@@ -577,13 +578,13 @@ impl<'a> Parser<'a> {
                         None => Cow::Borrowed(self.slice(start, i)),
                     });
                 }
-                None => return Err(self.eof(Code::EofString)),
+                None => break (Code::EofString, self.text.len()),
                 Some(b'\\') => {}
-                Some(_) => return Err(self.err(Code::ControlChar, i)),
+                Some(_) => break (Code::ControlChar, i + 1),
             }
             // At a backslash: the character and the escape's length.
             let (c, len) = match self.byte(i + 1) {
-                None => return Err(self.eof(Code::EofString)),
+                None => break (Code::EofString, self.text.len()),
                 Some(b'"') => ('"', 2),
                 Some(b'\\') => ('\\', 2),
                 Some(b'/') => ('/', 2),
@@ -600,7 +601,7 @@ impl<'a> Parser<'a> {
                     self.hex4(i + 2)?;
                     (' ', 6)
                 }
-                Some(_) => return Err(self.err(Code::InvalidEscape, i + 1)),
+                Some(_) => break (Code::InvalidEscape, i + 2),
             };
             if keep {
                 out.get_or_insert_with(|| {
@@ -611,7 +612,8 @@ impl<'a> Parser<'a> {
                 .push(c);
             }
             i += len;
-        }
+        };
+        Err(self.fail(code, at))
     }
 
     /// A `\uXXXX` escape (or a surrogate pair of them) at `i` (the backslash): the character and
