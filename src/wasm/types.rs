@@ -519,10 +519,13 @@ pub(crate) fn suspension_from_js(read: JsValue) -> Result<Result<Suspension, Err
     }
     drop(json);
     let tail = read.get(1);
-    let Some(tail) = input::string_of(&tail) else {
-        return Err(tail);
+    let parsed = match input::string_of(&tail) {
+        Some(text) => Message::parse_str(&text),
+        None => return Err(tail),
     };
-    let message = match Message::parse_str(&tail) {
+    // The tail's text and value let go of here, once for both outcomes.
+    drop(tail);
+    let message = match parsed {
         Ok(message) => message,
         Err(e) => return Ok(Err(e)),
     };
