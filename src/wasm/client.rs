@@ -548,7 +548,12 @@ impl ApprovalClient {
         #[wasm_bindgen(unchecked_param_type = "ApprovalClientOptions")] options: JsValue,
     ) -> Result<ApprovalClient, JsValue> {
         let (config, fetch) = parse_options(&options)?;
-        let key = config.persist.then(|| config.persist_key());
+        // `""` without `persist` (a persist key is never empty): no listener, nothing read.
+        let key = if config.persist {
+            config.persist_key()
+        } else {
+            String::new()
+        };
         let core = Box::new(Client::checked(config));
         let shared = Rc::new_cyclic(|weak: &Weak<State>| {
             let weak = weak.clone();
@@ -571,7 +576,7 @@ impl ApprovalClient {
             );
             let on_event: Function = on_event.into_js_value().unchecked_into();
             use_fetch(&on_event, &fetch);
-            let unlisten = listen(key.as_deref().unwrap_or_default(), &on_event);
+            let unlisten = listen(&key, &on_event);
             let inner = RefCell::new(Inner {
                 core,
                 freed: false,
@@ -590,8 +595,8 @@ impl ApprovalClient {
                 gone: Cell::new(false),
             }
         });
-        if let Some(key) = &key {
-            if let Some(saved) = string_of(&storage(key, &JsValue::UNDEFINED)) {
+        if !key.is_empty() {
+            if let Some(saved) = string_of(&storage(&key, &JsValue::UNDEFINED)) {
                 // Cannot fail: no step runs yet, nothing is freed, and a restore is no command.
                 let _ = step(&shared, Input::Restore(&saved));
             }
