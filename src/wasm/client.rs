@@ -562,12 +562,12 @@ impl ApprovalClient {
                     let Some(shared) = weak.upgrade() else {
                         return false;
                     };
-                    let saved;
+                    // Drafts read first (held past the step): one step call for every input.
+                    let saved = if id.is_nan() { string_of(&value) } else { None };
                     let input = if !id.is_nan() {
                         Input::Report(RequestId(id as u64), code as i32, &value)
-                    } else if let Some(text) = string_of(&value) {
-                        saved = text;
-                        Input::Restore(&saved)
+                    } else if let Some(text) = &saved {
+                        Input::Restore(text)
                     } else {
                         Input::Timeout
                     };
