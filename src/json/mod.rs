@@ -26,13 +26,16 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
         // SAFETY: `utf8_error` found no error, so `bytes` is valid UTF-8 (see its proof).
         return Ok(unsafe { core::str::from_utf8_unchecked(bytes) });
     };
-    let message = if incomplete {
-        "unexpected end of input: incomplete UTF-8 sequence".to_owned()
+    // One copy of the text, whichever it is.
+    let mut message = if incomplete {
+        "unexpected end of input: incomplete UTF-8 sequence"
     } else {
-        let mut m = "invalid UTF-8 at byte ".to_owned();
-        write_u64(&mut m, at as u64);
-        m
-    };
+        "invalid UTF-8 at byte "
+    }
+    .to_owned();
+    if !incomplete {
+        write_u64(&mut message, at as u64);
+    }
     // Just past the first bad byte (never a line feed), as for a syntax error there.
     Err(parse::error_at(bytes, at + 1, message))
 }
