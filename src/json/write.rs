@@ -101,12 +101,9 @@ pub(crate) fn write_value(out: &mut String, value: &Value) {
 }
 
 fn write_at(out: &mut String, value: &Value, depth: usize) {
-    if depth > MAX_WRITE_DEPTH {
-        out.push_str("null");
-        return;
-    }
     match value {
-        Value::Null => out.push_str("null"),
+        // Null, and any value past the depth limit: one write.
+        _ if depth > MAX_WRITE_DEPTH || matches!(value, Value::Null) => out.push_str("null"),
         Value::Bool(b) => b.write_json(out),
         Value::Number(n) => out.push_str(n.as_str()),
         Value::String(s) => write_str(out, s),
@@ -121,6 +118,8 @@ fn write_at(out: &mut String, value: &Value, depth: usize) {
             out.push(']');
         }
         Value::Object(map) => write_map(out, map, depth),
+        // Written by the first arm.
+        Value::Null => {}
     }
 }
 
