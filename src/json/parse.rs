@@ -623,7 +623,7 @@ impl<'a> Parser<'a> {
     /// thread or reply unreadable.
     fn unicode_escape(&mut self, i: usize) -> PResult<(char, usize)> {
         let n = self.hex4(i + 2)?;
-        let after = i + 6;
+        let (mut c, mut after) = (u32::from(n), i + 6);
         if matches!(n, 0xD800..=0xDBFF)
             && self.byte(after) == Some(b'\\')
             && self.byte(after + 1) == Some(b'u')
@@ -631,11 +631,11 @@ impl<'a> Parser<'a> {
             // Any other escape after a leading surrogate is read on its own, next.
             let n2 = self.hex4(after + 2)?;
             if matches!(n2, 0xDC00..=0xDFFF) {
-                let c = ((u32::from(n) - 0xD800) << 10 | (u32::from(n2) - 0xDC00)) + 0x1_0000;
-                return Ok((char::from_u32(c).unwrap_or('\u{FFFD}'), after + 6));
+                c = ((c - 0xD800) << 10 | (u32::from(n2) - 0xDC00)) + 0x1_0000;
+                after += 6;
             }
         }
-        // A surrogate alone is no `char`: U+FFFD.
-        Ok((char::from_u32(u32::from(n)).unwrap_or('\u{FFFD}'), after))
+        // A surrogate alone is no `char`: U+FFFD. (One conversion for both.)
+        Ok((char::from_u32(c).unwrap_or('\u{FFFD}'), after))
     }
 }
