@@ -143,12 +143,8 @@ impl JsDecisions {
                 Op::Approve => Some(Decision::Approve),
                 Op::Reject => Some(Decision::reject(reason.as_deref())),
                 Op::Clear => None,
-                Op::Get => {
-                    return match d.get_ref(&call_id)? {
-                        None => Ok(JsValue::NULL),
-                        Some(decision) => to_js(decision),
-                    }
-                }
+                // `null` when undecided: what `JSON.parse` makes of `None`'s JSON.
+                Op::Get => return to_js(&d.get_ref(&call_id)?),
             };
             d.put(&call_id, local)?;
             Ok(JsValue::UNDEFINED)
