@@ -167,10 +167,9 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
             out.push('\\');
             out.push(char::from(escape));
         } else {
+            // A control character (the scan stops at no other byte): its high digit is 0 or 1.
             out.push_str("\\u00");
-            out.push(char::from(
-                HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'),
-            ));
+            out.push(char::from(b'0' + (b >> 4)));
             out.push(char::from(
                 HEX.get(usize::from(b & 15)).copied().unwrap_or(b'0'),
             ));
