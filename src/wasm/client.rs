@@ -496,10 +496,7 @@ fn run(
             core.decide(text, decision)?;
             return Ok(None);
         }
-        Cmd::Clear => {
-            core.clear(text)?;
-            return Ok(None);
-        }
+        Cmd::Clear => return core.clear(text).map(|()| None),
         Cmd::Allow | Cmd::Disallow => {
             core.allow_tool(now, text, matches!(cmd, Cmd::Allow))?;
             return Ok(None);
