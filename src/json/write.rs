@@ -73,12 +73,15 @@ impl<T: ToJson> ToJson for Option<T> {
 
 impl<T: ToJson> ToJson for [T] {
     fn write_json(&self, out: &mut String) {
-        out.push('[');
-        for (i, item) in self.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
+        // `[` before the first item, `,` before each other one (no index kept).
+        let mut sep = '[';
+        for item in self {
+            out.push(sep);
+            sep = ',';
             item.write_json(out);
+        }
+        if sep == '[' {
+            out.push('[');
         }
         out.push(']');
     }
