@@ -550,6 +550,15 @@ fn send_pause_partial_then_complete() {
     assert!(s.can_send);
     assert!(s.suspension.is_none());
     assert!(s.decisions.is_empty());
+    // A reply that is another message than the pause's is appended after it (the pause's message
+    // stays until the quiet reload shows what the server kept).
+    let ids: Vec<_> = s
+        .messages
+        .as_slice()
+        .iter()
+        .map(|m| m.id.as_deref())
+        .collect();
+    assert_eq!(ids, [Some("msg_1"), Some("msg_2"), Some("msg_4")]);
     let sync = one_http(&outs);
     assert_get(&sync);
 }

@@ -2044,4 +2044,38 @@ mod tests {
         assert!(records(&decided, "y", &Decision::Approve));
         assert!(!records(&decided, "x", &Decision::Approve));
     }
+
+    /// Only a `tool_call_result` right after the pause message holds its outcome: a later
+    /// `tool_call` that shows the same callId decided is another call's record, not this one's.
+    #[test]
+    fn records_reads_only_a_result_right_after_the_pause() {
+        let pause = message(
+            r#"{"type":"tool_call","__id":"m1","tools":[
+                {"name":"b","callId":"y","inputs":{},"approval":"pending"}]}"#,
+        );
+        let next = message(
+            r#"{"type":"tool_call","__id":"m2","tools":[
+                {"name":"b","callId":"y","inputs":{},"approval":"approved"}]}"#,
+        );
+        assert!(!records(&[pause.clone(), next], "y", &Decision::Approve));
+        let result = message(
+            r#"{"type":"tool_call_result","tools":[
+                {"name":"b","callId":"y","inputs":{},"approval":"approved","result":"ok"}]}"#,
+        );
+        assert!(records(&[pause, result], "y", &Decision::Approve));
+    }
+
+    /// A pause is known by its message's id, a number as well as a string, before its callIds: a
+    /// newer message asking for the same callIds under another id is not the pause's message.
+    #[test]
+    fn a_pause_is_known_by_its_message_id_string_or_number() {
+        for (id, other) in [(r#""m1""#, r#""m2""#), ("7", "8")] {
+            let tools = r#""tools":[{"name":"b","callId":"y","inputs":{},"approval":"pending"}]"#;
+            let pause = message(&format!(r#"{{"type":"tool_call","__id":{id},{tools}}}"#));
+            let key = PauseKey::of(&Suspension::from_message(&pause)).unwrap();
+            assert!(key.is_message(&pause), "{id}");
+            let newer = message(&format!(r#"{{"type":"tool_call","__id":{other},{tools}}}"#));
+            assert!(!key.is_message(&newer), "{id} against {other}");
+        }
+    }
 }
