@@ -972,6 +972,9 @@ function render() {
   ui.switchDialect.hidden = !chosenDialect;
   if (chosenDialect) setText(ui.switchDialect, `Start a ${DIALECT_NAMES[chosenDialect]} thread`);
   ui.app.dataset.phase = snap.phase;
+  // A quiet reload in flight (Neuron, after a POST): what the end-to-end tests wait out before
+  // comparing what is shown.
+  ui.app.dataset.syncing = String(snap.syncing);
 
   // Status and busy indicator
   const busy = snap.busy || PHASE_BUSY.has(snap.phase);

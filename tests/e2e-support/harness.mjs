@@ -165,6 +165,12 @@ export async function waitCompleted(page) {
   await page.locator('#approvals').waitFor({ state: 'hidden', timeout: 5_000 });
 }
 
+/** No quiet reload in flight (Neuron reads the thread again after each POST; it may land after
+ * the phase shows the answer). */
+export async function waitQuiet(page) {
+  await page.locator('#app[data-syncing="false"]').waitFor({ timeout: 15_000 });
+}
+
 /** A freshly loaded thread with nothing paused (a load reports "idle" or "completed"). */
 export async function waitSettled(page) {
   await page.locator('#app[data-phase="completed"], #app[data-phase="idle"]').waitFor({ timeout: 15_000 });

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   approve, assertNoProblems, card, gotoThread, openPage, send, submit, threadId, waitCompleted, waitPaused,
-  waitSettled, withEndpointAndBrowser,
+  waitQuiet, waitSettled, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
 const env = withEndpointAndBrowser();
@@ -20,8 +20,10 @@ for (const dialect of ['neuron', 'sidenet']) {
         await send(page, text);
         await waitCompleted(page);
       }
-      // Mark the items shown (Neuron's quiet reload after the POST may land before or after: it
-      // shows the same messages, whose items are kept too).
+      // Mark the items shown once Neuron's quiet reload after the last POST has landed: it shows
+      // the messages as the server stored them (the user's with its id, the tool steps before the
+      // answer), which are new objects, so marking before it could count its items as renewed.
+      await waitQuiet(page);
       const before = await page.evaluate(() => {
         const items = [...document.querySelectorAll('#messages > li')];
         items.forEach((li, i) => (li.__kept = i));
@@ -34,7 +36,7 @@ for (const dialect of ['neuron', 'sidenet']) {
       await approve(card(page, /Delete|Deleting/));
       await submit(page);
       await waitCompleted(page);
-      await page.waitForTimeout(300); // (Neuron: the quiet reload after the POST lands, and keeps them.)
+      await waitQuiet(page); // (Neuron: the quiet reload after the POST lands, and keeps them.)
       const after = await page.evaluate(() => {
         const items = [...document.querySelectorAll('#messages > li')];
         return { count: items.length, kept: items.map((li) => li.__kept ?? null) };
