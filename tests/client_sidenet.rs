@@ -5184,3 +5184,32 @@ fn a_history_message_keeps_its_raw_form_but_the_refused_keys() {
     assert_eq!(msgs[1].id.as_deref(), Some("2"));
     assert_eq!(msgs[1].role, None);
 }
+
+/// Mastra's bridge (`@mastra/ai-sdk` 1.10.4) also streams `data-tool-call-suspended` for a tool
+/// that suspends its run to ask for data of its own (a `suspendPayload` and a `resumeSchema`),
+/// which is no approval: no card, nothing locked, and the reply ends at `[DONE]` as completed,
+/// its call shown as called.
+#[test]
+fn a_mastra_suspension_that_is_no_approval_is_no_card() {
+    let mut h = H::new();
+    let (op, post) = h.send("book it");
+    let mut c = vec![start("msg_a1"), json!({"type": "start-step"})];
+    c.extend(tool_in("call_S", "ask_user", json!({"q": "which day?"})));
+    c.push(
+        json!({"type": "data-tool-call-suspended", "id": "call_S", "data": {
+        "state": "data-tool-call-suspended", "runId": "run_9", "toolCallId": "call_S",
+        "toolName": "ask_user", "suspendPayload": {"q": "which day?"}, "resumeSchema": "{}"}}),
+    );
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed, "{:?}", s.error);
+    assert!(s.suspension.is_none() && h.card_ids().is_empty());
+    let tools = &s.messages.as_slice()[1].tools;
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].status, ToolStatus::Called);
+    // Nothing is asked of the server later, and the next message goes.
+    no_http(&h.at(h.now + 120_000));
+    let (_, next) = h.send("Monday");
+    assert_send_post(&next, "Monday");
+}
