@@ -11,7 +11,7 @@
 //   --update        also write the tables and the machine into BENCHMARKS.md (between its markers)
 //   --json FILE     also write every sample as JSON
 //   --only LIST     comma-separated subset of: pending,parse,stream,size,turns,memory
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync, accessSync, constants as fsConstants } from 'node:fs';
 import { tmpdir, cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
@@ -163,6 +163,14 @@ async function launch() {
 // ------------------------------------------------------------------------------------------------
 // Machine
 
+function rustcVersion() {
+  try {
+    return execFileSync('rustc', ['-V'], { encoding: 'utf8' }).trim().split(' ').slice(1, 2).join('') || 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 function machine(browserVersion) {
   let cpu = cpus()[0]?.model ?? 'unknown';
   try {
@@ -175,6 +183,8 @@ function machine(browserVersion) {
     ramGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     chromium: browserVersion,
     node: process.version,
+    // The compiler in this environment: what `npm run bench` built pkg/ with (sizes depend on it).
+    rustc: rustcVersion(),
     date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     loadStart: loadavg().map((x) => x.toFixed(2)).join(' '),
     dataRoot: dataRoot(),
@@ -441,7 +451,7 @@ async function main() {
   const notes = [
     `- Ratio: baseline / toolgate (above 1: toolgate faster or smaller); for turns, toolgate minus baseline.`,
     `- Medians of ${QUICK ? '7 (--quick)' : '7 to 121 (121: turns against the endpoint)'} samples after warm-up, toolgate and baseline interleaved; gc() before each sample: ${results.page?.gc}; timer resolution ${results.page ? +results.page.timerResolutionMs.toFixed(4) : '?'} ms (calls under 20 ms timed in batches). MB = 10^6 bytes, KiB = 1024 bytes.`,
-    `- Machine: ${env.cpu}, ${env.cores} cores, ${env.ramGiB} GiB RAM; Chromium ${env.chromium}; Node ${env.node}; ${env.date}; load average ${env.loadStart} at start, ${env.loadEnd} at end; endpoint data in ${env.dataRoot}; ${env.seconds} s.`,
+    `- Machine: ${env.cpu}, ${env.cores} cores, ${env.ramGiB} GiB RAM; Chromium ${env.chromium}; Node ${env.node}; rustc ${env.rustc}; ${env.date}; load average ${env.loadStart} at start, ${env.loadEnd} at end; endpoint data in ${env.dataRoot}; ${env.seconds} s.`,
   ];
   const text = [main, '', sizeTable, '', ...notes].join('\n');
   console.log(text);
