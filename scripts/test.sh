@@ -47,7 +47,9 @@ size_budgets() {
 }
 step "size budget" size_budgets
 step "TypeScript declarations (tsc --strict)" node_modules/.bin/tsc -p tests/ts/tsconfig.json
-step "reference endpoint (node --test)" node --test www/server/test/
+# Test files are named one by one (the shell expands the pattern): Node 22 and later read a
+# directory given to --test as a module to run, and fail.
+step "reference endpoint (node --test)" node --test www/server/test/*.test.mjs
 step "browser tests (wasm-bindgen-test, headless Chromium)" bash scripts/test-browser.sh
 # The fault soak: 200 conversations through ApprovalClient, split across the server variants (Neuron
 # strict / incremental / cumulative readings, Sidenet native / AI SDK approval form), against
@@ -65,7 +67,7 @@ step "multi-tab soak (three ApprovalClients per thread)" node scripts/soak-tabs.
 if [ -d tests/e2e ]; then
   e2e=(node --test)
   if node --test-concurrency=2 -e '' 2>/dev/null; then e2e+=(--test-concurrency=2); fi
-  step "demo end-to-end (Playwright, headless Chromium)" "${e2e[@]}" tests/e2e/
+  step "demo end-to-end (Playwright, headless Chromium)" "${e2e[@]}" tests/e2e/*.test.mjs
 fi
 
 printf '\n'

@@ -98,7 +98,7 @@ export async function openPage(browser, { viewport = DESKTOP } = {}) {
   });
   const page = await context.newPage();
   if (process.env.E2E_DEBUG) {
-    // E2E_DEBUG=1 node --test tests/e2e/  logs the page's requests and responses.
+    // E2E_DEBUG=1 node --test tests/e2e/*.test.mjs  logs the page's requests and responses.
     page.on('request', (r) => console.log('>>', viewport.width, r.method(), r.url(), r.postData() ?? ''));
     page.on('response', (r) => console.log('<<', viewport.width, r.status(), r.url()));
   }
