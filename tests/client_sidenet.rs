@@ -3476,6 +3476,45 @@ fn ai_sdk_chunks_a_server_sends_around_tools_are_read() {
 }
 
 #[test]
+fn an_approved_call_that_fails_shows_as_approved() {
+    // The continuation of an approved call that ran and failed (`tool-output-error`): the call
+    // was approved, in the message's view and in its wire form, as the AI SDK's history records
+    // it (`approval.approved: true` on the `output-error` part); it is no longer pending.
+    let mut h = H::paused(false);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_A", true);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-error", "toolCallId": "call_A", "errorText": "EBUSY"}),
+    ];
+    c.extend(final_text("It failed."));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    let msg = s.messages.as_slice().last().expect("the reply");
+    let tool = msg
+        .tools
+        .iter()
+        .find(|t| t.call_id == "call_A")
+        .expect("call_A");
+    assert_eq!(tool.status, ToolStatus::Error);
+    assert_eq!(tool.approval, Some(toolgate::approval::Approval::Approved));
+    let raw = sj(&msg.raw);
+    let part = raw["parts"]
+        .as_array()
+        .expect("parts")
+        .iter()
+        .find(|p| p["toolCallId"] == "call_A")
+        .cloned()
+        .expect("part");
+    assert_eq!(part["state"], "output-error");
+    assert_eq!(part["approval"]["approved"], true);
+}
+
+#[test]
 fn a_call_whose_outcome_follows_its_approval_in_the_stream_is_no_card() {
     // The approval request, then the call's outcome in the same stream (the server decided it, or
     // ran it, after all): the call is settled, no card asks for it and the composer is open.
@@ -4591,6 +4630,16 @@ fn a_streamed_message_keeps_each_tools_inputs_and_outcome_in_its_view_and_raw() 
         vec![ToolStatus::Done, ToolStatus::Error, ToolStatus::Done]
     );
     assert_eq!(msg.tools[0].approval, None);
+    // The approved call that failed shows as approved, as the AI SDK's history records it.
+    let approvals: Vec<_> = msg.tools.iter().map(|t| t.approval).collect();
+    assert_eq!(
+        approvals,
+        vec![
+            None,
+            Some(toolgate::approval::Approval::Approved),
+            Some(toolgate::approval::Approval::Approved)
+        ]
+    );
     let raw = sj(&msg.raw);
     let part = |id: &str| {
         raw["parts"]
@@ -4605,7 +4654,9 @@ fn a_streamed_message_keeps_each_tools_inputs_and_outcome_in_its_view_and_raw() 
     assert_eq!(part("call_R")["output"], "contents");
     assert_eq!(part("call_A")["state"], "output-error");
     assert_eq!(part("call_A")["errorText"], "EBUSY");
+    assert_eq!(part("call_A")["approval"]["approved"], true);
     assert_eq!(part("call_B")["state"], "output-available");
+    assert_eq!(part("call_B")["approval"]["approved"], true);
     assert_eq!(part("call_B")["output"], "sent");
     assert_eq!(
         part("call_B")["input"],

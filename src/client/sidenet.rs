@@ -2022,7 +2022,9 @@ impl Sidenet {
                     tool.approval = Some(Approval::Rejected);
                     tool.reject_reason = reason_of(&self.reasons, call_id);
                 }
-                ToolStatus::Done if tool.approval.is_some() => {
+                // A gated call that ran, whether it succeeded or failed, was approved (a declined
+                // one ends `output-denied`), as the AI SDK records it in the history.
+                ToolStatus::Done | ToolStatus::Error if tool.approval.is_some() => {
                     tool.approval = Some(Approval::Approved);
                 }
                 _ => {}
@@ -2030,11 +2032,11 @@ impl Sidenet {
         }
         v.kind = MessageKindView::ToolCall;
         if let Some(part) = part {
-            let had_approval = part.get("approval").is_some();
+            let approved = part.get("approval").is_some().then_some(true);
             // Done and Error come with a result, Denied without.
             let (state, key, approved) = match status {
-                ToolStatus::Done => ("output-available", "output", had_approval.then_some(true)),
-                ToolStatus::Error => ("output-error", "errorText", None),
+                ToolStatus::Done => ("output-available", "output", approved),
+                ToolStatus::Error => ("output-error", "errorText", approved),
                 _ => ("output-denied", "", Some(false)),
             };
             put_str(part, "state", state);
