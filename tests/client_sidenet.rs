@@ -3449,6 +3449,10 @@ fn ai_sdk_chunks_a_server_sends_around_tools_are_read() {
         json!({"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c_auto", "isAutomatic": true}),
         json!({"type": "tool-approval-response", "approvalId": "ap1", "approved": true}),
         json!({"type": "tool-output-available", "toolCallId": "c_auto", "output": "contents"}),
+        json!({"type": "tool-input-available", "toolCallId": "c_no", "toolName": "rm", "input": {"path": "b"}}),
+        json!({"type": "tool-approval-request", "approvalId": "ap3", "toolCallId": "c_no", "isAutomatic": true}),
+        json!({"type": "tool-approval-response", "approvalId": "ap3", "approved": false}),
+        json!({"type": "tool-output-denied", "toolCallId": "c_no"}),
         json!({"type": "tool-input-available", "toolCallId": "c_ask", "toolName": "delete_file", "input": {"path": "/etc"}}),
         json!({"type": "tool-approval-request", "approvalId": "ap2", "toolCallId": "c_ask", "reason": "Deletes /etc"}),
     ];
@@ -3473,6 +3477,31 @@ fn ai_sdk_chunks_a_server_sends_around_tools_are_read() {
     );
     assert_eq!(by_id("c_void").status, ToolStatus::Done);
     assert_eq!(by_id("c_auto").status, ToolStatus::Done);
+    // Decided by the server's policy, as the AI SDK's history records them: approved, and the
+    // automatic denial rejected; the parts carry the request's id and `isAutomatic`.
+    use toolgate::approval::Approval;
+    assert_eq!(by_id("c_auto").approval, Some(Approval::Approved));
+    assert_eq!(by_id("c_no").approval, Some(Approval::Rejected));
+    assert_eq!(by_id("c_no").status, ToolStatus::Denied);
+    assert_eq!(by_id("c_void").approval, None);
+    let raw = sj(&s.messages.as_slice().last().expect("the reply").raw);
+    let approval = |id: &str| {
+        raw["parts"]
+            .as_array()
+            .expect("parts")
+            .iter()
+            .find(|p| p["toolCallId"] == id)
+            .expect(id)["approval"]
+            .clone()
+    };
+    assert_eq!(
+        approval("c_auto"),
+        json!({"id": "ap1", "approved": true, "isAutomatic": true})
+    );
+    assert_eq!(
+        approval("c_no"),
+        json!({"id": "ap3", "approved": false, "isAutomatic": true})
+    );
 }
 
 #[test]

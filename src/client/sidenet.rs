@@ -1657,10 +1657,19 @@ impl Sidenet {
                 };
                 self.on_approval(feed, card, chat, None);
             }
-            // Decided by the server's own policy: no person to ask, no card.
+            // Decided by the server's own policy: no person to ask, no card. The call shows as
+            // approved (an automatic denial then ends `output-denied`, which shows it rejected), as
+            // the AI SDK records it in the history.
             Chunk::ToolApprovalRequest {
-                automatic: true, ..
-            } => {}
+                automatic: true,
+                approval_id,
+                tool_call_id,
+                ..
+            } => {
+                if chat {
+                    self.tool_automatic(tool_call_id, approval_id);
+                }
+            }
             Chunk::ToolApprovalRequest {
                 approval_id,
                 tool_call_id,
@@ -1998,6 +2007,25 @@ impl Sidenet {
                 put_str(&mut approval, "reason", reason);
             }
             put(part, "approval", Value::Object(approval));
+        }
+        self.stream_dirty = true;
+    }
+
+    /// A call the server's policy decided: approved in its view and its part (`approval` with
+    /// the request's id, `isAutomatic`), until an outcome says otherwise.
+    fn tool_automatic(&mut self, call_id: &str, approval_id: &str) {
+        let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
+            return;
+        };
+        let Some(tool) = v.tools.iter_mut().find(|t| t.call_id == call_id) else {
+            return;
+        };
+        tool.approval = Some(Approval::Approved);
+        if let Some(part) = tool_part(&mut b.parts, call_id, &tool.name) {
+            set_approved(part, approval_id, true);
+            if let Some(Value::Object(approval)) = part.get_mut("approval") {
+                put(approval, "isAutomatic", Value::Bool(true));
+            }
         }
         self.stream_dirty = true;
     }
