@@ -64,10 +64,12 @@ step "multi-tab soak (three ApprovalClients per thread)" node scripts/soak-tabs.
 # is spent waiting on the endpoint's paced chunks, not the CPU (about 200 s one at a time, 120 s
 # two at a time on 2 cores; every file passed three times in a row that way with a CPU hog on one
 # core, and once with one on each). Node before 20.10 has no --test-concurrency: one at a time there.
+# Two files of the step run in Node without a browser: the packed package (package.test.mjs) and
+# the client against a server built on the AI SDK (ai-sdk.test.mjs, about a second).
 if [ -d tests/e2e ]; then
   e2e=(node --test)
   if node --test-concurrency=2 -e '' 2>/dev/null; then e2e+=(--test-concurrency=2); fi
-  step "demo end-to-end (Playwright, headless Chromium)" "${e2e[@]}" tests/e2e/*.test.mjs
+  step "end-to-end: the demo (Playwright, headless Chromium), the package, the AI SDK server" "${e2e[@]}" tests/e2e/*.test.mjs
 fi
 
 printf '\n'

@@ -1,0 +1,269 @@
+// A Sidenet endpoint whose agent is the AI SDK itself (the `ai` package, a dev dependency): its
+// `streamText` with `toolApproval`, its UI message stream, its SSE framing and the UI messages its
+// `onFinish` hands back, persisted as the thread's history. Only the model is scripted (the SDK's
+// own `MockLanguageModelV4`), so what toolgate reads here is what a server built on the AI SDK
+// writes, chunk for chunk, in whatever form the installed version writes it.
+//
+// What the AI SDK leaves to the server is done here as a Sidenet server would: a run id named by a
+// `data-run` chunk, one `approval` per POST recorded on its tool part as the SDK's own
+// `addToolApprovalResponse` does (`approval-responded`), the run continued by `streamText` once no
+// call of it waits, the calls still waiting announced again after a partial answer, and a replay
+// route for a client that reconnects mid-pause; `POST /v1/agents/{id}/run` answers the same chunks
+// collected in one JSON body. Kept outside tests/e2e/ so `node --test` does not
+// run it as a test file.
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import {
+  convertToModelMessages,
+  createUIMessageStream,
+  createUIMessageStreamResponse,
+  dynamicTool,
+  isStepCount,
+  jsonSchema,
+  streamText,
+  tool,
+  toUIMessageStream,
+} from 'ai';
+import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
+
+export const AGENT_VERSION = 'agv_ai_sdk_1';
+const SECRET = 'toolgate-test-approval-secret';
+export const EMAIL_REASON = 'Emails leave the company: check the recipient';
+
+const object = (properties) => jsonSchema({ type: 'object', properties, required: Object.keys(properties) });
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 5, text: 5, reasoning: 0 },
+};
+
+/**
+ * What the scripted model calls for a user's text: `[toolName, input]` pairs for each
+ * `email <to> «<body>»`, `read <path>`, `delete <path>` and `run «<command>»` in it, in one step; a
+ * text with ` then ` in it is that many steps, each after the results of the one before.
+ */
+function plan(text, step) {
+  const part = text.split(' then ')[step];
+  if (part === undefined) return [];
+  const calls = [];
+  for (const m of part.matchAll(/email (\S+@\S+) «([^»]*)»/g)) calls.push(['send_email', { to: m[1], body: m[2] }]);
+  for (const m of part.matchAll(/read (\/\S+)/g)) calls.push(['read_file', { path: m[1] }]);
+  for (const m of part.matchAll(/delete (\/\S+)/g)) calls.push(['delete_file', { path: m[1] }]);
+  for (const m of part.matchAll(/run «([^»]*)»/g)) calls.push(['run_command', { command: m[1] }]);
+  return calls;
+}
+
+/** A tool result as the model's prompt carries it, in words. */
+function outcome(result) {
+  const out = result.output;
+  if (out?.type === 'execution-denied') return `${result.toolName}: not approved${out.reason ? ` (${out.reason})` : ''}`;
+  const value = out?.type === 'json' ? JSON.stringify(out.value) : String(out?.value);
+  return `${result.toolName}: ${value}`;
+}
+
+/**
+ * Starts the endpoint on 127.0.0.1 (a free port). Returns
+ * `{ url, effects, prompts, requests, threads, close }`: `effects` lists every tool the SDK executed
+ * (`{ callId, name, input }`), `prompts` every prompt the model got, `requests` every request.
+ */
+export async function startAiSdkEndpoint() {
+  const threads = new Map(); // threadId -> { messages: UIMessage[], run: { runId, messageId } | null }
+  const effects = [];
+  const prompts = [];
+  const requests = []; // { method, path, threadId (of a GET), body (of a POST) }
+
+  const model = new MockLanguageModelV4({
+    doStream: async ({ prompt }) => {
+      prompts.push(prompt);
+      const last = prompt[prompt.length - 1];
+      const user = prompt.findLastIndex((m) => m.role === 'user');
+      const text = prompt[user].content.map((p) => p.text ?? '').join('');
+      // The step: how many tool results came back since the user's message.
+      const calls = plan(text, prompt.slice(user).filter((m) => m.role === 'tool').length);
+      const parts = [{ type: 'stream-start', warnings: [] }];
+      // As reasoning models do: a reasoning block first (the SDK streams it as reasoning chunks).
+      parts.push({ type: 'reasoning-start', id: 'rs_1' }, { type: 'reasoning-delta', id: 'rs_1', delta: 'Thinking it over.' }, { type: 'reasoning-end', id: 'rs_1' });
+      if (calls.length) {
+        // A sentence before the calls, as models write one.
+        parts.push({ type: 'text-start', id: 'txt_0' }, { type: 'text-delta', id: 'txt_0', delta: 'On it.' }, { type: 'text-end', id: 'txt_0' });
+        for (const [toolName, input] of calls) {
+          // As providers stream a call: its input in pieces, then the whole call.
+          const id = `call_${randomUUID().slice(0, 8)}`;
+          const json = JSON.stringify(input);
+          const dynamic = toolName === 'run_command' || undefined;
+          parts.push({ type: 'tool-input-start', id, toolName, dynamic });
+          for (let i = 0; i < json.length; i += 7) parts.push({ type: 'tool-input-delta', id, delta: json.slice(i, i + 7) });
+          parts.push({ type: 'tool-input-end', id });
+          parts.push({ type: 'tool-call', toolCallId: id, toolName, input: json, dynamic });
+        }
+        parts.push({ type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage });
+      } else {
+        const answer = last.role === 'tool' ? last.content.map(outcome).join('; ') : 'Nothing to do.';
+        parts.push({ type: 'text-start', id: 'txt_1' });
+        // Two deltas, so the reply is streamed.
+        const half = Math.ceil(answer.length / 2);
+        parts.push({ type: 'text-delta', id: 'txt_1', delta: answer.slice(0, half) });
+        parts.push({ type: 'text-delta', id: 'txt_1', delta: answer.slice(half) });
+        parts.push({ type: 'text-end', id: 'txt_1' });
+        parts.push({ type: 'finish', finishReason: { unified: 'stop', raw: 'end_turn' }, usage });
+      }
+      return { stream: convertArrayToReadableStream(parts) };
+    },
+  });
+
+  const run = (name) => async (input, { toolCallId }) => {
+    effects.push({ callId: toolCallId, name, input });
+    if (input.to?.startsWith('bounce@')) throw new Error(`mailbox ${input.to} does not exist`);
+    if (name === 'run_command') return { exitCode: 0, stdout: `ran ${input.command}` };
+    if (name === 'send_email') return { sent: true, to: input.to };
+    if (name === 'read_file') return `contents of ${input.path}`;
+    return { deleted: input.path };
+  };
+  const tools = {
+    send_email: tool({ description: 'Send an email', inputSchema: object({ to: { type: 'string' }, body: { type: 'string' } }), execute: run('send_email') }),
+    read_file: tool({ description: 'Read a file', inputSchema: object({ path: { type: 'string' } }), execute: run('read_file') }),
+    delete_file: tool({ description: 'Delete a file', inputSchema: object({ path: { type: 'string' } }), execute: run('delete_file') }),
+    // A tool known only at run time (as an MCP server's): `dynamic-tool` parts in the UI messages.
+    run_command: dynamicTool({ description: 'Run a shell command', inputSchema: object({ command: { type: 'string' } }), execute: run('run_command') }),
+  };
+  // send_email waits for a person; delete_file is approved by the server's own policy (an automatic
+  // approval: the SDK streams its request and response, no card); read_file is not gated; the
+  // dynamic run_command waits for a person, with no reason given.
+  const toolApproval = { send_email: { type: 'user-approval', reason: EMAIL_REASON }, delete_file: 'approved', run_command: 'user-approval' };
+
+  const isTool = (p) => p.type?.startsWith('tool-') || p.type === 'dynamic-tool';
+  const toolName = (p) => (p.type === 'dynamic-tool' ? p.toolName : p.type.slice('tool-'.length));
+  const waiting = (message) => (message?.parts ?? []).filter((p) => isTool(p) && p.state === 'approval-requested' && !p.approval?.isAutomatic);
+  const threadOf = (id) => {
+    if (!threads.has(id)) threads.set(id, { messages: [], run: null });
+    return threads.get(id);
+  };
+
+  /** The agent on from the thread's messages: the SDK's stream, `data-run` first. */
+  function agentStream(thread, runId) {
+    return createUIMessageStream({
+      originalMessages: thread.messages,
+      execute: async ({ writer }) => {
+        writer.write({ type: 'data-run', data: { runId, agentVersionId: AGENT_VERSION } });
+        const result = streamText({
+          model,
+          messages: await convertToModelMessages(thread.messages),
+          tools,
+          toolApproval,
+          experimental_toolApprovalSecret: SECRET,
+          stopWhen: isStepCount(5),
+        });
+        writer.merge(toUIMessageStream({ stream: result.stream }));
+      },
+      onFinish: ({ messages }) => {
+        thread.messages = messages;
+        const last = messages[messages.length - 1];
+        thread.run = waiting(last).length ? { runId, messageId: last.id } : null;
+      },
+    });
+  }
+
+  /** The calls of the paused run still waiting, announced again (after a partial answer, or a replay). */
+  function announce(thread, withInputs) {
+    const message = thread.messages.find((m) => m.id === thread.run.messageId);
+    const chunks = [{ type: 'start', messageId: message.id }, { type: 'data-run', data: { runId: thread.run.runId, agentVersionId: AGENT_VERSION } }];
+    for (const p of waiting(message)) {
+      if (withInputs) chunks.push({ type: 'tool-input-available', toolCallId: p.toolCallId, toolName: toolName(p), input: p.input, ...(p.type === 'dynamic-tool' && { dynamic: true }) });
+      chunks.push({ type: 'tool-approval-request', approvalId: p.approval.id, toolCallId: p.toolCallId, reason: p.approval.requestReason });
+    }
+    chunks.push({ type: 'finish', finishReason: 'tool-calls' });
+    return new ReadableStream({
+      start(controller) {
+        for (const c of chunks) controller.enqueue(c);
+        controller.close();
+      },
+    });
+  }
+
+  async function chat(body) {
+    if (typeof body?.threadId !== 'string' || !Array.isArray(body.messages)) return { status: 400, json: { error: 'threadId and messages are required' } };
+    const thread = threadOf(body.threadId);
+    if (body.approval) {
+      const { runId, toolCallId, approved } = body.approval;
+      if (!thread.run || thread.run.runId !== runId) return { status: 409, json: { error: `no paused run ${runId}`, code: 'run_not_found' } };
+      if (body.agentVersionId !== undefined && body.agentVersionId !== AGENT_VERSION) return { status: 409, json: { error: 'agent version mismatch', code: 'agent_version_mismatch' } };
+      const message = thread.messages.find((m) => m.id === thread.run.messageId);
+      const part = waiting(message).find((p) => p.toolCallId === toolCallId);
+      if (!part) return { status: 409, json: { error: `${toolCallId} is not awaiting approval`, code: 'tool_call_not_pending' } };
+      // What the SDK's addToolApprovalResponse does to the part on a client.
+      part.state = 'approval-responded';
+      part.approval = { ...part.approval, approved: approved === true };
+      if (waiting(message).length) return { stream: announce(thread, false) };
+      return { stream: agentStream(thread, thread.run.runId) };
+    }
+    if (thread.run) return { status: 409, json: { error: `run ${thread.run.runId} is awaiting approval`, code: 'run_paused' } };
+    const text = body.messages.at(-1)?.parts?.find((p) => p.type === 'text')?.text;
+    if (typeof text !== 'string') return { status: 400, json: { error: 'a user message with a text part is required' } };
+    thread.messages.push({ id: `msg_${randomUUID().slice(0, 8)}`, role: 'user', parts: [{ type: 'text', text }] });
+    return { stream: agentStream(thread, `run_${randomUUID().slice(0, 8)}`) };
+  }
+
+  async function respond(req, res) {
+    const url = new URL(req.url, 'http://x');
+    requests.push({ method: req.method, path: url.pathname, threadId: url.searchParams.get('threadId') ?? decodeURIComponent(url.pathname.split('/v1/threads/')[1] ?? '') });
+    const send = (status, json) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(json));
+    };
+    let out;
+    const run = /^\/v1\/agents\/[^/]+\/run$/.test(url.pathname);
+    if (req.method === 'POST' && (url.pathname === '/v1/chat' || run)) {
+      let text = '';
+      for await (const c of req) text += c;
+      let body;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return send(400, { error: 'invalid JSON' });
+      }
+      requests.at(-1).body = body;
+      requests.at(-1).threadId = body?.threadId;
+      out = await chat(body);
+    } else if (req.method === 'GET' && url.pathname === '/v1/chat/stream') {
+      const thread = threads.get(url.searchParams.get('threadId'));
+      if (!thread?.run) {
+        res.writeHead(204);
+        return res.end();
+      }
+      out = { stream: announce(thread, true) };
+    } else if (req.method === 'GET' && url.pathname.startsWith('/v1/threads/')) {
+      const id = decodeURIComponent(url.pathname.slice('/v1/threads/'.length));
+      return send(200, { id, messages: threads.get(id)?.messages ?? [] });
+    } else {
+      return send(404, { error: 'not found' });
+    }
+    if (!out.stream) return send(out.status, out.json);
+    if (run) {
+      // The agent's run route answers the same chunks collected (Sidenet's `transport: 'collect'`).
+      const chunks = [];
+      for await (const chunk of out.stream) chunks.push(chunk);
+      const finish = chunks.findLast((c) => c.type === 'finish');
+      return send(200, { chunks, finishReason: finish?.finishReason ?? null });
+    }
+    // The SDK's own response: SSE framing, `data: [DONE]` and its headers.
+    const response = createUIMessageStreamResponse({ stream: out.stream });
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    for await (const chunk of response.body) res.write(chunk);
+    res.end();
+  }
+
+  const server = http.createServer((req, res) => {
+    respond(req, res).catch((e) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: String(e?.stack ?? e) }));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    effects,
+    prompts,
+    requests,
+    threads,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
