@@ -8,7 +8,7 @@
 // `data-run` chunk, one `approval` per POST recorded on its tool part as the SDK's own
 // `addToolApprovalResponse` does (`approval-responded`), the run continued by `streamText` once no
 // call of it waits, the calls still waiting announced again after a partial answer, and a replay
-// route for a client that reconnects mid-pause; `POST /v1/agents/{id}/run` answers the same chunks
+// route for a client that reconnects mid-pause, which sends the stream that paused again, whole; `POST /v1/agents/{id}/run` answers the same chunks
 // collected in one JSON body. Kept outside tests/e2e/ so `node --test` does not
 // run it as a test file.
 import http from 'node:http';
@@ -138,9 +138,21 @@ export async function startAiSdkEndpoint() {
     return threads.get(id);
   };
 
+  /** A stream's chunks as they go out, kept in `into` (for the replay of the stream that paused). */
+  const recorded = (stream, into) =>
+    stream.pipeThrough(
+      new TransformStream({
+        transform(chunk, controller) {
+          into.push(chunk);
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+
   /** The agent on from the thread's messages: the SDK's stream, `data-run` first. */
   function agentStream(thread, runId) {
-    return createUIMessageStream({
+    const chunks = [];
+    const stream = createUIMessageStream({
       originalMessages: thread.messages,
       execute: async ({ writer }) => {
         writer.write({ type: 'data-run', data: { runId, agentVersionId: AGENT_VERSION } });
@@ -152,32 +164,45 @@ export async function startAiSdkEndpoint() {
           experimental_toolApprovalSecret: SECRET,
           stopWhen: isStepCount(5),
         });
-        writer.merge(toUIMessageStream({ stream: result.stream }));
+        // Metadata on the message, as apps attach it (on the `start` and `finish` chunks).
+        writer.merge(
+          toUIMessageStream({
+            stream: result.stream,
+            messageMetadata: ({ part }) => (part.type === 'start' ? { model: 'mock' } : part.type === 'finish' ? { model: 'mock', finishedAt: 1 } : undefined),
+          }),
+        );
       },
       onFinish: ({ messages }) => {
         thread.messages = messages;
         const last = messages[messages.length - 1];
-        thread.run = waiting(last).length ? { runId, messageId: last.id } : null;
+        // Paused: the replay route sends this stream again, whole (as resumable streams do).
+        thread.run = waiting(last).length ? { runId, messageId: last.id, chunks } : null;
       },
     });
+    return recorded(stream, chunks);
   }
 
-  /** The calls of the paused run still waiting, announced again (after a partial answer, or a replay). */
-  function announce(thread, withInputs) {
+  /** The calls of the paused run still waiting, announced again after a partial answer. */
+  function announce(thread) {
     const message = thread.messages.find((m) => m.id === thread.run.messageId);
     const chunks = [{ type: 'start', messageId: message.id }, { type: 'data-run', data: { runId: thread.run.runId, agentVersionId: AGENT_VERSION } }];
     for (const p of waiting(message)) {
-      if (withInputs) chunks.push({ type: 'tool-input-available', toolCallId: p.toolCallId, toolName: toolName(p), input: p.input, ...(p.type === 'dynamic-tool' && { dynamic: true }) });
+      chunks.push({ type: 'tool-input-available', toolCallId: p.toolCallId, toolName: toolName(p), input: p.input, ...(p.type === 'dynamic-tool' && { dynamic: true }) });
       chunks.push({ type: 'tool-approval-request', approvalId: p.approval.id, toolCallId: p.toolCallId, reason: p.approval.requestReason });
     }
     chunks.push({ type: 'finish', finishReason: 'tool-calls' });
-    return new ReadableStream({
+    thread.run.chunks = chunks;
+    return replay(chunks);
+  }
+
+  /** A stream of the chunks given. */
+  const replay = (chunks) =>
+    new ReadableStream({
       start(controller) {
         for (const c of chunks) controller.enqueue(c);
         controller.close();
       },
     });
-  }
 
   async function chat(body) {
     if (typeof body?.threadId !== 'string' || !Array.isArray(body.messages)) return { status: 400, json: { error: 'threadId and messages are required' } };
@@ -192,7 +217,7 @@ export async function startAiSdkEndpoint() {
       // What the SDK's addToolApprovalResponse does to the part on a client.
       part.state = 'approval-responded';
       part.approval = { ...part.approval, approved: approved === true };
-      if (waiting(message).length) return { stream: announce(thread, false) };
+      if (waiting(message).length) return { stream: announce(thread) };
       return { stream: agentStream(thread, thread.run.runId) };
     }
     if (thread.run) return { status: 409, json: { error: `run ${thread.run.runId} is awaiting approval`, code: 'run_paused' } };
@@ -229,7 +254,7 @@ export async function startAiSdkEndpoint() {
         res.writeHead(204);
         return res.end();
       }
-      out = { stream: announce(thread, true) };
+      out = { stream: replay(thread.run.chunks) };
     } else if (req.method === 'GET' && url.pathname.startsWith('/v1/threads/')) {
       const id = decodeURIComponent(url.pathname.slice('/v1/threads/'.length));
       return send(200, { id, messages: threads.get(id)?.messages ?? [] });

@@ -198,7 +198,12 @@ for (const transport of ['stream', 'collect']) {
       await c.load();
       let s = c.getSnapshot();
       assert.equal(s.phase, 'awaiting_approval', JSON.stringify(s.error));
-      // The paused thread reads as the tab that streamed it showed it.
+      // The paused thread (its history, then the replay of the stream that paused) reads as the
+      // tab that streamed it showed it.
+      assert.deepEqual(
+        ep.requests.filter((r) => r.method === 'GET' && r.threadId === threadId).map((r) => r.path).slice(-2),
+        [`/v1/threads/${threadId}`, '/v1/chat/stream'],
+      );
       assert.deepEqual(shown(s), shown(paused));
       assert.equal(s.suspension.runId, ep.threads.get(threadId).run.runId);
       assert.deepEqual(
