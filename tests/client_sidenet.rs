@@ -3505,6 +3505,85 @@ fn ai_sdk_chunks_a_server_sends_around_tools_are_read() {
 }
 
 #[test]
+fn a_decision_the_server_accepted_shows_before_the_call_runs() {
+    // A server that runs the calls once every one is answered (Mastra, an AI SDK server) answers
+    // A's continuation by announcing B again, with no outcome for A: A shows as decided in its
+    // message (status and approval, the part `approval-responded`), as the history records it,
+    // not as pending; its outcome, when it comes, settles it.
+    for approve in [true, false] {
+        let mut h = H::paused(true);
+        if approve {
+            h.c.approve("call_A").expect("approve");
+        } else {
+            h.c.reject("call_A", Some("not that one")).expect("reject");
+        }
+        h.drain();
+        h.c.approve("call_B").expect("approve");
+        h.drain();
+        let (op, first) = h.submit();
+        assert_continuation(&first, "call_A", approve);
+        let outs = h.stream(first.id, &waiting_on_b());
+        let second = one_http(&outs);
+        assert_continuation(&second, "call_B", true);
+        let s = h.c.snapshot();
+        let msg = s.messages.as_slice().last().expect("the paused message");
+        let a = msg.tools.iter().find(|t| t.call_id == "call_A").expect("A");
+        let b = msg.tools.iter().find(|t| t.call_id == "call_B").expect("B");
+        use toolgate::approval::Approval;
+        if approve {
+            assert_eq!(
+                (a.status, a.approval),
+                (ToolStatus::Approved, Some(Approval::Approved))
+            );
+            assert_eq!(a.reject_reason, None);
+        } else {
+            assert_eq!(
+                (a.status, a.approval),
+                (ToolStatus::Rejected, Some(Approval::Rejected))
+            );
+            assert_eq!(a.reject_reason.as_deref(), Some("not that one"));
+        }
+        assert_eq!(
+            (b.status, b.approval),
+            (ToolStatus::Pending, Some(Approval::Pending))
+        );
+        let raw = sj(&msg.raw);
+        let part = raw["parts"]
+            .as_array()
+            .expect("parts")
+            .iter()
+            .find(|p| p["toolCallId"] == "call_A")
+            .cloned()
+            .expect("A's part");
+        assert_eq!(part["state"], "approval-responded");
+        assert_eq!(part["approval"]["approved"], approve);
+        // Both outcomes with B's answer.
+        let a_outcome = if approve {
+            json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"})
+        } else {
+            json!({"type": "tool-output-denied", "toolCallId": "call_A"})
+        };
+        let mut c = vec![
+            start("msg_a1"),
+            a_outcome,
+            json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
+        ];
+        c.extend(final_text("all done"));
+        let outs = h.stream(second.id, &sse(&c, true));
+        assert_eq!(done(&outs, op), Ok(()));
+        let s = h.c.snapshot();
+        let msg = s.messages.as_slice().last().expect("the reply");
+        let status: Vec<ToolStatus> = msg.tools.iter().map(|t| t.status).collect();
+        let a_status = if approve {
+            ToolStatus::Done
+        } else {
+            ToolStatus::Denied
+        };
+        assert_eq!(status, vec![a_status, ToolStatus::Done]);
+    }
+}
+
+#[test]
 fn an_approved_call_that_fails_shows_as_approved() {
     // The continuation of an approved call that ran and failed (`tool-output-error`): the call
     // was approved, in the message's view and in its wire form, as the AI SDK's history records

@@ -1256,8 +1256,48 @@ impl Sidenet {
                 d.accept(&id);
             }
         }
+        self.show_decided(&id, &decision);
         self.audit.settle(&id, Fate::Acknowledged);
         sub.sent.push((id, decision));
+    }
+
+    /// A call whose decision the server accepted shows as decided where its message still shows
+    /// it pending (a server that runs the calls once every one is answered, as Mastra and an AI
+    /// SDK server do, streams no outcome yet): `approved` or `rejected`, its part
+    /// `approval-responded`, as the history records it.
+    fn show_decided(&mut self, call_id: &str, decision: &Decision) {
+        let pending = |m: &MessageView| {
+            m.tools
+                .iter()
+                .any(|t| t.call_id == call_id && t.status == ToolStatus::Pending)
+        };
+        let Some(at) = self.messages.iter().rposition(pending) else {
+            return;
+        };
+        let approved = matches!(decision, Decision::Approve);
+        let Some(m) = self.messages_mut().and_then(|m| m.get_mut(at)) else {
+            return;
+        };
+        if let Some(t) = m.tools.iter_mut().find(|t| t.call_id == call_id) {
+            (t.status, t.approval) = if approved {
+                (ToolStatus::Approved, Some(Approval::Approved))
+            } else {
+                (ToolStatus::Rejected, Some(Approval::Rejected))
+            };
+            t.reject_reason = decision.reason().map(str::to_owned);
+        }
+        let mut raw = m.raw.as_object().clone();
+        if let Some(Value::Array(parts)) = raw.get_mut("parts") {
+            let part = parts
+                .iter_mut()
+                .find(|p| p.get("toolCallId").and_then(Value::as_str) == Some(call_id));
+            if let Some(Value::Object(part)) = part {
+                put_str(part, "state", "approval-responded");
+                set_approved(part, call_id, approved);
+            }
+        }
+        m.raw = raw_message(raw);
+        self.c.messages_changed(at);
     }
 
     /// Adopts what a finished chat stream told: a pause, or the end of the run. `true` after an

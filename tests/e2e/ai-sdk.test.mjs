@@ -50,13 +50,17 @@ const shown = (snapshot) =>
       status: t.status,
     })),
   }));
-/** A new client loading the thread (the history as the SDK persisted it) shows what `snapshot` shows. */
+/**
+ * A new client loading the thread (the history as the SDK persisted it) shows what `snapshot`
+ * shows: the same cards and messages.
+ */
 async function sameAfterReload(threadId, snapshot) {
   const again = client(threadId);
   try {
     await again.load();
     const loaded = again.getSnapshot();
-    assert.equal(loaded.suspension, null);
+    const cards = (x) => x.suspension?.pending.map((p) => p.callId) ?? [];
+    assert.deepEqual(cards(loaded), cards(snapshot));
     assert.deepEqual(shown(loaded), shown(snapshot));
   } finally {
     again.free();
@@ -161,6 +165,9 @@ for (const transport of ['stream', 'collect']) {
       assert.equal(s.phase, 'awaiting_approval', JSON.stringify(s.error));
       assert.deepEqual(s.suspension.pending.map((p) => p.callId), [b]);
       assert.deepEqual(effectsOf([a, b]), []);
+      // The first call shows as approved, not run yet, as the SDK's history has it.
+      assert.deepEqual([tool(s, a).status, tool(s, a).approval], ['approved', 'approved']);
+      await sameAfterReload(threadId, s);
       c.reject(b);
       await c.submit();
       s = c.getSnapshot();
