@@ -5372,3 +5372,76 @@ fn a_mastra_suspension_that_is_no_approval_is_no_card() {
     let (_, next) = h.send("Monday");
     assert_send_post(&next, "Monday");
 }
+
+/// What Mastra 1.71 with `@mastra/ai-sdk` 1.10.4 (`toAISdkStream(stream, { from: 'agent', version:
+/// 'v7' })`) streams for two gated calls of one step, as run against it: both approval forms for
+/// the first call, no `finish`; the first decision's continuation (no `start`) asks for the
+/// second call and runs nothing; the second's runs both calls. The cards come one at a time, the
+/// first call shows as approved meanwhile, and each call is sent once.
+#[test]
+fn mastra_asks_for_a_step_s_calls_in_turn_and_runs_them_once_all_are_answered() {
+    let schema = r#"{"type":"object","properties":{"approved":{"type":"boolean"},"reason":{"type":"string"}},"required":["approved"]}"#;
+    let asks = |call: &str, path: &str| {
+        vec![
+            json!({"type": "tool-approval-request", "approvalId": format!("r1::{call}"), "toolCallId": call}),
+            json!({"type": "data-tool-call-approval", "id": call, "data": {
+                "state": "data-tool-call-approval", "runId": "r1", "toolCallId": call,
+                "toolName": "deleteFile", "args": {"path": path}, "resumeSchema": schema}}),
+        ]
+    };
+    let mut h = H::new();
+    let (op, post) = h.send("delete /tmp/c and delete /tmp/d");
+    let mut c = vec![
+        start("m1"),
+        json!({"type": "start-step"}),
+        json!({"type": "tool-input-available", "toolCallId": "call_1", "toolName": "deleteFile", "input": {"path": "/tmp/c"}}),
+        json!({"type": "tool-input-available", "toolCallId": "call_2", "toolName": "deleteFile", "input": {"path": "/tmp/d"}}),
+    ];
+    c.extend(asks("call_1", "/tmp/c"));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.card_ids(), vec!["call_1"]);
+    let s = h.c.snapshot();
+    assert_eq!(
+        s.suspension.as_ref().and_then(|p| p.run_id.as_deref()),
+        Some("r1")
+    );
+    h.c.approve("call_1").expect("approve");
+    h.drain();
+    let (op, first) = h.submit();
+    let body = first.body.as_deref().expect("a body");
+    assert!(
+        body.contains(r#""approval":{"runId":"r1","toolCallId":"call_1","approved":true}"#),
+        "{body}"
+    );
+    let outs = h.stream(first.id, &sse(&asks("call_2", "/tmp/d"), true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_2"]);
+    let tools = &s.messages.as_slice().last().expect("the reply").tools;
+    let status: Vec<ToolStatus> = tools.iter().map(|t| t.status).collect();
+    assert_eq!(status, vec![ToolStatus::Approved, ToolStatus::Pending]);
+    h.c.approve("call_2").expect("approve");
+    h.drain();
+    let (op, second) = h.submit();
+    let body = second.body.as_deref().expect("a body");
+    assert!(
+        body.contains(r#""approval":{"runId":"r1","toolCallId":"call_2","approved":true}"#),
+        "{body}"
+    );
+    let mut c = vec![
+        json!({"type": "tool-output-available", "toolCallId": "call_1", "output": {"deleted": "/tmp/c"}}),
+        json!({"type": "tool-output-available", "toolCallId": "call_2", "output": {"deleted": "/tmp/d"}}),
+    ];
+    c.extend(final_text("Both deleted."));
+    let outs = h.stream(second.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed, "{:?}", s.error);
+    let msg = s.messages.as_slice().last().expect("the reply");
+    let status: Vec<ToolStatus> = msg.tools.iter().map(|t| t.status).collect();
+    assert_eq!(status, vec![ToolStatus::Done, ToolStatus::Done]);
+    assert_eq!(msg.text, "Both deleted.");
+}
