@@ -434,7 +434,7 @@ impl<'a> ToolCall<'a> {
 }
 
 /// A list of inputs (a PHP list) as an object keyed `"0"`, `"1"`, ...
-fn list_inputs(items: &[Value]) -> Map {
+pub(crate) fn list_inputs(items: &[Value]) -> Map {
     // The keys are distinct: no need to look each one up as `insert` would.
     let mut entries = Vec::with_capacity(items.len());
     for (i, v) in items.iter().enumerate() {

@@ -5445,3 +5445,47 @@ fn mastra_asks_for_a_step_s_calls_in_turn_and_runs_them_once_all_are_answered() 
     assert_eq!(status, vec![ToolStatus::Done, ToolStatus::Done]);
     assert_eq!(msg.text, "Both deleted.");
 }
+
+/// A tool's inputs are always an object, as the types say (and as a Neuron tool's): a list keyed
+/// `"0"`, `"1"`, ...; `{}` for anything else, such as the raw text of an input that did not parse,
+/// which the AI SDK keeps as a string on the part (`raw` keeps it). In the history, in a stream,
+/// and on a card whose `args` are no object.
+#[test]
+fn a_tool_s_inputs_are_always_an_object() {
+    let h = H::with_messages(vec![
+        user_ui("m1", "go"),
+        json!({"id": "m2", "role": "assistant", "parts": [
+            {"type": "dynamic-tool", "toolName": "send_email", "toolCallId": "c1", "state": "output-error",
+             "input": "{\"to\": 5", "errorText": "Invalid input for tool send_email"},
+            {"type": "tool-tag", "toolCallId": "c2", "state": "output-available", "input": ["a", "b"], "output": "ok"},
+            {"type": "tool-ping", "toolCallId": "c3", "state": "output-available", "input": 7, "output": "pong"}
+        ]}),
+    ]);
+    let s = h.c.snapshot();
+    let msg = &s.messages.as_slice()[1];
+    let inputs: Vec<Value> = msg.tools.iter().map(|t| sj(&t.inputs)).collect();
+    assert_eq!(
+        inputs,
+        vec![json!({}), json!({"0": "a", "1": "b"}), json!({})]
+    );
+    assert_eq!(sj(&msg.raw)["parts"][0]["input"], json!("{\"to\": 5"));
+
+    let mut h = H::new();
+    let (op, post) = h.send("tag it");
+    let mut c = vec![start("msg_a1")];
+    c.extend(tool_in("call_T", "tag", json!(["x", {"y": 1}])));
+    c.push(approval(
+        "call_A",
+        "delete_file",
+        "Deletes it",
+        json!("/tmp/x"),
+    ));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    let tools = &s.messages.as_slice().last().expect("the reply").tools;
+    assert_eq!(sj(&tools[0].inputs), json!({"0": "x", "1": {"y": 1}}));
+    let card = &s.suspension.as_ref().expect("paused").pending[0];
+    assert_eq!(card.call_id, "call_A");
+    assert_eq!(sj(&card.inputs), json!({}));
+}

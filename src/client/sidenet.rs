@@ -1783,6 +1783,10 @@ impl Sidenet {
                 card.inputs = inputs_of(known.map(|t| &t.inputs));
             }
         }
+        // Always an object (args that are a list or no object at all).
+        if !card.inputs.is_object() {
+            card.inputs = inputs_of(Some(&card.inputs));
+        }
         // A call that neither the stream nor the thread showed: nothing to put before the person
         // (the AI SDK's chat fails the same way).
         if card.name.is_empty() {

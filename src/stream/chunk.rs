@@ -538,13 +538,16 @@ fn resumed(fields: &Map) -> bool {
     data.and_then(|d| d.get("resumed")) == Some(&Value::Bool(true))
 }
 
-/// A tool's inputs as the views show them (and a `data-tool-call-approval`'s `args`): `{}` when
-/// absent or null.
+/// A tool's inputs as the views and cards show them (and a `data-tool-call-approval`'s `args`):
+/// always an object, as a Neuron tool's (`ToolCall::inputs`): a list keyed `"0"`, `"1"`, ...;
+/// `{}` for anything else (absent, null, or the raw text of an input that did not parse, which
+/// the AI SDK keeps as a string: the part in `raw` keeps it).
 pub(crate) fn inputs_of(input: Option<&Value>) -> Value {
-    match input {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(v) => v.clone(),
-    }
+    Value::Object(match input {
+        Some(Value::Object(map)) => map.clone(),
+        Some(Value::Array(items)) => crate::thread::list_inputs(items),
+        _ => Map::new(),
+    })
 }
 
 /// A field's value as sent, `null` when absent.
