@@ -38,7 +38,8 @@ const usage = {
 
 /**
  * What the scripted model calls for a user's text: `[toolName, input]` pairs for each
- * `email <to> «<body>»`, `read <path>`, `delete <path>` and `run «<command>»` in it, in one step; a
+ * `email <to> «<body>»`, `read <path>`, `delete <path>` and `run «<command>»` in it, in one step
+ * (`garbled`: a send_email call whose input is not JSON; `ghost`: a call of a tool there is not); a
  * text with ` then ` in it is that many steps, each after the results of the one before.
  */
 function plan(text, step) {
@@ -49,6 +50,9 @@ function plan(text, step) {
   for (const m of part.matchAll(/read (\/\S+)/g)) calls.push(['read_file', { path: m[1] }]);
   for (const m of part.matchAll(/delete (\/\S+)/g)) calls.push(['delete_file', { path: m[1] }]);
   for (const m of part.matchAll(/run «([^»]*)»/g)) calls.push(['run_command', { command: m[1] }]);
+  // A call whose input does not parse, and a call of a tool the server does not have.
+  if (/\bgarbled\b/.test(part)) calls.push(['send_email', '{"to": 5']);
+  if (/\bghost\b/.test(part)) calls.push(['ghost_tool', {}]);
   return calls;
 }
 
@@ -88,7 +92,7 @@ export async function startAiSdkEndpoint() {
         for (const [toolName, input] of calls) {
           // As providers stream a call: its input in pieces, then the whole call.
           const id = `call_${randomUUID().slice(0, 8)}`;
-          const json = JSON.stringify(input);
+          const json = typeof input === 'string' ? input : JSON.stringify(input);
           const dynamic = toolName === 'run_command' || undefined;
           parts.push({ type: 'tool-input-start', id, toolName, dynamic });
           for (let i = 0; i < json.length; i += 7) parts.push({ type: 'tool-input-delta', id, delta: json.slice(i, i + 7) });

@@ -355,4 +355,24 @@ for (const transport of ['stream', 'collect']) {
       c.free();
     }
   });
+
+  test(`[${transport}] a call whose input does not parse and a call of an unknown tool fail, with no card, live and after a reload`, async () => {
+    const threadId = newThread(`invalid_${transport}`);
+    const c = client(threadId, transport);
+    try {
+      await c.load();
+      await c.send('send something garbled and call a ghost');
+      const s = c.getSnapshot();
+      assert.equal(s.phase, 'completed', JSON.stringify(s.error));
+      assert.equal(s.suspension, null);
+      const tools = s.messages.at(-1).tools;
+      assert.deepEqual(tools.map((t) => [t.name, t.status, t.approval]), [['send_email', 'error', null], ['ghost_tool', 'error', null]]);
+      assert.match(String(tools[0].result), /Invalid input for tool send_email/);
+      assert.match(String(tools[1].result), /unavailable tool 'ghost_tool'/);
+      assert.deepEqual(ep.effects.filter((e) => tools.some((t) => t.callId === e.callId)), []);
+      await sameAfterReload(threadId, s);
+    } finally {
+      c.free();
+    }
+  });
 }
