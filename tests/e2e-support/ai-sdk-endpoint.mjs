@@ -124,7 +124,16 @@ export async function startAiSdkEndpoint() {
   };
   const tools = {
     send_email: tool({ description: 'Send an email', inputSchema: object({ to: { type: 'string' }, body: { type: 'string' } }), execute: run('send_email') }),
-    read_file: tool({ description: 'Read a file', inputSchema: object({ path: { type: 'string' } }), execute: run('read_file') }),
+    // A tool that streams its progress (an async generator: the SDK sends each yield as a
+    // preliminary output, the last as the output).
+    read_file: tool({
+      description: 'Read a file',
+      inputSchema: object({ path: { type: 'string' } }),
+      async *execute(input, options) {
+        yield `reading ${input.path}...`;
+        yield await run('read_file')(input, options);
+      },
+    }),
     delete_file: tool({ description: 'Delete a file', inputSchema: object({ path: { type: 'string' } }), execute: run('delete_file') }),
     // A tool known only at run time (as an MCP server's): `dynamic-tool` parts in the UI messages.
     run_command: dynamicTool({ description: 'Run a shell command', inputSchema: object({ command: { type: 'string' } }), execute: run('run_command') }),
