@@ -70,7 +70,8 @@ enum ChunkSpec {
     ToolInput(u8),
     Approval { call: u8, run: u8 },
     DataRun(u8),
-    ApprovalRequest(u8),
+    /// `tool-approval-request`; `true`: an automatic one (decided by the server's policy).
+    ApprovalRequest(u8, bool),
     OutputAvailable(u8),
     OutputDenied(u8),
     OutputError(u8),
@@ -176,8 +177,8 @@ fn chunk_json(c: &ChunkSpec) -> Vec<Value> {
         ChunkSpec::DataRun(run) => vec![
             json!({"type": "data-run", "data": {"runId": format!("run_{}", run % 3), "agentVersionId": "agv"}}),
         ],
-        ChunkSpec::ApprovalRequest(n) => vec![
-            json!({"type": "tool-approval-request", "approvalId": format!("ap_{}", call(*n)), "toolCallId": call(*n)}),
+        ChunkSpec::ApprovalRequest(n, auto) => vec![
+            json!({"type": "tool-approval-request", "approvalId": format!("ap_{}", call(*n)), "toolCallId": call(*n), "isAutomatic": auto}),
         ],
         ChunkSpec::OutputAvailable(n) => {
             vec![json!({"type": "tool-output-available", "toolCallId": call(*n), "output": "ok"})]
