@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 use toolgate::client::{
-    Client, Config, HttpRequest, HttpResponse, Method, OpId, Output, Phase, RequestId, ToolStatus,
-    Transport, TransportError,
+    Client, Config, HttpRequest, HttpResponse, MessageView, Method, OpId, Output, Phase, RequestId,
+    ToolStatus, Transport, TransportError,
 };
 use toolgate::decisions::Decision;
 use toolgate::error::ErrorCode;
@@ -98,6 +98,14 @@ fn sse(chunks: &[Value], done: bool) -> Vec<u8> {
         out.push_str("data: [DONE]\n\n");
     }
     out.into_bytes()
+}
+
+/// The raw part of a message (its wire form) for a call.
+fn raw_part(msg: &MessageView, call: &str) -> Value {
+    let raw = sj(&msg.raw);
+    let parts = raw["parts"].as_array().expect("parts");
+    let part = parts.iter().find(|p| p["toolCallId"] == call);
+    part.cloned().expect(call)
 }
 
 fn plain_reply() -> Vec<Value> {
@@ -3484,16 +3492,8 @@ fn ai_sdk_chunks_a_server_sends_around_tools_are_read() {
     assert_eq!(by_id("c_no").approval, Some(Approval::Rejected));
     assert_eq!(by_id("c_no").status, ToolStatus::Denied);
     assert_eq!(by_id("c_void").approval, None);
-    let raw = sj(&s.messages.as_slice().last().expect("the reply").raw);
-    let approval = |id: &str| {
-        raw["parts"]
-            .as_array()
-            .expect("parts")
-            .iter()
-            .find(|p| p["toolCallId"] == id)
-            .expect(id)["approval"]
-            .clone()
-    };
+    let reply = s.messages.as_slice().last().expect("the reply");
+    let approval = |id: &str| raw_part(reply, id)["approval"].clone();
     assert_eq!(
         approval("c_auto"),
         json!({"id": "ap1", "approved": true, "isAutomatic": true})
@@ -3547,14 +3547,7 @@ fn a_decision_the_server_accepted_shows_before_the_call_runs() {
             (b.status, b.approval),
             (ToolStatus::Pending, Some(Approval::Pending))
         );
-        let raw = sj(&msg.raw);
-        let part = raw["parts"]
-            .as_array()
-            .expect("parts")
-            .iter()
-            .find(|p| p["toolCallId"] == "call_A")
-            .cloned()
-            .expect("A's part");
+        let part = raw_part(msg, "call_A");
         assert_eq!(part["state"], "approval-responded");
         assert_eq!(part["approval"]["approved"], approve);
         // Both outcomes with B's answer.
@@ -3610,14 +3603,7 @@ fn an_approved_call_that_fails_shows_as_approved() {
         .expect("call_A");
     assert_eq!(tool.status, ToolStatus::Error);
     assert_eq!(tool.approval, Some(toolgate::approval::Approval::Approved));
-    let raw = sj(&msg.raw);
-    let part = raw["parts"]
-        .as_array()
-        .expect("parts")
-        .iter()
-        .find(|p| p["toolCallId"] == "call_A")
-        .cloned()
-        .expect("part");
+    let part = raw_part(msg, "call_A");
     assert_eq!(part["state"], "output-error");
     assert_eq!(part["approval"]["approved"], true);
 }
@@ -4748,16 +4734,7 @@ fn a_streamed_message_keeps_each_tools_inputs_and_outcome_in_its_view_and_raw() 
             Some(toolgate::approval::Approval::Approved)
         ]
     );
-    let raw = sj(&msg.raw);
-    let part = |id: &str| {
-        raw["parts"]
-            .as_array()
-            .expect("parts")
-            .iter()
-            .find(|p| p["toolCallId"] == id)
-            .cloned()
-            .expect("part")
-    };
+    let part = |id: &str| raw_part(msg, id);
     assert_eq!(part("call_R")["state"], "output-available");
     assert_eq!(part("call_R")["output"], "contents");
     assert_eq!(part("call_A")["state"], "output-error");
