@@ -364,6 +364,29 @@ impl H {
         h
     }
 
+    /// Paused on call_A alone, approved and submitted: the client, the submission's op and its
+    /// continuation.
+    fn a_approved_and_submitted() -> (H, OpId, HttpRequest) {
+        let mut h = H::paused(false);
+        h.c.approve("call_A").expect("approve");
+        h.drain();
+        let (op, post) = h.submit();
+        assert_continuation(&post, "call_A", true);
+        (h, op, post)
+    }
+
+    /// Paused on call_A and call_B, call_A approved, or rejected with `reason`.
+    fn a_decided(approve: bool, reason: &str) -> H {
+        let mut h = H::paused(true);
+        if approve {
+            h.c.approve("call_A").expect("approve");
+        } else {
+            h.c.reject("call_A", Some(reason)).expect("reject");
+        }
+        h.drain();
+        h
+    }
+
     /// Approves call_A and call_B.
     fn approve_both(&mut self) {
         for id in ["call_A", "call_B"] {
@@ -2312,11 +2335,7 @@ fn stopping_the_reply_after_some_continuations_never_takes_a_change_it_cannot_se
 /// approval) and must be able to answer.
 #[test]
 fn a_call_asked_again_under_the_accepted_id_can_be_answered() {
-    let mut h = H::paused(false);
-    h.c.approve("call_A").expect("approve");
-    h.drain();
-    let (op, post) = h.submit();
-    assert_continuation(&post, "call_A", true);
+    let (mut h, op, post) = H::a_approved_and_submitted();
     let mut c = vec![
         start("msg_a1"),
         json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
@@ -2525,13 +2544,7 @@ fn a_call_still_pending_after_its_accepted_continuation_dropped_can_be_answered(
 #[test]
 fn a_card_whose_decision_the_server_accepted_shows_as_settled() {
     for approve in [true, false] {
-        let mut h = H::paused(true);
-        if approve {
-            h.c.approve("call_A").expect("approve");
-        } else {
-            h.c.reject("call_A", Some("not that file")).expect("reject");
-        }
-        h.drain();
+        let mut h = H::a_decided(approve, "not that file");
         let (op, post) = h.submit();
         assert_continuation(&post, "call_A", approve);
         h.open(post.id, 200);
@@ -3511,13 +3524,7 @@ fn a_decision_the_server_accepted_shows_before_the_call_runs() {
     // message (status and approval, the part `approval-responded`), as the history records it,
     // not as pending; its outcome, when it comes, settles it.
     for approve in [true, false] {
-        let mut h = H::paused(true);
-        if approve {
-            h.c.approve("call_A").expect("approve");
-        } else {
-            h.c.reject("call_A", Some("not that one")).expect("reject");
-        }
-        h.drain();
+        let mut h = H::a_decided(approve, "not that one");
         h.c.approve("call_B").expect("approve");
         h.drain();
         let (op, first) = h.submit();
@@ -3581,11 +3588,7 @@ fn an_approved_call_that_fails_shows_as_approved() {
     // The continuation of an approved call that ran and failed (`tool-output-error`): the call
     // was approved, in the message's view and in its wire form, as the AI SDK's history records
     // it (`approval.approved: true` on the `output-error` part); it is no longer pending.
-    let mut h = H::paused(false);
-    h.c.approve("call_A").expect("approve");
-    h.drain();
-    let (op, post) = h.submit();
-    assert_continuation(&post, "call_A", true);
+    let (mut h, op, post) = H::a_approved_and_submitted();
     let mut c = vec![
         start("msg_a1"),
         json!({"type": "tool-output-error", "toolCallId": "call_A", "errorText": "EBUSY"}),
