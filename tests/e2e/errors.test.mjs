@@ -1,5 +1,6 @@
 // Errors are shown in words with a way forward: a conflict from a second tab, a network failure with
-// Retry, and (Sidenet) a pause abandoned after the grace window.
+// Retry, and (Sidenet) a pause abandoned after the grace window and an approved call that fails
+// when it runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -94,6 +95,29 @@ test('sidenet: a pause abandoned after the grace window is shown as expired, wit
     await waitSettled(page);
     assert.match(await page.locator('#messages .tool .badge').first().textContent(), /Not run/);
     assertNoProblems(problems.filter((p) => !/status of 409/.test(p)));
+  } finally {
+    await context.close();
+  }
+});
+
+test('sidenet: an approved call that fails when it runs shows as approved and failed, with the error, after a reload too', async () => {
+  const where = { thread: threadId('failed'), dialect: 'sidenet' };
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    await gotoThread(page, env.endpoint.url, where);
+    await send(page, 'delete /locked/db.sqlite');
+    await waitPaused(page, 1);
+    await approve(card(page, /Delet/));
+    await submit(page);
+    await waitCompleted(page);
+    const tool = () => page.locator('#messages .tool', { hasText: 'delete_file' });
+    assert.match(await tool().locator('.badge').textContent(), /Approved · failed/);
+    assert.match(await tool().textContent(), /EBUSY: \/locked\/db\.sqlite is locked/);
+    assert.match(await lastAnswer(page), /failed \(EBUSY/);
+    await page.reload();
+    await waitSettled(page);
+    assert.match(await tool().locator('.badge').textContent(), /Approved · failed/);
+    assertNoProblems(problems);
   } finally {
     await context.close();
   }

@@ -80,6 +80,17 @@ export function runTool(name, inputs) {
   return TOOLS[name].run(inputs);
 }
 
+/**
+ * Why running a call fails, or null: deleting a path under /locked/ (a tool that fails when it
+ * runs, as real ones do; the Sidenet dialect reports it as `tool-output-error`).
+ */
+export function toolFailure(name, inputs) {
+  if (name === 'delete_file' && /^\/locked\//.test(String(inputs.path))) {
+    return `EBUSY: ${inputs.path} is locked by another process`;
+  }
+  return null;
+}
+
 export function rejectionResult(reason) {
   const text = typeof reason === 'string' && reason.length > 0 ? reason : DEFAULT_REJECTION;
   return REJECTION_TEMPLATE.replace('%s', () => text);
@@ -139,6 +150,7 @@ export function planSteps(text) {
 
 /** What the model concludes from a tool result it was given. */
 export function outcomeOf(result) {
+  if (result && typeof result === 'object' && typeof result.error === 'string') return `failed (${result.error}).`;
   const s = typeof result === 'string' ? result : JSON.stringify(result);
   if (s === DECLINED_RESULT) return 'not approved by the user.';
   const m = /^TOOL NOT EXECUTED\. The user rejected this action\. User instruction: ([\s\S]*)\. Do not attempt this tool again\. Follow the user's instruction or reconsider your plan\.$/.exec(s);

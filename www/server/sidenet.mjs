@@ -9,6 +9,7 @@ import {
   approvalPolicy,
   isGated,
   runTool,
+  toolFailure,
   DECLINED_RESULT,
   planSteps,
   finalMessage,
@@ -218,12 +219,25 @@ function newTurn(ctx, rec, req, out, form, agentId) {
   return {};
 }
 
-function execute(ctx, rec, call, part) {
-  const result = runTool(call.name, call.inputs);
+/**
+ * Runs a call: its part settles `output-available` with the output, or `output-error` with the
+ * failure's text when the tool fails (`toolFailure`), and the chunk that says so goes out.
+ */
+function execute(ctx, rec, call, part, out) {
+  const failure = toolFailure(call.name, call.inputs);
+  const result = failure === null ? runTool(call.name, call.inputs) : { error: failure };
   ctx.store.recordEffect({ dialect: D, threadId: rec.id, runId: rec.run.runId, callId: part.toolCallId, name: call.name, inputs: call.inputs });
   rec.toolResults.push({ runId: rec.run.runId, toolCallId: part.toolCallId, toolName: call.name, args: call.inputs, result });
   rec.run.calls.push({ index: call.index, name: call.name, inputs: call.inputs, result });
-  return result;
+  if (failure !== null) {
+    part.state = 'output-error';
+    part.errorText = failure;
+    out.push({ data: { type: 'tool-output-error', toolCallId: part.toolCallId, errorText: failure } });
+  } else {
+    part.state = 'output-available';
+    part.output = result;
+    out.push({ data: { type: 'tool-output-available', toolCallId: part.toolCallId, output: result } });
+  }
 }
 
 /** Run the agent on from the current step until it pauses or finishes. */
@@ -254,10 +268,7 @@ function advance(ctx, rec, out, form) {
           index: call.index,
         });
       } else {
-        const output = execute(ctx, rec, call, part);
-        part.state = 'output-available';
-        part.output = output;
-        out.push({ data: { type: 'tool-output-available', toolCallId: part.toolCallId, output } });
+        execute(ctx, rec, call, part, out);
       }
     });
     if (run.pending.length) {
@@ -321,11 +332,8 @@ function continueRun(ctx, rec, req, out, formParam) {
   run.pending = run.pending.filter((p) => p !== pending);
   const call = { index: pending.index, name: pending.toolName, inputs: pending.args };
   if (a.approved) {
-    const output = execute(ctx, rec, call, part);
-    part.state = 'output-available';
-    part.output = output;
     part.approval = { id: part.toolCallId, approved: true };
-    out.push({ data: { type: 'tool-output-available', toolCallId: part.toolCallId, output } });
+    execute(ctx, rec, call, part, out);
   } else {
     part.state = 'output-denied';
     part.approval = { id: part.toolCallId, approved: false, reason: pending.reason };

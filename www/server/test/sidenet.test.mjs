@@ -47,6 +47,25 @@ describe('sidenet dialect', () => {
     assert.ok(r.text.endsWith('data: [DONE]\n\n'));
   });
 
+  test('an approved call that fails when it runs (delete under /locked/): tool-output-error, recorded, and the run goes on', async () => {
+    const id = tid();
+    const r = await say(id, 'delete /locked/db.sqlite');
+    const [ap] = approvals(r.chunks);
+    const c = await answer(id, { runId: ap.runId, toolCallId: ap.toolCallId, approved: true });
+    const err = c.chunks.find((x) => x.type === 'tool-output-error');
+    assert.deepEqual(err, { type: 'tool-output-error', toolCallId: ap.toolCallId, errorText: 'EBUSY: /locked/db.sqlite is locked by another process' });
+    assert.equal(c.chunks.some((x) => x.type === 'tool-output-available'), false);
+    assert.equal(textOf(c.chunks), 'delete_file /locked/db.sqlite: failed (EBUSY: /locked/db.sqlite is locked by another process).');
+    assert.equal(c.chunks.at(-1).finishReason, 'stop');
+    const h = await getJson(`${s.url}/v1/threads/${id}`);
+    const part = h.body.messages[1].parts.find((p) => p.toolCallId === ap.toolCallId);
+    assert.equal(part.state, 'output-error');
+    assert.equal(part.errorText, err.errorText);
+    assert.deepEqual(part.approval, { id: ap.toolCallId, approved: true });
+    // It was run (and failed): one effect.
+    assert.deepEqual(readEffects(s.dataDir).filter((e) => e.threadId === id).map((e) => e.name), ['delete_file']);
+  });
+
   test('ungated calls run: tool-input-start, tool-input-available, tool-output-available, then text and finish', async () => {
     const id = tid();
     const r = await say(id, 'read /etc/hosts');
