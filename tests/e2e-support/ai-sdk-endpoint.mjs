@@ -84,6 +84,11 @@ export async function startAiSdkEndpoint() {
       // The step: how many tool results came back since the user's message.
       const calls = plan(text, prompt.slice(user).filter((m) => m.role === 'tool').length);
       const parts = [{ type: 'stream-start', warnings: [] }];
+      if (/\bcrash\b/.test(text) && last.role === 'user') {
+        parts.push({ type: 'text-start', id: 'txt_c' }, { type: 'text-delta', id: 'txt_c', delta: 'Let me' });
+        parts.push({ type: 'error', error: new Error('provider overloaded') });
+        return { stream: convertArrayToReadableStream(parts) };
+      }
       // As reasoning models do: a reasoning block first (the SDK streams it as reasoning chunks).
       parts.push({ type: 'reasoning-start', id: 'rs_1' }, { type: 'reasoning-delta', id: 'rs_1', delta: 'Thinking it over.' }, { type: 'reasoning-end', id: 'rs_1' });
       if (calls.length) {
@@ -176,6 +181,8 @@ export async function startAiSdkEndpoint() {
           toolApproval,
           experimental_toolApprovalSecret: SECRET,
           stopWhen: isStepCount(5),
+          // The model's failures go to the client as `error` chunks, not to the test's output.
+          onError: () => {},
         });
         // Metadata on the message, as apps attach it (on the `start` and `finish` chunks).
         writer.merge(

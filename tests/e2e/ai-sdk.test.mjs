@@ -375,4 +375,26 @@ for (const transport of ['stream', 'collect']) {
       c.free();
     }
   });
+
+  test(`[${transport}] the model fails mid-reply: the error shows, the text so far is kept, the next message goes`, async () => {
+    const threadId = newThread(`crash_${transport}`);
+    const c = client(threadId, transport);
+    try {
+      await c.load();
+      // The SDK streams an `error` chunk (its text masked: "An error occurred.") and finishes.
+      await assert.rejects(c.send('crash please'), (e) => tg.isToolgateError(e) && e.code === 'stream_error');
+      let s = c.getSnapshot();
+      assert.equal(s.phase, 'error', JSON.stringify(s));
+      assert.ok(s.error?.message, JSON.stringify(s.error));
+      assert.equal(s.messages.at(-1).text, 'Let me');
+      assert.equal(s.canSend, true);
+      await sameAfterReload(threadId, s);
+      await c.send('hello');
+      s = c.getSnapshot();
+      assert.equal(s.phase, 'completed', JSON.stringify(s.error));
+      assert.equal(lastText(s), 'Nothing to do.');
+    } finally {
+      c.free();
+    }
+  });
 }
