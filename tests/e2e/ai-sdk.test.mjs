@@ -67,18 +67,18 @@ async function sameAfterReload(threadId, snapshot) {
   }
 }
 const tool = (snapshot, callId) => snapshot.messages.flatMap((m) => m.tools).find((t) => t.callId === callId);
-/** The answer: the last text of the last message (its text parts are joined by newlines). */
 /** The POSTs a thread's client made: the route and, for a decision, what it said. */
 const posts = (threadId) =>
   ep.requests
     .filter((r) => r.method === 'POST' && r.threadId === threadId)
     .map((r) => [r.path, r.body.approval ? `${r.body.approval.toolCallId}=${r.body.approval.approved}` : r.body.messages.at(-1).parts[0].text]);
 const POST_ROUTE = { stream: '/v1/chat', collect: '/v1/agents/agent_1/run' };
+/** The answer: the last text of the last message (its text parts are joined by newlines). */
 const lastText = (snapshot) => snapshot.messages.at(-1).text.split('\n').at(-1);
 
 // Every case twice: replies streamed (the chat route), and collected (`transport: 'collect'`).
 for (const transport of ['stream', 'collect']) {
-  test(`[${transport}] one card, approved: the SDK runs the tool with the input the card showed, and the answer streams in`, async () => {
+  test(`[${transport}] one card, approved: the SDK runs the tool with the input the card showed, and the answer comes`, async () => {
     const threadId = newThread(`approve_${transport}`);
     const body = 'Hi "Maya", café ☕ \\ done\nBye';
     const c = client(threadId, transport);
