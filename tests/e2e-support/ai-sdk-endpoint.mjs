@@ -8,9 +8,9 @@
 // `data-run` chunk, one `approval` per POST recorded on its tool part as the SDK's own
 // `addToolApprovalResponse` does (`approval-responded`), the run continued by `streamText` once no
 // call of it waits, the calls still waiting announced again after a partial answer, and a replay
-// route for a client that reconnects mid-pause, which sends the stream that paused again, whole; `POST /v1/agents/{id}/run` answers the same chunks
-// collected in one JSON body. Kept outside tests/e2e/ so `node --test` does not
-// run it as a test file.
+// route for a client that reconnects mid-pause, which sends the stream that paused again, whole.
+// `POST /v1/agents/{id}/run` answers the same chunks collected in one JSON body. The model fails
+// mid-reply on `crash`. Kept outside tests/e2e/ so `node --test` does not run it as a test file.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import {
