@@ -2,6 +2,7 @@
 //! simulated clock, every request asserted, `check_invariants()` after every step.
 
 use serde_json::{json, Value};
+use toolgate::approval::Approval;
 use toolgate::client::{
     Client, Config, HttpRequest, HttpResponse, MessageView, Method, OpId, Output, Phase, RequestId,
     ToolStatus, Transport, TransportError,
@@ -5468,4 +5469,233 @@ fn a_tool_s_inputs_are_always_an_object() {
     let card = &s.suspension.as_ref().expect("paused").pending[0];
     assert_eq!(card.call_id, "call_A");
     assert_eq!(sj(&card.inputs), json!({}));
+}
+
+/// What pydantic-ai 2.78 (`pydantic-ai-slim`, its `VercelAIAdapter` with `sdk_version=7`) streams
+/// and persists, as run against it: a Sidenet endpoint in Python whose agent was pydantic-ai's
+/// (two `requires_approval` tools and an ungated one in one step), the model scripted with its
+/// `FunctionModel`; the run id in a `data-run` chunk and one decision per POST were the
+/// endpoint's. Its forms: `start` without a message id; a call's input streamed as
+/// `inputTextDelta`s, the ungated call's input and output before the gated calls' inputs; the
+/// approval requests (the approval id is the call id) after a `message-metadata` chunk, and
+/// `finish` without a `finishReason`; the continuation names the approved call's input again
+/// before its output. Its history writes one UI message per model response, and an approved
+/// call that ran as a plain `output-available` part (no record of the approval); a denied one
+/// keeps an `approval` with an id of its own and pydantic-ai's reason.
+#[test]
+fn pydantic_ai_s_stream_and_history_read_as_it_writes_them() {
+    let run =
+        || json!({"type": "data-run", "data": {"runId": "run_p1", "agentVersionId": "agv_p"}});
+    let input_deltas = |call: &str, name: &str, input: &str| {
+        let mut c = vec![json!({"type": "tool-input-start", "toolCallId": call, "toolName": name})];
+        for piece in input.as_bytes().chunks(7) {
+            let piece = std::str::from_utf8(piece).expect("ASCII");
+            c.push(
+                json!({"type": "tool-input-delta", "toolCallId": call, "inputTextDelta": piece}),
+            );
+        }
+        c
+    };
+    let meta = || json!({"type": "message-metadata", "messageMetadata": {"pydantic_ai": {"timestamp": "2026-12-06T21:30:10.467912Z"}}});
+    let mut h = H::new();
+    let (op, post) = h.send("email maya and bob, read the motd");
+    let mut c = vec![
+        json!({"type": "start"}),
+        run(),
+        json!({"type": "start-step"}),
+    ];
+    c.push(json!({"type": "text-start", "id": "bd28"}));
+    c.push(json!({"type": "text-delta", "delta": "On it.", "id": "bd28"}));
+    c.push(json!({"type": "text-end", "id": "bd28"}));
+    c.extend(input_deltas(
+        "call_e4",
+        "send_email",
+        r#"{"to": "maya@example.com", "body": "Hi"}"#,
+    ));
+    c.extend(input_deltas(
+        "call_63",
+        "send_email",
+        r#"{"to": "bob@example.com", "body": "x"}"#,
+    ));
+    c.extend(input_deltas(
+        "call_69",
+        "read_file",
+        r#"{"path": "/etc/motd"}"#,
+    ));
+    c.push(json!({"type": "tool-input-available", "toolCallId": "call_69", "toolName": "read_file", "input": {"path": "/etc/motd"}}));
+    c.push(json!({"type": "tool-output-available", "toolCallId": "call_69", "output": "contents of /etc/motd"}));
+    c.push(json!({"type": "tool-input-available", "toolCallId": "call_e4", "toolName": "send_email", "input": {"to": "maya@example.com", "body": "Hi"}}));
+    c.push(json!({"type": "tool-input-available", "toolCallId": "call_63", "toolName": "send_email", "input": {"to": "bob@example.com", "body": "x"}}));
+    c.push(meta());
+    c.push(
+        json!({"type": "tool-approval-request", "approvalId": "call_e4", "toolCallId": "call_e4"}),
+    );
+    c.push(
+        json!({"type": "tool-approval-request", "approvalId": "call_63", "toolCallId": "call_63"}),
+    );
+    c.extend([json!({"type": "finish-step"}), json!({"type": "finish"})]);
+    let paused = sse(&c, true);
+    let outs = h.stream(post.id, &paused);
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_e4", "call_63"]);
+    let s = h.c.snapshot();
+    let pause = s.suspension.as_ref().expect("paused");
+    assert_eq!(pause.run_id.as_deref(), Some("run_p1"));
+    assert_eq!(
+        sj(&pause.pending[1].inputs),
+        json!({"to": "bob@example.com", "body": "x"})
+    );
+    let msg = s.messages.as_slice().last().expect("the reply");
+    assert_eq!(msg.text, "On it.");
+    let status: Vec<ToolStatus> = msg.tools.iter().map(|t| t.status).collect();
+    assert_eq!(
+        status,
+        vec![ToolStatus::Pending, ToolStatus::Pending, ToolStatus::Done]
+    );
+    assert_eq!(
+        msg.tools[2].result.as_ref().map(sj),
+        Some(json!("contents of /etc/motd"))
+    );
+
+    // One decision per POST: the endpoint announced the call still waiting.
+    h.c.approve("call_e4").expect("approve");
+    h.drain();
+    h.c.reject("call_63", Some("not bob")).expect("reject");
+    h.drain();
+    let (op, first) = h.submit();
+    let body = first.body.as_deref().expect("a body");
+    assert!(
+        body.contains(r#""approval":{"runId":"run_p1","toolCallId":"call_e4","approved":true}"#),
+        "{body}"
+    );
+    let c = vec![
+        json!({"type": "start"}),
+        run(),
+        json!({"type": "tool-input-available", "toolCallId": "call_63", "toolName": "send_email", "input": {"to": "bob@example.com", "body": "x"}}),
+        json!({"type": "tool-approval-request", "approvalId": "call_63", "toolCallId": "call_63"}),
+        json!({"type": "finish", "finishReason": "tool-calls"}),
+    ];
+    let outs = h.stream(first.id, &sse(&c, true));
+    let second = one_http(&outs);
+    let body = second.body.as_deref().expect("a body");
+    assert!(
+        body.contains(r#""approval":{"runId":"run_p1","toolCallId":"call_63","approved":false}"#),
+        "{body}"
+    );
+    // pydantic-ai's continuation, once every call is answered.
+    let answer = "send_email: {\"sent\":true,\"to\":\"maya@example.com\"}; send_email: The tool call was denied.; read_file: contents of /etc/motd";
+    let (a, b) = answer.split_at(60);
+    let c = vec![
+        json!({"type": "start"}),
+        run(),
+        json!({"type": "tool-input-available", "toolCallId": "call_e4", "toolName": "send_email", "input": {"to": "maya@example.com", "body": "Hi"}}),
+        json!({"type": "tool-output-denied", "toolCallId": "call_63"}),
+        json!({"type": "tool-output-available", "toolCallId": "call_e4", "output": {"sent": true, "to": "maya@example.com"}}),
+        json!({"type": "start-step"}),
+        json!({"type": "text-start", "id": "5852"}),
+        json!({"type": "text-delta", "delta": a, "id": "5852"}),
+        json!({"type": "text-delta", "delta": b, "id": "5852"}),
+        json!({"type": "text-end", "id": "5852"}),
+        meta(),
+        json!({"type": "finish-step"}),
+        json!({"type": "finish"}),
+    ];
+    let outs = h.stream(second.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed, "{:?}", s.error);
+    assert_eq!(s.finish_reason, None);
+    let msg = s.messages.as_slice().last().expect("the reply");
+    assert_eq!(msg.text, format!("On it.\n{answer}"));
+    let got: Vec<(&str, ToolStatus, Option<Approval>)> = msg
+        .tools
+        .iter()
+        .map(|t| (t.call_id.as_str(), t.status, t.approval))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("call_e4", ToolStatus::Done, Some(Approval::Approved)),
+            ("call_63", ToolStatus::Denied, Some(Approval::Rejected)),
+            ("call_69", ToolStatus::Done, None),
+        ]
+    );
+    assert_eq!(
+        msg.tools[0].result.as_ref().map(sj),
+        Some(json!({"sent": true, "to": "maya@example.com"}))
+    );
+    assert_eq!(msg.tools[1].reject_reason.as_deref(), Some("not bob"));
+
+    // Its history: paused, then as it ended.
+    let ts = json!({"pydantic_ai": {"timestamp": "2026-12-06T21:30:10.440424Z"}});
+    let user = json!({"id": "msg_c2", "role": "user", "metadata": ts, "parts": [{"type": "text", "text": "email maya and bob, read the motd", "state": "done"}]});
+    let reply = |e4: Value, s63: Value| {
+        json!({"id": "01a24d43-1", "role": "assistant", "metadata": ts, "parts": [
+            {"type": "text", "text": "On it.", "state": "done"},
+            e4, s63,
+            {"type": "tool-read_file", "toolCallId": "call_69", "state": "output-available", "input": {"path": "/etc/motd"}, "output": "contents of /etc/motd", "providerExecuted": false}
+        ]})
+    };
+    let asked = |call: &str, to: &str, body: &str| json!({"type": "tool-send_email", "toolCallId": call, "state": "approval-requested", "input": {"to": to, "body": body}, "providerExecuted": false, "approval": {"id": call}});
+    let mut h = H::new();
+    let (_, get) = h.load();
+    let outs = h.respond(
+        one_http(&get).id,
+        history(vec![
+            user.clone(),
+            reply(
+                asked("call_e4", "maya@example.com", "Hi"),
+                asked("call_63", "bob@example.com", "x"),
+            ),
+        ]),
+    );
+    let replay = one_http(&outs);
+    h.stream(replay.id, &paused);
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    assert_eq!(h.card_ids(), vec!["call_e4", "call_63"]);
+
+    let h = H::with_messages(vec![
+        user,
+        reply(
+            json!({"type": "tool-send_email", "toolCallId": "call_e4", "state": "output-available", "input": {"to": "maya@example.com", "body": "Hi"}, "output": {"sent": true, "to": "maya@example.com"}, "providerExecuted": false}),
+            json!({"type": "tool-send_email", "toolCallId": "call_63", "state": "output-denied", "input": {"to": "bob@example.com", "body": "x"}, "providerExecuted": false, "approval": {"id": "dbb2dc08-d31b", "approved": false, "reason": "The tool call was denied."}}),
+        ),
+        json!({"id": "01a24d43-2", "role": "assistant", "metadata": ts, "parts": [{"type": "text", "text": answer, "state": "done"}]}),
+    ]);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Idle);
+    assert!(s.suspension.is_none());
+    let texts: Vec<&str> = s
+        .messages
+        .as_slice()
+        .iter()
+        .map(|m| m.text.as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        vec!["email maya and bob, read the motd", "On it.", answer]
+    );
+    let tools = &s.messages.as_slice()[1].tools;
+    let got: Vec<(&str, ToolStatus, Option<Approval>)> = tools
+        .iter()
+        .map(|t| (t.call_id.as_str(), t.status, t.approval))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("call_e4", ToolStatus::Done, None),
+            ("call_63", ToolStatus::Denied, Some(Approval::Rejected)),
+            ("call_69", ToolStatus::Done, None),
+        ]
+    );
+    // Its denial's text is where Sidenet's own history form keeps the request's reason (a denied
+    // call is recorded "with the reason the model gave"), with nothing to tell the two apart: it
+    // reads as the approval's reason. The rejection's reason is the drafts' record's alone.
+    assert_eq!(
+        tools[1].approval_reason.as_deref(),
+        Some("The tool call was denied.")
+    );
+    assert_eq!(tools[1].reject_reason, None);
 }
