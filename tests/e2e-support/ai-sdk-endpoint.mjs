@@ -11,26 +11,21 @@
 // route for a client that reconnects mid-pause, which sends the stream that paused again, whole.
 // `POST /v1/agents/{id}/run` answers the same chunks collected in one JSON body. The model fails
 // mid-reply on `crash`. Kept outside tests/e2e/ so `node --test` does not run it as a test file.
+//
+// Two majors of the SDK: 7 (the `ai` dev dependency) and 6 (`ai-6`, an alias of the last `ai@6`),
+// whose servers are still about. What 7 adds and 6 lacks: the `toolApproval` policy of
+// `streamText` (6 gates a tool by its own `needsApproval`, with no reason for the card and no
+// automatic approval: its server's policy lets a call through ungated), the standalone
+// `toUIMessageStream`, `isStepCount` (6: `stepCountIs`) and the `MockLanguageModelV4` (6: `V3`).
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import {
-  convertToModelMessages,
-  createUIMessageStream,
-  createUIMessageStreamResponse,
-  dynamicTool,
-  isStepCount,
-  jsonSchema,
-  streamText,
-  tool,
-  toUIMessageStream,
-} from 'ai';
-import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 
 export const AGENT_VERSION = 'agv_ai_sdk_1';
+/** The SDK majors the endpoint runs on, and the package of each. */
+export const SDKS = { 7: 'ai', 6: 'ai-6' };
 const SECRET = 'toolgate-test-approval-secret';
 export const EMAIL_REASON = 'Emails leave the company: check the recipient';
 
-const object = (properties) => jsonSchema({ type: 'object', properties, required: Object.keys(properties) });
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
   outputTokens: { total: 5, text: 5, reasoning: 0 },
@@ -65,17 +60,25 @@ function outcome(result) {
 }
 
 /**
- * Starts the endpoint on 127.0.0.1 (a free port). Returns
- * `{ url, effects, prompts, requests, threads, close }`: `effects` lists every tool the SDK executed
- * (`{ callId, name, input }`), `prompts` every prompt the model got, `requests` every request.
+ * Starts the endpoint on 127.0.0.1 (a free port), on the SDK of major `sdk` (7 or 6). Returns
+ * `{ url, effects, prompts, requests, threads, emailReason, close }`: `effects` lists every tool the
+ * SDK executed (`{ callId, name, input }`), `prompts` every prompt the model got, `requests` every
+ * request; `emailReason` is the reason send_email's card carries (none on 6).
  */
-export async function startAiSdkEndpoint() {
+export async function startAiSdkEndpoint({ sdk = 7 } = {}) {
+  const ai = await import(SDKS[sdk]);
+  const { convertToModelMessages, createUIMessageStream, createUIMessageStreamResponse, dynamicTool, jsonSchema, streamText, tool } = ai;
+  const aiTest = await import(`${SDKS[sdk]}/test`);
+  const { convertArrayToReadableStream } = aiTest;
+  const MockLanguageModel = sdk >= 7 ? aiTest.MockLanguageModelV4 : aiTest.MockLanguageModelV3;
+  const stepCount = sdk >= 7 ? ai.isStepCount : ai.stepCountIs;
+  const object = (properties) => jsonSchema({ type: 'object', properties, required: Object.keys(properties) });
   const threads = new Map(); // threadId -> { messages: UIMessage[], run: { runId, messageId } | null }
   const effects = [];
   const prompts = [];
   const requests = []; // { method, path, threadId (of a GET), body (of a POST) }
 
-  const model = new MockLanguageModelV4({
+  const model = new MockLanguageModel({
     doStream: async ({ prompt }) => {
       prompts.push(prompt);
       const last = prompt[prompt.length - 1];
@@ -127,8 +130,10 @@ export async function startAiSdkEndpoint() {
     if (name === 'read_file') return `contents of ${input.path}`;
     return { deleted: input.path };
   };
+  // On 6 each tool gates itself (`needsApproval`, below); on 7 the `toolApproval` policy does.
+  const gate = (needsApproval) => (sdk >= 7 ? {} : { needsApproval });
   const tools = {
-    send_email: tool({ description: 'Send an email', inputSchema: object({ to: { type: 'string' }, body: { type: 'string' } }), execute: run('send_email') }),
+    send_email: tool({ description: 'Send an email', inputSchema: object({ to: { type: 'string' }, body: { type: 'string' } }), execute: run('send_email'), ...gate(true) }),
     // A tool that streams its progress (an async generator: the SDK sends each yield as a
     // preliminary output, the last as the output).
     read_file: tool({
@@ -139,14 +144,21 @@ export async function startAiSdkEndpoint() {
         yield await run('read_file')(input, options);
       },
     }),
-    delete_file: tool({ description: 'Delete a file', inputSchema: object({ path: { type: 'string' } }), execute: run('delete_file') }),
+    delete_file: tool({
+      description: 'Delete a file',
+      inputSchema: object({ path: { type: 'string' } }),
+      execute: run('delete_file'),
+      ...gate(async ({ path }) => !path.startsWith('/tmp/')),
+    }),
     // A tool known only at run time (as an MCP server's): `dynamic-tool` parts in the UI messages.
-    run_command: dynamicTool({ description: 'Run a shell command', inputSchema: object({ command: { type: 'string' } }), execute: run('run_command') }),
+    run_command: dynamicTool({ description: 'Run a shell command', inputSchema: object({ command: { type: 'string' } }), execute: run('run_command'), ...gate(true) }),
   };
-  // send_email waits for a person; delete_file is approved by the server's own policy (an automatic
-  // approval: the SDK streams its request and response, no card); read_file is not gated; the
-  // dynamic run_command waits for a person, with no reason given.
+  // send_email waits for a person; delete_file is approved by the server's own policy (on 7 an
+  // automatic approval: the SDK streams its request and response, no card; on 6, of a path under
+  // /tmp/, a call let through ungated, else one that waits); read_file is not gated; the dynamic
+  // run_command waits for a person, with no reason given.
   const toolApproval = { send_email: { type: 'user-approval', reason: EMAIL_REASON }, delete_file: 'approved', run_command: 'user-approval' };
+  const policy = sdk >= 7 ? { toolApproval } : {};
 
   const isTool = (p) => p.type?.startsWith('tool-') || p.type === 'dynamic-tool';
   const toolName = (p) => (p.type === 'dynamic-tool' ? p.toolName : p.type.slice('tool-'.length));
@@ -178,19 +190,15 @@ export async function startAiSdkEndpoint() {
           model,
           messages: await convertToModelMessages(thread.messages),
           tools,
-          toolApproval,
+          ...policy,
           experimental_toolApprovalSecret: SECRET,
-          stopWhen: isStepCount(5),
+          stopWhen: stepCount(5),
           // The model's failures go to the client as `error` chunks, not to the test's output.
           onError: () => {},
         });
         // Metadata on the message, as apps attach it (on the `start` and `finish` chunks).
-        writer.merge(
-          toUIMessageStream({
-            stream: result.stream,
-            messageMetadata: ({ part }) => (part.type === 'start' ? { model: 'mock' } : part.type === 'finish' ? { model: 'mock', finishedAt: 1 } : undefined),
-          }),
-        );
+        const messageMetadata = ({ part }) => (part.type === 'start' ? { model: 'mock' } : part.type === 'finish' ? { model: 'mock', finishedAt: 1 } : undefined);
+        writer.merge(sdk >= 7 ? ai.toUIMessageStream({ stream: result.stream, messageMetadata }) : result.toUIMessageStream({ messageMetadata }));
       },
       onFinish: ({ messages }) => {
         thread.messages = messages;
@@ -309,6 +317,7 @@ export async function startAiSdkEndpoint() {
     prompts,
     requests,
     threads,
+    emailReason: sdk >= 7 ? EMAIL_REASON : null,
     close: () => new Promise((resolve) => server.close(resolve)),
   };
 }
