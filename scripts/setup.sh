@@ -8,6 +8,8 @@
 #   - the npm dev dependencies (npm ci), when package-lock.json changed; among them binaryen's
 #     wasm-opt (version 132, a Node build): Debian's binaryen 108 cannot read the externref table
 #     code that wasm-bindgen emits (`table.fill`)
+#   - the Python packages of the pydantic-ai test endpoint (tests/e2e-support/pydantic-ai), pinned,
+#     in a venv of their own (.tools/pydantic-ai), when its requirements changed
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,7 +51,7 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
   ) > "$apt_log" 2>&1 &
   apt_pid=$!
-  # Should the set-up stop before step 5 (cargo install failing), it still waits for apt-get: an
+  # Should the set-up stop before step 6 (cargo install failing), it still waits for apt-get: an
   # install cut short leaves dpkg half done, and one left running holds its lock for the next run.
   trap 'rc=$?; if [ -n "$apt_pid" ]; then wait "$apt_pid" 2>/dev/null || true; fi; exit "$rc"' EXIT
 fi
@@ -74,7 +76,23 @@ if [ -f package-lock.json ]; then
   fi
 fi
 
-# 5. The browser, installed in the background above.
+# 5. The pydantic-ai test endpoint's Python packages (tests/e2e/pydantic-ai.test.mjs), every one
+# pinned, in a venv of their own, made again only when the requirements changed.
+req=tests/e2e-support/pydantic-ai/requirements.txt
+venv=.tools/pydantic-ai
+if [ -f "$req" ]; then
+  want=$(sha256sum "$req" | awk '{print $1}')
+  if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.toolgate-req-sha" 2>/dev/null)" != "$want" ]; then
+    command -v python3 >/dev/null 2>&1 || { log "python3 (3.10 or later) is needed for the pydantic-ai test endpoint"; exit 1; }
+    log "installing the pydantic-ai test endpoint's Python packages into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$req"
+    echo "$want" > "$venv/.toolgate-req-sha"
+  fi
+fi
+
+# 6. The browser, installed in the background above.
 if [ -n "$apt_pid" ]; then
   if ! wait "$apt_pid"; then
     apt_pid=
