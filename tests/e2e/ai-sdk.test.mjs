@@ -5,11 +5,8 @@
 // Every case runs on both majors with tool approvals: 7 (`ai`) and 6 (`ai-6`, the last `ai@6`).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ROOT, requirePkg } from '../e2e-support/harness.mjs';
 import { startAiSdkEndpoint, AGENT_VERSION, SDKS } from '../e2e-support/ai-sdk-endpoint.mjs';
+import { cardIds, lastText, loadPackage, reloaded, shown, sidenetClient, tool } from '../e2e-support/sidenet-client.mjs';
 
 let tg;
 /** The endpoint of each SDK major, and the one the running suite's tests use. */
@@ -18,9 +15,7 @@ let ep;
 let n = 0;
 
 before(async () => {
-  requirePkg();
-  tg = await import(pathToFileURL(path.join(ROOT, 'pkg', 'toolgate.js')).href);
-  await tg.default({ module_or_path: readFileSync(path.join(ROOT, 'pkg', 'toolgate_bg.wasm')) });
+  tg = await loadPackage();
   for (const sdk of Object.keys(SDKS)) eps[sdk] = await startAiSdkEndpoint({ sdk: Number(sdk) });
 });
 after(async () => {
@@ -28,56 +23,24 @@ after(async () => {
 });
 
 const newThread = (label) => `ai_sdk_${label}_${++n}`;
-/** A Sidenet client: streamed replies on the chat route, or (`'collect'`) collected ones on the agent's run route. */
-const client = (threadId, transport = 'stream') =>
-  new tg.ApprovalClient({ dialect: 'sidenet', baseUrl: ep.url, threadId, transport, agentId: 'agent_1', persist: false, timeoutMs: 10_000 });
+const client = (threadId, transport = 'stream') => sidenetClient(tg, ep.url, threadId, transport);
 /** The tools the SDK executed for a thread's calls. */
 const effectsOf = (callIds) => ep.effects.filter((e) => callIds.includes(e.callId));
-/**
- * What a UI renders of the messages: a loaded client must show the same as the live one. (Not a
- * rejection's reason: the protocol does not carry it, so a client without the drafts' record, as
- * here with `persist: false`, cannot know it after a reload.)
- */
-const shown = (snapshot) =>
-  snapshot.messages.map((m) => ({
-    role: m.role,
-    kind: m.kind,
-    text: m.text,
-    tools: m.tools.map((t) => ({
-      callId: t.callId,
-      name: t.name,
-      inputs: t.inputs,
-      result: t.result,
-      approval: t.approval,
-      approvalReason: t.approvalReason,
-      status: t.status,
-    })),
-  }));
 /**
  * A new client loading the thread (the history as the SDK persisted it) shows what `snapshot`
  * shows: the same cards and messages.
  */
 async function sameAfterReload(threadId, snapshot) {
-  const again = client(threadId);
-  try {
-    await again.load();
-    const loaded = again.getSnapshot();
-    const cards = (x) => x.suspension?.pending.map((p) => p.callId) ?? [];
-    assert.deepEqual(cards(loaded), cards(snapshot));
-    assert.deepEqual(shown(loaded), shown(snapshot));
-  } finally {
-    again.free();
-  }
+  const loaded = await reloaded(tg, ep.url, threadId);
+  assert.deepEqual(cardIds(loaded), cardIds(snapshot));
+  assert.deepEqual(shown(loaded), shown(snapshot));
 }
-const tool = (snapshot, callId) => snapshot.messages.flatMap((m) => m.tools).find((t) => t.callId === callId);
 /** The POSTs a thread's client made: the route and, for a decision, what it said. */
 const posts = (threadId) =>
   ep.requests
     .filter((r) => r.method === 'POST' && r.threadId === threadId)
     .map((r) => [r.path, r.body.approval ? `${r.body.approval.toolCallId}=${r.body.approval.approved}` : r.body.messages.at(-1).parts[0].text]);
 const POST_ROUTE = { stream: '/v1/chat', collect: '/v1/agents/agent_1/run' };
-/** The answer: the last text of the last message (its text parts are joined by newlines). */
-const lastText = (snapshot) => snapshot.messages.at(-1).text.split('\n').at(-1);
 
 // Every case on each SDK major, each in its own suite (its endpoint set before its tests run).
 for (const sdk of Object.keys(SDKS).sort().reverse()) {

@@ -12,10 +12,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ROOT, requirePkg } from '../e2e-support/harness.mjs';
+import { ROOT } from '../e2e-support/harness.mjs';
+import { cardIds as cards, lastText, loadPackage, reloaded, shown, sidenetClient, tool } from '../e2e-support/sidenet-client.mjs';
 
 const PYTHON = path.join(ROOT, '.tools', 'pydantic-ai', 'bin', 'python');
 const ENDPOINT = path.join(ROOT, 'tests', 'e2e-support', 'pydantic-ai', 'endpoint.py');
@@ -27,10 +27,8 @@ let url;
 let n = 0;
 
 before(async () => {
-  requirePkg();
   if (!existsSync(PYTHON)) throw new Error(`${PYTHON} is missing: run scripts/setup.sh (npm test does)`);
-  tg = await import(pathToFileURL(path.join(ROOT, 'pkg', 'toolgate.js')).href);
-  await tg.default({ module_or_path: readFileSync(path.join(ROOT, 'pkg', 'toolgate_bg.wasm')) });
+  tg = await loadPackage();
   server = spawn(PYTHON, [ENDPOINT], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   server.stderr.on('data', (d) => (err += d));
@@ -49,36 +47,13 @@ after(() => {
 });
 
 const newThread = (label) => `pydantic_ai_${label}_${++n}`;
-/** A Sidenet client: streamed replies on the chat route, or (`'collect'`) collected ones on the agent's run route. */
-const client = (threadId, transport = 'stream') =>
-  new tg.ApprovalClient({ dialect: 'sidenet', baseUrl: url, threadId, transport, agentId: 'agent_1', persist: false, timeoutMs: 10_000 });
+const client = (threadId, transport = 'stream') => sidenetClient(tg, url, threadId, transport);
 const debug = async () => (await fetch(`${url}/debug`)).json();
 /** The tools pydantic-ai ran, of the inputs given. */
 const effectsWith = async (pred) => (await debug()).effects.filter((e) => pred(e.input));
-const shown = (snapshot) =>
-  snapshot.messages.map((m) => ({
-    role: m.role,
-    kind: m.kind,
-    text: m.text,
-    tools: m.tools.map((t) => ({ callId: t.callId, name: t.name, inputs: t.inputs, result: t.result, approval: t.approval, approvalReason: t.approvalReason, status: t.status })),
-  }));
-const cards = (s) => s.suspension?.pending.map((p) => p.callId) ?? [];
-const tool = (snapshot, callId) => snapshot.messages.flatMap((m) => m.tools).find((t) => t.callId === callId);
-const lastText = (snapshot) => snapshot.messages.at(-1).text.split('\n').at(-1);
-
-async function loaded(threadId, transport) {
-  const c = client(threadId, transport);
-  try {
-    await c.load();
-    return c.getSnapshot();
-  } finally {
-    c.free();
-  }
-}
-
 /** Mid-pause, a new client loading the thread shows what the live one shows. */
 async function sameAfterReload(threadId, snapshot, transport) {
-  const s = await loaded(threadId, transport);
+  const s = await reloaded(tg, url, threadId, transport);
   assert.equal(s.phase, 'awaiting_approval', JSON.stringify(s.error));
   assert.deepEqual(cards(s), cards(snapshot));
   assert.deepEqual(shown(s), shown(snapshot));
@@ -92,7 +67,7 @@ async function sameAfterReload(threadId, snapshot, transport) {
  * pydantic-ai's text.
  */
 async function settledAfterReload(threadId, live, transport) {
-  const s = await loaded(threadId, transport);
+  const s = await reloaded(tg, url, threadId, transport);
   assert.equal(s.suspension, null);
   const users = (x) => x.messages.filter((m) => m.role === 'user').map((m) => m.text);
   assert.deepEqual(users(s), users(live));
