@@ -8,8 +8,9 @@
 #   - the npm dev dependencies (npm ci), when package-lock.json changed; among them binaryen's
 #     wasm-opt (version 132, a Node build): Debian's binaryen 108 cannot read the externref table
 #     code that wasm-bindgen emits (`table.fill`)
-#   - the Python packages of the pydantic-ai test endpoint (tests/e2e-support/pydantic-ai), pinned,
-#     in a venv of their own (.tools/pydantic-ai), when its requirements changed
+#   - with the argument `tests` (scripts/test.sh), the Python packages of the pydantic-ai test
+#     endpoint (tests/e2e-support/pydantic-ai), pinned, in a venv of their own (.tools/pydantic-ai),
+#     when its requirements changed; the build and the demo need no Python
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -80,7 +81,7 @@ fi
 # pinned, in a venv of their own, made again only when the requirements changed.
 req=tests/e2e-support/pydantic-ai/requirements.txt
 venv=.tools/pydantic-ai
-if [ -f "$req" ]; then
+if [ "${1:-}" = tests ] && [ -f "$req" ]; then
   want=$(sha256sum "$req" | awk '{print $1}')
   if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.toolgate-req-sha" 2>/dev/null)" != "$want" ]; then
     command -v python3 >/dev/null 2>&1 || { log "python3 (3.10 or later) is needed for the pydantic-ai test endpoint"; exit 1; }

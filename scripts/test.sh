@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 export CARGO_TERM_COLOR=never
 
-bash scripts/setup.sh || { echo "set-up failed" >&2; exit 1; }
+bash scripts/setup.sh tests || { echo "set-up failed" >&2; exit 1; }
 
 passed=0
 failed=0
