@@ -3613,6 +3613,52 @@ fn an_approved_call_that_fails_shows_as_approved() {
 }
 
 #[test]
+fn a_rejected_call_whose_outcome_is_a_result_stays_rejected() {
+    // A server may record a declined call with a result of its own rather than `output-denied`:
+    // LangChain's human-in-the-loop middleware answers it with an error tool message (the
+    // rejection's text), which `@ai-sdk/langchain` streams as `tool-output-error`; another may
+    // stream the decline as a plain output. Either way the person rejected it and the server took
+    // that: the call shows rejected, in the view and in its wire form, not approved.
+    for outcome in [
+        json!({"type": "tool-output-error", "toolCallId": "call_A", "errorText": "The person declined."}),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Not run: declined"}),
+    ] {
+        let mut h = H::paused(false);
+        h.c.reject("call_A", Some("not now")).expect("reject");
+        h.drain();
+        let (op, post) = h.submit();
+        assert_continuation(&post, "call_A", false);
+        let mut c = vec![start("msg_a1"), outcome.clone()];
+        c.extend(final_text("Left it."));
+        let outs = h.stream(post.id, &sse(&c, true));
+        assert_eq!(done(&outs, op), Ok(()), "{outcome}");
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::Completed, "{outcome}");
+        let msg = s.messages.as_slice().last().expect("the reply");
+        let tool = msg
+            .tools
+            .iter()
+            .find(|t| t.call_id == "call_A")
+            .expect("call_A");
+        assert_eq!(
+            tool.approval,
+            Some(toolgate::approval::Approval::Rejected),
+            "{outcome}"
+        );
+        assert_eq!(tool.reject_reason.as_deref(), Some("not now"), "{outcome}");
+        let error = outcome["type"] == "tool-output-error";
+        let status = if error {
+            ToolStatus::Error
+        } else {
+            ToolStatus::Done
+        };
+        assert_eq!(tool.status, status, "{outcome}");
+        let part = raw_part(msg, "call_A");
+        assert_eq!(part["approval"]["approved"], false, "{outcome}");
+    }
+}
+
+#[test]
 fn a_call_whose_outcome_follows_its_approval_in_the_stream_is_no_card() {
     // The approval request, then the call's outcome in the same stream (the server decided it, or
     // ran it, after all): the call is settled, no card asks for it and the composer is open.

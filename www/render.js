@@ -42,14 +42,15 @@ const resultText = (r) => (typeof r === 'string' ? r : JSON.stringify(r, null, 2
 /** What happened to a tool call in the transcript, in words (colour is never the only carrier). */
 function outcome(tool, result, dialect, part) {
   const approval = result?.approval ?? tool.approval;
+  // Rejected, whatever its outcome says (a server may record a decline as an error).
+  if (approval === 'rejected') {
+    return { state: 'rejected', icon: '✕', label: dialect === 'sidenet' ? 'Denied' : 'Rejected' };
+  }
   // Approved and run, then failed; else it never ran (its run abandoned, its input refused).
   if (part?.state === 'output-error') {
     return { state: 'error', icon: '!', label: approval === 'approved' ? 'Approved · failed' : 'Not run' };
   }
   const value = result?.result ?? tool.result;
-  if (approval === 'rejected') {
-    return { state: 'rejected', icon: '✕', label: dialect === 'sidenet' ? 'Denied' : 'Rejected' };
-  }
   if (approval === 'pending') return { state: 'pending', icon: '‖', label: 'Awaiting approval' };
   if (approval === 'approved') {
     return value == null

@@ -2086,25 +2086,27 @@ impl Sidenet {
             call_id,
             tool.as_deref().map_or("", |t| &t.name),
         );
+        // A call the person rejected stays rejected, whatever its outcome (a server may record a
+        // decline as a result: LangChain's answers it with an error): the server took the
+        // rejection before (the view shows it), or is answering it now.
+        let on_the_wire = rejecting(&self.c.state, call_id);
+        let mut rejected = false;
         if let Some(tool) = &mut tool {
             tool.status = status;
             tool.result = result.clone();
-            match status {
-                ToolStatus::Denied => {
-                    tool.approval = Some(Approval::Rejected);
-                    tool.reject_reason = reason_of(&self.reasons, call_id);
-                }
+            rejected = on_the_wire || tool.approval == Some(Approval::Rejected);
+            if rejected || status == ToolStatus::Denied {
+                tool.approval = Some(Approval::Rejected);
+                tool.reject_reason = reason_of(&self.reasons, call_id);
+            } else if tool.approval.is_some() {
                 // A gated call that ran, whether it succeeded or failed, was approved (a declined
                 // one ends `output-denied`), as the AI SDK records it in the history.
-                ToolStatus::Done | ToolStatus::Error if tool.approval.is_some() => {
-                    tool.approval = Some(Approval::Approved);
-                }
-                _ => {}
+                tool.approval = Some(Approval::Approved);
             }
         }
         v.kind = MessageKindView::ToolCall;
         if let Some(part) = part {
-            let approved = part.get("approval").is_some().then_some(true);
+            let approved = part.get("approval").is_some().then_some(!rejected);
             // Done and Error come with a result, Denied without.
             let (state, key, approved) = match status {
                 ToolStatus::Done => ("output-available", "output", approved),
@@ -2818,6 +2820,18 @@ fn part_tool(part: &Map, ty: Option<&str>, reasons: &[(String, String)]) -> Opti
         reject_reason,
         status,
     })
+}
+
+/// The decision a continuation in flight carries is the rejection of this call.
+fn rejecting(state: &State, call_id: &str) -> bool {
+    let State::Busy(Flight {
+        job: Job::Submit(sub),
+        ..
+    }) = state
+    else {
+        return false;
+    };
+    matches!(sub.next_queued(), Some((id, Decision::Reject(_))) if id == call_id)
 }
 
 /// `map[key] = value` for a string value (one copy of the string's allocation for every call
