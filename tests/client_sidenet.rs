@@ -3618,43 +3618,73 @@ fn a_rejected_call_whose_outcome_is_a_result_stays_rejected() {
     // LangChain's human-in-the-loop middleware answers it with an error tool message (the
     // rejection's text), which `@ai-sdk/langchain` streams as `tool-output-error`; another may
     // stream the decline as a plain output. Either way the person rejected it and the server took
-    // that: the call shows rejected, in the view and in its wire form, not approved.
-    for outcome in [
-        json!({"type": "tool-output-error", "toolCallId": "call_A", "errorText": "The person declined."}),
-        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Not run: declined"}),
-    ] {
-        let mut h = H::paused(false);
-        h.c.reject("call_A", Some("not now")).expect("reject");
-        h.drain();
-        let (op, post) = h.submit();
-        assert_continuation(&post, "call_A", false);
-        let mut c = vec![start("msg_a1"), outcome.clone()];
-        c.extend(final_text("Left it."));
-        let outs = h.stream(post.id, &sse(&c, true));
-        assert_eq!(done(&outs, op), Ok(()), "{outcome}");
-        let s = h.c.snapshot();
-        assert_eq!(s.phase, Phase::Completed, "{outcome}");
-        let msg = s.messages.as_slice().last().expect("the reply");
-        let tool = msg
-            .tools
-            .iter()
-            .find(|t| t.call_id == "call_A")
-            .expect("call_A");
-        assert_eq!(
-            tool.approval,
-            Some(toolgate::approval::Approval::Rejected),
-            "{outcome}"
-        );
-        assert_eq!(tool.reject_reason.as_deref(), Some("not now"), "{outcome}");
-        let error = outcome["type"] == "tool-output-error";
-        let status = if error {
-            ToolStatus::Error
-        } else {
-            ToolStatus::Done
-        };
-        assert_eq!(tool.status, status, "{outcome}");
-        let part = raw_part(msg, "call_A");
-        assert_eq!(part["approval"]["approved"], false, "{outcome}");
+    // that: the call shows rejected, in the view and in its wire form, not approved. Streamed and
+    // collected.
+    let collected = |chunks: &[Value]| {
+        HttpResponse::new(
+            200,
+            json!({"chunks": chunks, "finishReason": null}).to_string(),
+        )
+    };
+    for collect in [false, true] {
+        for outcome in [
+            json!({"type": "tool-output-error", "toolCallId": "call_A", "errorText": "The person declined."}),
+            json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Not run: declined"}),
+        ] {
+            let mut h = if collect {
+                let mut cfg = config();
+                cfg.transport = Transport::Collect;
+                cfg.agent_id = Some("agent_1".into());
+                let mut h = H::with(cfg);
+                let (op, post) = h.send("delete /tmp/x");
+                let outs = h.respond(post.id, collected(&pause_stream(false)));
+                assert_eq!(done(&outs, op), Ok(()));
+                h
+            } else {
+                H::paused(false)
+            };
+            assert_eq!(h.card_ids(), vec!["call_A"]);
+            h.c.reject("call_A", Some("not now")).expect("reject");
+            h.drain();
+            let (op, post) = h.submit();
+            let body = post.body.as_deref().expect("a body");
+            assert!(
+                body.contains(r#""toolCallId":"call_A","approved":false"#),
+                "{body}"
+            );
+            let mut c = vec![start("msg_a1"), outcome.clone()];
+            c.extend(final_text("Left it."));
+            let outs = if collect {
+                h.respond(post.id, collected(&c))
+            } else {
+                h.stream(post.id, &sse(&c, true))
+            };
+            let what = format!("{outcome} (collected: {collect})");
+            assert_eq!(done(&outs, op), Ok(()), "{what}");
+            let s = h.c.snapshot();
+            assert_eq!(s.phase, Phase::Completed, "{what}");
+            let msg = s.messages.as_slice().last().expect("the reply");
+            let tool = msg
+                .tools
+                .iter()
+                .find(|t| t.call_id == "call_A")
+                .expect("call_A");
+            assert_eq!(
+                tool.approval,
+                Some(toolgate::approval::Approval::Rejected),
+                "{what}"
+            );
+            assert_eq!(tool.reject_reason.as_deref(), Some("not now"), "{what}");
+            let error = outcome["type"] == "tool-output-error";
+            let status = if error {
+                ToolStatus::Error
+            } else {
+                ToolStatus::Done
+            };
+            assert_eq!(tool.status, status, "{what}");
+            let part = raw_part(msg, "call_A");
+            assert_eq!(part["approval"]["approved"], false, "{what}");
+        }
     }
 }
 

@@ -288,6 +288,9 @@ pub(crate) struct Sidenet {
     /// Reasons the user gave to rejections (the protocol carries none): (callId, reason), one per
     /// continuation sent with a reason (a re-send adds its own); the last for a callId counts.
     reasons: Vec<(String, String)>,
+    /// While a collected continuation's chunks are applied: the call it declined (a streamed
+    /// one's is read from the flight).
+    declining: Option<String>,
     /// The bookkeeping of `check_invariants` (empty in release); the pause is the run id.
     audit: Audit<String>,
     live: Live,
@@ -311,6 +314,7 @@ impl Sidenet {
             expect: None,
             taken_elsewhere: Vec::new(),
             reasons: Vec::new(),
+            declining: None,
             audit: Audit::new(),
             live,
         };
@@ -1093,7 +1097,12 @@ impl Sidenet {
                 let error = if ok {
                     match parse_collected(&body) {
                         Ok(items) => {
+                            self.declining = match sub.next_queued() {
+                                Some((id, Decision::Reject(_))) => Some(id.clone()),
+                                _ => None,
+                            };
                             let mut feed = self.collected_feed(items);
+                            self.declining = None;
                             return self.end_submit(sub, &mut feed);
                         }
                         Err(error) => error,
@@ -2089,7 +2098,8 @@ impl Sidenet {
         // A call the person rejected stays rejected, whatever its outcome (a server may record a
         // decline as a result: LangChain's answers it with an error): the server took the
         // rejection before (the view shows it), or is answering it now.
-        let on_the_wire = rejecting(&self.c.state, call_id);
+        let on_the_wire =
+            rejecting(&self.c.state, call_id) || self.declining.as_deref() == Some(call_id);
         let mut rejected = false;
         if let Some(tool) = &mut tool {
             tool.status = status;
