@@ -69,7 +69,7 @@ step "multi-tab soak (three ApprovalClients per thread)" node scripts/soak-tabs.
 if [ -d tests/e2e ]; then
   e2e=(node --test)
   if node --test-concurrency=2 -e '' 2>/dev/null; then e2e+=(--test-concurrency=2); fi
-  step "end-to-end: the demo (Playwright, headless Chromium), the package, the AI SDK and pydantic-ai servers" "${e2e[@]}" tests/e2e/*.test.mjs
+  step "end-to-end: the demo (Playwright, headless Chromium), the package, the AI SDK, pydantic-ai and LangChain servers" "${e2e[@]}" tests/e2e/*.test.mjs
 fi
 
 printf '\n'
