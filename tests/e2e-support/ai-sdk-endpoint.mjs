@@ -17,8 +17,8 @@
 // `streamText` (6 gates a tool by its own `needsApproval`, with no reason for the card and no
 // automatic approval: its server's policy lets a call through ungated), the standalone
 // `toUIMessageStream`, `isStepCount` (6: `stepCountIs`) and the `MockLanguageModelV4` (6: `V3`).
-import http from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { serveUIStream, streamOf } from './ui-stream-server.mjs';
 
 export const AGENT_VERSION = 'agv_ai_sdk_1';
 /** The SDK majors the endpoint runs on, and the package of each. */
@@ -220,17 +220,10 @@ export async function startAiSdkEndpoint({ sdk = 7 } = {}) {
     }
     chunks.push({ type: 'finish', finishReason: 'tool-calls' });
     thread.run.chunks = chunks;
-    return replay(chunks);
+    return streamOf(chunks);
   }
 
   /** A stream of the chunks given. */
-  const replay = (chunks) =>
-    new ReadableStream({
-      start(controller) {
-        for (const c of chunks) controller.enqueue(c);
-        controller.close();
-      },
-    });
 
   async function chat(body) {
     if (typeof body?.threadId !== 'string' || !Array.isArray(body.messages)) return { status: 400, json: { error: 'threadId and messages are required' } };
@@ -255,69 +248,14 @@ export async function startAiSdkEndpoint({ sdk = 7 } = {}) {
     return { stream: agentStream(thread, `run_${randomUUID().slice(0, 8)}`) };
   }
 
-  async function respond(req, res) {
-    const url = new URL(req.url, 'http://x');
-    requests.push({ method: req.method, path: url.pathname, threadId: url.searchParams.get('threadId') ?? decodeURIComponent(url.pathname.split('/v1/threads/')[1] ?? '') });
-    const send = (status, json) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(json));
-    };
-    let out;
-    const run = /^\/v1\/agents\/[^/]+\/run$/.test(url.pathname);
-    if (req.method === 'POST' && (url.pathname === '/v1/chat' || run)) {
-      let text = '';
-      for await (const c of req) text += c;
-      let body;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return send(400, { error: 'invalid JSON' });
-      }
-      requests.at(-1).body = body;
-      requests.at(-1).threadId = body?.threadId;
-      out = await chat(body);
-    } else if (req.method === 'GET' && url.pathname === '/v1/chat/stream') {
-      const thread = threads.get(url.searchParams.get('threadId'));
-      if (!thread?.run) {
-        res.writeHead(204);
-        return res.end();
-      }
-      out = { stream: replay(thread.run.chunks) };
-    } else if (req.method === 'GET' && url.pathname.startsWith('/v1/threads/')) {
-      const id = decodeURIComponent(url.pathname.slice('/v1/threads/'.length));
-      return send(200, { id, messages: threads.get(id)?.messages ?? [] });
-    } else {
-      return send(404, { error: 'not found' });
-    }
-    if (!out.stream) return send(out.status, out.json);
-    if (run) {
-      // The agent's run route answers the same chunks collected (Sidenet's `transport: 'collect'`).
-      const chunks = [];
-      for await (const chunk of out.stream) chunks.push(chunk);
-      const finish = chunks.findLast((c) => c.type === 'finish');
-      return send(200, { chunks, finishReason: finish?.finishReason ?? null });
-    }
-    // The SDK's own response: SSE framing, `data: [DONE]` and its headers.
-    const response = createUIMessageStreamResponse({ stream: out.stream });
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    for await (const chunk of response.body) res.write(chunk);
-    res.end();
-  }
-
-  const server = http.createServer((req, res) => {
-    respond(req, res).catch((e) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: String(e?.stack ?? e) }));
-    });
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { url, close } = await serveUIStream({ chat, threads, requests, createUIMessageStreamResponse });
   return {
-    url: `http://127.0.0.1:${server.address().port}`,
+    url,
     effects,
     prompts,
     requests,
     threads,
     emailReason: sdk >= 7 ? EMAIL_REASON : null,
-    close: () => new Promise((resolve) => server.close(resolve)),
+    close,
   };
 }

@@ -14,8 +14,8 @@
 // partial answer, and a replay route that sends the stream that paused again, whole.
 // `POST /v1/agents/{id}/run` answers the same chunks collected in one JSON body. Kept outside
 // tests/e2e/ so `node --test` does not run it as a test file.
-import http from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { serveUIStream, streamOf } from './ui-stream-server.mjs';
 import { createAgent, humanInTheLoopMiddleware, tool, AIMessage, HumanMessage, ToolMessage } from 'langchain';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessageChunk } from '@langchain/core/messages';
@@ -124,13 +124,6 @@ export async function startLangChainEndpoint() {
     return threads.get(id);
   };
   const waiting = (message) => (message?.parts ?? []).filter((p) => p.state === 'approval-requested');
-  const replay = (chunks) =>
-    new ReadableStream({
-      start(controller) {
-        for (const c of chunks) controller.enqueue(c);
-        controller.close();
-      },
-    });
 
   /** The graph on from its checkpoint with `input`: the adapter's stream, `data-run` first. */
   function agentStream(thread, threadId, runId, input) {
@@ -169,7 +162,7 @@ export async function startLangChainEndpoint() {
     }
     chunks.push({ type: 'finish', finishReason: 'tool-calls' });
     thread.run.chunks = chunks;
-    return replay(chunks);
+    return streamOf(chunks);
   }
 
   async function chat(body) {
@@ -198,64 +191,12 @@ export async function startLangChainEndpoint() {
     return { stream: agentStream(thread, body.threadId, `run_${randomUUID().slice(0, 8)}`, { messages: [new HumanMessage(text)] }) };
   }
 
-  async function respond(req, res) {
-    const url = new URL(req.url, 'http://x');
-    requests.push({ method: req.method, path: url.pathname });
-    const send = (status, json) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(json));
-    };
-    let out;
-    const collect = /^\/v1\/agents\/[^/]+\/run$/.test(url.pathname);
-    if (req.method === 'POST' && (url.pathname === '/v1/chat' || collect)) {
-      let text = '';
-      for await (const c of req) text += c;
-      let body;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return send(400, { error: 'invalid JSON' });
-      }
-      requests.at(-1).body = body;
-      out = await chat(body);
-    } else if (req.method === 'GET' && url.pathname === '/v1/chat/stream') {
-      const thread = threads.get(url.searchParams.get('threadId'));
-      if (!thread?.run) {
-        res.writeHead(204);
-        return res.end();
-      }
-      out = { stream: replay(thread.run.chunks) };
-    } else if (req.method === 'GET' && url.pathname.startsWith('/v1/threads/')) {
-      const id = decodeURIComponent(url.pathname.slice('/v1/threads/'.length));
-      return send(200, { id, messages: threads.get(id)?.messages ?? [] });
-    } else {
-      return send(404, { error: 'not found' });
-    }
-    if (!out.stream) return send(out.status, out.json);
-    if (collect) {
-      const chunks = [];
-      for await (const chunk of out.stream) chunks.push(chunk);
-      const finish = chunks.findLast((c) => c.type === 'finish');
-      return send(200, { chunks, finishReason: finish?.finishReason ?? null });
-    }
-    const response = createUIMessageStreamResponse({ stream: out.stream });
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    for await (const chunk of response.body) res.write(chunk);
-    res.end();
-  }
-
-  const server = http.createServer((req, res) => {
-    respond(req, res).catch((e) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: String(e?.stack ?? e) }));
-    });
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { url, close } = await serveUIStream({ chat, threads, requests, createUIMessageStreamResponse });
   return {
-    url: `http://127.0.0.1:${server.address().port}`,
+    url,
     effects,
     requests,
     threads,
-    close: () => new Promise((resolve) => server.close(resolve)),
+    close,
   };
 }
