@@ -10,7 +10,8 @@
 #     code that wasm-bindgen emits (`table.fill`)
 #   - with the argument `tests` (scripts/test.sh), the Python packages of the pydantic-ai test
 #     endpoint (tests/e2e-support/pydantic-ai), pinned, in a venv of their own (.tools/pydantic-ai),
-#     when its requirements changed; the build and the demo need no Python
+#     when its requirements changed (Debian's python3-venv first, when Python's venv module is
+#     missing); the build and the demo need no Python
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +41,12 @@ done
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+# For the tests' pydantic-ai endpoint (step 6): a Python 3 with its venv module (Debian's own
+# python3 has it in python3-venv).
+if [ "${1:-}" = tests ]; then
+  command -v python3 >/dev/null 2>&1 || need+=(python3)
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+fi
 apt_pid=
 apt_log=
 if [ ${#need[@]} -gt 0 ]; then
@@ -52,7 +59,7 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
   ) > "$apt_log" 2>&1 &
   apt_pid=$!
-  # Should the set-up stop before step 6 (cargo install failing), it still waits for apt-get: an
+  # Should the set-up stop before step 5 (cargo install failing), it still waits for apt-get: an
   # install cut short leaves dpkg half done, and one left running holds its lock for the next run.
   trap 'rc=$?; if [ -n "$apt_pid" ]; then wait "$apt_pid" 2>/dev/null || true; fi; exit "$rc"' EXIT
 fi
@@ -77,7 +84,22 @@ if [ -f package-lock.json ]; then
   fi
 fi
 
-# 5. The pydantic-ai test endpoint's Python packages (tests/e2e/pydantic-ai.test.mjs), every one
+# 5. The browser, installed in the background above (and Python's venv module, when missing).
+if [ -n "$apt_pid" ]; then
+  if ! wait "$apt_pid"; then
+    apt_pid=
+    cat "$apt_log" >&2
+    log "apt-get could not install ${need[*]}"
+    exit 1
+  fi
+  apt_pid=
+  rm -f "$apt_log"
+  for tool in chromium chromedriver; do
+    command -v "$tool" >/dev/null 2>&1 || { log "$tool is still missing after apt-get"; exit 1; }
+  done
+fi
+
+# 6. The pydantic-ai test endpoint's Python packages (tests/e2e/pydantic-ai.test.mjs), every one
 # pinned, in a venv of their own, made again only when the requirements changed.
 req=tests/e2e-support/pydantic-ai/requirements.txt
 venv=.tools/pydantic-ai
@@ -91,19 +113,4 @@ if [ "${1:-}" = tests ] && [ -f "$req" ]; then
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$req"
     echo "$want" > "$venv/.toolgate-req-sha"
   fi
-fi
-
-# 6. The browser, installed in the background above.
-if [ -n "$apt_pid" ]; then
-  if ! wait "$apt_pid"; then
-    apt_pid=
-    cat "$apt_log" >&2
-    log "apt-get could not install ${need[*]}"
-    exit 1
-  fi
-  apt_pid=
-  rm -f "$apt_log"
-  for tool in chromium chromedriver; do
-    command -v "$tool" >/dev/null 2>&1 || { log "$tool is still missing after apt-get"; exit 1; }
-  done
 fi
