@@ -3519,6 +3519,61 @@ fn ai_sdk_chunks_a_server_sends_around_tools_are_read() {
 }
 
 #[test]
+fn an_accepted_call_shows_decided_in_the_newest_message_that_holds_it_alone() {
+    // An older message that shows the same callId pending (a run abandoned there) is another
+    // call's: when the server accepts the new call's decision and its outcome has streamed, the
+    // older message stays as the history has it, and the search for the call's message stops at
+    // the newest message that holds it.
+    let old = json!({"id": "msg_a0", "role": "assistant", "parts": [
+        {"type": "tool-delete_file", "toolCallId": "call_A", "state": "approval-requested", "input": {"path": "/tmp/old"}, "approval": {"id": "call_A"}},
+    ]});
+    let mut h = H::with_messages(vec![
+        user_ui("msg_u0", "delete /tmp/old"),
+        old,
+        user_ui("msg_u00", "never mind"),
+        json!({"id": "msg_a00", "role": "assistant", "parts": [{"type": "text", "text": "ok"}]}),
+    ]);
+    let (_, post) = h.send("delete /tmp/x");
+    h.stream(post.id, &sse(&pause_stream(false), true));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (sub, cont) = h.submit();
+    assert_continuation(&cont, "call_A", true);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+    ];
+    c.extend(final_text("all done"));
+    let outs = h.stream(cont.id, &sse(&c, true));
+    assert_eq!(done(&outs, sub), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    let status = |id: &str| {
+        let m = s
+            .messages
+            .as_slice()
+            .iter()
+            .find(|m| m.id.as_deref() == Some(id))
+            .expect(id);
+        let t = m
+            .tools
+            .iter()
+            .find(|t| t.call_id == "call_A")
+            .expect("call_A");
+        (t.status, raw_part(m, "call_A")["state"].clone())
+    };
+    assert_eq!(
+        status("msg_a0"),
+        (ToolStatus::Pending, json!("approval-requested"))
+    );
+    assert_eq!(
+        status("msg_a1"),
+        (ToolStatus::Done, json!("output-available"))
+    );
+}
+
+#[test]
 fn a_decision_the_server_accepted_shows_before_the_call_runs() {
     // A server that runs the calls once every one is answered (Mastra, an AI SDK server) answers
     // A's continuation by announcing B again, with no outcome for A: A shows as decided in its

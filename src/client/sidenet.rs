@@ -1273,14 +1273,15 @@ impl Sidenet {
     /// A call whose decision the server accepted shows as decided where its message still shows
     /// it pending (a server that runs the calls once every one is answered, as Mastra and an AI
     /// SDK server do, streams no outcome yet): `approved` or `rejected`, its part
-    /// `approval-responded`, as the history records it.
+    /// `approval-responded`, as the history records it. Its message is the newest that holds the
+    /// call: the search stops there, so a call whose outcome already streamed costs a look at the
+    /// last few messages, not a walk through a long thread's history (an older message showing
+    /// the same callId pending is another call's).
     fn show_decided(&mut self, call_id: &str, decision: &Decision) {
-        let pending = |m: &MessageView| {
-            m.tools
-                .iter()
-                .any(|t| t.call_id == call_id && t.status == ToolStatus::Pending)
-        };
-        let Some(at) = self.messages.iter().rposition(pending) else {
+        let mut newest = self.messages.iter().enumerate().rev();
+        let Some((at, ToolStatus::Pending)) =
+            newest.find_map(|(i, m)| Some((i, tool_in(&m.tools, call_id)?.status)))
+        else {
             return;
         };
         let approved = matches!(decision, Decision::Approve);
