@@ -369,6 +369,9 @@ async function main() {
         { local: false, where: 'endpoint', key: '', runs: 121, batch: 1 },
         { local: true, where: 'in-page replay', key: ' local', runs: 15, batch: 10 },
         { local: true, pause: 10, where: 'in-page replay, 10 ms idle per answer', key: ' local paused', runs: 31, batch: 3 },
+        // The same turn with the default `persist: true`: each decision saved in localStorage as it
+        // is made (the other rows turn it off: the baseline keeps nothing).
+        { local: true, persist: true, where: 'in-page replay, drafts in localStorage (persist: true, the default)', key: ' local persist', runs: 15, batch: 10 },
         // A turn at the end of a long thread (loaded before the turn is timed; the baseline keeps
         // no thread): what the client's own work per turn grows with.
         { local: true, history: { neuron: 5 * MB, sidenet: 11000 }, where: 'in-page replay, after a long thread', key: ' local history', runs: 15, batch: 3 },
@@ -376,9 +379,9 @@ async function main() {
         // what each turn of a conversation on a long thread costs once it is under way.
         { local: true, history: { neuron: 5 * MB, sidenet: 11000 }, earlier: 1, where: 'in-page replay, the next turn on a long thread', key: ' local history next', runs: 15, batch: 3 },
       ];
-      for (const { local, pause, history, earlier, where, key, runs, batch } of modes) {
+      for (const { local, pause, history, earlier, persist, where, key, runs, batch } of modes) {
         for (const dialect of ['neuron', 'sidenet']) {
-          const r = await run('turns', { dialect, local, pause, history: history?.[dialect], earlier, runs: QUICK ? 7 : runs, warmups: 5, batch });
+          const r = await run('turns', { dialect, local, pause, history: history?.[dialect], earlier, persist, runs: QUICK ? 7 : runs, warmups: 5, batch });
           results.cases[`turn ${dialect}${key}`] = r;
           const over = r.toolgate.median - r.baseline.median;
           // Against the endpoint, its work and the machine's load make single turns vary by

@@ -470,12 +470,12 @@ async function timed(turn, earlier, after) {
   });
 }
 
-async function toolgateTurn(dialect, baseUrl = '', earlier = 0) {
+async function toolgateTurn(dialect, baseUrl = '', earlier = 0, persist = false) {
   const threadId = `${dialect === 'neuron' ? 'bench_tg' : 'bench_tgs'}_${Date.now().toString(36)}_${++threadSeq}`;
   const client = new ApprovalClient(
     dialect === 'neuron'
-      ? { dialect, baseUrl, threadId, persist: false, reloadAfterPost: false }
-      : { dialect, baseUrl, threadId, persist: false },
+      ? { dialect, baseUrl, threadId, persist, reloadAfterPost: false }
+      : { dialect, baseUrl, threadId, persist },
   );
   try {
     // The app loaded the thread and showed it when it opened it (and, with `earlier`, the person
@@ -485,6 +485,9 @@ async function toolgateTurn(dialect, baseUrl = '', earlier = 0) {
     return await timed(() => clientTurn(client), earlier, () => {
       const end = client.getSnapshot();
       check(end.phase === 'completed' && !end.syncing, `${dialect} turn completed (phase ${end.phase})`);
+      // A finished turn leaves no stored record (persist: true), so none piles up over the run.
+      const kept = Object.keys(localStorage).filter((k) => k.endsWith(`:${threadId}`));
+      check(kept.length === 0, `${dialect} turn left no stored record (${kept})`);
     });
   } finally {
     client.free();
@@ -584,10 +587,10 @@ function replayServer(dialect, pause = 0, history = null) {
  * endpoint, or (`local`) against the in-page replay of the endpoint's answers (each after `pause`
  * ms idle when given; with `history`, the turn made at the end of a long thread: see `historyBody`).
  */
-export async function turns({ dialect = 'neuron', local = false, pause = 0, history = 0, earlier = 0, runs = 9, warmups = 2, batch = local ? 10 : 1 } = {}) {
+export async function turns({ dialect = 'neuron', local = false, pause = 0, history = 0, earlier = 0, persist = false, runs = 9, warmups = 2, batch = local ? 10 : 1 } = {}) {
   const requests = {};
   const jsTurn = dialect === 'neuron' ? baselineNeuronTurn : baselineSidenetTurn;
-  const tg = (base) => toolgateTurn(dialect, base, earlier);
+  const tg = (base) => toolgateTurn(dialect, base, earlier, persist);
   const js = (base) => jsTurn(base, earlier);
   const base = local ? FAKE : '';
   const restore = local ? replayServer(dialect, pause, history ? historyBody(dialect, history) : null) : () => {};
