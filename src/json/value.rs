@@ -212,21 +212,31 @@ impl FromIterator<(String, Value)> for Map {
 /// counts by its last value (what [`Map::get`] and `JSON.parse` read), so `{"a":1,"a":2}` equals
 /// `{"a":2}`.
 impl PartialEq for Map {
+    /// The same keys, and for each the same value as `get` reads it (the last of a repeated
+    /// key). Each pair of values is compared once: at a key's last entry in `self`; `other`'s keys
+    /// are only looked up. (Comparing the values again from `other`'s side doubled the work at
+    /// every level: equal objects nested 22 deep took 0.2 s, 40 deep hours.)
     fn eq(&self, other: &Map) -> bool {
-        // Each key is in the map it comes from, so "equal" is "present in both and equal" (no
-        // `Option` comparison needed).
-        let same = |k: &str| matches!((self.get(k), other.get(k)), (Some(a), Some(b)) if a == b);
-        for (k, _) in self.0.iter().chain(&other.0) {
-            if !same(k) {
-                return false;
-            }
-        }
-        true
+        self.0
+            .iter()
+            .all(|(k, v)| match (self.get(k), other.get(k)) {
+                (Some(l), Some(b)) => !core::ptr::eq(l, v) || l == b,
+                _ => false,
+            })
+            && other.0.iter().all(|(k, _)| self.get(k).is_some())
     }
+}
+
+#[cfg(test)]
+std::thread_local! {
+    /// How many times `Value::eq` ran on this thread (the unit tests count a comparison's work).
+    pub(crate) static COMPARED: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
 }
 
 impl PartialEq for Value {
     fn eq(&self, other: &Value) -> bool {
+        #[cfg(test)]
+        COMPARED.with(|n| n.set(n.get() + 1));
         match (self, other) {
             (Value::Null, Value::Null) => true,
             (Value::Bool(a), Value::Bool(b)) => a == b,
