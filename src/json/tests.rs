@@ -222,8 +222,9 @@ fn objects_keep_order_and_compare_as_json() {
 #[test]
 fn comparing_nested_objects_compares_each_value_once() {
     // Equal objects nested `depth` deep, once plain and once with every key repeated (the last
-    // entry the one that counts): a comparison visits each level once, where it visited each
-    // level twice per level above it (2^depth comparisons: 0.2 s at 22 levels, hours at 40).
+    // entry the one that counts): a comparison compares each pair of entries at most once, where
+    // it compared each level twice per level above it (2^depth comparisons: 0.2 s at 22 levels,
+    // hours at 40).
     let count = |a: &Value, b: &Value| {
         value::COMPARED.with(|n| n.set(0));
         let equal = a == b;
@@ -232,21 +233,51 @@ fn comparing_nested_objects_compares_each_value_once() {
     for depth in [1, 5, 20, 120] {
         let plain = format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
         let repeated = format!("{}1{}", r#"{"a":0,"a":"#.repeat(depth), "}".repeat(depth));
-        for text in [&plain, &repeated] {
-            let (a, b) = (Value::parse(text).unwrap(), Value::parse(text).unwrap());
-            assert_eq!(count(&a, &b), (true, depth + 1), "{text}");
-            // The repeated form equals the plain one, either way round.
-            let p = Value::parse(&plain).unwrap();
-            assert_eq!(count(&a, &p), (true, depth + 1), "{text}");
-            assert_eq!(count(&p, &a), (true, depth + 1), "{text}");
-        }
-        // A difference at the bottom is still found.
-        let other = Value::parse(&plain.replace(":1}", ":2}")).unwrap();
+        let parse = |text: &str| Value::parse(text).unwrap();
+        assert_eq!(count(&parse(&plain), &parse(&plain)), (true, depth + 1));
+        // The same keys in the same order: the entries pairwise, the earlier `"a":0` too.
         assert_eq!(
-            count(&Value::parse(&plain).unwrap(), &other),
-            (false, depth + 1)
+            count(&parse(&repeated), &parse(&repeated)),
+            (true, 2 * depth + 1)
         );
+        // The repeated form equals the plain one, either way round: its last entries alone.
+        assert_eq!(count(&parse(&repeated), &parse(&plain)), (true, depth + 1));
+        assert_eq!(count(&parse(&plain), &parse(&repeated)), (true, depth + 1));
+        // A difference at the bottom is still found.
+        let other = parse(&plain.replace(":1}", ":2}"));
+        assert_eq!(count(&parse(&plain), &other), (false, depth + 1));
     }
+}
+
+#[test]
+fn comparing_wide_objects_in_the_same_order_looks_nothing_up() {
+    // Two copies of one serialization (the same keys in the same order) compare entry by entry,
+    // in time linear in the keys; other orders look each key up (quadratic), with the same
+    // answers. A key's earlier entry counts for nothing either way.
+    let lookups = |a: &Value, b: &Value| {
+        value::LOOKED_UP.with(|n| n.set(0));
+        let equal = a == b;
+        (equal, value::LOOKED_UP.with(|n| n.get()))
+    };
+    let object = |keys: &mut dyn Iterator<Item = usize>, bump: Option<usize>| {
+        let body: Vec<String> = keys
+            .map(|i| format!(r#""k{i}":{}"#, if Some(i) == bump { i + 1 } else { i }))
+            .collect();
+        Value::parse(&format!("{{{}}}", body.join(","))).unwrap()
+    };
+    let n = 2000;
+    let a = object(&mut (0..n), None);
+    assert_eq!(lookups(&a, &object(&mut (0..n), None)), (true, 0));
+    assert_eq!(lookups(&a, &object(&mut (0..n), Some(1234))), (false, 0));
+    let (reversed, looked_up) = lookups(&a, &object(&mut (0..n).rev(), None));
+    assert!(reversed && looked_up > n, "{looked_up}");
+    assert!(!lookups(&a, &object(&mut (0..n).rev(), Some(7))).0);
+    // An earlier entry of a repeated key that differs does not count, in the same order or not.
+    let x = Value::parse(r#"{"a":1,"b":2,"a":3}"#).unwrap();
+    assert_eq!(x, Value::parse(r#"{"a":9,"b":2,"a":3}"#).unwrap());
+    assert_eq!(x, Value::parse(r#"{"b":2,"a":3}"#).unwrap());
+    assert_ne!(x, Value::parse(r#"{"a":1,"b":2,"a":4}"#).unwrap());
+    assert_ne!(x, Value::parse(r#"{"a":1,"c":2,"a":3}"#).unwrap());
 }
 
 #[test]

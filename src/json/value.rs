@@ -122,6 +122,8 @@ impl Map {
 
     /// The value of `key` (its last occurrence).
     pub fn get(&self, key: &str) -> Option<&Value> {
+        #[cfg(test)]
+        LOOKED_UP.with(|n| n.set(n.get() + 1));
         self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
@@ -216,14 +218,27 @@ impl PartialEq for Map {
     /// key). Each pair of values is compared once: at a key's last entry in `self`; `other`'s keys
     /// are only looked up. (Comparing the values again from `other`'s side doubled the work at
     /// every level: equal objects nested 22 deep took 0.2 s, 40 deep hours.)
+    ///
+    /// Two copies of one serialization list the same keys in the same order: their entries are
+    /// then compared pairwise, in time linear in the keys (a repeated key's last entries are at
+    /// the same place in both; an earlier entry of it that differs does not count). Otherwise each
+    /// key is looked up, in time quadratic in the keys.
     fn eq(&self, other: &Map) -> bool {
-        self.0
-            .iter()
-            .all(|(k, v)| match (self.get(k), other.get(k)) {
-                (Some(l), Some(b)) => !core::ptr::eq(l, v) || l == b,
-                _ => false,
-            })
-            && other.0.iter().all(|(k, _)| self.get(k).is_some())
+        let (a, b) = (self.0.as_slice(), other.0.as_slice());
+        if a.len() == b.len() && a.iter().zip(b).all(|((k, _), (l, _))| k == l) {
+            let (mut x, mut y) = (a, b);
+            while let ([(k, v), xs @ ..], [(_, w), ys @ ..]) = (x, y) {
+                if v != w && !xs.iter().any(|(l, _)| l == k) {
+                    return false;
+                }
+                (x, y) = (xs, ys);
+            }
+            return true;
+        }
+        a.iter().all(|(k, v)| match (self.get(k), other.get(k)) {
+            (Some(l), Some(b)) => !core::ptr::eq(l, v) || l == b,
+            _ => false,
+        }) && b.iter().all(|(k, _)| self.get(k).is_some())
     }
 }
 
@@ -231,6 +246,8 @@ impl PartialEq for Map {
 std::thread_local! {
     /// How many times `Value::eq` ran on this thread (the unit tests count a comparison's work).
     pub(crate) static COMPARED: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+    /// How many times `Map::get` ran on this thread.
+    pub(crate) static LOOKED_UP: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
 }
 
 impl PartialEq for Value {
