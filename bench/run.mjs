@@ -10,7 +10,7 @@
 //   --quick         smaller and fewer runs (checks the harness; the figures are not the ones to keep)
 //   --update        also write the tables and the machine into BENCHMARKS.md (between its markers)
 //   --json FILE     also write every sample as JSON
-//   --only LIST     comma-separated subset of: pending,parse,stream,size,turns,memory
+//   --only LIST     comma-separated subset of: pending,parse,stream,size,turns,memory,reload
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync, accessSync, constants as fsConstants } from 'node:fs';
 import { tmpdir, cpus, totalmem, loadavg } from 'node:os';
@@ -427,6 +427,26 @@ async function main() {
           null,
         );
         log(`memory (${load.dialect}, ${r.bytes} B): grown ${r.grown} B, ${r.messages} messages, ${r.ms.toFixed(0)} ms`);
+      }
+    }
+
+    // Case 7: Neuron's quiet reload after a POST (`reloadAfterPost`, on by default), at the end of
+    // a long thread: grown by a turn's two messages, and unchanged.
+    if (want('reload')) {
+      const size = QUICK ? 1 * MB : 5 * MB;
+      for (const grow of [true, false]) {
+        const r = await run('reload', { size, grow, runs: QUICK ? 7 : 15, warmups: 2 });
+        results.cases[`reload ${grow ? 'grown' : 'unchanged'}`] = r;
+        add(
+          `7 Neuron quiet reload, load() + getSnapshot() vs await response.json() (${grow ? 'the thread grown by a turn' : 'the thread unchanged'})`,
+          `${(r.bytes / MB).toFixed(1)} MB, ${r.messages.toLocaleString('en-US')} messages`,
+          ms(r.toolgate.median),
+          ms(r.baseline.median),
+          x2(r.baseline.median / r.toolgate.median),
+          '—',
+          null,
+        );
+        log(`reload (${grow ? 'grown' : 'unchanged'}): ${ms(r.toolgate.median)} vs response.json() ${ms(r.baseline.median)}`);
       }
     }
   } finally {

@@ -74,6 +74,81 @@ pub fn parse_thread_bytes(input: &[u8]) -> Result<Thread> {
     parse_thread_str(json::utf8(input)?)
 }
 
+/// What a client keeps of the last thread document it read, so that reading the next one (a
+/// reload: mostly the same text, grown or changed at its end) builds only the messages after the
+/// text the two share: the walk's last state, which holds its last checkpoint between two
+/// messages (see `State::mark`), the hash of the text before that, and the messages (set by the
+/// caller, as it keeps them).
+#[derive(Debug, Default)]
+pub(crate) struct Marks {
+    s: State,
+    hash: u64,
+    /// The document's messages.
+    pub(crate) messages: Vec<Message>,
+}
+
+/// [`parse_thread_bytes`], for a document read again: when the text before the mark of `marks`
+/// hashes as it did in the document they were made of, the messages before the mark are theirs,
+/// not parsed again, and the walk resumes at the mark, where it stood then. The thread is the one
+/// `parse_thread_bytes` gives (the walk's state at a checkpoint is all that decides the rest, and
+/// it is the same after the same text), and so are the errors. `marks` become this document's
+/// (their `messages` left to the caller).
+#[inline(never)]
+pub(crate) fn parse_thread_again(input: &[u8], marks: &mut Marks) -> Result<Thread> {
+    let text = json::utf8(input)?;
+    let mut messages = core::mem::take(&mut marks.messages);
+    let mut s = State::default();
+    let (cp, index) = marks.s.mark;
+    let mut keep = 0;
+    // A checkpoint is a char boundary: the walk resumes there.
+    if index > 0
+        && index <= messages.len()
+        && text.is_char_boundary(cp)
+        && text_hash(text.as_bytes().get(..cp).unwrap_or_default()) == marks.hash
+    {
+        (s.at, s.cp, s.index, s.seen, s.bare) =
+            (At::Messages(false), cp, index, true, marks.s.bare);
+        (s.mark, s.id_then) = (marks.s.mark, marks.s.id_then.take());
+        s.id = s.id_then.clone();
+        keep = index;
+    }
+    messages.truncate(keep);
+    let walked = walk_at(text, Mode::All, &mut s, messages)?;
+    marks.hash = text_hash(text.as_bytes().get(..s.mark.0).unwrap_or_default());
+    marks.s = s;
+    Ok(Thread {
+        id: walked.id,
+        messages: walked.messages,
+    })
+}
+
+/// For the fuzz targets: `new` read again after `old` (their first reads' marks), which must be
+/// `parse_thread_bytes(new)`.
+#[cfg(fuzzing)]
+pub fn read_again(old: &[u8], new: &[u8]) -> Result<Thread> {
+    let mut marks = Marks::default();
+    if let Ok(thread) = parse_thread_again(old, &mut marks) {
+        marks.messages = thread.messages;
+    }
+    parse_thread_again(new, &mut marks)
+}
+
+/// A 64-bit hash of `bytes`, a word at a time. Each step is a bijection of the state for a given
+/// word, so two texts of one length that differ in one word never hash alike; any other two, by
+/// chance, one time in 2^64.
+fn text_hash(bytes: &[u8]) -> u64 {
+    let step = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
+    let mut h = bytes.len() as u64;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        h = step(h, u64::from_le_bytes(w.try_into().unwrap_or_default()));
+    }
+    for &b in words.remainder() {
+        h = step(h, u64::from(b));
+    }
+    h
+}
+
 /// Builds a thread from an already parsed JSON value.
 pub fn parse_thread_value(value: Value) -> Result<Thread> {
     let (id, _, bare) = document(&value)?;
@@ -619,9 +694,10 @@ enum Loc {
 }
 
 /// Where a walk stands, at a checkpoint.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 enum At {
     /// Before the document.
+    #[default]
     Start,
     /// In the root object: before its first member (`true`) or after a member.
     Root(bool),
@@ -631,7 +707,9 @@ enum At {
     End,
 }
 
-/// What a walk knows at its checkpoint: all it needs to resume there.
+/// What a walk knows at its checkpoint: all it needs to resume there. (The default: before a
+/// document.)
+#[derive(Debug, Default)]
 struct State {
     at: At,
     /// The checkpoint's position in the text.
@@ -646,6 +724,11 @@ struct State {
     count: usize,
     /// `Mode::Tail`: the last message's place in the text.
     tail: Option<(usize, usize)>,
+    /// The last checkpoint between two messages of the messages array, and how many came before
+    /// it (0: none yet); with `id_then`, the id as known where that array began, the walk can
+    /// resume there on the same text before it (see [`parse_thread_again`]).
+    mark: (usize, usize),
+    id_then: Option<String>,
 }
 
 struct Walker<'a, 's> {
@@ -688,20 +771,6 @@ fn walker<'a, 's>(text: &'a str, mode: Mode, s: &'s mut State) -> Walker<'a, 's>
     }
 }
 
-/// The state before a document.
-fn start() -> State {
-    State {
-        at: At::Start,
-        cp: 0,
-        id: None,
-        bare: false,
-        seen: false,
-        index: 0,
-        count: 0,
-        tail: None,
-    }
-}
-
 /// What a finished walk found.
 fn walked<'a>(w: Walker<'a, '_>) -> Walked<'a> {
     Walked {
@@ -716,8 +785,18 @@ fn walked<'a>(w: Walker<'a, '_>) -> Walked<'a> {
 /// Walks a thread document once: checks the JSON and the thread's shape, and builds every message
 /// (`Mode::All`) or keeps only the last one's raw text (`Mode::Tail`).
 pub(crate) fn walk(input: &str, mode: Mode) -> Result<Walked<'_>> {
-    let mut s = start();
-    let mut w = walker(input, mode, &mut s);
+    walk_at(input, mode, &mut State::default(), Vec::new())
+}
+
+/// [`walk`] from the checkpoint `s`, after `messages` (`Mode::All`: the messages before it).
+fn walk_at<'a>(
+    input: &'a str,
+    mode: Mode,
+    s: &mut State,
+    messages: Vec<Message>,
+) -> Result<Walked<'a>> {
+    let mut w = walker(input, mode, s);
+    w.messages = messages;
     if steps(&mut w).is_ok() {
         return Ok(walked(w));
     }
@@ -787,6 +866,7 @@ fn steps(w: &mut Walker<'_, '_>) -> Step {
                         w.p.enter()?;
                         (w.s.seen, w.s.tail, w.s.index) = (true, None, 0);
                         w.messages.clear();
+                        (w.s.mark.1, w.s.id_then) = (0, w.s.id.clone());
                         w.s.at = At::Messages(true);
                         continue;
                     }
@@ -814,6 +894,10 @@ fn steps(w: &mut Walker<'_, '_>) -> Step {
                     continue;
                 }
                 let (bare, index) = (w.s.bare, w.s.index);
+                // A checkpoint between two messages: the mark, as far as this message.
+                if !first {
+                    w.s.mark = (w.s.cp, index);
+                }
                 if w.mode == Mode::Tail {
                     if w.p.ws() != Some(b'{') {
                         return wrong(w, BAD_MESSAGE, &message_path(bare, index));
@@ -868,7 +952,7 @@ pub(crate) fn walk_windows<R>(
     let mut buf = Vec::new();
     // Bytes in the buffer; of them, checked as whole UTF-8 sequences; of the input, read.
     let (mut filled, mut checked, mut read) = (0, 0, 0);
-    let mut s = start();
+    let mut s = State::default();
     loop {
         // The buffer stays at the window's size, or twice what is kept when that is more.
         let n = (window.max(2 * filled) - filled).max(1).min(len - read);
@@ -922,5 +1006,189 @@ pub(crate) fn walk_windows<R>(
         checked -= shift;
         s.cp = kept;
         s.tail = s.tail.map(|_| (0, kept));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const USER: &str = r#"{"role":"user","content":"hi"}"#;
+    const PENDING: &str = r#"{"__id":"m2","type":"tool_call","role":"assistant","tools":[{"callId":"c1","name":"delete","inputs":{"path":"/tmp/a"},"approval":"pending"}]}"#;
+    const APPROVED: &str = r#"{"__id":"m2","type":"tool_call","role":"assistant","tools":[{"callId":"c1","name":"delete","inputs":{"path":"/tmp/a"},"approval":"rejected"}]}"#;
+    const RESULT: &str = r#"{"type":"tool_call_result","role":"user","tools":[{"callId":"c1","result":"gone \u00e9 \"x\""}]}"#;
+
+    /// The marks of `doc` read with none, its messages kept as a client keeps them.
+    fn marks_of(doc: &[u8]) -> Option<Marks> {
+        let mut marks = Marks::default();
+        marks.messages = parse_thread_again(doc, &mut marks).ok()?.messages;
+        Some(marks)
+    }
+
+    /// What marks say (nothing of a place without one).
+    fn of(m: &Marks) -> (usize, usize, u64, Option<String>, bool) {
+        let s = &m.s;
+        match s.mark {
+            (_, 0) => (0, 0, 0, s.id_then.clone(), s.bare),
+            (cp, index) => (cp, index, m.hash, s.id_then.clone(), s.bare),
+        }
+    }
+
+    /// `new` read again after `old`: what `parse_thread_bytes` gives, or its very error, with the
+    /// marks a first read makes (or, where the walk resumed at the end of the messages, marks at
+    /// its checkpoint); how many messages are `old`'s very objects (a prefix).
+    fn again(old: &str, new: &[u8]) -> usize {
+        let Some(mut last) = marks_of(old.as_bytes()) else {
+            return 0;
+        };
+        let before = last.messages.clone();
+        let whole = parse_thread_bytes(new);
+        let label = format!("{old} then {}", String::from_utf8_lossy(new));
+        match parse_thread_again(new, &mut last) {
+            Ok(thread) => {
+                assert_eq!(Ok(&thread), whole.as_ref(), "{label}");
+                let fresh = marks_of(new).expect("marks");
+                if last.s.mark.1 < thread.messages.len() {
+                    assert_eq!(of(&last), of(&fresh), "{label}");
+                }
+                // Marks that serve: the same text read with them is the same thread again.
+                let mut marks = last;
+                marks.messages = thread.messages.clone();
+                let next = parse_thread_again(new, &mut marks);
+                assert_eq!(next.as_ref(), whole.as_ref(), "{label}, twice");
+                let kept = thread
+                    .messages
+                    .iter()
+                    .zip(&before)
+                    .take_while(|(a, b)| a.is(b))
+                    .count();
+                let shared = thread
+                    .messages
+                    .iter()
+                    .filter(|m| before.iter().any(|o| o.is(m)))
+                    .count();
+                assert_eq!(kept, shared, "{label}");
+                kept
+            }
+            Err(e) => {
+                assert_eq!(Err(e), whole, "{label}");
+                0
+            }
+        }
+    }
+
+    fn docs() -> Vec<String> {
+        vec![
+            format!("[{USER},{PENDING}]"),
+            format!("[{USER},{APPROVED},{RESULT}]"),
+            format!(r#"{{"id":"t1","messages":[{USER},{PENDING}]}}"#),
+            format!(r#"{{"id":"t1","messages":[{USER},{APPROVED},{RESULT}]}}"#),
+            format!(r#"{{"id":"t2","messages":[{USER},{PENDING}]}}"#),
+            format!(r#"{{"messages":[{USER},{PENDING}],"id":42}}"#),
+            format!(r#"{{"messages":[{USER},{PENDING},{RESULT}],"id":43,"x":[1]}}"#),
+            format!(r#"{{"id":null,"x":{{"a":[1,{{"b":null}}]}},"messages":[{USER},{PENDING}]}}"#),
+            format!(r#"{{"messages":[{PENDING}],"messages":[{USER},{PENDING}]}}"#),
+            format!(r#"{{"messages":[{USER},{PENDING}],"messages":[{USER}]}}"#),
+            format!("\n[\n  {USER} ,\n  {PENDING}\n]\n"),
+            format!("\n[\n  {USER} ,\n  {APPROVED} , {RESULT}\n]\n"),
+            format!("[{USER},{USER},{USER},{PENDING}]"),
+            "[]".to_owned(),
+            r#"{"id":"t1","messages":[]}"#.to_owned(),
+            r#"{"id":"t1","messages":[{}]}"#.to_owned(),
+        ]
+    }
+
+    #[test]
+    fn a_document_read_again_parses_as_a_first_read_does() {
+        let docs = docs();
+        for old in &docs {
+            for new in &docs {
+                again(old, new.as_bytes());
+            }
+        }
+        // Cut short everywhere, and every byte changed to a few others (invalid UTF-8 too): the
+        // same thread, or the same error (path, line and column), after documents of each shape.
+        for old in [&docs[1], &docs[3], &docs[5], &docs[8], &docs[11]] {
+            for new in &docs {
+                for cut in 0..new.len() {
+                    again(old, &new.as_bytes()[..cut]);
+                }
+                for at in 0..new.len() {
+                    for b in [b' ', b'"', b'}', b'1', 0xff] {
+                        let mut bytes = new.as_bytes().to_vec();
+                        bytes[at] = b;
+                        again(old, &bytes);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_messages_after_the_shared_text_are_parsed_again() {
+        let thread = |id: &str, messages: &[&str]| {
+            format!(r#"{{"id":"{id}","messages":[{}]}}"#, messages.join(","))
+        };
+        let old = thread("t1", &[USER, USER, PENDING]);
+        let again = |new: &str| again(&old, new.as_bytes());
+        // The same text: every message but the last kept (the mark is before it).
+        assert_eq!(again(&old), 2);
+        // Grown at the end.
+        assert_eq!(again(&thread("t1", &[USER, USER, PENDING, RESULT])), 2);
+        // The tail changed in place, and more after it.
+        assert_eq!(again(&thread("t1", &[USER, USER, APPROVED, RESULT])), 2);
+        // One message fewer: the messages before the mark, and the end.
+        assert_eq!(again(&thread("t1", &[USER, USER])), 2);
+        // A message before the last changed: nothing kept.
+        assert_eq!(again(&thread("t1", &[USER, RESULT, PENDING])), 0);
+        assert_eq!(again(&thread("t1", &[USER])), 0);
+        // Text before the messages changed: nothing kept.
+        assert_eq!(again(&thread("t9", &[USER, USER, PENDING])), 0);
+        // Whitespace is text.
+        assert_eq!(again(&old.replace(r#"},{"#, "}, {")), 0);
+        // Read again and again: the mark moves on with the messages.
+        let mut marks = marks_of(old.as_bytes()).expect("marks");
+        for n in 4..8 {
+            let mut messages = vec![USER; n];
+            messages.push(PENDING);
+            let new = thread("t1", &messages);
+            let read = parse_thread_again(new.as_bytes(), &mut marks).expect("thread");
+            assert_eq!(Ok(&read), parse_thread_bytes(new.as_bytes()).as_ref());
+            assert_eq!(marks.s.mark.1, n);
+            marks.messages = read.messages;
+        }
+        // An id after the messages is read again whatever came before it.
+        let after = |id: u32, messages: &[&str]| {
+            format!(r#"{{"messages":[{}],"id":{id}}}"#, messages.join(","))
+        };
+        let old = after(1, &[USER, PENDING]);
+        assert_eq!(
+            super::tests::again(&old, after(2, &[USER, PENDING]).as_bytes()),
+            1
+        );
+        let mut marks = marks_of(old.as_bytes()).expect("marks");
+        let thread = parse_thread_again(after(2, &[USER]).as_bytes(), &mut marks).expect("thread");
+        assert_eq!(thread.id.as_deref(), Some("2"));
+        // A bare array, and the same messages in an object: nothing kept.
+        let bare = format!("[{USER},{PENDING}]");
+        assert_eq!(super::tests::again(&bare, format!("{bare} ").as_bytes()), 1);
+        let object = format!(r#"{{"messages":{bare}}}"#);
+        assert_eq!(super::tests::again(&bare, object.as_bytes()), 0);
+    }
+
+    #[test]
+    fn texts_one_word_apart_never_hash_alike() {
+        let text = format!("[{USER},{PENDING},{RESULT}]").into_bytes();
+        let hash = text_hash(&text);
+        for at in 0..text.len() {
+            for b in 0..=255u8 {
+                if b != text[at] {
+                    let mut other = text.clone();
+                    other[at] = b;
+                    assert_ne!(text_hash(&other), hash, "byte {at} as {b}");
+                }
+            }
+        }
+        assert_ne!(text_hash(b"ab"), text_hash(b"ab\0"));
     }
 }

@@ -689,6 +689,84 @@ fn a_reload_converts_from_the_first_message_that_changed() {
 }
 
 #[test]
+fn a_reload_shows_what_a_first_load_of_the_same_document_shows() {
+    // A reload parses only the messages after the text it shares with the last document read;
+    // whatever came between (a message appended by a reply, a tail replaced in place by a
+    // submission's reply), it shows the thread the server sent, message for message.
+    let raws = |h: &H| -> Vec<String> {
+        let s = h.c.snapshot();
+        s.messages
+            .as_slice()
+            .iter()
+            .map(|m| m.raw.to_json_string())
+            .collect()
+    };
+    let fresh = |doc: &[Value]| raws(&H::loaded(doc.to_vec()));
+    let reload = |h: &mut H, doc: &[Value]| {
+        let (_, outs) = h.load();
+        let get = one_http(&outs);
+        h.respond(get.id, thread(doc.to_vec()));
+        assert_eq!(raws(h), fresh(doc), "{doc:?}");
+    };
+    let mut doc = paused_thread();
+    let mut h = H::loaded(doc.clone());
+    reload(&mut h, &doc);
+    // The submission's reply replaces the paused tail in place; the quiet reload after it finds
+    // an append-only history: the tail as it was, then the results.
+    h.approve("call_A");
+    h.reject("call_B", Some("no"));
+    let (_, outs) = h.submit();
+    let post = one_http(&outs);
+    let mut decided = pause_two();
+    decided["tools"][0]["approval"] = json!("approved");
+    decided["tools"][1]["approval"] = json!("rejected");
+    let outs = h.respond(post.id, reply("completed", decided.clone()));
+    assert_eq!(raws(&h).last(), Some(&decided.to_string()));
+    let sync = one_http(&outs);
+    doc.push(tool_result(
+        "msg_r",
+        vec![tool("call_A", "delete_file", None, None)],
+    ));
+    h.respond(sync.id, thread(doc.clone()));
+    assert_eq!(raws(&h), fresh(&doc));
+    // Grown, changed at the tail, changed before it, shorter, the same again.
+    doc.push(assistant("msg_x", "done"));
+    reload(&mut h, &doc);
+    doc.push(user("msg_y", "more"));
+    reload(&mut h, &doc);
+    doc[1] = assistant("msg_b", "edited before the tail");
+    reload(&mut h, &doc);
+    let last = doc.len() - 1;
+    doc[last] = user("msg_y", "edited tail");
+    reload(&mut h, &doc);
+    doc.truncate(2);
+    reload(&mut h, &doc);
+    reload(&mut h, &doc);
+    doc.clear();
+    reload(&mut h, &doc);
+
+    // A reload that ends where the last one's shared text did (one message fewer), then a tail
+    // replaced in place by a reply, then a history that keeps the tail as the server had it.
+    let mut doc = paused_thread();
+    doc.push(assistant("msg_z", "after"));
+    let mut h = H::loaded(doc.clone());
+    doc.pop();
+    reload(&mut h, &doc);
+    h.approve("call_A");
+    h.reject("call_B", Some("no"));
+    let (_, outs) = h.submit();
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("completed", decided));
+    let sync = one_http(&outs);
+    doc.push(tool_result(
+        "msg_r",
+        vec![tool("call_A", "delete_file", None, None)],
+    ));
+    h.respond(sync.id, thread(doc.clone()));
+    assert_eq!(raws(&h), fresh(&doc));
+}
+
+#[test]
 fn a_partial_submission_is_forgotten_when_a_reload_finds_nothing_paused() {
     // A submission that left call_B pending; the quiet reload shows the run finished elsewhere
     // (another tab decided call_B): "still pending" would be stale.

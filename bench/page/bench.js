@@ -635,3 +635,58 @@ async function compareTurns(tg, js, base, requests, { runs, warmups, batch }) {
   r.pairedDiffMedian = median(r.toolgate.samples.map((t, i) => t - r.baseline.samples[i]));
   return { ...r, requests };
 }
+
+// ------------------------------------------------------------------------------------------------
+// Case 7: Neuron's quiet reload (`reloadAfterPost`, on by default) at the end of a long thread
+
+/**
+ * A loaded client's `load()` and `getSnapshot()` of a Neuron thread of about `size` bytes (case 1's
+ * without its paused tail), its `fetch` answering with the thread's bytes: grown by a user and an
+ * assistant message at each reload (`grow`, as after a turn) or unchanged. Against
+ * `await response.json()` on the same answers. Each sample is one reload; a fresh client per run.
+ */
+export async function reload({ size = 5_000_000, grow = true, runs = 15, warmups = 2 } = {}) {
+  await ready;
+  const doc = JSON.parse(neuronThread(size));
+  doc.messages.pop();
+  const base = doc.messages.length;
+  const n = runs + warmups + 1;
+  // Every answer encoded before anything is timed: document i has i more pairs of messages.
+  const docs = [];
+  for (let i = 0; i <= (grow ? n : 0); i++) {
+    const d = { ...doc, messages: doc.messages.slice() };
+    for (let k = 0; k < i; k++) d.messages.push({ role: 'user', content: `turn ${k}` }, { role: 'assistant', content: `done ${k}` });
+    docs.push(new TextEncoder().encode(JSON.stringify(d)));
+  }
+  const answer = (i) => new Response(docs[grow ? i : 0].slice(0), { status: 200, headers: { 'content-type': 'application/json' } });
+  let next = 0;
+  const client = new ApprovalClient({ dialect: 'neuron', baseUrl: location.origin, threadId: 'reload', persist: false, fetch: async () => answer(next) });
+  await client.load();
+  client.getSnapshot();
+  let i = 0;
+  let j = 0;
+  const r = await compareAsync(
+    {
+      toolgate: async () => {
+        next = ++i;
+        const t0 = now();
+        await client.load();
+        const snap = client.getSnapshot();
+        const t = now() - t0;
+        check(snap.messages.length === base + (grow ? 2 * i : 0) && snap.error === null, 'the reload shows the thread');
+        return t;
+      },
+      baseline: async () => {
+        const res = answer(++j);
+        const t0 = now();
+        sink = await res.json();
+        const t = now() - t0;
+        check(sink.messages.length === base + (grow ? 2 * j : 0), 'the answer parses');
+        return t;
+      },
+    },
+    { runs, warmups },
+  );
+  client.free();
+  return { ...r, bytes: docs[0].length, messages: base };
+}

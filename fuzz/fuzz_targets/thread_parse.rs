@@ -1,6 +1,8 @@
 //! `parse_thread_bytes` / `parse_thread_str` / `parse_thread_value` agree; a parsed thread survives
 //! serialize → parse unchanged, message by message too; pending detection on the serialized form
-//! equals the tail rule applied to the parsed thread. Never a panic.
+//! equals the tail rule applied to the parsed thread; a document read again after another (the
+//! input cut at its first 0xFF byte, which UTF-8 never holds: the first document, then the second)
+//! reads as a first read of it does. Never a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -13,6 +15,16 @@ mod serde_oracle;
 use serde_oracle::{serde_parse, tg};
 
 fuzz_target!(|data: &[u8]| {
+    let (old, new) = match data.iter().position(|&b| b == 0xff) {
+        Some(at) => (&data[..at], &data[at + 1..]),
+        None => (data, data),
+    };
+    assert_eq!(
+        toolgate::thread::read_again(old, new),
+        parse_thread_bytes(new),
+        "read again"
+    );
+
     let from_bytes = parse_thread_bytes(data);
     let Ok(text) = std::str::from_utf8(data) else {
         let err = from_bytes.expect_err("invalid UTF-8 must not parse");

@@ -93,7 +93,7 @@ use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::{self, Map, Obj, ToJson, Value};
-use crate::thread::{Message, Thread};
+use crate::thread::{self, Marks, Message, Thread};
 use audit::{Audit, Fate};
 #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
 use engine::Wait;
@@ -511,6 +511,8 @@ pub struct Client {
     /// The state both engines keep alike.
     c: Core,
     messages: Vec<Message>,
+    /// Neuron: what the last load's document was, so that a reload parses only what changed.
+    marks: Marks,
     view: Messages,
     suspension: Suspension,
     /// The key of `decisions`' pause.
@@ -553,6 +555,7 @@ impl Client {
         let mut client = Client {
             c: Core::new(config),
             messages: Vec::new(),
+            marks: Marks::default(),
             view: Messages::default(),
             suspension: Suspension::default(),
             pause: None,
@@ -1238,7 +1241,7 @@ impl Client {
     /// and built again).
     fn on_load_response(&mut self, now: u64, attempt: u32, job: Job, response: HttpResponse) {
         let error = match response.status {
-            200..=299 => match neuron::parse_thread(&response.body) {
+            200..=299 => match thread::parse_thread_again(&response.body, &mut self.marks) {
                 Ok(thread) => {
                     // The body goes before the views are built: a load's peak is the body and the
                     // parsed thread, or the thread and its views, not all three.
@@ -1266,6 +1269,9 @@ impl Client {
         };
         self.messages = thread.messages;
         self.adopt_tail(ack);
+        // As kept (a message equal to its view's is that view's): the next reload's unchanged
+        // messages are these very objects, which the views' comparison takes at a glance.
+        self.marks.messages = self.messages.clone();
         self.c.loaded = true;
         if let Some(held) = self.c.held_restore.take() {
             self.apply_restore(&held);

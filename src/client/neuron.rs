@@ -9,7 +9,7 @@
 use crate::error::{Error, Result};
 use crate::json::{self, Map, Obj, ToJson, Value};
 use crate::prelude::*;
-use crate::thread::{self, Content, Message, Thread};
+use crate::thread::{self, Content, Message};
 
 use super::snapshot::{MessageKindView, MessageView, ToolStatus, ToolView};
 
@@ -40,11 +40,6 @@ pub(crate) fn message_body(text: &str) -> String {
     o.field("message", &text);
     o.end();
     out
-}
-
-/// Parses the thread document of a `GET`.
-pub(crate) fn parse_thread(body: &[u8]) -> Result<Thread> {
-    thread::parse_thread_bytes(body)
 }
 
 /// Parses a 2xx chat reply.
