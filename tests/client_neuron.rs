@@ -708,27 +708,28 @@ fn a_reload_shows_what_a_first_load_of_the_same_document_shows() {
         h.respond(get.id, thread(doc.to_vec()));
         assert_eq!(raws(h), fresh(doc), "{doc:?}");
     };
-    let mut doc = paused_thread();
-    let mut h = H::loaded(doc.clone());
-    reload(&mut h, &doc);
-    // The submission's reply replaces the paused tail in place; the quiet reload after it finds
+    // Decides the paused tail, whose reply replaces it in place; the quiet reload after it finds
     // an append-only history: the tail as it was, then the results.
-    h.approve("call_A");
-    h.reject("call_B", Some("no"));
-    let (_, outs) = h.submit();
-    let post = one_http(&outs);
     let mut decided = pause_two();
     decided["tools"][0]["approval"] = json!("approved");
     decided["tools"][1]["approval"] = json!("rejected");
-    let outs = h.respond(post.id, reply("completed", decided.clone()));
-    assert_eq!(raws(&h).last(), Some(&decided.to_string()));
-    let sync = one_http(&outs);
-    doc.push(tool_result(
-        "msg_r",
-        vec![tool("call_A", "delete_file", None, None)],
-    ));
-    h.respond(sync.id, thread(doc.clone()));
-    assert_eq!(raws(&h), fresh(&doc));
+    let decide = |h: &mut H, doc: &mut Vec<Value>| {
+        h.approve("call_A");
+        h.reject("call_B", Some("no"));
+        let (_, outs) = h.submit();
+        let post = one_http(&outs);
+        let outs = h.respond(post.id, reply("completed", decided.clone()));
+        assert_eq!(raws(h).last(), Some(&decided.to_string()));
+        let sync = one_http(&outs);
+        let result = tool("call_A", "delete_file", None, None);
+        doc.push(tool_result("msg_r", vec![result]));
+        h.respond(sync.id, thread(doc.clone()));
+        assert_eq!(raws(h), fresh(doc));
+    };
+    let mut doc = paused_thread();
+    let mut h = H::loaded(doc.clone());
+    reload(&mut h, &doc);
+    decide(&mut h, &mut doc);
     // Grown, changed at the tail, changed before it, shorter, the same again.
     doc.push(assistant("msg_x", "done"));
     reload(&mut h, &doc);
@@ -745,25 +746,13 @@ fn a_reload_shows_what_a_first_load_of_the_same_document_shows() {
     doc.clear();
     reload(&mut h, &doc);
 
-    // A reload that ends where the last one's shared text did (one message fewer), then a tail
-    // replaced in place by a reply, then a history that keeps the tail as the server had it.
+    // A reload that ends where the last one's shared text did (one message fewer), then the same.
     let mut doc = paused_thread();
     doc.push(assistant("msg_z", "after"));
     let mut h = H::loaded(doc.clone());
     doc.pop();
     reload(&mut h, &doc);
-    h.approve("call_A");
-    h.reject("call_B", Some("no"));
-    let (_, outs) = h.submit();
-    let post = one_http(&outs);
-    let outs = h.respond(post.id, reply("completed", decided));
-    let sync = one_http(&outs);
-    doc.push(tool_result(
-        "msg_r",
-        vec![tool("call_A", "delete_file", None, None)],
-    ));
-    h.respond(sync.id, thread(doc.clone()));
-    assert_eq!(raws(&h), fresh(&doc));
+    decide(&mut h, &mut doc);
 }
 
 #[test]
