@@ -1471,6 +1471,52 @@ async fn the_snapshot_is_frozen_all_the_way_down() {
     assert_eq!(*bad.borrow(), Vec::<String>::new());
 }
 
+/// A tool's result in the snapshot's messages is the very object (or value) the raw message holds
+/// there, not a copy, and the tool views read as before: the same members in the same order, the
+/// same values, nothing added, all frozen. (The conversion writes such a result once, in `raw`.)
+#[wasm_bindgen_test]
+async fn a_tool_result_in_the_snapshot_is_the_raw_message_s_own() {
+    let c = client_with_fetch(
+        &fresh_thread("sharedresult"),
+        r#""persist":false"#,
+        r#"async () => new Response(JSON.stringify({ id: 't', messages: [
+            { role: 'user', content: 'hi' },
+            { type: 'tool_call_result', role: 'tool', tools: [
+              { callId: 'a', name: 'x', result: { rows: [1, { n: 2 }], ok: true } },
+              { callId: 'b', name: 'y', result: null },
+              { callId: 'c', name: 'z', result: 'text "q" \u00e9' },
+              { callId: 'd', name: 'w', inputs: { p: 1 } },
+              { callId: 'e', name: 'v', result: [false] },
+            ] },
+          ] }), { status: 200, headers: { 'content-type': 'application/json' } })"#,
+    );
+    wait(c.load()).await.expect("load");
+    let snapshot = snap(&c);
+    let read: Function = js_fn(
+        "s",
+        "const m = s.messages[1], raw = m.raw.tools; \
+         return [JSON.stringify(m.tools), m.tools[0].result === raw[0].result, \
+         m.tools[4].result === raw[4].result, \
+         s.messages.some((m) => '$' in m || m.tools.some((t) => '$' in t))].join(' | ')",
+    )
+    .unchecked_into();
+    let got = string(&read.call1(&JsValue::NULL, &snapshot).expect("read"));
+    let tool = |id: &str, name: &str, inputs: &str, result: &str| {
+        format!(
+            r#"{{"callId":"{id}","name":"{name}","inputs":{inputs},"result":{result},"approval":null,"approvalReason":null,"rejectReason":null,"status":"done"}}"#
+        )
+    };
+    let tools = [
+        tool("a", "x", "{}", r#"{"rows":[1,{"n":2}],"ok":true}"#),
+        tool("b", "y", "{}", "null"),
+        tool("c", "z", "{}", r#""text \"q\" é""#),
+        tool("d", "w", r#"{"p":1}"#, "null"),
+        tool("e", "v", "{}", "[false]"),
+    ];
+    assert_eq!(got, format!("[{}] | true | true | false", tools.join(",")));
+    assert_eq!(unfrozen(&snapshot), Vec::<String>::new());
+}
+
 /// The `fetch` option is read once, when the options are checked: a getter that returns a
 /// function only the first time leaves the client with that function.
 #[wasm_bindgen_test]

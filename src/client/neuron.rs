@@ -181,6 +181,9 @@ pub(crate) fn message_view(index: usize, message: &Message) -> MessageView {
             call_id: tool.call_id().to_owned(),
             name: tool.name().unwrap_or_default().to_owned(),
             inputs: Value::Object(tool.owned_inputs()),
+            // The raw tool's own `result` (the tools are the raw ones, in order: every one is an
+            // object), which the conversion to JS takes from the raw message.
+            raw_result: true,
             result,
             approval,
             approval_reason: tool.approval_reason().map(str::to_owned),
@@ -203,7 +206,51 @@ pub(crate) fn message_view(index: usize, message: &Message) -> MessageView {
 mod tests {
     use super::{is_user_text, kind_view, message_view};
     use crate::client::snapshot::MessageKindView;
+    use crate::json::{ToJson, Value};
+    use crate::prelude::*;
     use crate::thread::{Message, MessageKind};
+
+    #[test]
+    fn the_js_form_of_a_view_writes_a_raw_result_once() {
+        let message = Message::parse_str(
+            r#"{"type":"tool_call_result","role":"tool","tools":[
+                {"callId":"a","name":"x","result":{"rows":[1,{"n":2}]}},
+                {"callId":"b","name":"y","result":null},
+                {"callId":"c","name":"z"},
+                {"callId":"d","name":"w","result":"s"}]}"#,
+        )
+        .expect("message");
+        let view = message_view(3, &message);
+        let mut js = String::new();
+        view.write_js(&mut js);
+        // What `append` in fast.js does: a message marked `$` takes each tool's result from the
+        // raw tool at its place (null for none).
+        let Ok(Value::Object(mut js)) = Value::parse(&js) else {
+            panic!("{js}")
+        };
+        assert_eq!(js.remove("$").map(|v| v.to_json_string()), Some("1".into()));
+        let raw = js.get("raw").cloned().expect("raw");
+        let Some(Value::Array(raw_tools)) = raw.as_object().and_then(|r| r.get("tools")) else {
+            panic!("raw tools")
+        };
+        let Some(Value::Array(tools)) = js.get_mut("tools") else {
+            panic!("tools")
+        };
+        assert_eq!(tools.len(), raw_tools.len());
+        for (tool, raw) in tools.iter_mut().zip(raw_tools) {
+            let Value::Object(tool) = tool else {
+                panic!("tool")
+            };
+            let result = tool.get_mut("result").expect("result");
+            assert_eq!(*result, Value::Null, "written once, in raw");
+            *result = raw
+                .as_object()
+                .and_then(|r| r.get("result"))
+                .cloned()
+                .unwrap_or(Value::Null);
+        }
+        assert_eq!(Value::Object(js).to_json_string(), view.to_json_string());
+    }
 
     #[test]
     fn kind_view_says_what_kind_says() {

@@ -2586,6 +2586,7 @@ fn tool_view<'a>(
         approval_reason: None,
         reject_reason: None,
         status: ToolStatus::Called,
+        raw_result: false,
     });
     tools.last_mut()
 }
@@ -2830,6 +2831,7 @@ fn part_tool(part: &Map, ty: Option<&str>, reasons: &[(String, String)]) -> Opti
         approval_reason,
         reject_reason,
         status,
+        raw_result: false,
     })
 }
 

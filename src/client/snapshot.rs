@@ -211,20 +211,52 @@ pub struct ToolView {
     pub approval_reason: Option<String>,
     pub reject_reason: Option<String>,
     pub status: ToolStatus,
+    /// `result` is the raw message's own: the `result` of the tool at the same place in its
+    /// `tools` (null for none; Neuron), which the conversion to JS takes instead of a copy.
+    pub(crate) raw_result: bool,
 }
 
-impl ToJson for ToolView {
-    fn write_json(&self, out: &mut String) {
+impl ToolView {
+    /// The JSON form; with `js`, a `result` the raw message holds (`raw_result`) is written as
+    /// null (see [`MessageView::write_js`]).
+    fn write(&self, out: &mut String, js: bool) {
+        let result: &dyn json::ToJsonDyn = if js && self.raw_result {
+            &None::<Value>
+        } else {
+            &self.result
+        };
         let mut o = Obj::new(out);
         o.field("callId", &self.call_id)
             .field("name", &self.name)
             .field("inputs", &self.inputs)
-            .field("result", &self.result)
+            .field("result", result)
             .field("approval", &self.approval)
             .field("approvalReason", &self.approval_reason)
             .field("rejectReason", &self.reject_reason)
             .field("status", &self.status);
         o.end();
+    }
+}
+
+impl ToJson for ToolView {
+    fn write_json(&self, out: &mut String) {
+        self.write(out, false);
+    }
+}
+
+/// A message's tools as the conversion to JS writes them (see [`ToolView::write`]).
+struct ToolsJs<'a>(&'a [ToolView]);
+
+impl ToJson for ToolsJs<'_> {
+    fn write_json(&self, out: &mut String) {
+        out.push('[');
+        for (i, tool) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            tool.write(out, true);
+        }
+        out.push(']');
     }
 }
 
@@ -251,25 +283,39 @@ impl MessageView {
     }
 
     /// The JSON form; with `text: false`, `"text":""` stands in for the text (a driver that
-    /// keeps the streaming text on its side fills it in).
-    fn write(&self, out: &mut String, text: bool) {
+    /// keeps the streaming text on its side fills it in); with `js`, as the conversion to JS
+    /// writes it (see [`ToolView::write`]).
+    fn write(&self, out: &mut String, text: bool, js: bool) {
         let text = if text { self.text.as_str() } else { "" };
         let text: &dyn json::ToJsonDyn = &text;
+        let js_tools = ToolsJs(&self.tools);
+        let tools: &dyn json::ToJsonDyn = if js { &js_tools } else { &self.tools };
         let mut o = Obj::new(out);
         o.field("id", &self.id)
             .field("index", &(self.index as u64))
             .field("role", &self.role)
             .field("kind", &self.kind)
             .field("text", text)
-            .field("tools", &self.tools)
+            .field("tools", tools)
             .field("raw", &self.raw);
+        if js && self.tools.first().is_some_and(|t| t.raw_result) {
+            o.field("$", &1u64);
+        }
         o.end();
+    }
+
+    /// The JSON form the conversion to JS reads: the results the raw message holds are not
+    /// written twice. They are written as null, and a last member `"$"` tells `append` in
+    /// `fast.js` to take each one from the raw message's tool at the same place.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn write_js(&self, out: &mut String) {
+        self.write(out, true, true);
     }
 }
 
 impl ToJson for MessageView {
     fn write_json(&self, out: &mut String) {
-        self.write(out, true);
+        self.write(out, true, false);
     }
 }
 
@@ -516,7 +562,7 @@ impl Snapshot {
         }
         let streaming = o.key("streaming");
         match &self.streaming {
-            Some(view) => view.write(streaming, stream_text),
+            Some(view) => view.write(streaming, stream_text, false),
             None => streaming.push_str("null"),
         }
         o.field("suspension", &self.suspension)

@@ -65,6 +65,8 @@ export const parse = (text) => {
 // (A spread, not `slice`: V8 copies a frozen array's items one by one in `slice`, about 60 times
 // slower at 11,000.)
 export const append = (list, items, keep) => {
+  // A message marked `$` has its tools' results in `raw` alone: each the raw tool's at its place.
+  for (const m of items) if (m.$) m.tools.map((t, k) => (t.result = m.raw.tools[k].result ?? null)), delete m.$;
   items.map(freeze);
   if (keep) (list = [...list]).length = keep;
   if (!list) return items;

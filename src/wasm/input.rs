@@ -3,8 +3,8 @@
 //! text (`JSON.stringify` / `JSON.parse`), never converted field by field.
 
 use crate::approval::{self, Suspension};
+use crate::client::MessageView;
 use crate::error::{Error, ErrorCode};
-use crate::json::ToJson;
 use crate::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -198,14 +198,15 @@ pub(crate) fn parse(text: &JsValue) -> Result<JsValue, Error> {
     Ok(value)
 }
 
-/// A list for JS, as [`super::to_js`] makes it, written and parsed in batches of about 64 KiB of
-/// JSON: the text the crate holds at a time is one batch (or one item larger than that), not the
+/// The snapshot's messages for JS (each as [`MessageView::write_js`] writes it: `append` in
+/// `fast.js` puts back the results it did not write twice), written and parsed in batches of
+/// about 64 KiB of JSON: the text the crate holds at a time is one batch (or one item larger than that), not the
 /// whole list's, which for a long thread would be several times the thread's own size. The items
 /// follow the first `keep` of the JS array `list` (a new array; `undefined` and 0 for none).
-pub(crate) fn list_to_js<T: ToJson>(
+pub(crate) fn list_to_js(
     mut list: JsValue,
     mut keep: usize,
-    mut items: &[T],
+    mut items: &[MessageView],
 ) -> Result<JsValue, Error> {
     loop {
         let mut text = String::from("[");
@@ -213,7 +214,7 @@ pub(crate) fn list_to_js<T: ToJson>(
             if text.len() > 1 {
                 text.push(',');
             }
-            item.write_json(&mut text);
+            item.write_js(&mut text);
             items = rest;
             if text.len() >= 64 * 1024 {
                 break;
