@@ -1472,8 +1472,9 @@ async fn the_snapshot_is_frozen_all_the_way_down() {
 }
 
 /// A tool's result in the snapshot's messages is the very object (or value) the raw message holds
-/// there, not a copy, and the tool views read as before: the same members in the same order, the
-/// same values, nothing added, all frozen. (The conversion writes such a result once, in `raw`.)
+/// there, not a copy, and the views read as before: the same members in the same order, the same
+/// values (texts too), nothing added, all frozen. (The conversion writes a result, and a text
+/// that is the message's `content`, once, in `raw`.)
 #[wasm_bindgen_test]
 async fn a_tool_result_in_the_snapshot_is_the_raw_message_s_own() {
     let c = client_with_fetch(
@@ -1488,6 +1489,8 @@ async fn a_tool_result_in_the_snapshot_is_the_raw_message_s_own() {
               { callId: 'd', name: 'w', inputs: { p: 1 } },
               { callId: 'e', name: 'v', result: [false] },
             ] },
+            { role: 'assistant', content: 'a "long" answer\n\u00e9' },
+            { role: 'assistant', content: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }] },
           ] }), { status: 200, headers: { 'content-type': 'application/json' } })"#,
     );
     wait(c.load()).await.expect("load");
@@ -1497,7 +1500,8 @@ async fn a_tool_result_in_the_snapshot_is_the_raw_message_s_own() {
         "const m = s.messages[1], raw = m.raw.tools; \
          return [JSON.stringify(m.tools), m.tools[0].result === raw[0].result, \
          m.tools[4].result === raw[4].result, \
-         s.messages.some((m) => '$' in m || m.tools.some((t) => '$' in t))].join(' | ')",
+         s.messages.some((m) => '$' in m || m.tools.some((t) => '$' in t)), \
+         JSON.stringify(s.messages.map((m) => m.text))].join(' | ')",
     )
     .unchecked_into();
     let got = string(&read.call1(&JsValue::NULL, &snapshot).expect("read"));
@@ -1513,7 +1517,11 @@ async fn a_tool_result_in_the_snapshot_is_the_raw_message_s_own() {
         tool("d", "w", r#"{"p":1}"#, "null"),
         tool("e", "v", "{}", "[false]"),
     ];
-    assert_eq!(got, format!("[{}] | true | true | false", tools.join(",")));
+    let texts = r#"["hi","","a \"long\" answer\né","one\ntwo"]"#;
+    assert_eq!(
+        got,
+        format!("[{}] | true | true | false | {texts}", tools.join(","))
+    );
     assert_eq!(unfrozen(&snapshot), Vec::<String>::new());
 }
 

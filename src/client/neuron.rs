@@ -210,46 +210,84 @@ mod tests {
     use crate::prelude::*;
     use crate::thread::{Message, MessageKind};
 
-    #[test]
-    fn the_js_form_of_a_view_writes_a_raw_result_once() {
-        let message = Message::parse_str(
-            r#"{"type":"tool_call_result","role":"tool","tools":[
-                {"callId":"a","name":"x","result":{"rows":[1,{"n":2}]}},
-                {"callId":"b","name":"y","result":null},
-                {"callId":"c","name":"z"},
-                {"callId":"d","name":"w","result":"s"}]}"#,
-        )
-        .expect("message");
-        let view = message_view(3, &message);
+    /// The JSON form written for JS, with what it took out put back as `append` in fast.js
+    /// does (the text from `raw.content`, each result from the raw tool at its place), and the
+    /// marker it carried.
+    fn js_form_restored(view: &crate::client::MessageView) -> (Value, Option<String>) {
         let mut js = String::new();
         view.write_js(&mut js);
-        // What `append` in fast.js does: a message marked `$` takes each tool's result from the
-        // raw tool at its place (null for none).
         let Ok(Value::Object(mut js)) = Value::parse(&js) else {
             panic!("{js}")
         };
-        assert_eq!(js.remove("$").map(|v| v.to_json_string()), Some("1".into()));
+        let marker = js.remove("$").map(|v| v.to_json_string());
+        let flags: u32 = marker.as_deref().map_or(0, |m| m.parse().expect("flags"));
         let raw = js.get("raw").cloned().expect("raw");
-        let Some(Value::Array(raw_tools)) = raw.as_object().and_then(|r| r.get("tools")) else {
-            panic!("raw tools")
-        };
-        let Some(Value::Array(tools)) = js.get_mut("tools") else {
-            panic!("tools")
-        };
-        assert_eq!(tools.len(), raw_tools.len());
-        for (tool, raw) in tools.iter_mut().zip(raw_tools) {
-            let Value::Object(tool) = tool else {
-                panic!("tool")
-            };
-            let result = tool.get_mut("result").expect("result");
-            assert_eq!(*result, Value::Null, "written once, in raw");
-            *result = raw
-                .as_object()
-                .and_then(|r| r.get("result"))
-                .cloned()
-                .unwrap_or(Value::Null);
+        let raw = raw.as_object().expect("raw object");
+        if flags & 2 != 0 {
+            assert_eq!(
+                js.get("text"),
+                Some(&Value::from("")),
+                "written once, in raw"
+            );
+            *js.get_mut("text").expect("text") = raw.get("content").cloned().expect("content");
         }
-        assert_eq!(Value::Object(js).to_json_string(), view.to_json_string());
+        if flags & 1 != 0 {
+            let Some(Value::Array(raw_tools)) = raw.get("tools") else {
+                panic!("raw tools")
+            };
+            let Some(Value::Array(tools)) = js.get_mut("tools") else {
+                panic!("tools")
+            };
+            assert_eq!(tools.len(), raw_tools.len());
+            for (tool, raw) in tools.iter_mut().zip(raw_tools) {
+                let Value::Object(tool) = tool else {
+                    panic!("tool")
+                };
+                let result = tool.get_mut("result").expect("result");
+                assert_eq!(*result, Value::Null, "written once, in raw");
+                *result = raw
+                    .as_object()
+                    .and_then(|r| r.get("result"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+            }
+        }
+        (Value::Object(js), marker)
+    }
+
+    #[test]
+    fn the_js_form_of_a_view_writes_what_raw_holds_once() {
+        for (text, marker) in [
+            (
+                r#"{"type":"tool_call_result","role":"tool","tools":[
+                    {"callId":"a","name":"x","result":{"rows":[1,{"n":2}]}},
+                    {"callId":"b","name":"y","result":null},
+                    {"callId":"c","name":"z"},
+                    {"callId":"d","name":"w","result":"s"}]}"#,
+                Some("1"),
+            ),
+            (
+                r#"{"role":"assistant","content":"a long \"answer\""}"#,
+                Some("2"),
+            ),
+            (r#"{"role":"user","content":""}"#, Some("2")),
+            (
+                r#"{"type":"tool_call","role":"assistant","content":"let me look",
+                    "tools":[{"callId":"a","name":"x","inputs":{"q":1},"approval":"pending"}]}"#,
+                Some("3"),
+            ),
+            (
+                r#"{"role":"assistant","content":[{"type":"text","text":"a"},"b"]}"#,
+                None,
+            ),
+            (r#"{"role":"assistant","content":null}"#, None),
+        ] {
+            let message = Message::parse_str(text).expect("message");
+            let view = message_view(3, &message);
+            let (restored, got) = js_form_restored(&view);
+            assert_eq!(got.as_deref(), marker, "{text}");
+            assert_eq!(restored.to_json_string(), view.to_json_string(), "{text}");
+        }
     }
 
     #[test]

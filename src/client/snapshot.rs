@@ -286,7 +286,20 @@ impl MessageView {
     /// keeps the streaming text on its side fills it in); with `js`, as the conversion to JS
     /// writes it (see [`ToolView::write`]).
     fn write(&self, out: &mut String, text: bool, js: bool) {
-        let text = if text { self.text.as_str() } else { "" };
+        // For JS: the text when it is the raw message's `content` (2), and the tools' results
+        // when they are its tools' (1), are taken from `raw` (see `write_js`).
+        let shared = if js {
+            let content =
+                matches!(self.raw.get("content"), Some(Value::String(c)) if *c == self.text);
+            u64::from(self.tools.first().is_some_and(|t| t.raw_result)) | u64::from(content) << 1
+        } else {
+            0
+        };
+        let text = if text && shared & 2 == 0 {
+            self.text.as_str()
+        } else {
+            ""
+        };
         let text: &dyn json::ToJsonDyn = &text;
         let js_tools = ToolsJs(&self.tools);
         let tools: &dyn json::ToJsonDyn = if js { &js_tools } else { &self.tools };
@@ -298,15 +311,16 @@ impl MessageView {
             .field("text", text)
             .field("tools", tools)
             .field("raw", &self.raw);
-        if js && self.tools.first().is_some_and(|t| t.raw_result) {
-            o.field("$", &1u64);
+        if shared != 0 {
+            o.field("$", &shared);
         }
         o.end();
     }
 
-    /// The JSON form the conversion to JS reads: the results the raw message holds are not
-    /// written twice. They are written as null, and a last member `"$"` tells `append` in
-    /// `fast.js` to take each one from the raw message's tool at the same place.
+    /// The JSON form the conversion to JS reads: what the raw message holds is not written
+    /// twice. A text that is the raw message's `content` is written as `""`, the results its
+    /// tools hold as null, and a last member `"$"` tells `append` in `fast.js` where to take
+    /// them from: `raw.content` (2), and each result from the raw tool at the same place (1).
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
     pub(crate) fn write_js(&self, out: &mut String) {
         self.write(out, true, true);

@@ -65,8 +65,14 @@ export const parse = (text) => {
 // (A spread, not `slice`: V8 copies a frozen array's items one by one in `slice`, about 60 times
 // slower at 11,000.)
 export const append = (list, items, keep) => {
-  // A message marked `$` has its tools' results in `raw` alone: each the raw tool's at its place.
-  for (const m of items) if (m.$) m.tools.map((t, k) => (t.result = m.raw.tools[k].result ?? null)), delete m.$;
+  // A message marked `$` has its text (2) and its tools' results (1) in `raw` alone: its content,
+  // and each result the raw tool's at its place.
+  for (const m of items)
+    if (m.$) {
+      if (m.$ & 2) m.text = m.raw.content;
+      if (m.$ & 1) m.tools.map((t, k) => (t.result = m.raw.tools[k].result ?? null));
+      delete m.$;
+    }
   items.map(freeze);
   if (keep) (list = [...list]).length = keep;
   if (!list) return items;
