@@ -38,12 +38,12 @@ step "clippy (wasm32, Neuron only)" cargo clippy --target wasm32-unknown-unknown
 step "cargo test (native)" cargo test
 step "build pkg/ (release)" bash scripts/build.sh
 # The package's budget: wasm + JS glue at most 56,320 B gzip (55 KiB), as scripts/size.mjs
-# measures it (node zlib, level 9), a little above today's figure (55,958 B; it moves by up to
+# measures it (node zlib, level 9), a little above today's figure (56,086 B; it moves by up to
 # about 200 B between commits with the function layout) so growth is noticed.
 # BENCHMARKS.md has the figures and the further goal (45 KiB). The Neuron-only entry point
-# (pkg/neuron/, 40,024 B): at most 39.25 KiB (40,192 B).
+# (pkg/neuron/, 40,156 B): at most 39.5 KiB (40,448 B).
 size_budgets() {
-  node scripts/size.mjs --max-gzip 56320 && node scripts/size.mjs --dir pkg/neuron --max-gzip 40192
+  node scripts/size.mjs --max-gzip 56320 && node scripts/size.mjs --dir pkg/neuron --max-gzip 40448
 }
 step "size budget" size_budgets
 step "TypeScript declarations (tsc --strict)" node_modules/.bin/tsc -p tests/ts/tsconfig.json

@@ -1523,6 +1523,33 @@ async fn a_tool_result_in_the_snapshot_is_the_raw_message_s_own() {
         format!("[{}] | true | true | false | {texts}", tools.join(","))
     );
     assert_eq!(unfrozen(&snapshot), Vec::<String>::new());
+
+    // Sidenet: a text that is one part's `text`, a text of two parts, a tool's output.
+    let c = client_with_fetch(
+        &fresh_thread("sharedtext"),
+        r#""dialect":"sidenet","persist":false"#,
+        r#"async (url) => /stream/.test(String(url)) ? new Response(null, { status: 204 }) :
+          new Response(JSON.stringify({ id: 't', messages: [
+            { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hello "you"' }] },
+            { id: 'a1', role: 'assistant', parts: [{ type: 'step-start' }, { type: 'text', text: 'one' },
+              { type: 'tool-x', toolCallId: 'c1', state: 'output-available', input: { q: 1 }, output: { ok: [1] } }] },
+            { id: 'a2', role: 'assistant', parts: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+          ] }), { status: 200, headers: { 'content-type': 'application/json' } })"#,
+    );
+    wait(c.load()).await.expect("load");
+    let snapshot = snap(&c);
+    let read: Function = js_fn(
+        "s",
+        "return [JSON.stringify(s.messages.map((m) => m.text)), JSON.stringify(s.messages[1].tools[0].result), \
+         s.messages.some((m) => '$' in m)].join(' | ')",
+    )
+    .unchecked_into();
+    let got = string(&read.call1(&JsValue::NULL, &snapshot).expect("read"));
+    assert_eq!(
+        got,
+        r#"["hello \"you\"","one","a\nb"] | {"ok":[1]} | false"#
+    );
+    assert_eq!(unfrozen(&snapshot), Vec::<String>::new());
 }
 
 /// The `fetch` option is read once, when the options are checked: a getter that returns a

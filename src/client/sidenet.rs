@@ -2709,7 +2709,7 @@ fn count_users(messages: &[MessageView]) -> (usize, Option<usize>) {
 }
 
 /// The dialect-neutral view of one AI SDK UI message.
-fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> MessageView {
+pub(super) fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> MessageView {
     let id = match raw.get("id") {
         Some(Value::String(s)) => Some(s.clone()),
         Some(Value::Number(n)) => Some(n.as_str().to_owned()),

@@ -285,17 +285,25 @@ impl MessageView {
     /// The JSON form; with `text: false`, `"text":""` stands in for the text (a driver that
     /// keeps the streaming text on its side fills it in); with `js`, as the conversion to JS
     /// writes it (see [`ToolView::write`]).
-    fn write(&self, out: &mut String, text: bool, js: bool) {
-        // For JS: the text when it is the raw message's `content` (2), and the tools' results
-        // when they are its tools' (1), are taken from `raw` (see `write_js`).
+    fn write(&self, out: &mut String, text: bool, js: bool) -> u64 {
+        // For JS: the tools' results when they are the raw tools' (1), and the text when it is
+        // the raw message's `content` (2) or the `text` of its part i (4 | i << 3), are taken
+        // from `raw` (see `write_js`).
         let shared = if js {
-            let content =
-                matches!(self.raw.get("content"), Some(Value::String(c)) if *c == self.text);
-            u64::from(self.tools.first().is_some_and(|t| t.raw_result)) | u64::from(content) << 1
+            let same = |v: Option<&Value>| matches!(v, Some(Value::String(s)) if *s == self.text);
+            let text_at = match self.raw.get("parts") {
+                _ if same(self.raw.get("content")) => Some(2),
+                Some(Value::Array(parts)) => parts
+                    .iter()
+                    .position(|p| same(p.as_object().and_then(|p| p.get("text"))))
+                    .map(|i| 4 | (i as u64) << 3),
+                _ => None,
+            };
+            u64::from(self.tools.first().is_some_and(|t| t.raw_result)) | text_at.unwrap_or(0)
         } else {
             0
         };
-        let text = if text && shared & 2 == 0 {
+        let text = if text && shared & 6 == 0 {
             self.text.as_str()
         } else {
             ""
@@ -311,19 +319,19 @@ impl MessageView {
             .field("text", text)
             .field("tools", tools)
             .field("raw", &self.raw);
-        if shared != 0 {
-            o.field("$", &shared);
-        }
         o.end();
+        shared
     }
 
     /// The JSON form the conversion to JS reads: what the raw message holds is not written
-    /// twice. A text that is the raw message's `content` is written as `""`, the results its
-    /// tools hold as null, and a last member `"$"` tells `append` in `fast.js` where to take
-    /// them from: `raw.content` (2), and each result from the raw tool at the same place (1).
+    /// twice. A text that is the raw message's `content` or the `text` of one of its `parts` is
+    /// written as `""` and the results its tools hold as null; the flags returned tell `append`
+    /// in `fast.js` where to take them from: `raw.content` (2), `raw.parts[i].text`
+    /// (4 | i << 3), and each result from the raw tool at the same place (1). (Not a member of
+    /// the message: deleting one would leave V8 slower objects.)
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-    pub(crate) fn write_js(&self, out: &mut String) {
-        self.write(out, true, true);
+    pub(crate) fn write_js(&self, out: &mut String) -> u64 {
+        self.write(out, true, true)
     }
 }
 
@@ -576,7 +584,9 @@ impl Snapshot {
         }
         let streaming = o.key("streaming");
         match &self.streaming {
-            Some(view) => view.write(streaming, stream_text, false),
+            Some(view) => {
+                view.write(streaming, stream_text, false);
+            }
             None => streaming.push_str("null"),
         }
         o.field("suspension", &self.suspension)
@@ -615,5 +625,129 @@ pub struct SnapshotHead<'a>(&'a Snapshot, bool);
 impl ToJson for SnapshotHead<'_> {
     fn write_json(&self, out: &mut String) {
         self.0.write(out, false, self.1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MessageView;
+    use crate::json::{ToJson, Value};
+    use crate::prelude::*;
+    use crate::thread::Message;
+
+    /// The JSON form written for JS, with what it took out put back as `append` in fast.js does
+    /// (the text from `raw.content` or `raw.parts[i].text`, each result from the raw tool at its
+    /// place), and the marker it carried.
+    fn js_form_restored(view: &MessageView) -> (String, Option<u64>) {
+        let mut js = String::new();
+        let f = view.write_js(&mut js);
+        let Ok(Value::Object(mut js)) = Value::parse(&js) else {
+            panic!("{js}")
+        };
+        assert!(js.get("$").is_none());
+        let flags = (f != 0).then_some(f);
+        let raw = js
+            .get("raw")
+            .and_then(Value::as_object)
+            .cloned()
+            .expect("raw");
+        let field = |v: Option<&Value>, key: &str| {
+            v.and_then(Value::as_object)
+                .and_then(|m| m.get(key))
+                .cloned()
+        };
+        if f & 6 != 0 {
+            assert_eq!(
+                js.get("text"),
+                Some(&Value::from("")),
+                "written once, in raw"
+            );
+            let text = match raw.get("parts") {
+                _ if f & 2 != 0 => raw.get("content").cloned(),
+                Some(Value::Array(parts)) => field(parts.get((f >> 3) as usize), "text"),
+                _ => None,
+            };
+            *js.get_mut("text").expect("text") = text.expect("the text in raw");
+        }
+        if f & 1 != 0 {
+            let Some(Value::Array(raw_tools)) = raw.get("tools") else {
+                panic!("raw tools")
+            };
+            let Some(Value::Array(tools)) = js.get_mut("tools") else {
+                panic!("tools")
+            };
+            assert_eq!(tools.len(), raw_tools.len());
+            for (tool, raw) in tools.iter_mut().zip(raw_tools) {
+                let Value::Object(tool) = tool else {
+                    panic!("tool")
+                };
+                let result = tool.get_mut("result").expect("result");
+                assert_eq!(*result, Value::Null, "written once, in raw");
+                *result = field(Some(raw), "result").unwrap_or(Value::Null);
+            }
+        }
+        (Value::Object(js).to_json_string(), flags)
+    }
+
+    #[test]
+    fn the_js_form_of_a_view_writes_what_raw_holds_once() {
+        let neuron = [
+            (
+                r#"{"type":"tool_call_result","role":"tool","tools":[
+                    {"callId":"a","name":"x","result":{"rows":[1,{"n":2}]}},
+                    {"callId":"b","name":"y","result":null},
+                    {"callId":"c","name":"z"},
+                    {"callId":"d","name":"w","result":"s"}]}"#,
+                Some(1),
+            ),
+            (
+                r#"{"role":"assistant","content":"a long \"answer\""}"#,
+                Some(2),
+            ),
+            (r#"{"role":"user","content":""}"#, Some(2)),
+            (
+                r#"{"type":"tool_call","role":"assistant","content":"let me look",
+                    "tools":[{"callId":"a","name":"x","inputs":{"q":1},"approval":"pending"}]}"#,
+                Some(3),
+            ),
+            (
+                r#"{"role":"assistant","content":[{"type":"text","text":"a"},"b"]}"#,
+                None,
+            ),
+            (r#"{"role":"assistant","content":null}"#, None),
+        ];
+        for (text, marker) in neuron {
+            let message = Message::parse_str(text).expect("message");
+            let view = super::super::neuron::message_view(3, &message);
+            let (restored, got) = js_form_restored(&view);
+            assert_eq!(got, marker, "{text}");
+            assert_eq!(restored, view.to_json_string(), "{text}");
+        }
+        let sidenet = [
+            (
+                r#"{"id":"m1","role":"user","parts":[{"type":"text","text":"hello"}]}"#,
+                Some(4),
+            ),
+            (
+                r#"{"id":"m2","role":"assistant","parts":[{"type":"step-start"},
+                    {"type":"text","text":"one \"q\""},
+                    {"type":"tool-x","toolCallId":"c1","state":"output-available","input":{},"output":{"ok":1}}]}"#,
+                Some(4 | 1 << 3),
+            ),
+            (
+                r#"{"id":"m3","role":"assistant","parts":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#,
+                None,
+            ),
+            (r#"{"id":"m4","role":"assistant","parts":[]}"#, None),
+        ];
+        for (text, marker) in sidenet {
+            let Ok(Value::Object(raw)) = Value::parse(text) else {
+                panic!("{text}")
+            };
+            let view = super::super::sidenet::ui_message_view(0, raw, &[]);
+            let (restored, got) = js_form_restored(&view);
+            assert_eq!(got, marker, "{text}");
+            assert_eq!(restored, view.to_json_string(), "{text}");
+        }
     }
 }

@@ -65,14 +65,16 @@ export const parse = (text) => {
 // (A spread, not `slice`: V8 copies a frozen array's items one by one in `slice`, about 60 times
 // slower at 11,000.)
 export const append = (list, items, keep) => {
-  // A message marked `$` has its text (2) and its tools' results (1) in `raw` alone: its content,
-  // and each result the raw tool's at its place.
-  for (const m of items)
-    if (m.$) {
-      if (m.$ & 2) m.text = m.raw.content;
-      if (m.$ & 1) m.tools.map((t, k) => (t.result = m.raw.tools[k].result ?? null));
-      delete m.$;
-    }
+  // The batch's last item is its messages' flags: each message's text (2: its content; 4: the
+  // text of its part `f >> 3`) and its tools' results (1: each the raw tool's at its place) are
+  // in `raw` alone.
+  const flags = items.pop();
+  items.forEach((m, i) => {
+    const f = flags[i];
+    if (f & 2) m.text = m.raw.content;
+    if (f & 4) m.text = m.raw.parts[f >> 3].text;
+    if (f & 1) m.tools.map((t, k) => (t.result = m.raw.tools[k].result ?? null));
+  });
   items.map(freeze);
   if (keep) (list = [...list]).length = keep;
   if (!list) return items;

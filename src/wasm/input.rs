@@ -5,6 +5,7 @@
 use crate::approval::{self, Suspension};
 use crate::client::MessageView;
 use crate::error::{Error, ErrorCode};
+use crate::json::write_u64;
 use crate::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -198,9 +199,9 @@ pub(crate) fn parse(text: &JsValue) -> Result<JsValue, Error> {
     Ok(value)
 }
 
-/// The snapshot's messages for JS (each as [`MessageView::write_js`] writes it: `append` in
-/// `fast.js` puts back the results it did not write twice), written and parsed in batches of
-/// about 64 KiB of JSON: the text the crate holds at a time is one batch (or one item larger than that), not the
+/// The snapshot's messages for JS (each as [`MessageView::write_js`] writes it, its flags in an
+/// array after the batch's items: `append` in `fast.js` puts back what it did not write twice),
+/// written and parsed in batches of about 64 KiB of JSON: the text the crate holds at a time is one batch (or one item larger than that), not the
 /// whole list's, which for a long thread would be several times the thread's own size. The items
 /// follow the first `keep` of the JS array `list` (a new array; `undefined` and 0 for none).
 pub(crate) fn list_to_js(
@@ -210,17 +211,23 @@ pub(crate) fn list_to_js(
 ) -> Result<JsValue, Error> {
     loop {
         let mut text = String::from("[");
+        let mut flags = String::from("[");
         while let [item, rest @ ..] = items {
             if text.len() > 1 {
                 text.push(',');
+                flags.push(',');
             }
-            item.write_js(&mut text);
+            write_u64(&mut flags, item.write_js(&mut text));
             items = rest;
             if text.len() >= 64 * 1024 {
                 break;
             }
         }
-        text.push(']');
+        if text.len() > 1 {
+            text.push(',');
+        }
+        text.push_str(&flags);
+        text.push_str("]]");
         // The batch's text let go of before its items are checked: once for both outcomes.
         let batch = parse(&JsValue::from_str(&text));
         drop(text);
