@@ -201,9 +201,10 @@ pub(crate) fn parse(text: &JsValue) -> Result<JsValue, Error> {
 
 /// The snapshot's messages for JS (each as [`MessageView::write_js`] writes it, its flags in an
 /// array after the batch's items: `append` in `fast.js` puts back what it did not write twice),
-/// written and parsed in batches of about 64 KiB of JSON: the text the crate holds at a time is one batch (or one item larger than that), not the
-/// whole list's, which for a long thread would be several times the thread's own size. The items
-/// follow the first `keep` of the JS array `list` (a new array; `undefined` and 0 for none).
+/// written and parsed in batches of about 64 KiB of JSON: the text the crate holds at a time is
+/// one batch (or one item larger than that), not the whole list's, which for a long thread would
+/// be several times the thread's own size. The items follow the first `keep` of the JS array
+/// `list` (a new array; `undefined` and 0 for none).
 pub(crate) fn list_to_js(
     mut list: JsValue,
     mut keep: usize,
