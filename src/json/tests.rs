@@ -219,17 +219,24 @@ fn objects_keep_order_and_compare_as_json() {
     assert_ne!(e, Value::parse(r#"{"":"hello","x":0,"y":0}"#).unwrap());
 }
 
+/// Whether `a == b`, and what `counter` (one of `value`'s test counters) counted meanwhile.
+fn counting(
+    counter: &'static std::thread::LocalKey<core::cell::Cell<usize>>,
+    a: &Value,
+    b: &Value,
+) -> (bool, usize) {
+    counter.with(|n| n.set(0));
+    let equal = a == b;
+    (equal, counter.with(|n| n.get()))
+}
+
 #[test]
 fn comparing_nested_objects_compares_each_value_once() {
     // Equal objects nested `depth` deep, once plain and once with every key repeated (the last
     // entry the one that counts): a comparison compares each pair of entries at most once, where
     // it compared each level twice per level above it (2^depth comparisons: 0.2 s at 22 levels,
     // hours at 40).
-    let count = |a: &Value, b: &Value| {
-        value::COMPARED.with(|n| n.set(0));
-        let equal = a == b;
-        (equal, value::COMPARED.with(|n| n.get()))
-    };
+    let count = |a: &Value, b: &Value| counting(&value::COMPARED, a, b);
     for depth in [1, 5, 20, 120] {
         let plain = format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
         let repeated = format!("{}1{}", r#"{"a":0,"a":"#.repeat(depth), "}".repeat(depth));
@@ -254,11 +261,7 @@ fn comparing_wide_objects_in_the_same_order_looks_nothing_up() {
     // Two copies of one serialization (the same keys in the same order) compare entry by entry,
     // in time linear in the keys; other orders look each key up (quadratic), with the same
     // answers. A key's earlier entry counts for nothing either way.
-    let lookups = |a: &Value, b: &Value| {
-        value::LOOKED_UP.with(|n| n.set(0));
-        let equal = a == b;
-        (equal, value::LOOKED_UP.with(|n| n.get()))
-    };
+    let lookups = |a: &Value, b: &Value| counting(&value::LOOKED_UP, a, b);
     let object = |keys: &mut dyn Iterator<Item = usize>, bump: Option<usize>| {
         let body: Vec<String> = keys
             .map(|i| format!(r#""k{i}":{}"#, if Some(i) == bump { i + 1 } else { i }))
