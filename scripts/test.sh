@@ -37,13 +37,13 @@ step "clippy (wasm32, abort-panics)" cargo clippy --target wasm32-unknown-unknow
 step "clippy (wasm32, Neuron only)" cargo clippy --target wasm32-unknown-unknown --no-default-features --features abort-panics -- -D warnings
 step "cargo test (native)" cargo test
 step "build pkg/ (release)" bash scripts/build.sh
-# The package's budget: wasm + JS glue at most 56,320 B gzip (55 KiB), as scripts/size.mjs
-# measures it (node zlib, level 9), a little above today's figure (56,086 B; it moves by up to
+# The package's budget: wasm + JS glue at most 56,576 B gzip (55.25 KiB), as scripts/size.mjs
+# measures it (node zlib, level 9), a little above today's figure (56,360 B; it moves by up to
 # about 200 B between commits with the function layout) so growth is noticed.
 # BENCHMARKS.md has the figures and the further goal (45 KiB). The Neuron-only entry point
-# (pkg/neuron/, 40,156 B): at most 39.5 KiB (40,448 B).
+# (pkg/neuron/, 40,397 B): at most 39.75 KiB (40,704 B).
 size_budgets() {
-  node scripts/size.mjs --max-gzip 56320 && node scripts/size.mjs --dir pkg/neuron --max-gzip 40448
+  node scripts/size.mjs --max-gzip 56576 && node scripts/size.mjs --dir pkg/neuron --max-gzip 40704
 }
 step "size budget" size_budgets
 step "TypeScript declarations (tsc --strict)" node_modules/.bin/tsc -p tests/ts/tsconfig.json

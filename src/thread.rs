@@ -104,7 +104,7 @@ pub(crate) fn parse_thread_again(input: &[u8], marks: &mut Marks) -> Result<Thre
     if index > 0
         && index <= messages.len()
         && text.is_char_boundary(cp)
-        && text_hash(text.as_bytes().get(..cp).unwrap_or_default()) == marks.hash
+        && json::text_hash(text.as_bytes().get(..cp).unwrap_or_default()) == marks.hash
     {
         (s.at, s.cp, s.index, s.seen, s.bare) =
             (At::Messages(false), cp, index, true, marks.s.bare);
@@ -114,7 +114,7 @@ pub(crate) fn parse_thread_again(input: &[u8], marks: &mut Marks) -> Result<Thre
     }
     messages.truncate(keep);
     let walked = walk_at(text, Mode::All, &mut s, messages)?;
-    marks.hash = text_hash(text.as_bytes().get(..s.mark.0).unwrap_or_default());
+    marks.hash = json::text_hash(text.as_bytes().get(..s.mark.0).unwrap_or_default());
     marks.s = s;
     Ok(Thread {
         id: walked.id,
@@ -131,22 +131,6 @@ pub fn read_again(old: &[u8], new: &[u8]) -> Result<Thread> {
         marks.messages = thread.messages;
     }
     parse_thread_again(new, &mut marks)
-}
-
-/// A 64-bit hash of `bytes`, a word at a time. Each step is a bijection of the state for a given
-/// word, so two texts of one length that differ in one word never hash alike; any other two, by
-/// chance, one time in 2^64.
-fn text_hash(bytes: &[u8]) -> u64 {
-    let step = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
-    let mut h = bytes.len() as u64;
-    let mut words = bytes.chunks_exact(8);
-    for w in &mut words {
-        h = step(h, u64::from_le_bytes(w.try_into().unwrap_or_default()));
-    }
-    for &b in words.remainder() {
-        h = step(h, u64::from(b));
-    }
-    h
 }
 
 /// Builds a thread from an already parsed JSON value.
@@ -1179,16 +1163,16 @@ mod tests {
     #[test]
     fn texts_one_word_apart_never_hash_alike() {
         let text = format!("[{USER},{PENDING},{RESULT}]").into_bytes();
-        let hash = text_hash(&text);
+        let hash = json::text_hash(&text);
         for at in 0..text.len() {
             for b in 0..=255u8 {
                 if b != text[at] {
                     let mut other = text.clone();
                     other[at] = b;
-                    assert_ne!(text_hash(&other), hash, "byte {at} as {b}");
+                    assert_ne!(json::text_hash(&other), hash, "byte {at} as {b}");
                 }
             }
         }
-        assert_ne!(text_hash(b"ab"), text_hash(b"ab\0"));
+        assert_ne!(json::text_hash(b"ab"), json::text_hash(b"ab\0"));
     }
 }

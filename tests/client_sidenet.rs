@@ -3200,16 +3200,29 @@ fn a_tab_catches_up_when_another_tab_answers_part_of_the_pause() {
 fn stored_drafts_come_back_when_a_replay_lists_the_arguments_in_another_order() {
     // The stream gave send_email's args as {"subject", "to"}; the server keeps the run's snapshot
     // where its keys come back in another order (a jsonb column): the same call, the same drafts.
+    drafts_come_back_when_a_replay_writes_the_arguments(r#""to":"a@b.c","subject":"hi""#);
+}
+
+#[test]
+fn stored_drafts_come_back_when_a_replay_repeats_an_argument() {
+    // Args with a repeated key are the args of its last entry (as `JSON.parse` reads them, and as
+    // a jsonb column keeps them): the same call, whichever of the two forms the drafts were
+    // stored with.
+    drafts_come_back_when_a_replay_writes_the_arguments(
+        r#""subject":"draft","to":"x@y.z","subject":"hi","to":"a@b.c""#,
+    );
+}
+
+/// Drafts stored on the pause of `H::loaded_paused`, restored in a new client whose load and
+/// replay write send_email's args `{"subject":"hi","to":"a@b.c"}` as `args` (an equal object).
+fn drafts_come_back_when_a_replay_writes_the_arguments(args: &str) {
     let mut h = H::loaded_paused();
     h.c.approve("call_A").expect("approve");
     h.drain();
     h.c.reject("call_B", Some("no mail")).expect("reject");
     let stored = written(&h.drain()).expect("stored");
     let swap = |text: String| {
-        let swapped = text.replace(
-            r#""subject":"hi","to":"a@b.c""#,
-            r#""to":"a@b.c","subject":"hi""#,
-        );
+        let swapped = text.replace(r#""subject":"hi","to":"a@b.c""#, args);
         assert_ne!(swapped, text, "the args are in the text");
         swapped
     };

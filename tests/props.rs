@@ -648,3 +648,63 @@ fn long_float_literals_survive_a_round_trip() {
     let again = parse_thread_str(&thread.to_json_string()).unwrap();
     assert_eq!(again, thread);
 }
+
+// ------------------------------------------------------------------------------------------------
+// Object equality
+
+/// An object's entries as text: keys from a small set (so keys repeat), values small numbers or,
+/// one level down, objects of the same kind.
+fn entries() -> impl Strategy<Value = Vec<(String, String)>> {
+    let key = prop_oneof![Just("a"), Just("b"), Just("c"), Just("d"), Just("e")];
+    let leaf = (0..3u8).prop_map(|n| n.to_string());
+    let inner =
+        proptest::collection::vec((key.clone(), leaf.clone()), 0..5).prop_map(|e| object(&e));
+    let value = prop_oneof![3 => leaf, 1 => inner];
+    proptest::collection::vec((key.prop_map(str::to_owned), value), 0..8)
+}
+
+fn object(entries: &[(impl AsRef<str>, String)]) -> String {
+    let body: Vec<String> = entries
+        .iter()
+        .map(|(k, v)| format!("\"{}\":{v}", k.as_ref()))
+        .collect();
+    format!("{{{}}}", body.join(","))
+}
+
+proptest! {
+    #![proptest_config(config(2048))]
+
+    /// Objects compare as `JSON.parse` reads them (serde_json the oracle): the same keys, each
+    /// with its last entry's value, in any order; a second object made of the first's entries
+    /// shuffled, one entry perhaps dropped, added or changed.
+    #[test]
+    fn objects_compare_as_their_last_entries_in_any_order(
+        a in entries(),
+        order in proptest::collection::vec(any::<u32>(), 8),
+        edit in 0..4u8,
+        at in any::<prop::sample::Index>(),
+        extra in entries(),
+    ) {
+        let mut b: Vec<(String, String)> = a.clone();
+        let mut rank: Vec<(u32, (String, String))> =
+            b.drain(..).zip(order.iter().cycle()).map(|(e, &r)| (r, e)).collect();
+        rank.sort_by_key(|(r, _)| *r);
+        b = rank.into_iter().map(|(_, e)| e).collect();
+        match edit {
+            1 if !b.is_empty() => {
+                b.remove(at.index(b.len()));
+            }
+            2 => b.extend(extra.into_iter().take(1)),
+            3 if !b.is_empty() => {
+                let i = at.index(b.len());
+                b[i].1 = extra.first().map_or("9".to_owned(), |e| e.1.clone());
+            }
+            _ => {}
+        }
+        let (a, b) = (object(&a), object(&b));
+        let oracle: (Value, Value) = (serde_json::from_str(&a).unwrap(), serde_json::from_str(&b).unwrap());
+        let (x, y) = (TgValue::parse(&a).unwrap(), TgValue::parse(&b).unwrap());
+        prop_assert_eq!(x == y, oracle.0 == oracle.1, "{} against {}", a, b);
+        prop_assert_eq!(y == x, oracle.0 == oracle.1, "{} against {}", b, a);
+    }
+}

@@ -92,7 +92,7 @@ use crate::prelude::*;
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
-use crate::json::{self, Map, Obj, ToJson, Value};
+use crate::json::{self, Keys, Map, Obj, ToJson, Value};
 use crate::thread::{self, Marks, Message, Thread};
 use audit::{Audit, Fate};
 #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
@@ -364,14 +364,16 @@ fn fnv(mut hash: u32, bytes: &[u8]) -> u32 {
     hash
 }
 
-/// A hash of `value` that does not depend on the order of an object's members, as equality does
-/// not (a server that keeps a run's snapshot in a jsonb column gives them back in another order
-/// than the stream did): an object's is the sum of its members' (each its key's and value's).
+/// A hash of `value` that, as equality, does not depend on the order of an object's members (a
+/// server that keeps a run's snapshot in a jsonb column gives them back in another order than the
+/// stream did) nor on the earlier entries of a repeated key (which such a column drops): an
+/// object's is the sum of its members' (each its key's and its last value's), so equal values
+/// hash alike.
 fn value_hash(value: &Value) -> u32 {
     match value {
         Value::Object(map) => {
             let mut sum: u32 = 0;
-            for (key, v) in map.iter() {
+            for (key, v) in Keys::of(map).last_entries() {
                 let key = fnv(FNV_OFFSET, key.as_bytes());
                 sum = sum.wrapping_add(fnv(key, &value_hash(v).to_le_bytes()));
             }

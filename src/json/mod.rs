@@ -9,6 +9,7 @@ mod parse;
 mod value;
 mod write;
 
+pub(crate) use value::Keys;
 pub use value::{Map, Number, Value};
 pub use write::ToJson;
 
@@ -176,3 +177,19 @@ pub(crate) fn is_blank(s: Option<&str>) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// A 64-bit hash of `bytes`, a word at a time. Each step is a bijection of the state for a given
+/// word, so two texts of one length that differ in one word never hash alike; any other two, by
+/// chance, one time in 2^64.
+pub(crate) fn text_hash(bytes: &[u8]) -> u64 {
+    let step = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
+    let mut h = bytes.len() as u64;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        h = step(h, u64::from_le_bytes(w.try_into().unwrap_or_default()));
+    }
+    for &b in words.remainder() {
+        h = step(h, u64::from(b));
+    }
+    h
+}

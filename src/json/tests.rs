@@ -219,6 +219,19 @@ fn objects_keep_order_and_compare_as_json() {
     assert_ne!(e, Value::parse(r#"{"":"hello","x":0,"y":0}"#).unwrap());
 }
 
+/// `0..n` in an order of its own (a fixed pseudo-random shuffle).
+fn shuffled(n: usize) -> Vec<usize> {
+    let mut items: Vec<usize> = (0..n).collect();
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    for i in (1..n).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        items.swap(i, (state % (i as u64 + 1)) as usize);
+    }
+    items
+}
+
 /// Whether `a == b`, and what `counter` (one of `value`'s test counters) counted meanwhile.
 fn counting(
     counter: &'static std::thread::LocalKey<core::cell::Cell<usize>>,
@@ -257,24 +270,53 @@ fn comparing_nested_objects_compares_each_value_once() {
 }
 
 #[test]
-fn comparing_wide_objects_in_the_same_order_looks_nothing_up() {
-    // Two copies of one serialization (the same keys in the same order) compare entry by entry,
-    // in time linear in the keys; other orders look each key up (quadratic), with the same
-    // answers. A key's earlier entry counts for nothing either way.
+fn comparing_wide_objects_takes_time_linear_in_their_keys_in_any_order() {
+    // Two copies of one serialization (the same keys in the same order) compare entry by entry;
+    // other orders find each key through a hash table of one object's keys (`Keys`), a few
+    // probes a key, where looking each key up scanned the entries (n²/2 key comparisons: 1.3 s
+    // for 20,000 keys in reverse order). The same answers either way; a key's earlier entry
+    // counts for nothing.
     let lookups = |a: &Value, b: &Value| counting(&value::LOOKED_UP, a, b);
+    let probes = |a: &Value, b: &Value| counting(&value::PROBED, a, b);
     let object = |keys: &mut dyn Iterator<Item = usize>, bump: Option<usize>| {
         let body: Vec<String> = keys
-            .map(|i| format!(r#""k{i}":{}"#, if Some(i) == bump { i + 1 } else { i }))
+            .map(|i| format!(r#""key{i}":{}"#, if Some(i) == bump { i + 1 } else { i }))
             .collect();
         Value::parse(&format!("{{{}}}", body.join(","))).unwrap()
     };
-    let n = 2000;
-    let a = object(&mut (0..n), None);
-    assert_eq!(lookups(&a, &object(&mut (0..n), None)), (true, 0));
-    assert_eq!(lookups(&a, &object(&mut (0..n), Some(1234))), (false, 0));
-    let (reversed, looked_up) = lookups(&a, &object(&mut (0..n).rev(), None));
-    assert!(reversed && looked_up > n, "{looked_up}");
-    assert!(!lookups(&a, &object(&mut (0..n).rev(), Some(7))).0);
+    for n in [1, 7, 2000, 20_000] {
+        let a = object(&mut (0..n), None);
+        assert_eq!(lookups(&a, &object(&mut (0..n), None)), (true, 0));
+        assert_eq!(probes(&a, &object(&mut (0..n), None)), (true, 0));
+        assert_eq!(lookups(&a, &object(&mut (0..n), Some(n / 2))), (false, 0));
+        for order in [
+            &mut (0..n).rev() as &mut dyn Iterator<Item = usize>,
+            &mut shuffled(n).into_iter(),
+        ] {
+            let b = object(order, None);
+            let (equal, probed) = probes(&a, &b);
+            // a's keys put in a table, then b's looked up in it: 2n searches in a table at most
+            // half full, a few slots each.
+            assert!(equal && probed <= 4 * n, "{n}: {probed}");
+            assert_eq!(lookups(&a, &b), (true, 0));
+        }
+        let mut rest = (0..n).filter(|&i| i != n / 3);
+        let fewer = object(&mut rest, None);
+        assert!(!probes(&a, &fewer).0 && !probes(&fewer, &a).0);
+        let mut renamed = (0..n).rev().map(|i| if i == n / 3 { n } else { i });
+        assert!(!lookups(&a, &object(&mut renamed, None)).0);
+        assert!(!lookups(&a, &object(&mut (0..n).rev(), Some(n / 2))).0);
+    }
+    // In another order, a repeated key of either side counts by its last entry.
+    let y = Value::parse(r#"{"b":2,"a":3}"#).unwrap();
+    assert_eq!(y, Value::parse(r#"{"a":3,"b":9,"b":2}"#).unwrap());
+    assert_eq!(Value::parse(r#"{"a":3,"b":9,"b":2}"#).unwrap(), y);
+    assert_ne!(y, Value::parse(r#"{"a":3,"b":2,"b":9}"#).unwrap());
+    assert_ne!(Value::parse(r#"{"a":3,"b":2,"b":9}"#).unwrap(), y);
+    // As many entries, fewer keys.
+    let a = Value::parse(r#"{"a":1,"a":2}"#).unwrap();
+    assert_ne!(a, Value::parse(r#"{"b":1,"a":2}"#).unwrap());
+    assert_eq!(a, Value::parse(r#"{"a":2}"#).unwrap());
     // An earlier entry of a repeated key that differs does not count, in the same order or not.
     let x = Value::parse(r#"{"a":1,"b":2,"a":3}"#).unwrap();
     assert_eq!(x, Value::parse(r#"{"a":9,"b":2,"a":3}"#).unwrap());

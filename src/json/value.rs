@@ -215,14 +215,17 @@ impl FromIterator<(String, Value)> for Map {
 /// `{"a":2}`.
 impl PartialEq for Map {
     /// The same keys, and for each the same value as `get` reads it (the last of a repeated
-    /// key). Each pair of values is compared once: at a key's last entry in `self`; `other`'s keys
-    /// are only looked up. (Comparing the values again from `other`'s side doubled the work at
-    /// every level: equal objects nested 22 deep took 0.2 s, 40 deep hours.)
+    /// key). Each pair of values is compared once: a key's last entries. (Comparing the values
+    /// again from `other`'s side doubled the work at every level: equal objects nested 22 deep
+    /// took 0.2 s, 40 deep hours.)
     ///
     /// Two copies of one serialization list the same keys in the same order: their entries are
     /// then compared pairwise, in time linear in the keys (a repeated key's last entries are at
-    /// the same place in both; an earlier entry of it that differs does not count). Otherwise each
-    /// key is looked up, in time quadratic in the keys.
+    /// the same place in both; an earlier entry of it that differs does not count). Otherwise
+    /// (a server that keeps a message in a jsonb column gives its keys back in another order)
+    /// `other`'s keys are looked up in a [`Keys`] table of `self`'s: linear too, where looking
+    /// each key up in the entries took time quadratic in the keys (1.3 s natively for 20,000
+    /// keys in reverse order, 1 ms now).
     fn eq(&self, other: &Map) -> bool {
         let (a, b) = (self.0.as_slice(), other.0.as_slice());
         if a.len() == b.len() && a.iter().zip(b).all(|((k, _), (l, _))| k == l) {
@@ -235,10 +238,94 @@ impl PartialEq for Map {
             }
             return true;
         }
-        a.iter().all(|(k, v)| match (self.get(k), other.get(k)) {
-            (Some(l), Some(b)) => !core::ptr::eq(l, v) || l == b,
-            _ => false,
-        }) && b.iter().all(|(k, _)| self.get(k).is_some())
+        eq_in_any_order(self, other)
+    }
+}
+
+/// `a == b` for objects whose keys come in different orders (see [`Map::eq`]): `b`'s entries,
+/// last first, each looked up in a table of `a`'s keys; a key's first one read is its last entry,
+/// and marks the key seen.
+fn eq_in_any_order(a: &Map, b: &Map) -> bool {
+    let mut x = Keys::of(a);
+    let mut left = x.len;
+    for (k, w) in b.0.iter().rev() {
+        let at = x.slot(k);
+        let Some(n) = x.slots.get_mut(at) else {
+            return false;
+        };
+        if *n & SEEN == 0 {
+            match a.0.get((*n as usize).wrapping_sub(1)) {
+                Some((_, v)) if v == w => *n |= SEEN,
+                _ => return false,
+            }
+            left -= 1;
+        }
+    }
+    left == 0
+}
+
+/// The bit of a [`Keys`] slot that marks its key seen. (Entry numbers stay below it: 2^31 entries
+/// take more than 50 GiB.)
+const SEEN: u32 = 1 << 31;
+
+/// Each key of a [`Map`] and its last entry (the one [`Map::get`] reads), in a hash table: what
+/// comparing two objects whose keys come in different orders, or hashing one, needs without
+/// scanning the entries once per key.
+pub(crate) struct Keys<'a> {
+    entries: &'a [(String, Value)],
+    /// Entry numbers + 1 (0: an empty slot), by open addressing; a power of two in size, at most
+    /// half full.
+    slots: Vec<u32>,
+    /// How many keys: the slots filled.
+    len: usize,
+}
+
+impl<'a> Keys<'a> {
+    pub(crate) fn of(map: &'a Map) -> Keys<'a> {
+        let mut keys = Keys {
+            entries: &map.0,
+            slots: vec![0; (map.0.len() * 2).next_power_of_two()],
+            len: 0,
+        };
+        for (n, (k, _)) in map.0.iter().enumerate() {
+            let at = keys.slot(k);
+            if let Some(slot) = keys.slots.get_mut(at) {
+                keys.len += usize::from(*slot == 0);
+                // A later entry of the key takes its slot.
+                *slot = n as u32 + 1;
+            }
+        }
+        keys
+    }
+
+    /// The slot that holds `key`'s entry, or the empty one where it would go.
+    #[inline(never)]
+    fn slot(&self, key: &str) -> usize {
+        let mask = self.slots.len() - 1;
+        // The hash's top bits, as many as the table needs: a product's bits depend on the
+        // multiplicand's bits below them only, so only the top ones on all of the key. (The bits
+        // below them lose the key's last bytes: 20,000 keys `key0`..`key19999` took 32 ms, not 2.)
+        let bits = self.slots.len().trailing_zeros();
+        let mut at = super::text_hash(key.as_bytes()).wrapping_shr(64 - bits) as usize & mask;
+        while let Some(&n) = self.slots.get(at) {
+            #[cfg(test)]
+            PROBED.with(|n| n.set(n.get() + 1));
+            // (0 - 1 wraps to an entry that is never there: an empty slot ends the search.)
+            match self.entries.get(((n & !SEEN) as usize).wrapping_sub(1)) {
+                Some((k, _)) if k != key => at = (at + 1) & mask,
+                _ => break,
+            }
+        }
+        at
+    }
+
+    /// Each key with its last entry's value, in no particular order.
+    pub(crate) fn last_entries(&self) -> impl Iterator<Item = (&'a String, &'a Value)> + '_ {
+        let entries = self.entries;
+        self.slots
+            .iter()
+            .filter_map(move |&n| entries.get((n as usize).wrapping_sub(1)))
+            .map(|(k, v)| (k, v))
     }
 }
 
@@ -248,6 +335,8 @@ std::thread_local! {
     pub(crate) static COMPARED: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
     /// How many times `Map::get` ran on this thread.
     pub(crate) static LOOKED_UP: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+    /// How many slots of `Keys` tables were read on this thread.
+    pub(crate) static PROBED: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
 }
 
 impl PartialEq for Value {
