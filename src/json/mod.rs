@@ -175,9 +175,6 @@ pub(crate) fn is_blank(s: Option<&str>) -> bool {
     }
 }
 
-#[cfg(test)]
-mod tests;
-
 /// A 64-bit hash of `bytes`, a word at a time. Each step is a bijection of the state for a given
 /// word, so two texts of one length that differ in one word never hash alike; any other two, by
 /// chance, one time in 2^64.
@@ -193,3 +190,6 @@ pub(crate) fn text_hash(bytes: &[u8]) -> u64 {
     }
     h
 }
+
+#[cfg(test)]
+mod tests;
