@@ -372,6 +372,10 @@ async function main() {
         // The same turn with the default `persist: true`: each decision saved in localStorage as it
         // is made (the other rows turn it off: the baseline keeps nothing).
         { local: true, persist: true, where: 'in-page replay, drafts in localStorage (persist: true, the default)', key: ' local persist', runs: 15, batch: 10 },
+        // The same turn with a UI attached: a subscriber taking a snapshot at every change (the
+        // baseline makes no UI state, so the difference is the client plus the UI's snapshots:
+        // for information, not judged).
+        { local: true, subscribe: true, where: 'in-page replay, a UI subscriber taking getSnapshot() at every change', key: ' local subscriber', runs: 15, batch: 10 },
         // A turn at the end of a long thread (loaded before the turn is timed; the baseline keeps
         // no thread): what the client's own work per turn grows with.
         { local: true, history: { neuron: 5 * MB, sidenet: 11000 }, where: 'in-page replay, after a long thread', key: ' local history', runs: 15, batch: 3 },
@@ -379,9 +383,9 @@ async function main() {
         // what each turn of a conversation on a long thread costs once it is under way.
         { local: true, history: { neuron: 5 * MB, sidenet: 11000 }, earlier: 1, where: 'in-page replay, the next turn on a long thread', key: ' local history next', runs: 15, batch: 3 },
       ];
-      for (const { local, pause, history, earlier, persist, where, key, runs, batch } of modes) {
+      for (const { local, pause, history, earlier, persist, subscribe, where, key, runs, batch } of modes) {
         for (const dialect of ['neuron', 'sidenet']) {
-          const r = await run('turns', { dialect, local, pause, history: history?.[dialect], earlier, persist, runs: QUICK ? 7 : runs, warmups: 5, batch });
+          const r = await run('turns', { dialect, local, pause, history: history?.[dialect], earlier, persist, subscribe, runs: QUICK ? 7 : runs, warmups: 5, batch });
           results.cases[`turn ${dialect}${key}`] = r;
           const over = r.toolgate.median - r.baseline.median;
           // Against the endpoint, its work and the machine's load make single turns vary by
@@ -392,16 +396,38 @@ async function main() {
           const after = history && (dialect === 'neuron' ? ' (5 MB Neuron thread)' : ' (5.1 MB Sidenet history, 11,000 UI messages)');
           add(
             `5 pause / decide / resume turn, ${dialect} (${r.requests.toolgate} vs ${r.requests.baseline} requests)`,
-            `${where}${after || ''}`,
+            `${where}${after || ''}${subscribe ? ` (${r.snapshots} snapshots)` : ''}`,
             ms(r.toolgate.median),
             ms(r.baseline.median),
             `${sign(over)} ms (paired ${sign(r.pairedDiffMedian)})`,
-            '< 1 ms overhead',
-            judged < 1,
+            subscribe ? '—' : '< 1 ms overhead',
+            subscribe ? null : judged < 1,
           );
           log(`turn ${dialect} (${where}): ${ms(r.toolgate.median)} vs ${ms(r.baseline.median)} (requests ${JSON.stringify(r.requests)})`);
         }
       }
+    }
+
+    // Case 5 beside the turns: what an idle gap costs whatever runs after it (on this machine,
+    // this run), for reading the rows with gaps (the endpoint's, the paused replay's).
+    if (want('turns')) {
+      const idle = await run('idleCost', {});
+      results.cases['idle cost'] = idle;
+      for (const [name, what] of [
+        ['work', 'JSON.parse + JSON.stringify of a drafts record ×10 (plain JS)'],
+        ['store', 'localStorage.setItem of a drafts record (what persist writes per decision)'],
+      ]) {
+        add(
+          `5 machine: ${what}, right after 10 ms idle vs back to back`,
+          'after idle vs warm',
+          us(idle[name].idle),
+          us(idle[name].warm),
+          `${x2(idle[name].idle / idle[name].warm)} slower`,
+          '—',
+          null,
+        );
+      }
+      log(`idle cost: ${JSON.stringify(idle)}`);
     }
 
     // Case 6, memory: one load per fresh page (the module's memory as init() left it).

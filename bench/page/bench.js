@@ -470,7 +470,10 @@ async function timed(turn, earlier, after) {
   });
 }
 
-async function toolgateTurn(dialect, baseUrl = '', earlier = 0, persist = false) {
+// The snapshots a UI subscriber took in the last timed toolgate turn (`subscribe`).
+let turnSnapshots = 0;
+
+async function toolgateTurn(dialect, baseUrl = '', earlier = 0, persist = false, subscribe = false) {
   const threadId = `${dialect === 'neuron' ? 'bench_tg' : 'bench_tgs'}_${Date.now().toString(36)}_${++threadSeq}`;
   const client = new ApprovalClient(
     dialect === 'neuron'
@@ -482,7 +485,21 @@ async function toolgateTurn(dialect, baseUrl = '', earlier = 0, persist = false)
     // made that many turns on it since): not part of the turn.
     await client.load();
     client.getSnapshot();
-    return await timed(() => clientTurn(client), earlier, () => {
+    // A UI's subscription (as React's `useSyncExternalStore` makes): a new snapshot taken at
+    // every change. The baseline has no UI state to make.
+    let snapshots = 0;
+    if (subscribe) {
+      client.subscribe(() => {
+        sink = client.getSnapshot();
+        snapshots++;
+      });
+    }
+    const turn = () => {
+      snapshots = 0;
+      return clientTurn(client);
+    };
+    return await timed(turn, earlier, () => {
+      turnSnapshots = snapshots;
       const end = client.getSnapshot();
       check(end.phase === 'completed' && !end.syncing, `${dialect} turn completed (phase ${end.phase})`);
       // A finished turn leaves no stored record (persist: true), so none piles up over the run.
@@ -587,18 +604,60 @@ function replayServer(dialect, pause = 0, history = null) {
  * endpoint, or (`local`) against the in-page replay of the endpoint's answers (each after `pause`
  * ms idle when given; with `history`, the turn made at the end of a long thread: see `historyBody`).
  */
-export async function turns({ dialect = 'neuron', local = false, pause = 0, history = 0, earlier = 0, persist = false, runs = 9, warmups = 2, batch = local ? 10 : 1 } = {}) {
+export async function turns({ dialect = 'neuron', local = false, pause = 0, history = 0, earlier = 0, persist = false, subscribe = false, runs = 9, warmups = 2, batch = local ? 10 : 1 } = {}) {
   const requests = {};
   const jsTurn = dialect === 'neuron' ? baselineNeuronTurn : baselineSidenetTurn;
-  const tg = (base) => toolgateTurn(dialect, base, earlier, persist);
+  const tg = (base) => toolgateTurn(dialect, base, earlier, persist, subscribe);
   const js = (base) => jsTurn(base, earlier);
   const base = local ? FAKE : '';
   const restore = local ? replayServer(dialect, pause, history ? historyBody(dialect, history) : null) : () => {};
   try {
-    return await compareTurns(tg, js, base, requests, { runs, warmups, batch });
+    const r = await compareTurns(tg, js, base, requests, { runs, warmups, batch });
+    return subscribe ? { ...r, snapshots: turnSnapshots } : r;
   } finally {
     restore();
   }
+}
+
+/**
+ * What an idle gap costs on this machine, whatever runs after it (the turns' client work runs
+ * after the gaps between a server's answers): the same work timed back to back and right after
+ * 10 ms of idle (a timer), in µs, means of `runs` each. `work`: `JSON.parse` and `JSON.stringify`
+ * of a drafts record ten times, plain JS; `store`: one `localStorage.setItem` of that record (what
+ * `persist` writes for each decision).
+ */
+export async function idleCost({ runs = 200 } = {}) {
+  const record = (i) =>
+    `{"v":1,"runId":"run_b6e4f40c","callIds":["call_a6c0fbfbe933","call_dd6468eed4b8"],"sigs":[3318865111,4265197892],"drafts":{"call_a6c0fbfbe933":"approve","call_dd6468eed4b8":["reject","Not this one ${i}"]}}`;
+  const key = 'toolgate-bench:idle-cost';
+  const cases = {
+    work: (i) => {
+      let n = 0;
+      for (let k = 0; k < 10; k++) n += JSON.stringify(JSON.parse(record(i * 10 + k))).length;
+      sink = n;
+    },
+    store: (i) => localStorage.setItem(key, record(i)),
+  };
+  const out = {};
+  try {
+    for (const [name, fn] of Object.entries(cases)) {
+      for (let i = 0; i < 50; i++) fn(i);
+      let t0 = now();
+      for (let i = 0; i < runs; i++) fn(i);
+      const warm = ((now() - t0) / runs) * 1000;
+      let idle = 0;
+      for (let i = 0; i < runs; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        t0 = now();
+        fn(i);
+        idle += now() - t0;
+      }
+      out[name] = { warm, idle: (idle / runs) * 1000 };
+    }
+  } finally {
+    localStorage.removeItem(key);
+  }
+  return out;
 }
 
 /**
