@@ -1837,6 +1837,144 @@ async fn a_stream_chunk_that_is_no_bytes_fails_the_request() {
     }
 }
 
+/// A whole answer whose body is no bytes (a custom `fetch`'s `arrayBuffer()` giving a string,
+/// `undefined` or a number) fails that request as `network`, as a stream chunk does. It was read
+/// as bytes all the same (`new Uint8Array('12')` is twelve zeros): an answer of the wrong body.
+#[wasm_bindgen_test]
+async fn a_whole_answer_that_is_no_bytes_fails_the_request() {
+    for body in ["'{}'", "undefined", "12"] {
+        let c = client_with_fetch(
+            &fresh_thread("nobody"),
+            r#""persist":false,"timeoutMs":2000,"retry":{"attempts":1}"#,
+            &format!(
+                "async () => ({{ status: 200, body: null, arrayBuffer: async () => {body} }})"
+            ),
+        );
+        let e = within(3000, c.load())
+            .await
+            .unwrap_or_else(|| panic!("{body}: still loading after 3 s"))
+            .unwrap_err();
+        assert_eq!(code(&e), "network", "{body}");
+        assert_eq!(get(&snap(&c), "busy"), JsValue::FALSE, "{body}");
+    }
+}
+
+/// A stream the client lets go of (here: `abort()` while a reply is being read) whose body cannot
+/// be cancelled the usual way (a custom `fetch`'s reader whose `cancel` returns no promise, throws
+/// or is missing) leaves the client usable: the command settles `aborted`, and a load goes out and
+/// lands. The `TypeError` of `cancel().catch` went through the crate's step and left the client
+/// borrowed for good (every later call `invalid_state`, the promise never settled).
+#[wasm_bindgen_test]
+async fn a_stream_whose_body_cannot_be_cancelled_leaves_the_client_usable() {
+    for cancel in ["cancel() {}", "cancel() { throw new Error('no'); }", ""] {
+        let c = client_with_fetch(
+            &fresh_thread("nocancel"),
+            r#""dialect":"sidenet","persist":false,"retry":{"attempts":1}"#,
+            &format!(
+                "(url, init) => init.method !== 'POST' ? fetch(url, init) : Promise.resolve({{ \
+                 status: 200, headers: new Headers({{ 'content-type': 'text/event-stream' }}), \
+                 body: {{ getReader: () => ({{ read: () => new Promise(() => {{}}), {cancel} }}) }} }})"
+            ),
+        );
+        wait(c.load()).await.expect("load");
+        let p = c.send(s("hello"));
+        sleep(50).await;
+        c.abort();
+        let e = within(3000, p)
+            .await
+            .unwrap_or_else(|| panic!("{cancel:?}: the send never settled"))
+            .unwrap_err();
+        assert_eq!(code(&e), "aborted", "{cancel:?}");
+        assert_eq!(get(&snap(&c), "busy"), JsValue::FALSE, "{cancel:?}");
+        within(3000, c.load())
+            .await
+            .unwrap_or_else(|| panic!("{cancel:?}: the load never settled"))
+            .unwrap_or_else(|e| panic!("{cancel:?}: load again: {:?}", JSON::stringify(&e)));
+    }
+}
+
+/// A custom `fetch` that ignores the abort signal and answers after the request was let go: its
+/// body is cancelled unread, for a stream as for a whole answer (it was left open, or read whole).
+#[wasm_bindgen_test]
+async fn a_body_that_arrives_after_its_request_was_let_go_is_cancelled() {
+    for dialect in ["sidenet", "neuron"] {
+        let flag = format!("tgCancelled_{dialect}");
+        let c =
+            client_with_fetch(
+                &fresh_thread("late"),
+                &format!(r#""dialect":"{dialect}","persist":false,"retry":{{"attempts":1}}"#),
+                &format!(
+                "(url, init) => init.method !== 'POST' ? fetch(url, init) : new Promise((ok) => \
+                 setTimeout(() => ok(new Response(new ReadableStream({{ \
+                   start(c) {{ c.enqueue(new TextEncoder().encode(': keep\\n')); }}, \
+                   cancel() {{ globalThis.{flag} = true; }} }}), \
+                 {{ headers: {{ 'content-type': '{}' }} }})), 200))",
+                if dialect == "sidenet" { "text/event-stream" } else { "application/json" }
+            ),
+            );
+        wait(c.load()).await.expect("load");
+        let p = c.send(s("hello"));
+        sleep(50).await;
+        c.abort();
+        assert_eq!(code(&wait(p).await.unwrap_err()), "aborted", "{dialect}");
+        sleep(400).await;
+        let cancelled = js_sys::Reflect::get(&js_sys::global(), &s(&flag)).expect("flag");
+        assert_eq!(
+            cancelled,
+            JsValue::TRUE,
+            "{dialect}: the late body was not cancelled"
+        );
+    }
+}
+
+/// A write that storage took is not read as a failed one whatever `setItem` returns (a patched or
+/// shimmed storage returning the map it wrote to): another tab's record written after it is taken
+/// in, as always. It was read as a full storage, and this tab's approval held against the record.
+#[wasm_bindgen_test]
+async fn a_write_is_not_read_as_failed_whatever_set_item_returns() {
+    let thread = fresh_thread("setret");
+    let a = client(&thread, "");
+    wait(a.load()).await.expect("load");
+    wait(a.send(s("delete /tmp/full.log"))).await.expect("send");
+    let id = call_id_of(&a, "delete_file");
+    // The pause's record, as storage holds it before the approval.
+    let key_and_record: Function = js_fn(
+        "thread",
+        "const key = Object.keys(localStorage).find((k) => k.startsWith('toolgate:') && k.endsWith(thread)); \
+         return [key, localStorage.getItem(key)];",
+    )
+    .unchecked_into();
+    let kr = key_and_record
+        .call1(&JsValue::NULL, &s(&thread))
+        .expect("key");
+    let patch: Function = js_fn(
+        "",
+        "const set = Storage.prototype.setItem; \
+         Storage.prototype.setItem = function (k, v) { set.call(this, k, v); return this; }; \
+         return () => { Storage.prototype.setItem = set; };",
+    )
+    .unchecked_into();
+    let restore: Function = patch.call0(&JsValue::NULL).expect("patch").unchecked_into();
+    let approved = a.approve(s(&id));
+    restore.call0(&JsValue::NULL).expect("restore");
+    approved.expect("approve");
+    // The other tab writes the pause's record (no draft in it), and this tab hears of it.
+    let other_tab: Function = js_fn(
+        "kr",
+        "const [key, record] = kr; localStorage.setItem(key, record); \
+         window.dispatchEvent(new StorageEvent('storage', { key, newValue: record }));",
+    )
+    .unchecked_into();
+    other_tab.call1(&JsValue::NULL, &kr).expect("other tab");
+    sleep(50).await;
+    let decision = path(&snap(&a), &["decisions", &id]);
+    assert!(
+        decision.is_undefined(),
+        "the other tab's record was not taken in: {:?}",
+        JSON::stringify(&decision)
+    );
+}
+
 /// A custom `fetch` whose POST answers are the real answer's bytes in pieces of 32, one every
 /// `gap` ms, with a stall of `stall` ms after the first piece; `globalThis.tgRequests` counts the
 /// requests.

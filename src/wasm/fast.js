@@ -441,6 +441,14 @@ export const useFetch = (report, f) => {
   report.f = f;
 };
 
+// `v` as bytes (`bytesOf`); else a `TypeError` that fails the request: a custom fetch's body or
+// stream chunk that is no bytes (`undefined`, a string) is read here, as the crate reads only bytes.
+const bytes = (v) => {
+  const b = bytesOf(v);
+  if (!b) throw TypeError('the fetch gave no bytes');
+  return b;
+};
+
 // The reason every cancelled request is aborted with: one `AbortError`, made on the first
 // cancellation (`abort()` without a reason builds a new one, with its stack, every time: about
 // 5 µs a request).
@@ -448,7 +456,7 @@ let cancelled;
 
 export const request = (report, id, url, init, ms, stream) => {
   const c = new AbortController(), signal = c.signal;
-  let timer, reader, due;
+  let timer, body, reader, due;
   // Clears the timeout (not for a stream's headers or a chunk: `arm` moves its deadline) and
   // reports, unless the request is cancelled or timed out (then nothing): whether the client still
   // wants it (not if the report's step cancelled it).
@@ -456,12 +464,16 @@ export const request = (report, id, url, init, ms, stream) => {
     if (code < -1 || !stream) timer = clearTimeout(timer);
     return !signal.aborted && report(id, code, value) && !signal.aborted;
   };
-  // Aborts the fetch, and cancels a stream being read (a `Response` a custom fetch built may not
-  // follow the signal).
+  // Aborts the fetch, and cancels its body, being read or not yet (a `Response` a custom fetch
+  // built may not follow the signal). Nothing here throws into the crate's step that cancels (a
+  // custom body's `cancel` may be missing, throw, or return no promise): that would leave the
+  // client borrowed for good.
   const cancel = () => {
     clearTimeout(timer);
     c.abort(cancelled ??= new DOMException('cancelled', 'AbortError'));
-    reader?.cancel().catch(() => {});
+    try {
+      (reader || body)?.cancel().catch(() => {});
+    } catch {}
   };
   // The timeout is reported here, not left to the fetch (a custom one may ignore the signal).
   // One timer per request, not one per chunk: each chunk moves the deadline, and a timer that
@@ -491,10 +503,14 @@ export const request = (report, id, url, init, ms, stream) => {
       if (f) o.headers = new Headers(o.headers);
       else f = fetch;
       const r = await f(url, o);
+      body = r.body;
+      // Cancelled or timed out while a fetch that ignores the signal was out: its body is let go
+      // unread (the `catch` below cancels it).
+      signal.throwIfAborted();
       // A status that is no HTTP status (from something that is no `Response`) is a failure.
       const s = r.status;
       if (s >>> 0 !== s || s > 999) throw TypeError('the fetch gave no Response');
-      if (!stream) return end(s, new Uint8Array(await r.arrayBuffer()));
+      if (!stream) return end(s, bytes(await r.arrayBuffer()));
       // A page (an app's fallback route at a wrong URL) says so, not "the stream was cut short";
       // not a 204 (the replay's "nothing paused", which some frameworks label text/html).
       if (s < 300 && s != 204 && /html/i.test(r.headers?.get?.('content-type')))
@@ -506,11 +522,7 @@ export const request = (report, id, url, init, ms, stream) => {
         arm();
         const { done, value } = await reader.read();
         if (done) return end(-2);
-        // A chunk that is no bytes (a custom fetch's stream of `undefined`) fails the request,
-        // read here: the crate reads only bytes.
-        const bytes = bytesOf(value);
-        if (!bytes) throw TypeError('the stream gave a chunk that is no bytes');
-        if (!end(-1, bytes)) return cancel();
+        if (!end(-1, bytes(value))) return cancel();
       }
     })
     .catch((e) => {
@@ -544,7 +556,8 @@ export const storage = (key, value, failed) => {
     if (value === undefined) return localStorage.getItem(key);
     try {
       // One write, so other tabs see one change (one `storage` event).
-      if (value !== null) return localStorage.setItem(key, value);
+      // (`undefined`, whatever a patched `setItem` returns: any other value reads as a failure.)
+      if (value !== null) return void localStorage.setItem(key, value);
     } catch {
       failed = false;
     }
