@@ -1975,6 +1975,44 @@ async fn a_write_is_not_read_as_failed_whatever_set_item_returns() {
     );
 }
 
+/// A listener that throws stops neither the others nor the method, also where `console.error`
+/// throws (test setups that fail on console errors make it so): the report of the listener's
+/// exception threw through the crate's step, and the method with it (a `free()` from JS then
+/// skipped its shutdown; a report step read a healthy request as failed).
+#[wasm_bindgen_test]
+async fn a_throwing_listener_stops_nothing_where_console_error_throws() {
+    let c = client(&fresh_thread("consolethrows"), r#""persist":false"#);
+    wait(c.load()).await.expect("load");
+    wait(c.send(s("delete /tmp/x.log"))).await.expect("send");
+    let id = call_id_of(&c, "delete_file");
+    let calls = Rc::new(Cell::new(0u32));
+    let counting = {
+        let calls = calls.clone();
+        Closure::<dyn FnMut()>::new(move || calls.set(calls.get() + 1))
+    };
+    let throwing = Function::new_no_args("throw new Error('a listener that throws')");
+    c.subscribe(throwing.into()).expect("subscribe throwing");
+    c.subscribe(counting.as_ref().clone()).expect("subscribe");
+    let patch: Function = js_fn(
+        "",
+        "const error = console.error; \
+         console.error = () => { throw new Error('console.error throws'); }; \
+         return () => { console.error = error; };",
+    )
+    .unchecked_into();
+    let restore: Function = patch.call0(&JsValue::NULL).expect("patch").unchecked_into();
+    // A method's step, then a request's report steps.
+    let approved = c.approve(s(&id));
+    let submitted = within(3000, c.submit()).await;
+    restore.call0(&JsValue::NULL).expect("restore");
+    approved.expect("approve");
+    submitted
+        .expect("the submission never settled")
+        .expect("submit");
+    assert!(calls.get() >= 2, "the other listener ran: {}", calls.get());
+    assert_eq!(get(&snap(&c), "error"), JsValue::NULL);
+}
+
 /// A custom `fetch` whose POST answers are the real answer's bytes in pieces of 32, one every
 /// `gap` ms, with a stall of `stall` ms after the first piece; `globalThis.tgRequests` counts the
 /// requests.

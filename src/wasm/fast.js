@@ -414,14 +414,18 @@ export const addListener = (listeners, listener) => {
 };
 
 // Calls the listeners present now (with no arguments, synchronously), skipping any removed by an
-// earlier one; an exception is reported with `console.error` and does not stop the others.
+// earlier one; an exception is reported with `console.error` and does not stop the others (nor
+// does a `console.error` that throws, as test setups that fail on console errors make it: nothing
+// may unwind through the crate, which then skips the rest of its call, a `free()` among it).
 export const callListeners = (listeners) => {
   for (const [off, listener] of [...listeners]) {
     if (!listeners.has(off)) continue;
     try {
       listener();
     } catch (e) {
-      console.error(e);
+      try {
+        console.error(e);
+      } catch {}
     }
   }
 };
@@ -577,7 +581,8 @@ export const listen = (key, f) => {
   // The controller as the options: its `signal` removes the listener once aborted.
   const c = new AbortController();
   const read = () => f(NaN, 0, storage(key) ?? "");
-  key && globalThis.window?.addEventListener("storage", (e) => e.key === key && read(), c);
+  // (A `window` without `addEventListener`, as a server-side stub: no other tabs to hear.)
+  key && globalThis.window?.addEventListener?.("storage", (e) => e.key === key && read(), c);
   return (again) => (again ? key && read() : c.abort());
 };
 

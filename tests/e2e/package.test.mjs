@@ -84,6 +84,24 @@ test('before init() and after a failed one: invalid_state, and isToolgateError w
   }
 });
 
+test('a client made where `window` has no addEventListener (a server-side stub) hears no other tabs, and does not throw', async () => {
+  const tg = await load();
+  tg.initSync({ module: readFileSync(path.join(PKG, 'toolgate_bg.wasm')) });
+  const own = Object.getOwnPropertyDescriptor(globalThis, 'window');
+  try {
+    for (const stub of [{}, globalThis]) {
+      globalThis.window = stub;
+      // `persist` on (the default): the client listens for other tabs' drafts where it can.
+      const c = new tg.ApprovalClient({ threadId: 't' });
+      assert.equal(c.getSnapshot().threadId, 't');
+      c.free();
+    }
+  } finally {
+    if (own) Object.defineProperty(globalThis, 'window', own);
+    else delete globalThis.window;
+  }
+});
+
 test('init() given an HTML page for the module says so, naming the module', async () => {
   for (const [entry, name] of [['toolgate.js', /not toolgate_bg\.wasm /], ['neuron/toolgate.js', /not toolgate_neuron_bg\.wasm /]]) {
     const tg = await load(entry);
