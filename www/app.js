@@ -284,6 +284,8 @@ async function command(kind, fn) {
   if (!s) return true;
   s.lastOp = { kind, fn };
   s.notice = null;
+  // A new attempt: its error shows even when it is the one dismissed before.
+  s.dismissedAlert = null;
   s.delivered = false;
   try {
     await fn();
@@ -495,6 +497,15 @@ function rejectAllAndSend() {
   s.inBox = null;
   ui.input.value = '';
   autosize();
+  // All of them, as the button says: the calls approved but not submitted yet too (the client's
+  // rejectAllAndSend keeps the drafts made, and would run them).
+  for (const [id, draft] of Object.entries(s.client.getSnapshot().decisions)) {
+    if (draft === 'approve') {
+      try {
+        s.client.reject(id, REJECT_ALL_REASON);
+      } catch {}
+    }
+  }
   command('send', () => startSend(s, () => s.client.rejectAllAndSend(text, REJECT_ALL_REASON))).then((failed) => restoreIfFailed(s, text, failed));
   ui.input.focus();
 }
@@ -556,7 +567,8 @@ function askAgain() {
   const s = session;
   if (!s) return;
   const lastUser = [...s.client.getSnapshot().messages].reverse().find((m) => m.role === 'user' && m.text);
-  if (lastUser) ui.input.value = lastUser.text;
+  // Into an empty box only: what the person typed is theirs.
+  if (lastUser && ui.input.value.trim() === '') ui.input.value = lastUser.text;
   autosize();
   ui.input.focus();
   s.dismissedAlert = s.alertKey;
@@ -1140,7 +1152,10 @@ function renderApprovals(snap, s) {
   if (key !== s.pauseKey) {
     s.pauseKey = key;
     const first = s.cards.get(sus.pending[0]?.callId ?? ids[0]);
-    const typing = document.activeElement === ui.input && ui.input.value !== '';
+    // Not away from what the person is typing in: the message box holding text, a deny reason,
+    // the thread id to open.
+    const at = document.activeElement;
+    const typing = at === ui.input ? ui.input.value !== '' : !!at?.matches('input:not([type=checkbox]), textarea');
     if (first && !typing) {
       requestAnimationFrame(() => {
         revealApprovals();

@@ -150,7 +150,9 @@ export class ApprovalCard {
         ? ['You approved this call. The server accepted it.']
         : allowed && view.draft
           ? ['Approved without asking: you allowed ', shown(view.name), ' for this session.']
-          : ['You approved this call. It runs exactly as shown once you submit.']));
+          : sent
+            ? ['You approved this call, and the server has your approval: it runs as shown.']
+            : ['You approved this call. It runs exactly as shown once you submit.']));
     } else this.decision.replaceChildren();
     this.decision.hidden = state === 'pending';
     this.approveBtn.setAttribute('aria-pressed', String(state === 'approved'));

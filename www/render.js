@@ -15,7 +15,9 @@ export function valueView(value, depth = 0) {
   if (Array.isArray(value)) {
     if (value.length === 0) return h('span', { class: 'v v-empty' }, '(none)');
     if (value.every((x) => x === null || typeof x !== 'object')) {
-      return shown(value.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', '), { class: 'v v-str' });
+      // On one line, each item isolated on its own: a comma inside an item, or a right-to-left
+      // one, cannot run into its neighbours (["a, b"] does not read as ["a", "b"]).
+      return h('span', { class: 'v v-items' }, value.map((x, i) => [i ? ', ' : null, valueView(x, depth)]));
     }
   }
   if (depth >= 3) return shown(JSON.stringify(value, null, 2), { class: 'v v-json' }, 'pre');

@@ -108,3 +108,24 @@ for (const dialect of ['neuron', 'sidenet']) {
     });
   });
 }
+
+test('neuron: after a partial submission the approved card says the server has it, not that it waits for a submit', async () => {
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    await gotoThread(page, env.endpoint.url, { thread: threadId('partialsent'), dialect: 'neuron' });
+    await send(page, 'delete /tmp/a.txt and email ops@example.com about hi');
+    await waitPaused(page, 2);
+    const del = card(page, /Delet/);
+    await approve(del);
+    assert.match(await del.locator('.card-decision').textContent(), /once you submit/);
+    await submit(page);
+    await page.waitForFunction(() => /sent/.test(document.querySelector('#cards article.card .badge')?.textContent ?? ''));
+    assert.match(await del.locator('.badge').textContent(), /Approved · sent/);
+    const said = await del.locator('.card-decision').textContent();
+    assert.doesNotMatch(said, /once you submit/);
+    assert.match(said, /the server has your approval/);
+    assertNoProblems(problems);
+  } finally {
+    await context.close();
+  }
+});

@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  assertNoProblems, gotoThread, lastAnswer, openPage, send, threadId, waitCompleted, waitPaused, withEndpointAndBrowser,
+  approve, assertNoProblems, card, gotoThread, lastAnswer, openPage, send, submit, threadId, waitCompleted, waitPaused,
+  withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
 // Slower chunks, so the stream can be watched.
@@ -57,6 +58,60 @@ for (const dialect of ['neuron', 'sidenet']) {
     }
   });
 }
+
+for (const dialect of ['neuron', 'sidenet']) {
+  test(`${dialect}: "Reject all and send" rejects a call approved but not submitted too`, async () => {
+    const { context, page, problems } = await openPage(env.browser);
+    try {
+      await gotoThread(page, env.endpoint.url, { thread: threadId(`outapproved_${dialect}`), dialect });
+      await send(page, 'delete /tmp/a.txt and email ops@example.com about hi');
+      await waitPaused(page, 2);
+      await approve(card(page, /Delet/));
+      await page.getByRole('textbox', { name: 'Message' }).fill('read notes.txt');
+      await page.getByRole('button', { name: 'Reject all and send' }).click();
+      await page.locator('#messages .msg-user', { hasText: 'read notes.txt' }).waitFor();
+      await waitCompleted(page);
+      // Nothing ran but the new request: both calls rejected, the approved one among them.
+      assert.equal(await page.locator('#messages .tool-rejected').count(), 2);
+      assert.doesNotMatch(await page.locator('#messages').textContent(), /Deleted \/tmp\/a\.txt/);
+      assertNoProblems(problems);
+    } finally {
+      await context.close();
+    }
+  });
+}
+
+test('sidenet: a reply that pauses again does not take the focus from a deny reason being typed', async () => {
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    await gotoThread(page, env.endpoint.url, { thread: threadId('focusreason'), dialect: 'sidenet' });
+    await send(page, 'delete /tmp/a.txt and email ops@example.com about hi');
+    await waitPaused(page, 2);
+    const mail = card(page, /email/i);
+    await approve(card(page, /Delet/));
+    await mail.getByRole('button', { name: /Deny/ }).click();
+    // The approval goes; the reply (slow chunks) pauses again on the email while the reason is typed.
+    await submit(page);
+    const reason = mail.locator('textarea');
+    await reason.click();
+    const text = 'Not to ops, they are on leave this week';
+    for (const ch of text) {
+      await page.keyboard.type(ch);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    await page.waitForFunction(
+      () => document.getElementById('app').dataset.phase === 'awaiting_approval' && document.querySelectorAll('#cards article.card').length === 1,
+      null,
+      { timeout: 15_000 },
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await reason.inputValue(), text);
+    assert.equal(await page.evaluate(() => document.activeElement?.tagName), 'TEXTAREA');
+    assertNoProblems(problems);
+  } finally {
+    await context.close();
+  }
+});
 
 test('"New thread" and "Open" switch threads and keep the id in the URL', async () => {
   const { context, page, problems } = await openPage(env.browser);

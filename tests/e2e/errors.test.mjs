@@ -100,6 +100,53 @@ test('sidenet: a pause abandoned after the grace window is shown as expired, wit
   }
 });
 
+test('sidenet: "Ask again" after a pause expired puts the request into an empty box only, never over what was typed', async () => {
+  const where = { thread: threadId('askagain'), dialect: 'sidenet' };
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    await gotoThread(page, env.endpoint.url, where);
+    await send(page, 'delete /tmp/z.log');
+    await waitPaused(page, 1);
+    await new Promise((r) => setTimeout(r, 2200));
+    // Opened again once the grace window is over: the load finds the run abandoned.
+    await page.reload();
+    const ask = page.getByRole('button', { name: 'Ask again' });
+    await ask.waitFor({ timeout: 10_000 });
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('something else, typed first');
+    await ask.click();
+    assert.equal(await box.inputValue(), 'something else, typed first');
+    assertNoProblems(problems.filter((p) => !/status of 409/.test(p)));
+  } finally {
+    await context.close();
+  }
+});
+
+test('neuron: an error dismissed shows again when the next attempt fails the same way', async () => {
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    await gotoThread(page, env.endpoint.url, { thread: threadId('dismiss'), dialect: 'neuron' });
+    await page.route('**/chat', (route) =>
+      route.request().method() === 'POST'
+        ? route.fulfill({ status: 400, contentType: 'application/json', body: '{"error":"bad request"}' })
+        : route.continue());
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('read a.txt');
+    await box.press('Enter');
+    await alert(page).waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+    await alert(page).waitFor({ state: 'detached', timeout: 5_000 });
+    // The message came back into the box; the same failure again shows the alert again.
+    assert.equal(await box.inputValue(), 'read a.txt');
+    await box.press('Enter');
+    await alert(page).waitFor({ timeout: 10_000 });
+    assert.match(await alert(page).textContent(), /bad request|400/i);
+    assertNoProblems(problems.filter((p) => !/status of 400/.test(p)));
+  } finally {
+    await context.close();
+  }
+});
+
 test('sidenet: an approved call that fails when it runs shows as approved and failed, with the error, after a reload too', async () => {
   const where = { thread: threadId('failed'), dialect: 'sidenet' };
   const { context, page, problems } = await openPage(env.browser);

@@ -58,3 +58,30 @@ for (const dialect of ['neuron', 'sidenet']) {
     }
   });
 }
+
+test('a list of plain values shows each item apart: a comma inside one, or a right-to-left one, cannot blend with its neighbours', async () => {
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    await gotoThread(page, env.endpoint.url, { thread: threadId('items'), dialect: 'neuron' });
+    const views = await page.evaluate(async () => {
+      const { valueView } = await import('/render.js');
+      const items = (v) => {
+        const el = valueView(v);
+        return { text: el.textContent, parts: [...el.children].map((c) => [c.tagName, c.textContent]) };
+      };
+      return {
+        two: items(['/tmp/a.log', '/tmp/b.log']),
+        one: items(['/tmp/a.log, /tmp/b.log']),
+        mixed: items(['alice@x.com', 'מנהל', '42', null, '']),
+      };
+    });
+    assert.deepEqual(views.two.parts, [['BDI', '/tmp/a.log'], ['BDI', '/tmp/b.log']]);
+    assert.deepEqual(views.one.parts, [['BDI', '/tmp/a.log, /tmp/b.log']]);
+    assert.notDeepEqual(views.one.parts, views.two.parts);
+    // Each string isolated in its own <bdi>; null and the empty string in words.
+    assert.deepEqual(views.mixed.parts, [['BDI', 'alice@x.com'], ['BDI', 'מנהל'], ['BDI', '42'], ['SPAN', 'null'], ['SPAN', '(empty)']]);
+    assertNoProblems(problems);
+  } finally {
+    await context.close();
+  }
+});
