@@ -2216,6 +2216,38 @@ fn another_tabs_drafts_for_another_pause_leave_ours_and_nothing_is_written() {
     assert_get(&one_http(&outs));
 }
 
+/// Tab A submits one decision of two; while its POST is out, tab B decides the other and saves.
+/// The step that ends A's submission writes nothing (storage holds B's record, which A reads
+/// again first and takes in): A's own record written then replaced B's, B took it in, and B's
+/// rejection was lost in both tabs.
+#[test]
+fn another_tabs_save_during_a_partial_submission_is_not_written_over() {
+    let (mut a, mut b) = (H::paused(), H::paused());
+    let from_a = written(&a.approve("call_A")).expect("A stores");
+    b.tab_wrote(&from_a);
+    let (op, outs) = a.submit();
+    let post = one_http(&outs);
+    assert_post(&post, r#"{"decisions":{"call_A":"approve"}}"#);
+    let from_b = written(&b.reject("call_B", Some("no mail"))).expect("B stores");
+    assert_eq!(
+        persists(&a.tab_wrote(&from_b)),
+        vec![],
+        "in flight: not taken in yet"
+    );
+    // The server records call_A on the tail (a partial submission).
+    let mut tail = pause_two();
+    tail["tools"][0]["approval"] = json!("approved");
+    let outs = a.respond(post.id, reply("awaiting_approval", tail));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(persists(&outs), vec![], "nothing written over B's record");
+    // The driver reads storage again: B's record, taken in.
+    assert!(a.c.take_missed_restore());
+    a.tab_wrote(&from_b);
+    let no_mail = Some(Decision::Reject(Some("no mail".into())));
+    assert_eq!(a.c.snapshot().decisions.get("call_B").cloned(), no_mail);
+    assert_eq!(b.c.snapshot().decisions.get("call_B").cloned(), no_mail);
+}
+
 #[test]
 fn another_tabs_drafts_wait_for_no_submission() {
     // A submission in flight keeps the drafts it sends: another tab's are not taken in then.
@@ -4216,4 +4248,27 @@ fn a_body_read_chunk_by_chunk_keeps_its_bytes_through_a_repeated_start() {
     assert_eq!(s.phase, Phase::Idle);
     assert_eq!(s.messages.as_slice().len(), 2);
     assert_eq!(s.messages.as_slice()[1].text, "hello");
+}
+
+/// A server that counts call ids per step gives the next pause's call of an allowed tool the id
+/// of the last pause's: it is approved and submitted as any other. The id was remembered as
+/// approved already, and the new call waited for a person.
+#[test]
+fn an_allowed_tools_call_on_a_later_pause_reusing_an_id_is_approved() {
+    let one = |id: &str, path: &str| {
+        let mut t = tool("call_0", "run_tests", Some("pending"), None);
+        t["inputs"] = json!({ "path": path });
+        tool_call(id, vec![t])
+    };
+    let mut h = H::loaded(vec![]);
+    h.allow("run_tests", true);
+    let (op, outs) = h.send("test a then b");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("awaiting_approval", one("msg_2", "a")));
+    assert_eq!(done(&outs, op), Ok(()));
+    let first = one_http(&outs);
+    assert_post(&first, r#"{"decisions":{"call_0":"approve"}}"#);
+    let outs = h.respond(first.id, reply("awaiting_approval", one("msg_4", "b")));
+    let again = one_http(&outs);
+    assert_post(&again, r#"{"decisions":{"call_0":"approve"}}"#);
 }

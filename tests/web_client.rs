@@ -2013,6 +2013,50 @@ async fn a_throwing_listener_stops_nothing_where_console_error_throws() {
     assert_eq!(get(&snap(&c), "error"), JsValue::NULL);
 }
 
+/// A reload that finds the same thread (a `load()`, Neuron's quiet reload after a POST) keeps the
+/// snapshot's `messages` array and its `messagesVersion`, as documented ("the same object until
+/// the messages change"): a UI memoized on them does no work. Each reload made a new array of the
+/// same message objects and counted a new version.
+#[wasm_bindgen_test]
+async fn a_reload_of_the_same_thread_keeps_the_messages_array() {
+    for dialect in ["neuron", "sidenet"] {
+        let c = client(
+            &fresh_thread("samereload"),
+            &format!(r#""dialect":"{dialect}","persist":false"#),
+        );
+        wait(c.load()).await.expect("load");
+        wait(c.send(s("read notes.txt"))).await.expect("send");
+        // Neuron's quiet reload after the POST lands first; a first load after a Sidenet turn
+        // takes the history's form of the streamed messages (the server stores more of them).
+        for _ in 0..100 {
+            if get(&snap(&c), "syncing") == JsValue::FALSE {
+                break;
+            }
+            sleep(10).await;
+        }
+        wait(c.load()).await.expect("load the history");
+        let before = snap(&c);
+        assert!(array(&get(&before, "messages")).len() >= 2, "{dialect}");
+        wait(c.load()).await.expect("reload");
+        let after = snap(&c);
+        assert!(
+            get(&before, "messages") == get(&after, "messages"),
+            "{dialect}: a new messages array"
+        );
+        assert_eq!(
+            get(&before, "messagesVersion"),
+            get(&after, "messagesVersion"),
+            "{dialect}"
+        );
+        // A turn still changes them.
+        wait(c.send(s("read notes.txt"))).await.expect("send again");
+        assert!(
+            get(&before, "messages") != get(&snap(&c), "messages"),
+            "{dialect}"
+        );
+    }
+}
+
 /// A custom `fetch` whose POST answers are the real answer's bytes in pieces of 32, one every
 /// `gap` ms, with a stall of `stall` ms after the first piece; `globalThis.tgRequests` counts the
 /// requests.

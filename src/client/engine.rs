@@ -207,6 +207,9 @@ pub(super) struct Core {
     /// Another tab saved drafts while a command was in flight (not taken in then): see
     /// `take_missed_restore`.
     pub(super) missed: bool,
+    /// Another tab saved drafts while a command was in flight (`missed` for that reason): until
+    /// storage is read again, this tab writes nothing, which would replace that tab's record.
+    pub(super) saved_meanwhile: bool,
     /// A new pause's step wrote nothing (`new_pause`): unless storage then holds drafts for it,
     /// which are taken in, this tab's record is written once storage has been read again.
     pub(super) fresh: bool,
@@ -280,6 +283,7 @@ impl Core {
             persisted: None,
             quiet: false,
             missed: false,
+            saved_meanwhile: false,
             fresh: false,
             rewrite: false,
             before: None,
@@ -470,7 +474,7 @@ impl Core {
         if self.loaded {
             self.quiet = true;
             if self.busy() {
-                self.missed = true;
+                (self.missed, self.saved_meanwhile) = (true, true);
                 return None;
             }
             // The key removed: the other tab shows no pause (a removal says no more). These
@@ -533,6 +537,7 @@ impl Core {
     pub(super) fn take_missed(&mut self) -> bool {
         let missed = self.missed && !self.busy();
         self.missed &= !missed;
+        self.saved_meanwhile &= !missed;
         missed
     }
 
@@ -837,7 +842,10 @@ impl Core {
     /// Persists the drafts (`desired`) if they changed, unless they were just taken in from
     /// another tab (which storage then holds: writing them back could only start an exchange).
     pub(super) fn persist(&mut self, desired: Option<String>) {
-        let quiet = core::mem::take(&mut self.quiet);
+        // Nor when another tab saved during the command this step ended: storage holds that
+        // tab's record, which the read that follows (`take_missed`) takes in first; writing this
+        // tab's now would replace it, and the other tab take the replacement in, its drafts lost.
+        let quiet = core::mem::take(&mut self.quiet) || (self.saved_meanwhile && !self.busy());
         // Once the catch-up load is over (and it did not fail: `fail` and `aborted` drop the
         // rewrite), not while it or its retries are out: a tab that cannot read the thread would
         // write its stale record, the other tab reload and write its own again, without end.

@@ -1566,6 +1566,7 @@ impl Client {
         let Some(views) = Shared::get_mut(&mut self.view.0) else {
             return;
         };
+        let had = views.len();
         let mut same = 0;
         for (m, v) in self.messages.iter_mut().zip(views.iter()) {
             if !v.raw.is(m) {
@@ -1580,7 +1581,10 @@ impl Client {
         for m in self.messages.get(same..).unwrap_or_default() {
             views.push(neuron::message_view(views.len(), m));
         }
-        self.c.messages_changed(same);
+        // None did (a reload of the same thread): `messagesVersion` stays, and JS keeps its array.
+        if same < had.max(views.len()) {
+            self.c.messages_changed(same);
+        }
     }
 
     /// Re-reads the tail and reconciles the drafts with it (the stale-target guard): drafts survive
@@ -1614,6 +1618,9 @@ impl Client {
                 });
         if new_key.is_some() && !same {
             self.c.new_pause();
+            // Its calls are new ones whatever their ids (a server that counts ids per step uses
+            // them again): an allowed tool's call there is approved as any other.
+            self.c.auto.clear();
         }
         // By reference: each is dropped whole, once.
         if let (Some(old), Some(old_key)) = (&old_decisions, &old_pause) {

@@ -2224,6 +2224,10 @@ impl Sidenet {
                         .all(|(n, o)| n.reject_reason == o.reject_reason)
             })
             .count();
+        if same == views.len().max(self.messages.len()) {
+            // None changed: the settled list (the snapshot's) and `messagesVersion` stay.
+            return;
+        }
         self.messages = Shared::new(views);
         self.c.messages_changed(same);
         self.count_users();
