@@ -1250,6 +1250,19 @@ async fn paused_with_an_approval(thread: &str) -> (ApprovalClient, String) {
     (a, id)
 }
 
+/// `[key, record]`: this thread's drafts record as storage holds it now.
+fn stored_record(thread: &str) -> JsValue {
+    let key_and_record: Function = js_fn(
+        "thread",
+        "const key = Object.keys(localStorage).find((k) => k.startsWith('toolgate:') && k.endsWith(thread)); \
+         return [key, localStorage.getItem(key)];",
+    )
+    .unchecked_into();
+    key_and_record
+        .call1(&JsValue::NULL, &s(thread))
+        .expect("key")
+}
+
 /// Fills `localStorage` to the last byte, then turns the approval of `id` into a rejection whose
 /// draft the storage cannot hold: the number of filler items, for `tg_fill_{0..n}` to be removed.
 fn fill_storage_then_reject(a: &ApprovalClient, id: &str) -> JsValue {
@@ -1300,15 +1313,7 @@ async fn a_draft_that_storage_cannot_hold_leaves_no_older_one() {
 async fn a_draft_that_storage_cannot_hold_is_not_replaced_by_another_tabs_record() {
     let thread = fresh_thread("fullshared");
     let (a, id) = paused_with_an_approval(&thread).await;
-    let key_and_record: Function = js_fn(
-        "thread",
-        "const key = Object.keys(localStorage).find((k) => k.startsWith('toolgate:') && k.endsWith(thread)); \
-         return [key, localStorage.getItem(key)];",
-    )
-    .unchecked_into();
-    let kr = key_and_record
-        .call1(&JsValue::NULL, &s(&thread))
-        .expect("key");
+    let kr = stored_record(&thread);
     let n = fill_storage_then_reject(&a, &id);
     // The other tab writes the record it holds (the approval), and this tab hears of it.
     let other_tab: Function = js_fn(
@@ -1938,15 +1943,7 @@ async fn a_write_is_not_read_as_failed_whatever_set_item_returns() {
     wait(a.send(s("delete /tmp/full.log"))).await.expect("send");
     let id = call_id_of(&a, "delete_file");
     // The pause's record, as storage holds it before the approval.
-    let key_and_record: Function = js_fn(
-        "thread",
-        "const key = Object.keys(localStorage).find((k) => k.startsWith('toolgate:') && k.endsWith(thread)); \
-         return [key, localStorage.getItem(key)];",
-    )
-    .unchecked_into();
-    let kr = key_and_record
-        .call1(&JsValue::NULL, &s(&thread))
-        .expect("key");
+    let kr = stored_record(&thread);
     let patch: Function = js_fn(
         "",
         "const set = Storage.prototype.setItem; \
