@@ -4272,3 +4272,22 @@ fn an_allowed_tools_call_on_a_later_pause_reusing_an_id_is_approved() {
     let again = one_http(&outs);
     assert_post(&again, r#"{"decisions":{"call_0":"approve"}}"#);
 }
+
+/// A decision POST the server accepts without a message (`{status, approvals}`) is followed by a
+/// read of the thread, which is part of the submission: the phase stays `submitting` while
+/// `submit()` is out. It read `loading`, as for a load the person asked for.
+#[test]
+fn the_read_after_a_submission_accepted_without_message_is_submitting() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    let (_, outs) = h.submit();
+    let post = one_http(&outs);
+    assert_eq!(h.phase(), Phase::Submitting);
+    let outs = h.respond(
+        post.id,
+        ok(json!({"status": "awaiting_approval", "approvals": []})),
+    );
+    assert_get(&one_http(&outs));
+    no_done(&outs);
+    assert_eq!(h.phase(), Phase::Submitting);
+}

@@ -693,7 +693,7 @@ impl Core {
             }
             match &flight.job {
                 Job::Load {
-                    why: Why::User | Why::Recover(_),
+                    why: Why::User | Why::Recover(None),
                     ..
                 } => return Phase::Loading,
                 Job::Load { why: Why::Sync, .. } => {}
@@ -706,9 +706,11 @@ impl Core {
                     why: Why::VerifySend { refused: true, .. } | Why::Reconcile { resend: None, .. },
                     ..
                 } => return Phase::Conflict,
+                // (The read after a submission the server accepted without saying where the run
+                // stands is part of it: `submit()` is still out.)
                 Job::Submit(_)
                 | Job::Load {
-                    why: Why::Reconcile { .. },
+                    why: Why::Reconcile { .. } | Why::Recover(Some(_)),
                     ..
                 } => return Phase::Submitting,
             }
