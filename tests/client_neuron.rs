@@ -1522,14 +1522,16 @@ fn malformed_chat_replies_are_verified_not_trusted() {
     assert_eq!(h.error_code(), Some("parse_error"));
     assert_eq!(h.c.snapshot().unsent_text.as_deref(), Some("hello"));
 
-    // A bad body on a decision POST: reconcile by reloading; the pause is unchanged ⇒ error, drafts kept.
+    // A bad body on a decision POST the server accepted (2xx): no clear answer. Reconciled by
+    // reloading (still submitting, not a refusal); the pause is unchanged ⇒ error, drafts kept,
+    // and the next submission reads the thread first.
     let mut h = H::paused();
     h.approve("call_A");
     let (op, outs) = h.submit();
     let post = one_http(&outs);
     let outs = h.respond(post.id, ok(json!({"status": "weird", "message": {}})));
     let g = one_http(&outs);
-    assert_eq!(h.phase(), Phase::Conflict);
+    assert_eq!(h.phase(), Phase::Submitting);
     let outs = h.respond(
         g.id,
         thread(vec![user("msg_1", "Delete old logs"), pause_two()]),
@@ -1537,6 +1539,8 @@ fn malformed_chat_replies_are_verified_not_trusted() {
     assert_eq!(done(&outs, op), Err(ErrorCode::ParseError));
     assert_eq!(h.phase(), Phase::Error);
     assert_eq!(h.c.snapshot().decisions.len(), 1);
+    let (_, outs) = h.submit();
+    assert_get(&one_http(&outs));
     // Various broken shapes never panic.
     for body in [
         "[]",
@@ -2392,7 +2396,10 @@ fn reject_all_and_send_stops_at_a_new_pause() {
 
 #[test]
 fn reject_all_and_send_on_an_orphaned_pause() {
-    // The server says nothing is paused (409): reload shows the run over, then the message goes out.
+    // The server says nothing is paused (409), and the reload no longer holds the pause message:
+    // the rejections were not applied, and nothing in the thread says what became of the calls
+    // (a trimmed history, another tab's decisions). Not a success: a conflict, the drafts listed
+    // as dropped, the text given back unsent, and no message sent on an unknown outcome.
     let mut h = H::paused();
     let op =
         h.c.reject_all_and_send(h.now, "start over", Some("stale"))
@@ -2406,15 +2413,100 @@ fn reject_all_and_send_on_an_orphaned_pause() {
         ),
     );
     let g = one_http(&outs);
-    // The thread no longer holds the pause message at all.
     let outs = h.respond(
         g.id,
         thread(vec![user("msg_1", "x"), assistant("msg_2", "gave up")]),
     );
-    let msg = one_http(&outs);
-    assert_post(&msg, r#"{"message":"start over"}"#);
-    let outs = h.respond(msg.id, reply("completed", assistant("msg_4", "ok")));
+    no_http(&outs);
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert_eq!(s.unsent_text.as_deref(), Some("start over"));
+    assert_eq!(s.dropped_drafts, vec!["call_A", "call_B"]);
+    // The composer is free: the person sends the text again knowingly.
+    let (op, outs) = h.send("start over");
+    assert_post(&one_http(&outs), r#"{"message":"start over"}"#);
+    let outs = h.respond(
+        one_http(&outs).id,
+        reply("completed", assistant("msg_4", "ok")),
+    );
     assert_eq!(done(&outs, op), Ok(()));
+}
+
+/// A refused submission (409, 400, a conflict body with a 200, a 429) whose reload shows the
+/// run moved on with the pause message trimmed away (a windowed history keeps only the newest
+/// messages): the refusal stands. Nothing in the thread records the drafts, so they are not
+/// acknowledged: the submission fails with `conflict` and the drafts are listed as dropped.
+#[test]
+fn a_refused_submission_whose_pause_was_trimmed_away_is_a_conflict() {
+    for (code, body) in [
+        (
+            409,
+            json!({"status": "conflict", "error": "nothing paused"}),
+        ),
+        (
+            200,
+            json!({"status": "conflict", "error": "nothing paused"}),
+        ),
+        (400, json!({"error": "No pending approval"})),
+        (429, json!({"error": "slow down"})),
+    ] {
+        let mut h = H::paused();
+        h.approve("call_A");
+        h.reject("call_B", Some("no mail"));
+        let (op, outs) = h.submit();
+        let post = one_http(&outs);
+        let outs = h.respond(post.id, status(code, body));
+        let g = one_http(&outs);
+        assert_eq!(h.phase(), Phase::Conflict, "{code}");
+        // Another tab's decisions ran; the history sent back starts after the pause.
+        let outs = h.respond(
+            g.id,
+            thread(vec![
+                tool_result("msg_3", vec![]),
+                assistant("msg_4", "deleted it and sent the mail"),
+            ]),
+        );
+        assert_eq!(done(&outs, op), Err(ErrorCode::Conflict), "{code}");
+        assert_eq!(persists(&outs), vec![None], "{code}");
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::Completed, "{code}");
+        assert_eq!(s.error.as_ref().map(|e| e.code), Some("conflict"), "{code}");
+        assert_eq!(s.dropped_drafts, vec!["call_A", "call_B"], "{code}");
+        assert!(s.decisions.is_empty(), "{code}");
+    }
+}
+
+/// The same reload after no clear answer (a 502, a 2xx body that does not parse): the pause gone
+/// is the likelier sign that the decisions were applied, so they are acknowledged.
+#[test]
+fn an_unclear_submission_whose_pause_was_trimmed_away_is_acknowledged() {
+    for response in [
+        status(502, json!({"error": "bad gateway"})),
+        HttpResponse::new(200, "{\"status\":\"completed\""),
+    ] {
+        let mut h = H::paused();
+        h.approve("call_A");
+        h.approve("call_B");
+        let (op, outs) = h.submit();
+        let post = one_http(&outs);
+        let outs = h.respond(post.id, response);
+        let g = one_http(&outs);
+        assert_eq!(h.phase(), Phase::Submitting);
+        let outs = h.respond(
+            g.id,
+            thread(vec![
+                tool_result("msg_3", vec![]),
+                assistant("msg_4", "done"),
+            ]),
+        );
+        assert_eq!(done(&outs, op), Ok(()));
+        assert_eq!(persists(&outs), vec![None]);
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::Completed);
+        assert!(s.error.is_none());
+        assert!(s.dropped_drafts.is_empty());
+    }
 }
 
 // ----------------------------------------------------------------------------------------------

@@ -35,14 +35,14 @@
 //!        ▼                                                                                         │
 //!   ┌────────────┐ ◀──────────────────────────────────────────────────────────────────────────────┘
 //!   │ submitting │ 2xx ─▶ replace/append the tail ─▶ awaiting_approval (lastSubmission) | completed
-//!   └────────────┘ 5xx / network / timeout ─▶ submitting (reload): the pause still there, not
-//!        │           applied ─▶ backoff, identical re-send ─▶ … ─▶ error (drafts kept); after a
-//!        │           timeout or a 504 no re-send: error (drafts kept); else as below
-//!        │ 409, 400, bad body
+//!   └────────────┘ 5xx / network / timeout / 2xx bad body ─▶ submitting (reload), never re-sent:
+//!        │           shown applied, or the pause gone ─▶ acknowledged; still there, not applied
+//!        │           ─▶ error, drafts kept (the next submit() reads the thread first)
+//!        │ 409, 400, 408, 429, a conflict body
 //!        ▼
-//!   ┌──────────┐  reload ─▶ the pause the drafts were made on is gone or shows them ─▶ acknowledged
+//!   ┌──────────┐  reload ─▶ the pause the drafts were made on shows them ───────────▶ acknowledged
 //!   │ conflict │                                     still there, not applied ───────▶ error, drafts kept
-//!   └──────────┘                                     decided otherwise ──────────────▶ dropped + conflict
+//!   └──────────┘                                     gone, or decided otherwise ─────▶ dropped + conflict
 //! ```
 //!
 //! `abort()` cancels the flight from any busy phase (ops resolve with `aborted`; drafts and the unsent
@@ -240,7 +240,8 @@ fn gated_ids(suspension: &Suspension) -> Vec<String> {
 enum Ack {
     /// Acknowledged only if the pause's message, still in the thread, records them.
     Verify,
-    /// Also acknowledged if the pause's message is gone (after a submission of them).
+    /// Also acknowledged if the pause's message is gone (after a submission of them without a
+    /// clear answer).
     IfMissing,
     /// Acknowledged: the server just accepted them (a 2xx reply to their submission).
     Accepted,
@@ -1265,6 +1266,12 @@ impl Client {
         self.unsure = false;
         let was_paused = self.suspension.suspended;
         let ack = match why {
+            // Refused (409, 400, a conflict body): the server said it did not take them, so only
+            // a record of them in the thread says otherwise (a browser's silent re-send of a POST
+            // that landed). A pause message gone (a trimmed or windowed history, another tab's
+            // decisions) is no such record.
+            Why::Reconcile { resend: None, .. } => Ack::Verify,
+            // No clear answer: a pause gone since is the likelier sign that they were applied.
             Why::Reconcile { .. } => Ack::IfMissing,
             Why::Recover(Some(_)) => Ack::Accepted,
             _ => Ack::Verify,
@@ -1321,12 +1328,13 @@ impl Client {
         let (error, failed) = if conflicted {
             let error = Error::new(
                 ErrorCode::Conflict,
-                "the paused tools were decided elsewhere; your drafts were not applied",
+                "the paused tools were decided elsewhere or are gone; your drafts were not applied",
             );
             (error, false)
         } else {
             // The pause went away: `adopt_tail` acknowledged the drafts if the record shows them
-            // (or the pause message is gone), and dropped them otherwise (none was dropped).
+            // (or, after no clear answer, the pause message is gone), and dropped them otherwise
+            // (none was dropped).
             // Still there: were the decisions applied? Either way acknowledged, by one call.
             let still = self.pause.as_ref().is_some_and(|p| *p == sub.pause);
             let decisions = self.c.decisions.as_ref();
@@ -1489,13 +1497,16 @@ impl Client {
                     return self.start_load(Some(sub.op), Why::Recover(Some(sub)));
                 }
                 Ok(neuron::ChatReply::Conflict(reason)) => {
-                    conflict(reason, "the server refused the decisions")
+                    let error = conflict(reason, "the server refused the decisions");
+                    return self.reconcile(sub, error, None);
                 }
-                Err(error) => error,
+                // Accepted, and unreadable: no clear answer.
+                Err(error) => return self.reconcile(sub, error, Some(0)),
             },
             _ => status_error(status, &response.body),
         };
-        if matches!(status, 200..=299 | 409 | 400) {
+        // Refused: 409, 400, or not taken at all (408, 429).
+        if matches!(status, 409 | 400 | 408 | 429) {
             self.reconcile(sub, error, None);
         } else if retryable_status(status) {
             // No clear answer (a 500 may come after a tool ran, or threw): checked, not re-sent.
