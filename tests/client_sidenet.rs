@@ -1938,6 +1938,27 @@ fn config_from_json_reads_every_route_and_null_as_the_default() {
     assert_eq!(c.token, None);
     assert_eq!(c.agent_version_id, None, "an empty id is none");
     assert_eq!(c.base_url, "");
+    // `null` is the default for every option but `threadId`, whatever its type: booleans,
+    // numbers, the groups and their keys, the dialect and transport.
+    let all_null = r#"{"threadId":"t","dialect":null,"transport":null,"headers":null,
+        "autoSubmit":null,"persist":null,"reloadAfterPost":null,"timeoutMs":null,"agentId":null,
+        "routes":null,"retry":null}"#;
+    let c = Config::from_json(all_null).expect("null options");
+    assert_eq!(c, Config::new("", "t"));
+    let c = Config::from_json(
+        r#"{"threadId":"t","persist":null,"retry":{"attempts":null,"backoffMs":null,"maxBackoffMs":7}}"#,
+    )
+    .expect("null retry keys");
+    assert!(c.persist, "persist defaults to true");
+    let d = Config::new("", "t").retry;
+    assert_eq!(c.retry.attempts, d.attempts);
+    assert_eq!(c.retry.backoff_ms, d.backoff_ms);
+    assert_eq!(c.retry.max_backoff_ms, 7);
+    let e = Config::from_json(r#"{"threadId":null}"#).expect_err("threadId");
+    assert_eq!(
+        e.message,
+        "invalid client options: threadId must be a string"
+    );
     // The collected-output transport needs an agent id without spaces or control characters.
     for (agent, ok) in [("agent_1", true), ("agent 1", false), ("a\\u0007", false)] {
         let doc = format!(

@@ -201,9 +201,9 @@ impl Config {
     }
 
     /// Parses the options from JSON text (the JS options object, serialized): camelCase keys,
-    /// every key but `threadId` optional, unknown keys ignored; `null` is accepted for the optional
-    /// strings (`token`, `agentVersionId`, `agentId`, each route) and for `headers`. A key of the
-    /// wrong type is `invalid_argument` with the key's name in the path.
+    /// every key but `threadId` optional, unknown keys ignored; `null` is the default for every
+    /// key but `threadId` (`routes` and `retry` and each of their keys too). A key of the wrong
+    /// type is `invalid_argument` with the key's name in the path.
     pub fn from_json(input: &str) -> Result<Config> {
         let value = Config::check_json(input)?;
         let Value::Object(o) = value else {
@@ -228,6 +228,7 @@ impl Config {
                     read.option(&mut c, group, name, value)
                         .map_err(|w| (prefix, name, w))
                 }),
+                Value::Null => Ok(()),
                 _ => Err(("", key, "must be an object")),
             };
             result.map_err(|(prefix, name, what)| option_error(&prefixed(prefix, name), what))?;
@@ -591,10 +592,10 @@ impl<'a> Read<'a> {
             },
             (TOP, "baseUrl") => c.base_url = opt.str()?.unwrap_or_default().to_owned(),
             (TOP, "headers") => c.headers = headers(value)?,
-            (TOP, "autoSubmit") => c.auto_submit = opt.bool()?,
-            (TOP, "persist") => c.persist = opt.bool()?,
-            (TOP, "reloadAfterPost") => c.reload_after_post = opt.bool()?,
-            (TOP, "timeoutMs") => c.timeout_ms = opt.u64()?,
+            (TOP, "autoSubmit") => opt.bool(&mut c.auto_submit)?,
+            (TOP, "persist") => opt.bool(&mut c.persist)?,
+            (TOP, "reloadAfterPost") => opt.bool(&mut c.reload_after_post)?,
+            (TOP, "timeoutMs") => opt.u64(&mut c.timeout_ms)?,
             (TOP, "token") => c.token = opt.id()?,
             (TOP, "agentVersionId") => c.agent_version_id = opt.id()?,
             (TOP, "agentId") => c.agent_id = opt.id()?,
@@ -611,10 +612,12 @@ impl<'a> Read<'a> {
                 }
             }
             (RETRY, "attempts") => {
-                c.retry.attempts = u32::try_from(opt.u64()?).map_err(|_| "is too large")?;
+                let mut attempts = u64::from(c.retry.attempts);
+                opt.u64(&mut attempts)?;
+                c.retry.attempts = u32::try_from(attempts).map_err(|_| "is too large")?;
             }
-            (RETRY, "backoffMs") => c.retry.backoff_ms = opt.u64()?,
-            (RETRY, "maxBackoffMs") => c.retry.max_backoff_ms = opt.u64()?,
+            (RETRY, "backoffMs") => opt.u64(&mut c.retry.backoff_ms)?,
+            (RETRY, "maxBackoffMs") => opt.u64(&mut c.retry.max_backoff_ms)?,
             _ => {}
         }
         Ok(())
@@ -645,19 +648,24 @@ impl<'a> Opt<'a> {
         Ok(self.str()?.filter(|s| !s.is_empty()).map(str::to_owned))
     }
 
-    fn bool(self) -> Result<bool, &'static str> {
+    /// A boolean into `slot`; `null` leaves the default there.
+    fn bool(self, slot: &mut bool) -> Result<(), &'static str> {
         match self.0 {
-            Value::Bool(b) => Ok(*b),
-            _ => Err("must be a boolean"),
+            Value::Null => {}
+            Value::Bool(b) => *slot = *b,
+            _ => return Err("must be a boolean"),
         }
+        Ok(())
     }
 
-    /// A non-negative integer.
-    fn u64(self) -> Result<u64, &'static str> {
+    /// A non-negative integer into `slot`; `null` leaves the default there.
+    fn u64(self, slot: &mut u64) -> Result<(), &'static str> {
         match self.0 {
-            Value::Number(n) => n.as_u64().ok_or("must be a non-negative integer"),
-            _ => Err("must be a number"),
+            Value::Null => {}
+            Value::Number(n) => *slot = n.as_u64().ok_or("must be a non-negative integer")?,
+            _ => return Err("must be a number"),
         }
+        Ok(())
     }
 }
 

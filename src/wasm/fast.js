@@ -274,9 +274,11 @@ const check = (doc) => {
     if (i < 0 || i < 12 != top) return;
     path = name;
     const k = KINDS[i];
+    // `null` is the default, for every option but `threadId` (`out` holds `null` already).
+    if (v === null && k != 't') return;
     const type = typeof v;
     if (k == 'h') {
-      v = Array.isArray(v) ? v : object(v) ? Object.entries(v) : v === null ? [] : [0];
+      v = Array.isArray(v) ? v : object(v) ? Object.entries(v) : [0];
       for (const p of v)
         if (!(Array.isArray(p) && p.length == 2 && typeof p[0] == 'string' && typeof p[1] == 'string'))
           throw 'must be an object of header values or an array of [name, value] pairs';
@@ -287,9 +289,9 @@ const check = (doc) => {
       if (!(Number.isInteger(v) && v >= 0 && v < 2 ** 64)) throw 'must be a non-negative integer';
       if (k == 'a' && v >= 2 ** 32) throw 'is too large';
     } else {
-      if (!(type == 'string' || (v === null && k != 't'))) throw 'must be a string';
+      if (type != 'string') throw 'must be a string';
       const one = [['neuron', 'sidenet'], ['stream', 'collect']][i];
-      if (k == 'e' && v !== null && !one.includes(v)) throw `must be "${one[0]}" or "${one[1]}"`;
+      if (k == 'e' && !one.includes(v)) throw `must be "${one[0]}" or "${one[1]}"`;
       if (k == 'i' && !v) v = null;
     }
     out[i] = v;
@@ -299,6 +301,7 @@ const check = (doc) => {
     for (const [key, v] of Object.entries(doc)) {
       if (key == 'routes' || key == 'retry') {
         path = key;
+        if (v === null) continue;
         if (!object(v)) throw 'must be an object';
         for (const [name, w] of Object.entries(v)) read(key + '.' + name, w, 0);
       } else read(key, v, 1);

@@ -99,10 +99,6 @@ export interface GatedTool {
   approvalReason: string | null;
   /** Why it was rejected (human to model). */
   rejectReason: string | null;
-  /** Sidenet only. */
-  runId?: string;
-  /** Sidenet only. */
-  agentVersionId?: string;
   /** Neuron 4: the request's deadline (the tool's `expiresAt`, as the server sent it). */
   expiresAt?: string;
 }
@@ -124,7 +120,9 @@ export interface DecisionPayload {
   decisions: { [callId: string]: DecisionValue };
 }
 
-/** `new ApprovalClient(options)`: every key but `threadId` is optional. */
+/** `new ApprovalClient(options)`: every key but `threadId` is optional, and `null` is its default
+ *  (in `routes` and `retry` too); a value of the wrong type throws `invalid_argument` with the
+ *  key's path. */
 export interface ApprovalClientOptions {
   /** The server's protocol. Default `"neuron"`. */
   dialect?: "neuron" | "sidenet";

@@ -102,6 +102,22 @@ test('a client made where `window` has no addEventListener (a server-side stub) 
   }
 });
 
+test('every option but threadId takes null as its default, whatever its type', async () => {
+  const tg = await load();
+  tg.initSync({ module: readFileSync(path.join(PKG, 'toolgate_bg.wasm')) });
+  const keys = ['dialect', 'transport', 'baseUrl', 'headers', 'autoSubmit', 'persist', 'reloadAfterPost',
+    'timeoutMs', 'token', 'agentVersionId', 'agentId', 'routes', 'retry'];
+  const all = Object.fromEntries(keys.map((k) => [k, null]));
+  const c = new tg.ApprovalClient({ threadId: 't', ...all, persist: false });
+  assert.equal(c.getSnapshot().dialect, 'neuron');
+  c.free();
+  const d = new tg.ApprovalClient({ threadId: 't', routes: { chat: null }, retry: { attempts: null, backoffMs: null } });
+  d.free();
+  for (const [options, where] of [[{ threadId: null }, 'threadId'], [{ threadId: 't', autoSubmit: 0 }, 'autoSubmit']]) {
+    assert.throws(() => new tg.ApprovalClient(options), (e) => tg.isToolgateError(e) && e.code === 'invalid_argument' && e.path === where);
+  }
+});
+
 test('init() given an HTML page for the module says so, naming the module', async () => {
   for (const [entry, name] of [['toolgate.js', /not toolgate_bg\.wasm /], ['neuron/toolgate.js', /not toolgate_neuron_bg\.wasm /]]) {
     const tg = await load(entry);
