@@ -1767,6 +1767,36 @@ fn submit_conflict(code: u16) {
     assert_eq!(s.dropped_drafts, vec!["call_A"]);
 }
 
+/// The read that checks a refused or unclear POST is itself refused with a 401 (the session
+/// expired meanwhile): the op fails with `unauthorized`, what the person must act on, not with
+/// the POST's own error; the drafts and the unsent text stay.
+#[test]
+fn a_check_read_refused_with_401_reports_unauthorized() {
+    for code in [409, 500] {
+        let mut h = H::paused();
+        h.approve("call_A");
+        let (op, outs) = h.submit();
+        let post = one_http(&outs);
+        let outs = h.respond(post.id, status(code, json!({"error": "nope"})));
+        let g = one_http(&outs);
+        let outs = h.respond(g.id, status(401, json!({"error": "sign in again"})));
+        no_http(&outs);
+        assert_eq!(done(&outs, op), Err(ErrorCode::Unauthorized), "{code}");
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::Error);
+        assert_eq!(s.decisions.len(), 1, "{code}: drafts kept");
+    }
+    // A message POST without a clear answer, its check read refused the same way.
+    let mut h = H::loaded(vec![]);
+    let (op, outs) = h.send("hello");
+    let post = one_http(&outs);
+    let outs = h.fail(post.id, TransportError::Network("reset".into()));
+    let g = one_http(&outs);
+    let outs = h.respond(g.id, status(401, json!({"error": "sign in again"})));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Unauthorized));
+    assert_eq!(h.c.snapshot().unsent_text.as_deref(), Some("hello"));
+}
+
 #[test]
 fn submit_400_on_the_same_pause_is_an_error_with_drafts_kept() {
     let mut h = H::paused();

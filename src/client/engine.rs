@@ -666,9 +666,11 @@ impl Core {
             return;
         }
         let (op, text, original) = leftovers(&mut job);
+        // The error the read was about, unless the read was refused for want of credentials:
+        // that is what the person has to act on first (and what any later request would meet).
         let error = match original {
-            Some(original) => original.clone(),
-            None => error,
+            Some(original) if error.code != ErrorCode::Unauthorized => original.clone(),
+            _ => error,
         };
         self.give_up(op, text, error, true);
     }
