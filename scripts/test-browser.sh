@@ -3,7 +3,8 @@
 # by wasm-bindgen-test-runner in headless Chromium, against the reference endpoint, which this
 # script starts on a free loopback port with a fresh data directory and stops afterwards. A second
 # endpoint with fault injection on (drops, 500s, delays; seeded) serves the client's fault tests, two
-# more read Neuron decisions as Neuron's incremental and cumulative revisions do; the
+# more read Neuron decisions as Neuron's incremental and cumulative revisions do, one keeps Neuron's
+# newest, append-only history; the
 # Sidenet tests (tests/web_sidenet.rs) also use one with slower stream chunks and one that requires a
 # bearer token. The grace window of a paused Sidenet run is short (GRACE_MS, 3 s) so expiry is tested.
 # The core's own tests (tests/core.rs, stream.rs, client_neuron.rs, client_sidenet.rs) run here
@@ -55,6 +56,10 @@ start_endpoint incremental QUIET="${QUIET:-1}" NEURON_DECISIONS=incremental
 export TOOLGATE_INCREMENTAL_ENDPOINT="$url"
 start_endpoint cumulative QUIET="${QUIET:-1}" NEURON_DECISIONS=cumulative
 export TOOLGATE_CUMULATIVE_ENDPOINT="$url"
+# Neuron's newest history: a paused tool_call message is never rewritten (its tools stay pending
+# for good; the outcome is on the tool_call_result after it), partial decisions are held aside.
+start_endpoint append-only QUIET="${QUIET:-1}" NEURON_HISTORY=append-only
+export TOOLGATE_APPEND_ONLY_ENDPOINT="$url"
 
 # Sidenet: slower chunks (text deltas surely arrive one by one), and one that requires a token.
 start_endpoint slow GRACE_MS="${GRACE_MS:-3000}" QUIET="${QUIET:-1}" CHUNK_DELAY_MS=25

@@ -26,6 +26,9 @@ const BLACKHOLE_ENDPOINT: Option<&str> = option_env!("TOOLGATE_BLACKHOLE_ENDPOIN
 /// Neuron decisions read as Neuron's incremental and cumulative revisions do (`NEURON_DECISIONS`).
 const INCREMENTAL_ENDPOINT: Option<&str> = option_env!("TOOLGATE_INCREMENTAL_ENDPOINT");
 const CUMULATIVE_ENDPOINT: Option<&str> = option_env!("TOOLGATE_CUMULATIVE_ENDPOINT");
+/// Neuron's newest history, append-only (`NEURON_HISTORY=append-only`): a pause's message keeps its
+/// tools pending for good, the outcome is on the `tool_call_result` after it.
+const APPEND_ONLY_ENDPOINT: Option<&str> = option_env!("TOOLGATE_APPEND_ONLY_ENDPOINT");
 
 fn fresh_thread(tag: &str) -> String {
     format!(
@@ -104,16 +107,18 @@ async fn two_gated_tools_partial_then_reject_with_reason() {
 
 /// The same partial-then-complete turn against each of Neuron's readings of a decision payload:
 /// strict (the reference endpoint), incremental, and cumulative, where a partial set is held aside
-/// and the tail keeps showing every call pending until the set is whole. The client's cumulative
-/// payloads, restating what is decided, are right under all three; under the cumulative one the
-/// first decision stays a draft after the partial submission (the tail does not show it), and is
-/// sent again with the second.
+/// and the tail keeps showing every call pending until the set is whole; and against the newest,
+/// append-only history (strict decisions), whose paused message never changes. The client's
+/// cumulative payloads, restating what is decided, are right under all of them; where the tail
+/// does not show the first decision after the partial submission (cumulative, append-only) it
+/// stays a draft, and is sent again with the second.
 #[wasm_bindgen_test]
 async fn a_partial_then_complete_turn_under_every_neuron_revision() {
     for (name, base) in [
         ("strict", Some(endpoint())),
         ("incremental", INCREMENTAL_ENDPOINT),
         ("cumulative", CUMULATIVE_ENDPOINT),
+        ("append-only", APPEND_ONLY_ENDPOINT),
     ] {
         let Some(base) = base else { continue };
         let c = ApprovalClient::new(options(base, &fresh_thread("rev"), r#""persist":false"#))
@@ -132,7 +137,7 @@ async fn a_partial_then_complete_turn_under_every_neuron_revision() {
             "{name}"
         );
         let held = path(&snap(&c), &["decisions", &delete]);
-        if name == "cumulative" {
+        if name == "cumulative" || name == "append-only" {
             // Not on the tail yet: still a draft, so it goes again with the rest.
             assert_eq!(string(&held), "approve", "{name}");
         } else {
@@ -158,28 +163,49 @@ async fn a_partial_then_complete_turn_under_every_neuron_revision() {
     }
 }
 
+/// Two pauses in one run, with the history updated in place (the reference endpoint) and
+/// append-only, where the first pause's message still shows its call pending when the second
+/// comes: only the tail is the pause, and a reload reads it so.
 #[wasm_bindgen_test]
 async fn chained_deploy_pauses_twice() {
-    let c = client(&fresh_thread("chain"), "");
-    wait(c.send(s("delete /tmp/cache.db and deploy web")))
-        .await
-        .expect("send");
-    assert_eq!(phase(&c), "awaiting_approval");
-    assert_eq!(pending(&c).len(), 1);
-    let delete = call_id_of(&c, "delete_file");
-    c.approve(s(&delete)).expect("approve delete");
-    wait(c.submit()).await.expect("submit 1");
-    // The run went on (run_tests) and paused again, on deploy.
-    assert_eq!(phase(&c), "awaiting_approval");
-    let deploy = call_id_of(&c, "deploy");
-    assert_ne!(deploy, delete);
-    c.approve(s(&deploy)).expect("approve deploy");
-    wait(c.submit()).await.expect("submit 2");
-    assert_eq!(phase(&c), "completed");
-    let text = last_text(&c);
-    assert!(text.contains("delete_file /tmp/cache.db: done."), "{text}");
-    assert!(text.contains("run_tests web: done."), "{text}");
-    assert!(text.contains("deploy web: done."), "{text}");
+    for (name, base) in [
+        ("update", Some(endpoint())),
+        ("append-only", APPEND_ONLY_ENDPOINT),
+    ] {
+        let Some(base) = base else { continue };
+        let c = ApprovalClient::new(options(base, &fresh_thread("chain"), r#""persist":false"#))
+            .expect("client");
+        wait(c.send(s("delete /tmp/cache.db and deploy web")))
+            .await
+            .expect("send");
+        assert_eq!(phase(&c), "awaiting_approval", "{name}");
+        assert_eq!(pending(&c).len(), 1, "{name}");
+        let delete = call_id_of(&c, "delete_file");
+        c.approve(s(&delete)).expect("approve delete");
+        wait(c.submit()).await.expect("submit 1");
+        // The run went on (run_tests) and paused again, on deploy.
+        assert_eq!(phase(&c), "awaiting_approval", "{name}");
+        let deploy = call_id_of(&c, "deploy");
+        assert_ne!(deploy, delete, "{name}");
+        wait(c.load()).await.expect("reload");
+        assert_eq!(
+            pending(&c),
+            vec![(deploy.clone(), "deploy".to_owned())],
+            "{name}: the tail's call alone"
+        );
+        c.approve(s(&deploy)).expect("approve deploy");
+        wait(c.submit()).await.expect("submit 2");
+        assert_eq!(phase(&c), "completed", "{name}");
+        let text = last_text(&c);
+        assert!(
+            text.contains("delete_file /tmp/cache.db: done."),
+            "{name}: {text}"
+        );
+        assert!(text.contains("run_tests web: done."), "{name}: {text}");
+        assert!(text.contains("deploy web: done."), "{name}: {text}");
+        assert!(get(&snap(&c), "suspension").is_null(), "{name}");
+        assert_eq!(get(&snap(&c), "canSend"), JsValue::TRUE, "{name}");
+    }
 }
 
 #[wasm_bindgen_test]

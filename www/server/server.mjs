@@ -193,7 +193,8 @@ export async function startServer(options = {}) {
         const form = query.get('approvalForm');
         return sidenet.replay(ctx, threadId, form === 'ai-sdk' || form === 'sidenet' ? form : null);
       }
-      if (rest.length === 3 && rest[0] === 'agents' && rest[2] === 'run') {
+      // The same collected run for an agent and for a copilot.
+      if (rest.length === 3 && (rest[0] === 'agents' || rest[0] === 'copilots') && rest[2] === 'run') {
         const denied = allow(['POST']);
         if (denied) return denied;
         if (!validThreadId(rest[1])) return json(400, { error: 'Agent id must match [A-Za-z0-9_-]{1,128}' });

@@ -105,7 +105,7 @@ export async function chat(ctx, req, { approvalForm = null, agentId = null } = {
     let changed = expire(ctx, rec);
     const out = [];
     let result;
-    if (req.approval) result = continueRun(ctx, rec, req, out, approvalForm);
+    if (req.approval) result = continueRun(ctx, rec, req, out, approvalForm, agentId);
     else result = newTurn(ctx, rec, req, out, approvalForm, agentId);
     if (result?.error) {
       if (changed) await ctx.store.write(D, req.threadId, rec);
@@ -119,7 +119,7 @@ export async function chat(ctx, req, { approvalForm = null, agentId = null } = {
 function approvalChunks(run, pending, form) {
   if (form === 'ai-sdk') {
     return pending.map((p) => ({
-      data: { type: 'tool-approval-request', approvalId: p.toolCallId, toolCallId: p.toolCallId },
+      data: { type: 'tool-approval-request', approvalId: p.approvalId ?? p.toolCallId, toolCallId: p.toolCallId },
     }));
   }
   return pending.map((p) => ({
@@ -259,8 +259,12 @@ function advance(ctx, rec, out, form) {
       const part = parts[i];
       if (isGated(approvalPolicy(call.name, call.inputs))) {
         part.state = 'approval-requested';
-        part.approval = { id: part.toolCallId };
+        // The AI SDK names each approval with an id of its own, not the call's (a client that
+        // mixes the two up must meet that here); the Sidenet form names the call.
+        const approvalId = run.approvalForm === 'ai-sdk' ? `apr_${hex(6)}` : part.toolCallId;
+        part.approval = { id: approvalId };
         run.pending.push({
+          approvalId,
           toolCallId: part.toolCallId,
           toolName: call.name,
           args: call.inputs,
@@ -288,7 +292,7 @@ function advance(ctx, rec, out, form) {
   finishOut(out);
 }
 
-function continueRun(ctx, rec, req, out, formParam) {
+function continueRun(ctx, rec, req, out, formParam, agentId) {
   const a = req.approval;
   const run = rec.run;
   if (!run) {
@@ -304,6 +308,9 @@ function continueRun(ctx, rec, req, out, formParam) {
   }
   if (run.runId !== a.runId)
     return { error: conflict(`Run ${a.runId} is not the paused run of thread ${rec.id}`, 'run_mismatch') };
+  // A run paused through one agent's route is that agent's: another agent has no such run.
+  if (agentId !== null && run.agentId && agentId !== run.agentId)
+    return { error: conflict(`Run ${a.runId} is not a run of agent ${agentId}`, 'run_mismatch') };
   const version = req.agentVersionId ?? ctx.config.agentVersion;
   if (version !== run.agentVersionId)
     return {
@@ -332,11 +339,11 @@ function continueRun(ctx, rec, req, out, formParam) {
   run.pending = run.pending.filter((p) => p !== pending);
   const call = { index: pending.index, name: pending.toolName, inputs: pending.args };
   if (a.approved) {
-    part.approval = { id: part.toolCallId, approved: true };
+    part.approval = { id: pending.approvalId ?? part.toolCallId, approved: true };
     execute(ctx, rec, call, part, out);
   } else {
     part.state = 'output-denied';
-    part.approval = { id: part.toolCallId, approved: false, reason: pending.reason };
+    part.approval = { id: pending.approvalId ?? part.toolCallId, approved: false, reason: pending.reason };
     rec.toolResults.push({ runId: run.runId, toolCallId: part.toolCallId, toolName: call.name, args: call.inputs, result: DECLINED_RESULT });
     run.calls.push({ ...call, result: DECLINED_RESULT });
     out.push({ data: { type: 'tool-output-denied', toolCallId: part.toolCallId } });
@@ -391,6 +398,7 @@ export async function getThread(ctx, threadId) {
 export function collect(plan) {
   if (!plan.stream) return plan;
   const chunks = plan.stream.filter((x) => x.data).map((x) => x.data);
+  // A paused run has no finish chunk, and its output no `finishReason` at all.
   const finish = chunks.find((c) => c.type === 'finish');
-  return json(200, { chunks, finishReason: finish ? finish.finishReason : null });
+  return json(200, finish ? { chunks, finishReason: finish.finishReason } : { chunks });
 }

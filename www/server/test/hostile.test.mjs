@@ -9,6 +9,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { start, tempDir, getJson, postJson, rawRequest, sseChat, userMsg, approvals } from '../testkit.mjs';
 import { CSP } from '../static.mjs';
+import { rejectionResult } from '../agent.mjs';
 
 const REPO_WWW = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SENTINEL = 'TOP-SECRET-SENTINEL';
@@ -442,7 +443,13 @@ describe('hostile: XSS corpus through the JSON API', () => {
     const thread = await getJson(`${s.url}/threads/xss_tool`);
     const rejected = thread.body.messages.flatMap((m) => m.tools || []).find((t) => t.callId === call.callId && t.approval === 'rejected');
     assert.equal(rejected.rejectReason, reason, 'the reason is stored verbatim');
-    assert.ok(JSON.stringify(thread.body).includes(JSON.stringify(reason).slice(1, -1)), 'and reaches the model verbatim');
+    // What the model reads: the rejection's result, the reason in it verbatim.
+    const result = thread.body.messages
+      .filter((m) => m.type === 'tool_call_result')
+      .flatMap((m) => m.tools)
+      .find((t) => t.callId === call.callId);
+    assert.equal(result.result, rejectionResult(reason), 'and reaches the model verbatim');
+    assert.ok(result.result.includes(reason));
     // Errors echo hostile input as JSON too.
     for (const [p, body] of [
       ['/threads/<script>/chat', { message: 'x' }],

@@ -286,7 +286,7 @@ describe('sidenet dialect', () => {
     assert.equal(textOf(r.chunks), 'read_file /new: done.');
   });
 
-  test('approvalForm=ai-sdk: data-run first, tool-approval-request {approvalId = toolCallId}; same continuation', async () => {
+  test('approvalForm=ai-sdk: data-run first, tool-approval-request {approvalId of its own}; same continuation', async () => {
     const id = tid();
     const r = await say(id, 'email x@example.com about y', { query: '?approvalForm=ai-sdk' });
     assert.equal(r.chunks[0].type, 'start');
@@ -297,12 +297,21 @@ describe('sidenet dialect', () => {
     assert.ok(!r.chunks.some((c) => c.type === 'data-tool-call-approval'));
     const req = r.chunks.find((c) => c.type === 'tool-approval-request');
     assert.ok(req);
-    assert.equal(req.approvalId, req.toolCallId);
+    // As the AI SDK names approvals: an id of its own, not the call's; the history's part records it.
+    assert.match(req.approvalId, /^apr_/);
+    assert.notEqual(req.approvalId, req.toolCallId);
     const input = r.chunks.find((c) => c.type === 'tool-input-available' && c.toolCallId === req.toolCallId);
     assert.equal(input.toolName, 'send_email');
+    const partOf = async () => (await getJson(`${s.url}/v1/threads/${id}`)).body.messages
+      .flatMap((m) => m.parts).find((p) => p.toolCallId === req.toolCallId);
+    assert.deepEqual((await partOf()).approval, { id: req.approvalId });
+    // A replay names the same approval.
+    const rp = await fetch(`${s.url}/v1/chat/stream?threadId=${id}&approvalForm=ai-sdk`);
+    assert.ok((await rp.text()).includes(`"approvalId":"${req.approvalId}"`));
     const c = await answer(id, { runId: run.data.runId, toolCallId: req.toolCallId, approved: true }, {}, { query: '?approvalForm=ai-sdk' });
     assert.equal(c.status, 200);
     assert.equal(textOf(c.chunks), 'send_email to x@example.com: done.');
+    assert.deepEqual((await partOf()).approval, { id: req.approvalId, approved: true });
   });
 
   test('GET /v1/chat/stream replays the pending approval; 204 when nothing is paused', async () => {
@@ -332,11 +341,20 @@ describe('sidenet dialect', () => {
     const r = await postJson(`${s.url}/v1/agents/agent_1/run`, { threadId: id, messages: [userMsg('delete /q and read /w')] });
     assert.equal(r.status, 200);
     assert.equal(r.headers.get('content-type'), 'application/json; charset=utf-8');
-    assert.equal(r.body.finishReason, null);
+    assert.ok(!('finishReason' in r.body), 'no finishReason key at all while paused');
     assert.ok(Array.isArray(r.body.chunks));
     const [p] = approvals(r.body.chunks);
     assert.equal(p.toolName, 'delete_file');
     assert.ok(!r.body.chunks.some((c) => c.type === 'finish'));
+    // The run is agent_1's: another agent's route has no such run.
+    const other = await postJson(`${s.url}/v1/agents/agent_2/run`, {
+      threadId: id,
+      messages: [],
+      agentVersionId: p.agentVersionId,
+      approval: { runId: p.runId, toolCallId: p.toolCallId, approved: true },
+    });
+    assert.equal(other.status, 409);
+    assert.equal(other.body.code, 'run_mismatch');
     const c = await postJson(`${s.url}/v1/agents/agent_1/run`, {
       threadId: id,
       messages: [],
@@ -356,6 +374,22 @@ describe('sidenet dialect', () => {
     assert.equal(wrong.status, 409);
     const badId = await rawRequest(s.url, 'POST', '/v1/agents/a.b/run', { body: '{}' });
     assert.equal(badId.status, 400);
+  });
+
+  test('POST /v1/copilots/{id}/run: the same collected run and continuation as an agent\'s', async () => {
+    const id = tid();
+    const r = await postJson(`${s.url}/v1/copilots/cp_1/run`, { threadId: id, messages: [userMsg('delete /cp')] });
+    assert.equal(r.status, 200);
+    const [p] = approvals(r.body.chunks);
+    assert.equal(p.toolName, 'delete_file');
+    const c = await postJson(`${s.url}/v1/copilots/cp_1/run`, {
+      threadId: id,
+      messages: [],
+      agentVersionId: p.agentVersionId,
+      approval: { runId: p.runId, toolCallId: p.toolCallId, approved: true },
+    });
+    assert.equal(c.status, 200);
+    assert.equal(textOf(c.body.chunks), 'delete_file /cp: done.');
   });
 
   test('GET /v1/threads/{id}: unknown thread is empty; bad id 400; unknown routes 404', async () => {
