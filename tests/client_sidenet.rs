@@ -5864,3 +5864,268 @@ fn pydantic_ai_s_stream_and_history_read_as_it_writes_them() {
     );
     assert_eq!(tools[1].reject_reason, None);
 }
+
+// ----------------------------------------------------------------------------------------------
+// From a review of the engine: a new run's replayed card, a continuation that does not repeat
+// the waiting call (collected, or ended "tool-calls"), a reused callId's reason, the pause's message
+
+fn body_json(r: &HttpRequest) -> Value {
+    serde_json::from_str(r.body.as_deref().expect("a body")).expect("json body")
+}
+
+/// A paused tab (run_1, call_A) loads; meanwhile the run ended elsewhere and a new run (run_2,
+/// Mastra's native form, no `data-run`) paused on call_X. The card must name run_2.
+#[test]
+fn a_replayed_mastra_request_of_a_new_run_names_that_run_not_the_old_pause() {
+    let mut h = H::paused(false);
+    assert_eq!(
+        h.c.snapshot()
+            .suspension
+            .as_ref()
+            .and_then(|s| s.run_id.as_deref()),
+        Some("run_1")
+    );
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let outs = h.respond(
+        get.id,
+        history(vec![
+            user_ui("msg_u1", "delete /tmp/x"),
+            json!({"id": "msg_a1", "role": "assistant", "parts": [
+                {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available", "input": {"path": "/tmp/x"},
+                 "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}},
+                {"type": "text", "text": "done"}
+            ]}),
+            user_ui("msg_u2", "delete /tmp/y"),
+        ]),
+    );
+    let replay = one_http(&outs);
+    let mut c = vec![start("msg_a2")];
+    c.extend(tool_in("call_X", "delete_file", json!({"path": "/tmp/y"})));
+    c.push(json!({"type": "tool-approval-request", "approvalId": "run_2::call_X", "toolCallId": "call_X"}));
+    let outs = h.stream(replay.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.card_ids(), vec!["call_X"]);
+    let s = h.c.snapshot();
+    assert_eq!(
+        s.suspension.as_ref().and_then(|s| s.run_id.as_deref()),
+        Some("run_2"),
+        "the new pause is run_2's"
+    );
+    h.c.approve("call_X").expect("approve");
+    h.drain();
+    let (_, post) = h.submit();
+    assert_eq!(body_json(&post)["approval"]["runId"], "run_2");
+}
+
+/// The collected transport's twin of
+/// `a_continuation_that_does_not_announce_the_calls_still_waiting_is_followed_up`: A's collected
+/// answer reports the run still paused (no `finishReason`, no `finish` chunk) without repeating
+/// call_B's approval chunk. B's decision must not be dropped as if the run had ended.
+#[test]
+fn a_collected_continuation_that_does_not_repeat_the_waiting_call_keeps_it() {
+    // The paused answer with `finishReason: null`, or without the key (as the seed has it).
+    for null_key in [true, false] {
+        let answer = |chunks: Vec<Value>| {
+            let mut body = json!({ "chunks": chunks });
+            if null_key {
+                body["finishReason"] = Value::Null;
+            }
+            HttpResponse::new(200, body.to_string())
+        };
+        let mut cfg = config();
+        cfg.transport = Transport::Collect;
+        cfg.agent_id = Some("agent_1".into());
+        cfg.agent_version_id = Some(AGV.into());
+        let mut h = H::with(cfg);
+        let op = h.c.send(h.now, "delete /tmp/x").expect("send");
+        let outs = h.drain();
+        let post = one_http(&outs);
+        let outs = h.respond(post.id, answer(pause_stream(true)));
+        assert_eq!(done(&outs, op), Ok(()));
+        assert_eq!(h.card_ids(), vec!["call_A", "call_B"]);
+        h.approve_both();
+        let (op, first) = h.submit();
+        assert_eq!(
+            first.body.as_deref(),
+            Some(continuation_body("call_A", true).as_str())
+        );
+        // Paused still (no finish), B not announced again.
+        let c = vec![
+            start("msg_a1"),
+            json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        ];
+        let outs = h.respond(first.id, answer(c));
+        let s = h.c.snapshot();
+        assert!(
+            s.dropped_drafts.is_empty(),
+            "B's approval was dropped: {:?} (error {:?}, done {:?})",
+            s.dropped_drafts,
+            s.error,
+            outs.iter().find(|o| matches!(o, Output::Done { .. }))
+        );
+        no_done(&outs);
+        // Where the run stands is read (the history, the replay): B waits, B's decision goes.
+        let get = one_http(&outs);
+        assert_history_get(&get);
+        let mut hist = paused_history(true);
+        hist[1]["parts"][0] = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+            "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}});
+        let outs = h.respond(get.id, history(hist));
+        let replay = one_http(&outs);
+        assert_replay_get(&replay);
+        let outs = h.stream(replay.id, &waiting_on_b());
+        let second = one_http(&outs);
+        assert_eq!(
+            second.body.as_deref(),
+            Some(continuation_body("call_B", true).as_str())
+        );
+        // The end of the run: a `finishReason` at the top, no `finish` chunk in the list.
+        let c = vec![
+            start("msg_a1"),
+            json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
+        ];
+        let body = json!({"chunks": c, "finishReason": "stop"}).to_string();
+        let outs = h.respond(second.id, HttpResponse::new(200, body));
+        no_http(&outs);
+        assert_eq!(done(&outs, op), Ok(()));
+        let s = h.c.snapshot();
+        assert_eq!(s.phase, Phase::Completed);
+        assert_eq!(s.finish_reason.as_deref(), Some("stop"));
+        assert!(s.error.is_none(), "{:?}", s.error);
+    }
+}
+
+fn done_or_none(outs: &[Output], op: OpId) -> Option<Result<(), ErrorCode>> {
+    outs.iter().find_map(|o| match o {
+        Output::Done { op: o, result } if *o == op => Some(result.clone().map_err(|e| e.code)),
+        _ => None,
+    })
+}
+
+/// Ids counted per step: a later run's call reuses call_A. Rejecting the first with a reason
+/// must not show that reason on the second, rejected without one.
+#[test]
+fn a_reused_call_id_does_not_inherit_an_earlier_rejection_reason() {
+    let mut h = H::paused(false);
+    h.c.reject("call_A", Some("too risky")).expect("reject");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_A", false);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-denied", "toolCallId": "call_A"}),
+    ];
+    c.extend(final_text("ok, not deleted"));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.phase(), Phase::Completed);
+
+    // A new turn, a new run, its call under the same id.
+    let (op, post) = h.send("delete /tmp/y");
+    let mut c = vec![start("msg_a2")];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/y"})));
+    c.push(json!({"type": "data-tool-call-approval", "id": "call_A", "data": {
+        "runId": "run_2", "toolCallId": "call_A", "toolName": "delete_file",
+        "reason": "Delete /tmp/y", "args": {"path": "/tmp/y"}, "agentVersionId": AGV, "threadId": TID}}));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    h.c.reject("call_A", None).expect("reject");
+    h.drain();
+    let (op, post) = h.submit();
+    let mut c = vec![
+        start("msg_a2"),
+        json!({"type": "tool-output-denied", "toolCallId": "call_A"}),
+    ];
+    c.extend(final_text("ok"));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    let msgs = s.messages.as_slice();
+    let last = msgs.last().expect("reply");
+    let tool = last
+        .tools
+        .iter()
+        .find(|t| t.call_id == "call_A")
+        .expect("call_A");
+    assert_eq!(tool.approval, Some(Approval::Rejected));
+    assert_eq!(
+        tool.reject_reason, None,
+        "the second call was rejected without a reason"
+    );
+}
+
+/// An AI SDK-style server ends a paused step with `finish {finishReason: "tool-calls"}` (see
+/// PROTOCOLS §3), not a bare `[DONE]`. A's continuation that ends so, call_B still waiting and
+/// not announced again, is the paused run, not its end: B's approval must not be dropped.
+#[test]
+fn a_continuation_ending_with_finish_tool_calls_keeps_the_waiting_call() {
+    let (mut h, op, first) = H::both_approved_and_submitted();
+    assert_continuation(&first, "call_A", true);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        json!({"type": "finish-step"}),
+        json!({"type": "finish", "finishReason": "tool-calls"}),
+    ];
+    let outs = h.stream(first.id, &sse(&c, true));
+    let s = h.c.snapshot();
+    assert!(
+        s.dropped_drafts.is_empty(),
+        "B dropped: {:?}, phase {:?}, done {:?}",
+        s.dropped_drafts,
+        s.phase,
+        done_or_none(&outs, op)
+    );
+    // Read where the run stands, as after a bare `[DONE]`: B waits, and B's decision goes.
+    no_done(&outs);
+    let get = one_http(&outs);
+    assert_history_get(&get);
+    let mut hist = paused_history(true);
+    hist[1]["parts"][0] = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+        "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}});
+    let outs = h.respond(get.id, history(hist));
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    let outs = h.stream(replay.id, &waiting_on_b());
+    let second = one_http(&outs);
+    assert_continuation(&second, "call_B", true);
+    let outs = h.stream(second.id, &b_done_and_finished());
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    assert!(s.error.is_none(), "{:?}", s.error);
+}
+
+/// A continuation whose `start` names a new message id goes on with the paused message (which
+/// keeps its id, msg_a1). When it pauses again on call_B, the suspension's messageId must name a
+/// message the snapshot holds: the one showing call_B pending.
+#[test]
+fn a_repause_under_a_new_start_id_names_the_message_that_shows_the_card() {
+    let mut h = H::paused(true);
+    h.c.approve("call_A").expect("approve");
+    h.drain();
+    let (op, first) = h.submit();
+    let c = vec![
+        start("msg_a2"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    let outs = h.stream(first.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.card_ids(), vec!["call_B"]);
+    let s = h.c.snapshot();
+    let ids: Vec<Option<String>> = s.messages.as_slice().iter().map(|m| m.id.clone()).collect();
+    let holder = s
+        .messages
+        .as_slice()
+        .iter()
+        .rev()
+        .find(|m| m.tools.iter().any(|t| t.call_id == "call_B"))
+        .and_then(|m| m.id.clone());
+    let mid = s.suspension.as_ref().and_then(|p| p.message_id.clone());
+    assert_eq!(
+        mid, holder,
+        "suspension.messageId {mid:?} is not the message that shows call_B (ids {ids:?})"
+    );
+}

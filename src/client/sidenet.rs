@@ -285,9 +285,9 @@ pub(crate) struct Sidenet {
     /// next record that lists none is written once that reply ended (the run went on), and this
     /// tab loads. Emptied by each load of this tab (the server's word).
     taken_elsewhere: Vec<String>,
-    /// Reasons the user gave to rejections (the protocol carries none): (callId, reason), one per
-    /// continuation sent with a reason (a re-send adds its own); the last for a callId counts.
-    reasons: Vec<(String, String)>,
+    /// Reasons the user gave to rejections (the protocol carries none): one per continuation sent
+    /// with a reason (a re-send adds its own); the last for a call counts. See [`Reason`].
+    reasons: Vec<Reason>,
     /// While a collected continuation's chunks are applied: the call it declined (a streamed
     /// one's is read from the flight).
     declining: Option<String>,
@@ -833,8 +833,11 @@ impl Sidenet {
             Some((run_id, call_id, matches!(decision, Decision::Approve))),
         ));
         if let Some(reason) = decision.reason() {
-            // The last reason given for a callId is the one read (`reason_of` looks from the end).
-            self.reasons.push((call_id.clone(), reason.to_owned()));
+            // The last reason given for a call is the one read (`reason_of` looks from the end).
+            // Its message tells it from a later call reusing the callId (ids counted per step).
+            let message = self.message_of(call_id).and_then(|m| m.id.clone());
+            self.reasons
+                .push((message, call_id.clone(), reason.to_owned()));
         }
         text
     }
@@ -1103,7 +1106,9 @@ impl Sidenet {
                             };
                             let mut feed = self.collected_feed(items);
                             self.declining = None;
-                            return self.end_submit(sub, &mut feed);
+                            // As a stream that ended so (one that leaves calls of the pause
+                            // unannounced, still paused, is followed up).
+                            return self.stream_ended(now, Job::Submit(sub), attempt, &mut feed);
                         }
                         Err(error) => error,
                     }
@@ -1136,9 +1141,8 @@ impl Sidenet {
                 self.apply(&mut feed, item, true);
             }
         }
-        // Collected whole: the answer has ended.
+        // Collected whole: the answer has ended (the run, only with a finish reason).
         feed.done = true;
-        feed.finished = true;
         feed
     }
 
@@ -1160,14 +1164,15 @@ impl Sidenet {
         }
     }
 
-    /// A continuation's stream ended as a paused one does (a bare `[DONE]`: no `finish`, no error)
-    /// without announcing a call, while cards of the pause other than the one it answered are
+    /// A continuation's stream ended as a paused one does (a bare `[DONE]`: no `finish`, no error;
+    /// or a `finish` whose reason is `tool-calls`, as the AI SDK ends a paused step; or a collected
+    /// answer without a finish reason) without announcing a call, while cards of the pause other than the one it answered are
     /// still open: a server that does not repeat the approval chunks of the calls still waiting.
     /// Where the run stands is found out as after a dropped stream, not taken for its end.
     fn unannounced(&self, sub: &Submission, feed: &Feed) -> bool {
         let current = sub.next_queued().map(|(id, _)| id);
         feed.approvals.is_empty()
-            && !feed.finished
+            && (!feed.finished || feed.finish_reason.as_deref() == Some("tool-calls"))
             && feed.error.is_none()
             && self.pause.as_ref().is_some_and(|p| {
                 p.tail.pending.iter().any(|c| {
@@ -1726,16 +1731,18 @@ impl Sidenet {
                 reason,
                 ..
             } => {
-                // The run of the last `data-run`, else the pause's; else Mastra's approval ids are
-                // `<runId>::<toolCallId>`: the run, where no `data-run` chunk or pause names it.
-                let run_id = match (&feed.run_id, &self.pause) {
-                    (Some(run), _) | (None, Some(Pause { run_id: run, .. })) => Some(run.as_str()),
-                    _ => match approval_id.strip_suffix(tool_call_id.as_str()) {
-                        Some(run) => run.strip_suffix("::"),
-                        None => None,
-                    },
-                }
-                .map(str::to_owned);
+                // The run of the last `data-run`; else Mastra's approval ids are
+                // `<runId>::<toolCallId>`; else the pause's. (Not the pause's first: a replay read
+                // by a load may be a new run's, the pause still the old one until it ends.)
+                let mastra = approval_id
+                    .strip_suffix(tool_call_id.as_str())
+                    .and_then(|run| run.strip_suffix("::"));
+                let run_id = feed
+                    .run_id
+                    .as_deref()
+                    .or(mastra)
+                    .or(self.pause.as_ref().map(|p| p.run_id.as_str()))
+                    .map(str::to_owned);
                 let card = GatedTool {
                     call_id: take(tool_call_id),
                     name: String::new(),
@@ -1845,7 +1852,12 @@ impl Sidenet {
             .and_then(|c| c.agent_version_id.as_ref())
             .or(self.c.config.agent_version_id.as_ref())
             .cloned();
-        let message_id = message_id.or_else(|| self.message_of(&first?.call_id)?.id.clone());
+        // The message that shows the first card (committed by every caller: a continuation goes
+        // on in the paused message whatever id its `start` names), else the stream's.
+        let held = first
+            .and_then(|c| self.message_of(&c.call_id))
+            .and_then(|m| m.id.clone());
+        let message_id = held.or(message_id);
         Pause {
             run_id,
             agent_version_id,
@@ -2108,7 +2120,8 @@ impl Sidenet {
             rejected = on_the_wire || tool.approval == Some(Approval::Rejected);
             if rejected || status == ToolStatus::Denied {
                 tool.approval = Some(Approval::Rejected);
-                tool.reject_reason = reason_of(&self.reasons, call_id);
+                let message = b.base.get("id").and_then(Value::as_str);
+                tool.reject_reason = reason_of(&self.reasons, message, call_id);
             } else if tool.approval.is_some() {
                 // A gated call that ran, whether it succeeded or failed, was approved (a declined
                 // one ends `output-denied`), as the AI SDK records it in the history.
@@ -2560,9 +2573,17 @@ fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Valu
     }
 }
 
-/// The reason the user gave to the rejection of a call, if any.
-fn reason_of(reasons: &[(String, String)], call_id: &str) -> Option<String> {
-    let (_, reason) = reasons.iter().rev().find(|(id, _)| id == call_id)?;
+/// A reason the user gave to a rejection: the id of the message that held the call (where it
+/// had one), the callId, the reason.
+type Reason = (Option<String>, String, String);
+
+/// The reason the user gave to the rejection of call `call_id` of message `message`, if any (a
+/// reason given to a call of another message, one reusing the callId, is not it; without message
+/// ids the callId alone tells).
+fn reason_of(reasons: &[Reason], message: Option<&str>, call_id: &str) -> Option<String> {
+    let (_, _, reason) = reasons.iter().rev().find(|(m, id, _)| {
+        id == call_id && (m.is_none() || message.is_none() || m.as_deref() == message)
+    })?;
     Some(reason.clone())
 }
 
@@ -2687,16 +2708,28 @@ fn parse_history(body: &[u8]) -> Result<Vec<Value>> {
 }
 
 /// The collected output of `POST /v1/agents/{id}/run`: `{chunks: [...], finishReason}`, its
-/// chunks as sent (typed by [`Sidenet::collected_feed`]).
+/// chunks as sent (typed by [`Sidenet::collected_feed`]), and a `finish` chunk after them where
+/// only the top-level `finishReason` says the run ended (none while it is paused).
 fn parse_collected(body: &[u8]) -> Result<Vec<Value>> {
     let text = json::utf8(body)?;
     // The document, then what it holds under `chunks`, each dropped on one way.
-    let chunks = match Value::parse(text)? {
-        Value::Object(mut map) => map.remove("chunks"),
-        _ => None,
+    let (chunks, reason) = match Value::parse(text)? {
+        Value::Object(mut map) => (map.remove("chunks"), map.remove("finishReason")),
+        _ => (None, None),
     };
     match chunks {
-        Some(Value::Array(chunks)) => Ok(chunks),
+        Some(Value::Array(mut chunks)) => {
+            let has_finish = chunks
+                .iter()
+                .any(|c| c.get("type").and_then(Value::as_str) == Some("finish"));
+            if let (false, Some(Value::String(r))) = (has_finish, reason) {
+                let mut f = Map::new();
+                put_str(&mut f, "type", "finish");
+                put(&mut f, "finishReason", Value::String(r));
+                chunks.push(Value::Object(f));
+            }
+            Ok(chunks)
+        }
         _ => Err(Error::parse("collected output needs a \"chunks\" array").with_path("$.chunks")),
     }
 }
@@ -2713,7 +2746,7 @@ fn count_users(messages: &[MessageView]) -> (usize, Option<usize>) {
 }
 
 /// The dialect-neutral view of one AI SDK UI message.
-pub(super) fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String)]) -> MessageView {
+pub(super) fn ui_message_view(index: usize, raw: Map, reasons: &[Reason]) -> MessageView {
     let id = match raw.get("id") {
         Some(Value::String(s)) => Some(s.clone()),
         Some(Value::Number(n)) => Some(n.as_str().to_owned()),
@@ -2739,7 +2772,7 @@ pub(super) fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String
                         }
                         text.push_str(t);
                     }
-                } else if let Some(tool) = part_tool(part, ty, reasons) {
+                } else if let Some(tool) = part_tool(part, ty, id.as_deref(), reasons) {
                     tools.push(tool);
                 }
             }
@@ -2768,7 +2801,12 @@ pub(super) fn ui_message_view(index: usize, raw: Map, reasons: &[(String, String
 /// The tool of a part whose `type` is `ty`. Not inlined into the history's reader (a call per
 /// part, not its code spread through the loop).
 #[inline(never)]
-fn part_tool(part: &Map, ty: Option<&str>, reasons: &[(String, String)]) -> Option<ToolView> {
+fn part_tool(
+    part: &Map,
+    ty: Option<&str>,
+    message: Option<&str>,
+    reasons: &[Reason],
+) -> Option<ToolView> {
     let ty = ty?;
     let name = match ty.strip_prefix("tool-") {
         Some(name) => name.to_owned(),
@@ -2822,7 +2860,7 @@ fn part_tool(part: &Map, ty: Option<&str>, reasons: &[(String, String)]) -> Opti
     };
     let result = key.and_then(|key| part.get(key)).cloned();
     let reject_reason = if matches!(approval, Some(Approval::Rejected)) {
-        reason_of(reasons, &call_id)
+        reason_of(reasons, message, &call_id)
     } else {
         None
     };
