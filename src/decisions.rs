@@ -159,12 +159,22 @@ impl Decisions {
             entries: Vec::new(),
         };
         for tool in suspension.each_gated() {
-            if decisions.position(&tool.call_id).is_none() {
-                decisions.entries.push(Entry {
+            let tail = Decision::from_tail(tool);
+            match decisions.position(&tool.call_id) {
+                None => decisions.entries.push(Entry {
                     call_id: tool.call_id.clone(),
-                    tail: Decision::from_tail(tool),
+                    tail,
                     local: None,
-                });
+                }),
+                // A callId the tail repeats is decided only where every one of its tools records
+                // the same decision: one still pending is undecided, and never takes another's.
+                Some(i) => {
+                    if let Some(e) = decisions.entries.get_mut(i) {
+                        if e.tail != tail {
+                            e.tail = None;
+                        }
+                    }
+                }
             }
         }
         Some(decisions)

@@ -1402,3 +1402,33 @@ fn a_message_gives_back_its_original_object() {
     // Shared with a copy: the copy keeps its object.
     assert_eq!(copy.get("extra"), Some(&json!({"k":[1,2]})));
 }
+
+/// A tail that repeats a callId, one of its tools decided and another pending: the call is
+/// undecided (the pending tool has no decision), so the set is not complete, and no approval the
+/// person never gave is sent for it.
+#[test]
+fn a_pending_tool_sharing_its_call_id_with_a_decided_one_is_not_decided() {
+    let tail = r#"{"role":"assistant","type":"tool_call","tools":[
+        {"callId":"a","name":"send_email","inputs":{},"approval":"approved"},
+        {"callId":"a","name":"delete_file","inputs":{},"approval":"pending"}]}"#;
+    let s = pending_approvals_str(&format!("[{tail}]")).expect("parses");
+    assert!(s.suspended);
+    assert_eq!(s.pending.len(), 1);
+    let mut d = Decisions::new(&s).expect("decisions");
+    assert!(!d.is_complete(), "a pending tool is counted as decided");
+    assert_eq!(d.undecided(), vec!["a"]);
+    assert!(d.to_json_string().is_err(), "sent {:?}", d.to_json_string());
+    // Decided by the person: one decision for the callId.
+    d.reject("a", Some("no")).expect("reject");
+    assert_eq!(
+        d.to_json_string().expect("payload"),
+        r#"{"decisions":{"a":["reject","no"]}}"#
+    );
+    // Both tools recording the same decision: decided.
+    let same = tail.replace(r#""approval":"pending""#, r#""approval":"approved""#);
+    let s = pending_approvals_str(&format!("[{same}]")).expect("parses");
+    if s.suspended {
+        let d = Decisions::new(&s).expect("decisions");
+        assert!(d.is_complete());
+    }
+}

@@ -135,7 +135,8 @@ fn wire(d: &Decision) -> Value {
     }
 }
 
-/// `(callId, tail decision, local decision)`, gated callIds in tail order, first occurrence.
+/// `(callId, tail decision, local decision)`, gated callIds in tail order, first occurrence; a
+/// repeated callId's tail decision is the one all its tools record, else none.
 type Model = Vec<(String, Option<Decision>, Option<Decision>)>;
 
 fn expected_body(model: &Model) -> Option<String> {
@@ -187,8 +188,10 @@ proptest! {
                 Gate::Approved => Some(Decision::Approve),
                 Gate::Rejected(r) => Some(blank_to_none(r.as_deref())),
             };
-            if !model.iter().any(|e| e.0 == IDS[*i]) {
-                model.push((IDS[*i].to_owned(), tail, None));
+            match model.iter_mut().find(|e| e.0 == IDS[*i]) {
+                None => model.push((IDS[*i].to_owned(), tail, None)),
+                Some(e) if e.1 != tail => e.1 = None,
+                Some(_) => {}
             }
         }
         for op in ops {

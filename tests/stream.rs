@@ -659,8 +659,16 @@ fn null_versus_absent() {
         }))
     );
     assert!(parse_chunk_str(r#"{"type":"finish","finishReason":1}"#).is_err());
-    // A duplicate known field is malformed.
+    // A duplicate known field is malformed, in a chunk of a type toolgate reads; a chunk of a
+    // type it skips yields nothing whatever it repeats (the module's promise for unknown types).
     assert!(parse_chunk_str(r#"{"type":"text-start","id":"a","id":"b"}"#).is_err());
+    let unknown = r#"{"type":"reasoning-delta","id":"r1","delta":"a","delta":"b"}"#;
+    assert_eq!(parse_chunk_str(unknown), Ok(None));
+    let mut out = Vec::new();
+    let mut d = ChunkDecoder::new();
+    d.feed(format!("data: {unknown}\n\n").as_bytes(), &mut out);
+    d.finish(&mut out);
+    assert!(out.is_empty(), "{out:?}");
 }
 
 #[test]

@@ -408,17 +408,6 @@ const KNOWN: [&str; 15] = [
 ];
 
 fn build(fields: &Map) -> Result<Option<Chunk>> {
-    for (i, key) in fields.keys().enumerate() {
-        // A key met before its own place.
-        if fields.keys().position(|k| k == key) != Some(i) && KNOWN.contains(&key.as_str()) {
-            let mut m = "chunk has a duplicate field `".to_owned();
-            m.push_str(key);
-            m.push('`');
-            let mut path = "$.".to_owned();
-            path.push_str(key);
-            return Err(stream_error(m).with_path(path));
-        }
-    }
     let ty = match string_field(fields, "type") {
         Str::Text(ty) => ty,
         // One error built for both.
@@ -526,6 +515,19 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
             None => return Ok(None),
         },
     };
+    // A chunk of a type toolgate reads (one it skips, unknown, may repeat what it likes) names
+    // each field it may read once.
+    for (i, key) in fields.keys().enumerate() {
+        // A key met before its own place.
+        if fields.keys().position(|k| k == key) != Some(i) && KNOWN.contains(&key.as_str()) {
+            let mut m = "chunk has a duplicate field `".to_owned();
+            m.push_str(key);
+            m.push('`');
+            let mut path = "$.".to_owned();
+            path.push_str(key);
+            return Err(stream_error(m).with_path(path));
+        }
+    }
     match r.error {
         Some(err) => Err(err),
         None => Ok(Some(chunk)),
