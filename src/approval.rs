@@ -43,13 +43,12 @@ impl Approval {
 
     /// The wire form.
     pub const fn as_str(self) -> &'static str {
-        match self {
-            Approval::Pending => "pending",
-            Approval::Approved => "approved",
-            Approval::Rejected => "rejected",
-        }
+        crate::json::nth(APPROVALS, self as usize)
     }
 }
+
+/// The approvals' wire forms, in declaration order (`json::nth`).
+const APPROVALS: &str = "pending|approved|rejected";
 
 impl ToJson for Approval {
     fn write_json(&self, out: &mut String) {

@@ -68,26 +68,14 @@ impl ErrorCode {
 
     /// The stable string form, e.g. `"parse_error"`.
     pub const fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::ParseError => "parse_error",
-            ErrorCode::NotSuspended => "not_suspended",
-            ErrorCode::UnknownCallId => "unknown_call_id",
-            ErrorCode::EmptyDecisions => "empty_decisions",
-            ErrorCode::InvalidArgument => "invalid_argument",
-            ErrorCode::InvalidState => "invalid_state",
-            ErrorCode::InputLocked => "input_locked",
-            ErrorCode::Busy => "busy",
-            ErrorCode::Conflict => "conflict",
-            ErrorCode::HttpStatus => "http_status",
-            ErrorCode::Network => "network",
-            ErrorCode::Timeout => "timeout",
-            ErrorCode::Unauthorized => "unauthorized",
-            ErrorCode::Expired => "expired",
-            ErrorCode::StreamError => "stream_error",
-            ErrorCode::Aborted => "aborted",
-        }
+        crate::json::nth(CODES, self as usize)
     }
 }
+
+/// The codes' string forms, in declaration order (`json::nth`).
+const CODES: &str = "parse_error|not_suspended|unknown_call_id|empty_decisions|invalid_argument|\
+                     invalid_state|input_locked|busy|conflict|http_status|network|timeout|\
+                     unauthorized|expired|stream_error|aborted";
 
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -5980,11 +5980,12 @@ fn a_collected_continuation_that_does_not_repeat_the_waiting_call_keeps_it() {
             second.body.as_deref(),
             Some(continuation_body("call_B", true).as_str())
         );
-        // The end of the run: a `finishReason` at the top, no `finish` chunk in the list.
-        let c = vec![
+        // The end of the run.
+        let mut c = vec![
             start("msg_a1"),
             json!({"type": "tool-output-available", "toolCallId": "call_B", "output": "sent"}),
         ];
+        c.extend(final_text("all done"));
         let body = json!({"chunks": c, "finishReason": "stop"}).to_string();
         let outs = h.respond(second.id, HttpResponse::new(200, body));
         no_http(&outs);

@@ -47,9 +47,11 @@ pub(crate) fn parse_chat_reply(body: &[u8]) -> Result<ChatReply> {
     let text = json::utf8(body)?;
     let value = Value::parse(text)?;
     let Value::Object(mut map) = value else {
-        let mut m = "a chat reply must be an object, got ".to_owned();
-        m.push_str(json::describe(&value));
-        return Err(Error::parse(m).with_path("$"));
+        return Err(thread::got_error(
+            "a chat reply must be an object",
+            json::describe(&value),
+            "$",
+        ));
     };
     // Read by reference: the object is dropped at one place, whichever way that went.
     reply_of(&mut map)

@@ -50,7 +50,7 @@ use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::json::{self, Map, Obj, Value};
 use crate::stream::{inputs_of, parse_chunk_value, Chunk, ChunkDecoder};
-use crate::thread::Message;
+use crate::thread::{self, Message};
 
 use super::audit::{Audit, Fate};
 use super::config::{Config, Transport};
@@ -127,8 +127,8 @@ pub(super) struct Feed {
     inputs: Vec<ToolView>,
     /// A `finish`, `[DONE]`, `abort` or `error` chunk (each ends what the stream tells; one flag).
     done: bool,
-    /// A `finish` or `abort` chunk, or a collected answer: the run ended or stopped (a bare
-    /// `[DONE]` also ends a paused stream).
+    /// A `finish` chunk: the run ended (a bare `[DONE]` ends a paused stream, an `abort` chunk a
+    /// stopped one, a collected answer without `finish` a paused run's output).
     finished: bool,
     /// The `[DONE]` chunk: nothing follows it (the request is let go, whether or not the server
     /// closes the connection).
@@ -1141,7 +1141,8 @@ impl Sidenet {
                 self.apply(&mut feed, item, true);
             }
         }
-        // Collected whole: the answer has ended (the run, only with a finish reason).
+        // Collected whole: the answer has ended; the run, where a `finish` chunk says so (a
+        // paused run's output has none, nor a `finishReason`).
         feed.done = true;
         feed
     }
@@ -1166,7 +1167,7 @@ impl Sidenet {
 
     /// A continuation's stream ended as a paused one does (a bare `[DONE]`: no `finish`, no error;
     /// or a `finish` whose reason is `tool-calls`, as the AI SDK ends a paused step; or a collected
-    /// answer without a finish reason) without announcing a call, while cards of the pause other than the one it answered are
+    /// answer without a `finish` chunk) without announcing a call, while cards of the pause other than the one it answered are
     /// still open: a server that does not repeat the approval chunks of the calls still waiting.
     /// Where the run stands is found out as after a dropped stream, not taken for its end.
     fn unannounced(&self, sub: &Submission, feed: &Feed) -> bool {
@@ -2693,43 +2694,29 @@ fn parse_history(body: &[u8]) -> Result<Vec<Value>> {
             match messages {
                 Some(Value::Array(items)) => return Ok(items),
                 None | Some(Value::Null) => return Ok(Vec::new()),
-                Some(other) => ("messages must be an array, got ", "$.messages", other),
+                Some(other) => (thread::BAD_MESSAGES, "$.messages", other),
             }
         }
         other => (
-            "a thread must be an object with a \"messages\" array, got ",
+            "a thread must be an object with a \"messages\" array",
             "$",
             other,
         ),
     };
-    let mut m = what.to_owned();
-    m.push_str(json::describe(&other));
-    Err(Error::parse(m).with_path(path))
+    Err(thread::got_error(what, json::describe(&other), path))
 }
 
 /// The collected output of `POST /v1/agents/{id}/run`: `{chunks: [...], finishReason}`, its
-/// chunks as sent (typed by [`Sidenet::collected_feed`]), and a `finish` chunk after them where
-/// only the top-level `finishReason` says the run ended (none while it is paused).
+/// chunks as sent (typed by [`Sidenet::collected_feed`]).
 fn parse_collected(body: &[u8]) -> Result<Vec<Value>> {
     let text = json::utf8(body)?;
     // The document, then what it holds under `chunks`, each dropped on one way.
-    let (chunks, reason) = match Value::parse(text)? {
-        Value::Object(mut map) => (map.remove("chunks"), map.remove("finishReason")),
-        _ => (None, None),
+    let chunks = match Value::parse(text)? {
+        Value::Object(mut map) => map.remove("chunks"),
+        _ => None,
     };
     match chunks {
-        Some(Value::Array(mut chunks)) => {
-            let has_finish = chunks
-                .iter()
-                .any(|c| c.get("type").and_then(Value::as_str) == Some("finish"));
-            if let (false, Some(Value::String(r))) = (has_finish, reason) {
-                let mut f = Map::new();
-                put_str(&mut f, "type", "finish");
-                put(&mut f, "finishReason", Value::String(r));
-                chunks.push(Value::Object(f));
-            }
-            Ok(chunks)
-        }
+        Some(Value::Array(chunks)) => Ok(chunks),
         _ => Err(Error::parse("collected output needs a \"chunks\" array").with_path("$.chunks")),
     }
 }

@@ -88,20 +88,13 @@ pub enum Phase {
 impl Phase {
     /// The wire form, e.g. `"awaiting_approval"`.
     pub const fn as_str(self) -> &'static str {
-        match self {
-            Phase::Idle => "idle",
-            Phase::Loading => "loading",
-            Phase::Sending => "sending",
-            Phase::Streaming => "streaming",
-            Phase::AwaitingApproval => "awaiting_approval",
-            Phase::Submitting => "submitting",
-            Phase::Completed => "completed",
-            Phase::Expired => "expired",
-            Phase::Conflict => "conflict",
-            Phase::Error => "error",
-        }
+        crate::json::nth(PHASES, self as usize)
     }
 }
+
+/// The phases' wire forms, in declaration order (`json::nth`).
+const PHASES: &str =
+    "idle|loading|sending|streaming|awaiting_approval|submitting|completed|expired|conflict|error";
 
 impl ToJson for Phase {
     fn write_json(&self, out: &mut String) {
@@ -145,14 +138,12 @@ pub enum MessageKindView {
 impl MessageKindView {
     /// The wire form, e.g. `"tool_call"`.
     pub const fn as_str(self) -> &'static str {
-        match self {
-            MessageKindView::Text => "text",
-            MessageKindView::ToolCall => "tool_call",
-            MessageKindView::ToolResult => "tool_result",
-            MessageKindView::Other => "other",
-        }
+        crate::json::nth(KINDS, self as usize)
     }
 }
+
+/// The message kinds' wire forms, in declaration order (`json::nth`).
+const KINDS: &str = "text|tool_call|tool_result|other";
 
 impl ToJson for MessageKindView {
     fn write_json(&self, out: &mut String) {
@@ -182,17 +173,12 @@ pub enum ToolStatus {
 impl ToolStatus {
     /// The wire form, e.g. `"pending"`.
     pub const fn as_str(self) -> &'static str {
-        match self {
-            ToolStatus::Pending => "pending",
-            ToolStatus::Approved => "approved",
-            ToolStatus::Rejected => "rejected",
-            ToolStatus::Called => "called",
-            ToolStatus::Done => "done",
-            ToolStatus::Denied => "denied",
-            ToolStatus::Error => "error",
-        }
+        crate::json::nth(STATUSES, self as usize)
     }
 }
+
+/// The tool statuses' wire forms, in declaration order (`json::nth`).
+const STATUSES: &str = "pending|approved|rejected|called|done|denied|error";
 
 impl ToJson for ToolStatus {
     fn write_json(&self, out: &mut String) {

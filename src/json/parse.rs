@@ -37,24 +37,7 @@ pub(crate) enum Code {
 
 impl Code {
     pub(crate) fn message(self) -> &'static str {
-        match self {
-            Code::EofList => "EOF while parsing a list",
-            Code::EofObject => "EOF while parsing an object",
-            Code::EofString => "EOF while parsing a string",
-            Code::EofValue => "EOF while parsing a value",
-            Code::ExpectedColon => "expected `:`",
-            Code::ExpectedListCommaOrEnd => "expected `,` or `]`",
-            Code::ExpectedObjectCommaOrEnd => "expected `,` or `}`",
-            Code::ExpectedIdent => "expected ident",
-            Code::ExpectedValue => "expected value",
-            Code::InvalidEscape => "invalid escape",
-            Code::InvalidNumber => "invalid number",
-            Code::ControlChar => "control character (\\u0000-\\u001F) found while parsing a string",
-            Code::KeyMustBeString => "key must be a string",
-            Code::TrailingComma => "trailing comma",
-            Code::TrailingCharacters => "trailing characters",
-            Code::RecursionLimit => "recursion limit exceeded",
-        }
+        crate::json::nth(MESSAGES, self as usize)
     }
 
     pub(crate) fn is_eof(self) -> bool {
@@ -64,6 +47,15 @@ impl Code {
         )
     }
 }
+
+/// The messages of the syntax errors, in declaration order (`json::nth`).
+const MESSAGES: &str = "EOF while parsing a list|EOF while parsing an object|\
+                        EOF while parsing a string|EOF while parsing a value|expected `:`|\
+                        expected `,` or `]`|expected `,` or `}`|expected ident|expected value|\
+                        invalid escape|invalid number|\
+                        control character (\\u0000-\\u001F) found while parsing a string|\
+                        key must be a string|trailing comma|trailing characters|\
+                        recursion limit exceeded";
 
 /// A syntax error: its code and serde_json's position index (just past the offending byte, or the
 /// input length at end of input).

@@ -419,6 +419,139 @@ fn descriptions() {
     assert!(is_blank(Some(" \t")) && is_blank(None) && !is_blank(Some(" x ")));
 }
 
+/// The name lists (`nth`, `index_of`) give each name at its index, `""` past the last, and find
+/// only whole names.
+#[test]
+fn name_lists() {
+    const LIST: &str = "a|bc||d";
+    let names: Vec<&str> = (0..6).map(|i| nth(LIST, i)).collect();
+    assert_eq!(names, ["a", "bc", "", "d", "", ""]);
+    assert_eq!(nth("", 0), "");
+    assert_eq!(nth("é|ü", 1), "ü");
+    assert_eq!(index_of("a|bc|d", "a"), Some(0));
+    assert_eq!(index_of("a|bc|d", "d"), Some(2));
+    for missing in ["", "b", "c", "bc|d", "a|", "x"] {
+        assert_eq!(index_of("a|bc|d", missing), None, "{missing:?}");
+    }
+    for (value, text) in [
+        (Value::Null, "null"),
+        (Value::Bool(true), "a boolean"),
+        (Value::from(1), "a number"),
+        (Value::from("x"), "a string"),
+        (Value::Array(Vec::new()), "an array"),
+        (Value::Object(Map::new()), "an object"),
+    ] {
+        assert_eq!(describe(&value), text);
+    }
+}
+
+/// The wire forms kept as name lists, every one of them.
+#[test]
+fn wire_forms() {
+    use crate::approval::Approval;
+    use crate::client::{MessageKindView, Phase, ToolStatus};
+    use crate::error::ErrorCode;
+    let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(
+        codes,
+        [
+            "parse_error",
+            "not_suspended",
+            "unknown_call_id",
+            "empty_decisions",
+            "invalid_argument",
+            "invalid_state",
+            "input_locked",
+            "busy",
+            "conflict",
+            "http_status",
+            "network",
+            "timeout",
+            "unauthorized",
+            "expired",
+            "stream_error",
+            "aborted",
+        ]
+    );
+    let phases = [
+        (Phase::Idle, "idle"),
+        (Phase::Loading, "loading"),
+        (Phase::Sending, "sending"),
+        (Phase::Streaming, "streaming"),
+        (Phase::AwaitingApproval, "awaiting_approval"),
+        (Phase::Submitting, "submitting"),
+        (Phase::Completed, "completed"),
+        (Phase::Expired, "expired"),
+        (Phase::Conflict, "conflict"),
+        (Phase::Error, "error"),
+    ];
+    for (phase, text) in phases {
+        assert_eq!(phase.as_str(), text);
+    }
+    let kinds = [
+        (MessageKindView::Text, "text"),
+        (MessageKindView::ToolCall, "tool_call"),
+        (MessageKindView::ToolResult, "tool_result"),
+        (MessageKindView::Other, "other"),
+    ];
+    for (kind, text) in kinds {
+        assert_eq!(kind.as_str(), text);
+    }
+    let statuses = [
+        (ToolStatus::Pending, "pending"),
+        (ToolStatus::Approved, "approved"),
+        (ToolStatus::Rejected, "rejected"),
+        (ToolStatus::Called, "called"),
+        (ToolStatus::Done, "done"),
+        (ToolStatus::Denied, "denied"),
+        (ToolStatus::Error, "error"),
+    ];
+    for (status, text) in statuses {
+        assert_eq!(status.as_str(), text);
+    }
+    for (approval, text) in [
+        (Approval::Pending, "pending"),
+        (Approval::Approved, "approved"),
+        (Approval::Rejected, "rejected"),
+    ] {
+        assert_eq!(approval.as_str(), text);
+        assert_eq!(Approval::parse(text), Some(approval));
+    }
+    // Usable in constants, as before.
+    const BUSY: &str = ErrorCode::Busy.as_str();
+    assert_eq!(BUSY, "busy");
+}
+
+/// The syntax errors' messages, serde_json's, each at its code.
+#[test]
+fn syntax_messages() {
+    use super::parse::Code;
+    let codes = [
+        (Code::EofList, "EOF while parsing a list"),
+        (Code::EofObject, "EOF while parsing an object"),
+        (Code::EofString, "EOF while parsing a string"),
+        (Code::EofValue, "EOF while parsing a value"),
+        (Code::ExpectedColon, "expected `:`"),
+        (Code::ExpectedListCommaOrEnd, "expected `,` or `]`"),
+        (Code::ExpectedObjectCommaOrEnd, "expected `,` or `}`"),
+        (Code::ExpectedIdent, "expected ident"),
+        (Code::ExpectedValue, "expected value"),
+        (Code::InvalidEscape, "invalid escape"),
+        (Code::InvalidNumber, "invalid number"),
+        (
+            Code::ControlChar,
+            "control character (\\u0000-\\u001F) found while parsing a string",
+        ),
+        (Code::KeyMustBeString, "key must be a string"),
+        (Code::TrailingComma, "trailing comma"),
+        (Code::TrailingCharacters, "trailing characters"),
+        (Code::RecursionLimit, "recursion limit exceeded"),
+    ];
+    for (code, text) in codes {
+        assert_eq!(code.message(), text);
+    }
+}
+
 #[test]
 fn is_blank_is_trim_is_empty() {
     for s in [
