@@ -397,7 +397,12 @@ fn malformed_chunks_are_errors_and_the_stream_goes_on() {
             err(Some("$.type")),            // numeric type
             err(Some("$.data.toolCallId")), // approval without toolCallId
             err(Some("$.data")),            // approval with a string data
-            err(Some("$.input")),           // tool-input-available without input
+            // tool-input-available without input: `null`, as the AI SDK reads it
+            ok(Chunk::ToolInputAvailable {
+                tool_call_id: "c".into(),
+                tool_name: "n".into(),
+                input: Value::Null,
+            }),
             err(None),                      // truncated JSON
             ok(Chunk::TextDelta {
                 id: "t".into(),
@@ -435,8 +440,7 @@ fn malformed_chunks_are_errors_and_the_stream_goes_on() {
         &["data-tool-call-approval", "data.toolCallId", "missing"],
     );
     has(8, &["data-tool-call-approval", "data", "object"]);
-    has(9, &["tool-input-available", "input", "missing"]);
-    has(10, &["not valid JSON"]);
+    has(9, &["not valid JSON"]);
     assert!(out
         .iter()
         .filter_map(|r| r.as_ref().err())
@@ -659,6 +663,15 @@ fn null_versus_absent() {
         }))
     );
     assert!(parse_chunk_str(r#"{"type":"finish","finishReason":1}"#).is_err());
+    // `data` of a `data-*` chunk may be absent, as the AI SDK's schema (`unknown`) has it.
+    assert_eq!(
+        parse_chunk_str(r#"{"type":"data-progress","id":"p"}"#),
+        Ok(Some(Chunk::Data {
+            name: "progress".into(),
+            id: Some("p".into()),
+            data: Value::Null,
+        }))
+    );
     // A duplicate known field is malformed, in a chunk of a type toolgate reads; a chunk of a
     // type it skips yields nothing whatever it repeats (the module's promise for unknown types).
     assert!(parse_chunk_str(r#"{"type":"text-start","id":"a","id":"b"}"#).is_err());

@@ -352,18 +352,6 @@ impl Reader<'_> {
     fn opt_str(&mut self, name: &str) -> Option<String> {
         self.str_field(name, false)
     }
-
-    /// A field whose value may be any JSON, `null` included, but must be present.
-    #[inline(never)]
-    fn req_value(&mut self, name: &str) -> Value {
-        match self.fields.get(name) {
-            Some(v) => v.clone(),
-            None => {
-                self.fail(name, true, "");
-                Value::Null
-            }
-        }
-    }
 }
 
 /// The chunk types toolgate knows (besides `data-*`), in the order `build` matches them
@@ -433,7 +421,9 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
         Some(8) => Chunk::ToolInputAvailable {
             tool_call_id: r.req_str("toolCallId"),
             tool_name: r.req_str("toolName"),
-            input: r.req_value("input"),
+            // Absent is `null` (the AI SDK's schema reads it as `unknown`, which may be absent:
+            // a server that writes `input: undefined` leaves the key out).
+            input: value_or_null(r.fields, "input"),
         },
         // tool-output-available
         Some(9) => Chunk::ToolOutputAvailable {
@@ -481,7 +471,7 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
             Some(name) => Chunk::Data {
                 name: name.to_owned(),
                 id: r.opt_str("id"),
-                data: r.req_value("data"),
+                data: value_or_null(r.fields, "data"),
             },
             None => return Ok(None),
         },
