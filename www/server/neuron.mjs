@@ -17,7 +17,8 @@
 // `config.neuronHistory` says whether the paused message may be changed:
 // - `update` (default): decisions are written on the paused tool_call message.
 // - `append-only` (Neuron's newest history): the paused tool_call message is never modified after
-//   it is written. Decisions (read as `neuronDecisions` says) are held aside on the run
+//   it is written, and messages take the newest shape (no `resume_token`, no `parameters`, an
+//   ungated tool's `approval` left out). Decisions (read as `neuronDecisions` says) are held aside on the run
 //   (`run.decided`), completeness is judged from them, and the outcomes (approval, rejectReason,
 //   result) are recorded only on the tool_call_result message that follows once the step runs.
 //
@@ -198,12 +199,12 @@ function decide(ctx, rec, decisions) {
   return {};
 }
 
-function toolObject(call, callId, expiresMs) {
+function toolObject(call, callId, expiresMs, newest) {
   const policy = approvalPolicy(call.name, call.inputs);
   const gated = isGated(policy);
   // Neuron 4 gives an approval request a deadline (shown, not enforced here).
   const deadline = gated && expiresMs > 0 ? { expiresAt: new Date(Date.now() + expiresMs).toISOString() } : {};
-  return {
+  const tool = {
     callId,
     name: call.name,
     description: TOOLS[call.name].description,
@@ -215,6 +216,13 @@ function toolObject(call, callId, expiresMs) {
     rejectReason: null,
     ...deadline,
   };
+  // The newest shape (with the append-only history): no `parameters` (older versions only), and
+  // an ungated tool's `approval` left out rather than null (PROTOCOLS.md §1: treat both the same).
+  if (newest) {
+    delete tool.parameters;
+    if (!gated) delete tool.approval;
+  }
+  return tool;
 }
 
 /** Run the agent on until it pauses or finishes. */
@@ -250,9 +258,10 @@ function advance(ctx, rec) {
       rec.run = null;
       return;
     }
-    const tools = run.steps[run.stepIndex].map((call) => toolObject(call, `toolu_${hex(12)}`, ctx.config.neuronExpiresMs));
+    const newest = ctx.config.neuronHistory === 'append-only';
+    const tools = run.steps[run.stepIndex].map((call) => toolObject(call, `toolu_${hex(12)}`, ctx.config.neuronExpiresMs, newest));
     const msg = { __id: nextId(rec), role: 'assistant', content: [], type: 'tool_call', tools };
-    if (tools.some((x) => x.approval === 'pending')) {
+    if (tools.some((x) => x.approval === 'pending') && !newest) {
       // Neuron <= 4.0 style; 4.0.1 retires it. Clients must not need it.
       const withToken = { __id: msg.__id, resume_token: `workflow_${hex(8)}`, ...msg };
       rec.messages.push(withToken);

@@ -390,7 +390,11 @@ describe('neuron append-only history', () => {
       const s = servers[mode];
       const { id, chat, thread, pause, before } = await paused(s);
       const [del, mail, read] = pause.tools;
-      assert.deepEqual(pause.tools.map((t) => t.approval), ['pending', 'pending', null]);
+      // The newest shape: an ungated tool's approval left out, no `parameters`, no `resume_token`.
+      assert.deepEqual(pause.tools.map((t) => t.approval), ['pending', 'pending', undefined]);
+      assert.ok(!('approval' in read));
+      assert.ok(pause.tools.every((t) => !('parameters' in t)));
+      assert.ok(!('resume_token' in pause));
 
       // Partial, then revised (a cumulative payload carries the whole set each time).
       let r = await chat({ decisions: { [del.callId]: ['reject', 'keep it'] } });
@@ -415,7 +419,7 @@ describe('neuron append-only history', () => {
       assert.equal(result.type, 'tool_call_result');
       assert.deepEqual(
         result.tools.map((t) => [t.callId, t.approval, t.rejectReason]),
-        [[del.callId, 'approved', null], [mail.callId, 'rejected', 'Not this week'], [read.callId, null, null]],
+        [[del.callId, 'approved', null], [mail.callId, 'rejected', 'Not this week'], [read.callId, undefined, null]],
       );
       assert.equal(result.tools[0].result, 'Deleted /tmp/ao.log');
       assert.equal(result.tools[1].result, TEMPLATE('Not this week'));
@@ -456,7 +460,7 @@ describe('neuron append-only history', () => {
 
   test('a run that pauses twice: each pause is decided on its own, both tool_call messages stay pending', async () => {
     const { id, chat, thread, pause } = await paused(servers.strict, 'delete /old and deploy api');
-    assert.deepEqual(pause.tools.map((t) => [t.name, t.approval]), [['delete_file', 'pending'], ['run_tests', null]]);
+    assert.deepEqual(pause.tools.map((t) => [t.name, t.approval]), [['delete_file', 'pending'], ['run_tests', undefined]]);
     const r1 = await chat({ decisions: { [pause.tools[0].callId]: 'approve' } });
     assert.equal(r1.body.status, 'awaiting_approval');
     const second = r1.body.message;
@@ -470,8 +474,8 @@ describe('neuron append-only history', () => {
     const messages = await thread();
     const calls = messages.filter((m) => m.type === 'tool_call');
     const results = messages.filter((m) => m.type === 'tool_call_result');
-    assert.deepEqual(calls.map((m) => m.tools.map((t) => t.approval)), [['pending', null], ['pending']]);
-    assert.deepEqual(results.map((m) => m.tools.map((t) => t.approval)), [['approved', null], ['rejected']]);
+    assert.deepEqual(calls.map((m) => m.tools.map((t) => t.approval)), [['pending', undefined], ['pending']]);
+    assert.deepEqual(results.map((m) => m.tools.map((t) => t.approval)), [['approved', undefined], ['rejected']]);
     assert.equal(results[1].tools[0].rejectReason, 'not today');
     assert.deepEqual(readEffects(servers.strict.dataDir).filter((e) => e.threadId === id).map((e) => e.name), ['delete_file', 'run_tests']);
   });
