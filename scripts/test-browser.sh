@@ -60,6 +60,9 @@ export TOOLGATE_CUMULATIVE_ENDPOINT="$url"
 # for good; the outcome is on the tool_call_result after it), partial decisions are held aside.
 start_endpoint append-only QUIET="${QUIET:-1}" NEURON_HISTORY=append-only
 export TOOLGATE_APPEND_ONLY_ENDPOINT="$url"
+# A Neuron conflict answered as the seed's own controller does: HTTP 200 {"status":"conflict"}.
+start_endpoint conflict-200 QUIET="${QUIET:-1}" NEURON_CONFLICT_STATUS=200
+export TOOLGATE_CONFLICT_200_ENDPOINT="$url"
 
 # Sidenet: slower chunks (text deltas surely arrive one by one), and one that requires a token.
 start_endpoint slow GRACE_MS="${GRACE_MS:-3000}" QUIET="${QUIET:-1}" CHUNK_DELAY_MS=25

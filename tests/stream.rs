@@ -403,7 +403,7 @@ fn malformed_chunks_are_errors_and_the_stream_goes_on() {
                 tool_name: "n".into(),
                 input: Value::Null,
             }),
-            err(None),                      // truncated JSON
+            err(None), // truncated JSON
             ok(Chunk::TextDelta {
                 id: "t".into(),
                 delta: " after".into()

@@ -29,6 +29,9 @@ const CUMULATIVE_ENDPOINT: Option<&str> = option_env!("TOOLGATE_CUMULATIVE_ENDPO
 /// Neuron's newest history, append-only (`NEURON_HISTORY=append-only`): a pause's message keeps its
 /// tools pending for good, the outcome is on the `tool_call_result` after it.
 const APPEND_ONLY_ENDPOINT: Option<&str> = option_env!("TOOLGATE_APPEND_ONLY_ENDPOINT");
+/// A Neuron conflict answered with HTTP 200 `{"status":"conflict"}`, as the seed's own controller
+/// does (`NEURON_CONFLICT_STATUS=200`).
+const CONFLICT_200_ENDPOINT: Option<&str> = option_env!("TOOLGATE_CONFLICT_200_ENDPOINT");
 
 fn fresh_thread(tag: &str) -> String {
     format!(
@@ -266,6 +269,52 @@ async fn a_second_client_sending_while_paused_gets_409_and_the_first_is_locked()
     wait(a.submit()).await.expect("submit");
     assert_eq!(phase(&a), "completed");
     assert!(last_text(&a).contains("No specific instruction provided."));
+}
+
+/// Two clients on one pause: the first's decisions run the tools; the second's, sent after, are
+/// refused (a 409, or a 200 `{"status":"conflict"}` as the seed's own controller answers) and
+/// reconciled with the thread: the op fails with `conflict`, the draft is listed as dropped, and
+/// the second client shows the run the first one finished. A message sent meanwhile by a client
+/// that never loaded is refused the same way under either status, its text kept.
+#[wasm_bindgen_test]
+async fn decisions_sent_after_another_clients_are_a_conflict_under_either_status() {
+    for (name, base) in [("409", Some(endpoint())), ("200", CONFLICT_200_ENDPOINT)] {
+        let Some(base) = base else { continue };
+        let thread = fresh_thread("late");
+        let open =
+            |t: &str| ApprovalClient::new(options(base, t, r#""persist":false"#)).expect("client");
+        let a = open(&thread);
+        wait(a.send(s("delete /tmp/late.log"))).await.expect("send");
+        let newcomer = open(&thread);
+        let e = wait(newcomer.send(s("hello"))).await.unwrap_err();
+        assert_eq!(code(&e), "conflict", "{name}");
+        assert_eq!(
+            string(&get(&snap(&newcomer), "unsentText")),
+            "hello",
+            "{name}"
+        );
+        let b = open(&thread);
+        wait(b.load()).await.expect("load");
+        let id = call_id_of(&b, "delete_file");
+        a.approve(s(&id)).expect("approve");
+        wait(a.submit()).await.expect("submit");
+        assert_eq!(phase(&a), "completed", "{name}");
+        b.reject(s(&id), s("keep it")).expect("reject");
+        let e = wait(b.submit()).await.unwrap_err();
+        assert_eq!(code(&e), "conflict", "{name}");
+        let snapshot = snap(&b);
+        assert_eq!(string(&get(&snapshot, "phase")), "completed", "{name}");
+        assert_eq!(
+            json(&get(&snapshot, "droppedDrafts")),
+            format!("[\"{id}\"]"),
+            "{name}"
+        );
+        assert!(get(&snapshot, "suspension").is_null(), "{name}");
+        assert!(
+            last_text(&b).contains("delete_file /tmp/late.log: done."),
+            "{name}"
+        );
+    }
 }
 
 #[wasm_bindgen_test]

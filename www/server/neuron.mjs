@@ -40,7 +40,9 @@ import { json, hex, isPlainObject } from './util.mjs';
 
 const D = 'neuron';
 
-const conflict = (error) => json(409, { status: 'conflict', error });
+// `config.neuronConflictStatus`: 409 (default), or 200 as the seed's own controller answers (it
+// returns `['status' => 'conflict', ...]`, which Laravel sends as a 200).
+const conflict = (ctx, error) => json(ctx.config.neuronConflictStatus, { status: 'conflict', error });
 const bad = (error) => json(400, { error });
 
 function newRecord(id) {
@@ -146,6 +148,7 @@ function newMessage(ctx, rec, text) {
     const n = undecided(rec, pausedTail(rec)).length;
     return {
       error: conflict(
+        ctx,
         `Thread ${rec.id} is awaiting approval: ${n} tool call${n === 1 ? '' : 's'} require${n === 1 ? 's' : ''} approval before execution; decide them before sending a new message`,
       ),
     };
@@ -165,7 +168,7 @@ function newMessage(ctx, rec, text) {
 function decide(ctx, rec, decisions) {
   const mode = ctx.config.neuronDecisions;
   const t = pausedTail(rec);
-  if (!t) return { error: conflict(`Thread ${rec.id} has no tool call awaiting approval`) };
+  if (!t) return { error: conflict(ctx, `Thread ${rec.id} has no tool call awaiting approval`) };
   const byId = new Map(t.tools.map((x) => [x.callId, x]));
   const gated = (tool) => tool && tool.approval !== null && tool.approval !== undefined;
   if (mode === 'strict') {

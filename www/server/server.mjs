@@ -34,6 +34,7 @@ export function configFromEnv(env = process.env) {
     neuronHistory: env.NEURON_HISTORY || 'update',
     neuronReply: env.NEURON_REPLY || 'message',
     neuronExpiresMs: num(env.NEURON_EXPIRES_MS, 0),
+    neuronConflictStatus: num(env.NEURON_CONFLICT_STATUS, 409),
   };
 }
 
@@ -122,6 +123,7 @@ export async function startServer(options = {}) {
   for (const [key, name, allowed] of [
     ['neuronHistory', 'NEURON_HISTORY', ['update', 'append-only']],
     ['neuronReply', 'NEURON_REPLY', ['message', 'approvals']],
+    ['neuronConflictStatus', 'NEURON_CONFLICT_STATUS', [409, 200]],
   ]) {
     if (!allowed.includes(config[key]))
       throw new Error(`${name} must be ${allowed.map((v) => `"${v}"`).join(' or ')}, not ${JSON.stringify(config[key])}`);

@@ -544,6 +544,37 @@ describe('neuron approvals reply', () => {
   });
 });
 
+// NEURON_CONFLICT_STATUS=200: a conflict answered as the seed's own controller does (the array it
+// returns sent as a 200), the body unchanged.
+describe('neuron conflicts as HTTP 200', () => {
+  let s;
+  before(async () => {
+    s = await start({ neuronConflictStatus: 200 });
+  });
+  after(() => s.close());
+
+  test('a message while paused and decisions with nothing paused: 200 {status: "conflict"}', async () => {
+    const { configFromEnv, startServer } = await import('../server.mjs');
+    assert.equal(configFromEnv({}).neuronConflictStatus, 409);
+    assert.equal(configFromEnv({ NEURON_CONFLICT_STATUS: '200' }).neuronConflictStatus, 200);
+    const never = '/nonexistent/toolgate-never-created';
+    await assert.rejects(startServer({ port: 0, quiet: true, dataDir: never, neuronConflictStatus: 500 }), /NEURON_CONFLICT_STATUS/);
+    const chat = (body) => postJson(`${s.url}/threads/c200/chat`, body);
+    const r = await chat({ message: 'delete /tmp/c200.log' });
+    assert.equal(r.body.status, 'awaiting_approval');
+    const busy = await chat({ message: 'hello' });
+    assert.equal(busy.status, 200);
+    assert.equal(busy.body.status, 'conflict');
+    assert.match(busy.body.error, /awaiting approval/);
+    const [call] = r.body.message.tools;
+    assert.equal((await chat({ decisions: { [call.callId]: 'approve' } })).body.status, 'completed');
+    const late = await chat({ decisions: { [call.callId]: 'approve' } });
+    assert.equal(late.status, 200);
+    assert.deepEqual(Object.keys(late.body).sort(), ['error', 'status']);
+    assert.equal(late.body.status, 'conflict');
+  });
+});
+
 // NEURON_EXPIRES_MS: each gated tool of a pause carries Neuron 4's `expiresAt` deadline; ungated
 // tools, and every tool without the option, carry none.
 describe('neuron approval deadlines', () => {
