@@ -4372,6 +4372,33 @@ fn a_body_read_chunk_by_chunk_keeps_its_bytes_through_a_repeated_start() {
     assert_eq!(s.messages.as_slice()[1].text, "hello");
 }
 
+/// A late head of a cancelled request (the driver reports what the network gives it) does not
+/// take the buffer from the request awaited: the live load's chunks and end are read, and its op
+/// resolves (it stayed `loading` and `busy` for good).
+#[test]
+fn a_late_stream_start_of_a_cancelled_request_does_not_take_the_live_ones_buffer() {
+    let mut h = H::new();
+    let (op1, outs) = h.load();
+    let first = one_http(&outs);
+    h.c.abort();
+    let outs = h.drain();
+    assert_eq!(done(&outs, op1), Err(ErrorCode::Aborted));
+    let (op2, outs) = h.load();
+    let second = one_http(&outs);
+    h.c.handle_stream_start(h.now, second.id, 200);
+    h.drain();
+    h.c.handle_stream_start(h.now, first.id, 200);
+    h.drain();
+    let body = json!({"id": TID, "messages": [user("msg_1", "hi")]}).to_string();
+    h.c.handle_stream_chunk(h.now, second.id, body.as_bytes());
+    h.drain();
+    h.c.handle_stream_end(h.now, second.id);
+    let outs = h.drain();
+    assert_eq!(done(&outs, op2), Ok(()), "the live load resolves");
+    assert_eq!(h.phase(), Phase::Idle);
+    assert!(!h.c.snapshot().busy);
+}
+
 /// A server that counts call ids per step gives the next pause's call of an allowed tool the id
 /// of the last pause's: it is approved and submitted as any other. The id was remembered as
 /// approved already, and the new call waited for a person.

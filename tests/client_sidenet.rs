@@ -1761,8 +1761,9 @@ fn abort_after_an_approval_chunk_keeps_its_card_answerable() {
 
 #[test]
 fn abort_of_a_continuation_after_a_new_approval_chunk_keeps_the_drafts() {
-    // A continuation stopped after it announced a call: the pause the drafts were made on stays
-    // (its other decisions are not dropped for a partial one).
+    // A continuation stopped after it announced a call, call_B still open: the pause the drafts
+    // were made on stays (its other decisions are not dropped for a partial one); the server
+    // announces call_C again with call_B on call_B's continuation.
     let (mut h, op, post) = H::both_approved_and_submitted();
     assert_continuation(&post, "call_A", true);
     h.open(post.id, 200);
@@ -1780,6 +1781,11 @@ fn abort_of_a_continuation_after_a_new_approval_chunk_keeps_the_drafts() {
     let s = h.c.snapshot();
     assert_eq!(s.decisions.get("call_B"), Some(&Decision::Approve));
     assert_eq!(s.decisions.get("call_A"), None, "call_A's was accepted");
+    assert_eq!(
+        err_code(h.c.approve("call_A")),
+        ErrorCode::InvalidState,
+        "call_A's card is settled"
+    );
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -6129,4 +6135,42 @@ fn a_repause_under_a_new_start_id_names_the_message_that_shows_the_card() {
         mid, holder,
         "suspension.messageId {mid:?} is not the message that shows call_B (ids {ids:?})"
     );
+}
+
+/// Stopping a continuation's reply after it announced a new gated call (the run paused again on
+/// call_C): the run is paused on it, so its card stands and the composer stays locked, as after
+/// a new message's reply stopped so (the composer unlocked with no card to answer, before). With
+/// a call of the pause still open (call_B, its draft kept), that pause stays as it is: see
+/// `abort_of_a_continuation_after_a_new_approval_chunk_keeps_the_drafts`.
+#[test]
+fn stopping_a_continuation_that_announced_a_new_call_keeps_its_card() {
+    let (mut h, op, post) = H::a_approved_and_submitted();
+    h.open(post.id, 200);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+    ];
+    c.extend(tool_in("call_C", "send_email", json!({"to": "x@y.z"})));
+    c.push(approval(
+        "call_C",
+        "send_email",
+        "Email x@y.z",
+        json!({"to": "x@y.z"}),
+    ));
+    // call_C's approval chunk has arrived, the end of the stream has not.
+    h.feed(post.id, &sse(&c, false), 9);
+    assert_eq!(h.phase(), Phase::Streaming);
+    h.c.abort();
+    let outs = h.drain();
+    assert!(outs.contains(&Output::Cancel(post.id)));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    let s = h.c.snapshot();
+    assert_eq!(h.card_ids(), vec!["call_C"]);
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert!(!s.can_send);
+    // call_C is answered as any card: its continuation names the run and the call.
+    h.c.approve("call_C").expect("approve call_C");
+    h.drain();
+    let (_, post) = h.submit();
+    assert_continuation(&post, "call_C", true);
 }

@@ -804,7 +804,10 @@ impl Client {
         if let Some(engine) = engine!(self, as_mut) {
             return engine.handle_stream_start(now, id, status);
         }
-        if self.stream_rx.as_ref().is_some_and(|(r, _, _)| *r == id) {
+        // Only the request awaited (a late head of a cancelled one must not take the buffer from
+        // it), once.
+        let awaited = matches!(&self.c.state, State::Busy(f) if f.awaits(id));
+        if !awaited || self.stream_rx.as_ref().is_some_and(|(r, _, _)| *r == id) {
             return;
         }
         self.stream_rx = Some((id, status, Vec::new()));

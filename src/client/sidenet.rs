@@ -865,22 +865,27 @@ impl Sidenet {
             // keeps what it expects (its cards, set when it was adopted): the load tells an
             // abandoned card from a finished run by them.
             self.commit_building();
-            // A new message's reply that announced calls before it was stopped: the run is
-            // paused on them (its snapshot outlives the request), so their cards stand, as at
-            // the end of the stream; the server announces any calls still waiting on the
-            // continuation. (A stopped continuation keeps the pause its drafts were made on.)
-            if let (Job::Send { .. }, Some(Rx::Stream(mut stream, _))) = (&job, rx) {
-                if !stream.1.approvals.is_empty() {
+            // A continuation whose stream opened: the server accepted its decision.
+            if let Job::Submit(sub) = &mut job {
+                self.ack_current(sub);
+            }
+            // A reply that announced calls before it was stopped: the run is paused on them (its
+            // snapshot outlives the request), so their cards stand, as at the end of the stream.
+            // A continuation's pause with calls still open stays as it is instead (its drafts
+            // kept; the server announces the calls still waiting, the new ones with them, on
+            // the next continuation); one whose calls were all answered gives way to the new.
+            if let Some(Rx::Stream(mut stream, _)) = rx {
+                let open = matches!(job, Job::Submit(_))
+                    && self
+                        .pause
+                        .as_ref()
+                        .is_some_and(|p| p.tail.pending.iter().any(|c| !p.accepted(&c.call_id)));
+                if !stream.1.approvals.is_empty() && !open {
                     self.adopt_cards(&mut stream.1);
                 }
             }
             if self.pause.is_none() {
                 self.expect = Some(Expect::Unknown);
-            }
-        }
-        if streamed {
-            if let Job::Submit(sub) = &mut job {
-                self.ack_current(sub);
             }
         }
         self.c.aborted(job, !streamed);
