@@ -46,7 +46,8 @@
 //! ```
 //!
 //! `abort()` cancels the flight from any busy phase (ops resolve with `aborted`; drafts and the unsent
-//! text are kept) and returns to the phase the tail implies. `error` is left by any later command.
+//! text are kept) and returns to the phase the tail implies. `error` is left by any later `load`,
+//! `send`, `submit` or `rejectAllAndSend` (a draft changed meanwhile leaves the error shown).
 //!
 //! # The driver's duties
 //!
