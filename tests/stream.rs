@@ -672,9 +672,16 @@ fn null_versus_absent() {
             data: Value::Null,
         }))
     );
-    // A duplicate known field is malformed, in a chunk of a type toolgate reads; a chunk of a
-    // type it skips yields nothing whatever it repeats (the module's promise for unknown types).
-    assert!(parse_chunk_str(r#"{"type":"text-start","id":"a","id":"b"}"#).is_err());
+    // A repeated field is read as `JSON.parse` (and so the AI SDK's client) reads it: the last
+    // value. A chunk of a type toolgate skips yields nothing whatever it repeats.
+    assert_eq!(
+        parse_chunk_str(r#"{"type":"text-start","id":"a","id":"b"}"#),
+        Ok(Some(Chunk::TextStart { id: "b".into() }))
+    );
+    assert_eq!(
+        parse_chunk_str(r#"{"type":"text-start","type":"text-end","id":"a"}"#),
+        Ok(Some(Chunk::TextEnd { id: "a".into() }))
+    );
     let unknown = r#"{"type":"reasoning-delta","id":"r1","delta":"a","delta":"b"}"#;
     assert_eq!(parse_chunk_str(unknown), Ok(None));
     let mut out = Vec::new();

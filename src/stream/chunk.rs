@@ -230,7 +230,7 @@ fn trim_json_ws(s: &str) -> &str {
 /// `Ok(None)` for a well-formed chunk of a type toolgate does not know. `Err` with code
 /// `stream_error` when the text is not a JSON object, has no string `type`, or a known type lacks
 /// a required field or has one of the wrong type (the message names the type and the field, and
-/// `path` points at it).
+/// `path` points at it). A repeated field is read as `JSON.parse` reads it: the last value.
 pub fn parse_chunk_str(text: &str) -> Result<Option<Chunk>> {
     // Positions in errors are those of `text` as given, so it is parsed untrimmed.
     let trimmed = trim_json_ws(text);
@@ -362,10 +362,6 @@ const TYPES: &str = "text-delta|text-start|text-end|start|start-step|finish-step
                      tool-approval-request|finish|error|abort|data-tool-call-approval|\
                      tool-input-error";
 
-/// The top-level fields a chunk type may read: each may appear once.
-const KNOWN: &str = "type|id|delta|messageId|toolCallId|toolName|inputTextDelta|input|output|\
-                     errorText|approvalId|data|finishReason|reason|isAutomatic";
-
 fn build(fields: &Map) -> Result<Option<Chunk>> {
     let ty = match string_field(fields, "type") {
         Str::Text(ty) => ty,
@@ -476,21 +472,6 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
             None => return Ok(None),
         },
     };
-    // A chunk of a type toolgate reads (one it skips, unknown, may repeat what it likes) names
-    // each field it may read once.
-    for (i, key) in fields.keys().enumerate() {
-        // A key met before its own place.
-        if fields.keys().position(|k| k == key) != Some(i)
-            && crate::json::index_of(KNOWN, key).is_some()
-        {
-            let mut m = "chunk has a duplicate field `".to_owned();
-            m.push_str(key);
-            m.push('`');
-            let mut path = "$.".to_owned();
-            path.push_str(key);
-            return Err(stream_error(m).with_path(path));
-        }
-    }
     match r.error {
         Some(err) => Err(err),
         None => Ok(Some(chunk)),
