@@ -37,13 +37,13 @@ step "clippy (wasm32, abort-panics)" cargo clippy --target wasm32-unknown-unknow
 step "clippy (wasm32, Neuron only)" cargo clippy --target wasm32-unknown-unknown --no-default-features --features abort-panics -- -D warnings
 step "cargo test (native)" cargo test
 step "build pkg/ (release)" bash scripts/build.sh
-# The package's budget: wasm + JS glue at most 56,576 B gzip (55.25 KiB), as scripts/size.mjs
-# measures it (node zlib, level 9), a little above today's figure (56,360 B; it moves by up to
-# about 200 B between commits with the function layout) so growth is noticed.
-# BENCHMARKS.md has the figures and the further goal (45 KiB). The Neuron-only entry point
-# (pkg/neuron/, 40,397 B): at most 39.75 KiB (40,704 B).
+# The package's budget: wasm + JS glue at most 56,437 B gzip, as scripts/size.mjs measures it
+# (node zlib, level 9): smaller than the AI SDK's chat client (56,438 B, `ai@7.0.185`, measured as
+# BENCHMARKS.md 4 says), one of the targets; today's figure is 56,204 B (it moves by up to about
+# 200 B between commits with the function layout). BENCHMARKS.md has the figures and the further
+# goal (45 KiB). The Neuron-only entry point (pkg/neuron/, 40,543 B): at most 39.75 KiB (40,704 B).
 size_budgets() {
-  node scripts/size.mjs --max-gzip 56576 && node scripts/size.mjs --dir pkg/neuron --max-gzip 40704
+  node scripts/size.mjs --max-gzip 56437 && node scripts/size.mjs --dir pkg/neuron --max-gzip 40704
 }
 step "size budget" size_budgets
 step "TypeScript declarations (tsc --strict)" node_modules/.bin/tsc -p tests/ts/tsconfig.json
