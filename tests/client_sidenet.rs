@@ -3274,6 +3274,23 @@ fn drafts_come_back_when_a_replay_writes_the_arguments(args: &str) {
     assert!(persists(&outs).iter().all(|p| p.is_some()));
 }
 
+/// After call_A's continuation ended without announcing call_B (`outs`: that step's outputs):
+/// the client reads where the run stands, the history (call_A done, call_B still asking), then
+/// the replay (call_B waiting). Returns call_B's continuation.
+fn read_where_the_run_stands(h: &mut H, outs: &[Output]) -> HttpRequest {
+    no_done(outs);
+    let get = one_http(outs);
+    assert_history_get(&get);
+    let mut hist = paused_history(true);
+    hist[1]["parts"][0] = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+        "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}});
+    let outs = h.respond(get.id, history(hist));
+    let replay = one_http(&outs);
+    assert_replay_get(&replay);
+    let outs = h.stream(replay.id, &waiting_on_b());
+    one_http(&outs)
+}
+
 #[test]
 fn a_continuation_that_does_not_announce_the_calls_still_waiting_is_followed_up() {
     // A server that ends A's continuation as a paused stream does (`[DONE]`, no `finish`) without
@@ -3286,17 +3303,7 @@ fn a_continuation_that_does_not_announce_the_calls_still_waiting_is_followed_up(
         json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
     ];
     let outs = h.stream(first.id, &sse(&c, true));
-    no_done(&outs);
-    let get = one_http(&outs);
-    assert_history_get(&get);
-    let mut hist = paused_history(true);
-    hist[1]["parts"][0] = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
-        "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}});
-    let outs = h.respond(get.id, history(hist));
-    let replay = one_http(&outs);
-    assert_replay_get(&replay);
-    let outs = h.stream(replay.id, &waiting_on_b());
-    let second = one_http(&outs);
+    let second = read_where_the_run_stands(&mut h, &outs);
     assert_continuation(&second, "call_B", true);
     let outs = h.stream(second.id, &b_done_and_finished());
     assert_eq!(done(&outs, op), Ok(()));
@@ -5970,18 +5977,8 @@ fn a_collected_continuation_that_does_not_repeat_the_waiting_call_keeps_it() {
             s.error,
             outs.iter().find(|o| matches!(o, Output::Done { .. }))
         );
-        no_done(&outs);
         // Where the run stands is read (the history, the replay): B waits, B's decision goes.
-        let get = one_http(&outs);
-        assert_history_get(&get);
-        let mut hist = paused_history(true);
-        hist[1]["parts"][0] = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
-            "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}});
-        let outs = h.respond(get.id, history(hist));
-        let replay = one_http(&outs);
-        assert_replay_get(&replay);
-        let outs = h.stream(replay.id, &waiting_on_b());
-        let second = one_http(&outs);
+        let second = read_where_the_run_stands(&mut h, &outs);
         assert_eq!(
             second.body.as_deref(),
             Some(continuation_body("call_B", true).as_str())
@@ -6085,17 +6082,7 @@ fn a_continuation_ending_with_finish_tool_calls_keeps_the_waiting_call() {
         done_or_none(&outs, op)
     );
     // Read where the run stands, as after a bare `[DONE]`: B waits, and B's decision goes.
-    no_done(&outs);
-    let get = one_http(&outs);
-    assert_history_get(&get);
-    let mut hist = paused_history(true);
-    hist[1]["parts"][0] = json!({"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
-        "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}});
-    let outs = h.respond(get.id, history(hist));
-    let replay = one_http(&outs);
-    assert_replay_get(&replay);
-    let outs = h.stream(replay.id, &waiting_on_b());
-    let second = one_http(&outs);
+    let second = read_where_the_run_stands(&mut h, &outs);
     assert_continuation(&second, "call_B", true);
     let outs = h.stream(second.id, &b_done_and_finished());
     assert_eq!(done(&outs, op), Ok(()));
