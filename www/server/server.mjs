@@ -177,12 +177,14 @@ export async function startServer(options = {}) {
       if (config.token && !tokenOk(req.headers.authorization, config.token))
         return json(401, { error: 'Missing or invalid bearer token' }, { 'www-authenticate': 'Bearer' });
       const rest = segs.slice(1);
+      // `?approvalForm=` on the chat and replay routes: "ai-sdk", "sidenet" or none.
+      const form = query.get('approvalForm');
+      const badForm = form !== null && form !== 'ai-sdk' && form !== 'sidenet';
+      const formError = () => json(400, { error: 'approvalForm must be "ai-sdk" or "sidenet"' });
       if (rest.length === 1 && rest[0] === 'chat') {
         const denied = allow(['POST']);
         if (denied) return denied;
-        const form = query.get('approvalForm');
-        if (form !== null && form !== 'ai-sdk' && form !== 'sidenet')
-          return json(400, { error: 'approvalForm must be "ai-sdk" or "sidenet"' });
+        if (badForm) return formError();
         const parsed = sidenet.parseChatBody(await readJson(req));
         if (parsed.error) return parsed.error;
         return sidenet.chat(ctx, parsed, { approvalForm: form === 'ai-sdk' ? 'ai-sdk' : form === 'sidenet' ? 'sidenet' : null });
@@ -192,8 +194,8 @@ export async function startServer(options = {}) {
         if (denied) return denied;
         const threadId = query.get('threadId');
         if (!validThreadId(threadId)) return json(400, { error: 'threadId query parameter must match [A-Za-z0-9_-]{1,128}' });
-        const form = query.get('approvalForm');
-        return sidenet.replay(ctx, threadId, form === 'ai-sdk' || form === 'sidenet' ? form : null);
+        if (badForm) return formError();
+        return sidenet.replay(ctx, threadId, form);
       }
       // The same collected run for an agent and for a copilot.
       if (rest.length === 3 && (rest[0] === 'agents' || rest[0] === 'copilots') && rest[2] === 'run') {

@@ -271,6 +271,10 @@ describe('sidenet dialect', () => {
     }
     const q = await postJson(`${s.url}/v1/chat?approvalForm=weird`, { threadId: 't', messages: [userMsg('hi')] });
     assert.equal(q.status, 400);
+    // The replay route refuses it the same way (it answered 204, as if nothing were paused).
+    const g = await getJson(`${s.url}/v1/chat/stream?threadId=t&approvalForm=weird`);
+    assert.equal(g.status, 400);
+    assert.match(g.body.error, /approvalForm/);
   });
 
   test('messages may carry content strings, and only the last user message counts', async () => {
