@@ -1176,6 +1176,38 @@ fn chat_replies_without_the_message_are_followed_by_a_read_of_the_thread() {
     assert!(s.last_submission.is_some());
 }
 
+/// A decision POST stopped while out: its outcome is unknown. The quiet read that follows finds
+/// the pause gone with nothing in the thread recording the decisions (a trimmed history): as after
+/// a POST without a clear answer, the pause gone is the likelier sign that they were applied, so
+/// they are acknowledged, not listed as dropped (a `submit()` made before that read landed judged
+/// them so already; the quiet read did not).
+#[test]
+fn a_stopped_decision_post_whose_pause_was_trimmed_away_is_acknowledged() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    h.approve("call_B");
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    h.c.abort();
+    let outs = h.drain();
+    assert!(outs.contains(&Output::Cancel(post.id)));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Aborted));
+    let g = one_http(&outs);
+    assert_get(&g);
+    let outs = h.respond(
+        g.id,
+        thread(vec![
+            tool_result("msg_3", vec![]),
+            assistant("msg_4", "done"),
+        ]),
+    );
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert!(s.dropped_drafts.is_empty(), "{:?}", s.dropped_drafts);
+    assert!(s.decisions.is_empty());
+    assert!(s.suspension.is_none());
+}
+
 #[test]
 fn abort_of_a_message_keeps_the_text() {
     let mut h = H::loaded(vec![]);

@@ -1267,7 +1267,7 @@ impl Client {
     }
 
     fn on_thread(&mut self, op: Option<OpId>, why: Why, thread: Thread) {
-        self.unsure = false;
+        let unsure = core::mem::replace(&mut self.unsure, false);
         let was_paused = self.suspension.suspended;
         let ack = match why {
             // Refused (409, 400, a conflict body): the server said it did not take them, so only
@@ -1278,6 +1278,9 @@ impl Client {
             // No clear answer: a pause gone since is the likelier sign that they were applied.
             Why::Reconcile { .. } => Ack::IfMissing,
             Why::Recover(Some(_)) => Ack::Accepted,
+            // Any read while a submission's outcome is unknown (its POST stopped while out, or
+            // its follow-up read never landed) judges its drafts as the check read would.
+            _ if unsure => Ack::IfMissing,
             _ => Ack::Verify,
         };
         self.messages = thread.messages;
