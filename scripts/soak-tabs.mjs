@@ -150,7 +150,11 @@ window.runTab = async ({ dialect, threadId, texts, seed, tab, routes, chaos, fau
   }
   await inFlight;
   const s = snap();
-  out.last = 'phase ' + s.phase + ', busy ' + s.busy + ', cards ' + JSON.stringify(s.suspension ? s.suspension.tools.map((t) => [t.callId, t.approval, t.draft]) : null) + ', users ' + JSON.stringify(userTexts(s));
+  // What a tab left unfinished shows, to tell why: its cards (with the server's approval), the
+  // tools of its last message, and the drafts record in storage.
+  const record = Object.keys(localStorage).filter((k) => k.startsWith('toolgate:drafts')).map((k) => localStorage.getItem(k)).join(' ');
+  const lastTools = s.messages.length ? s.messages[s.messages.length - 1].tools.map((t) => [t.callId, t.status, t.approval]) : [];
+  out.last = 'phase ' + s.phase + ', busy ' + s.busy + ', cards ' + JSON.stringify(s.suspension ? s.suspension.tools.map((t) => [t.callId, t.approval, t.draft, t.serverApproval]) : null) + ', users ' + JSON.stringify(userTexts(s)) + ', last tools ' + JSON.stringify(lastTools) + ', record ' + record.slice(0, 400);
   client.free();
   return out;
 };
@@ -255,7 +259,7 @@ async function main() {
       row.stops += t.stops;
       row.reloads += t.reloads;
       for (const [k, n] of Object.entries(t.refused)) row.refused[k] = (row.refused[k] || 0) + n;
-      if (!t.finished) row.unfinished.push(`${r.dialect} ${r.threadId} tab ${t.tab}: ${t.last}; ${t.errors.slice(-2).join(' | ')}`);
+      if (!t.finished) row.unfinished.push(`${r.dialect} ${r.threadId} tab ${t.tab}: ${t.last}; ${t.errors.slice(-2).join(' | ')}; trace ${t.trace.slice(-4).join(' | ')}`);
       for (const err of t.errors) row.bad.push(`${r.dialect} ${r.threadId} tab ${t.tab}: ${err}`);
       // SOAK_TRACE=1: every refusal each tab met, in order.
       if (process.env.SOAK_TRACE && t.trace.length) console.log(`trace ${r.dialect} ${r.threadId} tab ${t.tab}: ${t.trace.filter((x) => !x.startsWith('decide')).join(' | ')}`);
