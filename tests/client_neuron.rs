@@ -4472,3 +4472,155 @@ fn the_read_after_a_submission_accepted_without_message_is_submitting() {
     no_done(&outs);
     assert_eq!(h.phase(), Phase::Submitting);
 }
+
+// ---------------------------------------------------------------- sends that landed, and doubt
+
+/// A user message as neuron-ai's history stores it now: content blocks, a text block being
+/// `{"type": "text", "content": ...}`.
+fn user_in_blocks(id: &str, text: &str) -> Value {
+    json!({"__id": id, "role": "user", "content": [{"type": "text", "content": text}]})
+}
+
+#[test]
+fn neuron_ai_text_blocks_read_as_their_text() {
+    let h = H::loaded(vec![
+        user_in_blocks("msg_1", "Delete old logs"),
+        json!({"__id": "msg_2", "role": "assistant",
+               "content": [{"type": "text", "content": "Done."}, {"type": "image", "content": "iVBORw0KGgo"}]}),
+    ]);
+    let texts: Vec<String> =
+        h.c.snapshot()
+            .messages
+            .as_slice()
+            .iter()
+            .map(|m| m.text.clone())
+            .collect();
+    assert_eq!(
+        texts,
+        vec!["Delete old logs", "Done."],
+        "an image's data is no text"
+    );
+}
+
+/// No clear answer to a message POST, and the reload shows it landed, in neuron-ai's block form:
+/// not offered for sending again (a second turn).
+#[test]
+fn a_send_that_landed_in_a_block_form_history_is_not_offered_again() {
+    let mut h = H::loaded(vec![]);
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.fail(post.id, TransportError::Timeout);
+    let get = one_http(&outs);
+    let outs = h.respond(
+        get.id,
+        thread(vec![
+            user_in_blocks("msg_1", "Delete old logs"),
+            pause_two(),
+        ]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.c.snapshot().unsent_text, None);
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+}
+
+/// A server that stores the text trimmed (Laravel's `TrimStrings` middleware, on by default)
+/// still shows the message landed.
+#[test]
+fn a_landed_message_stored_trimmed_is_not_offered_again() {
+    let mut h = H::loaded(vec![]);
+    let (op, outs) = h.send("Delete old logs\n");
+    let post = one_http(&outs);
+    let outs = h.fail(post.id, TransportError::Network("reset".into()));
+    let get = one_http(&outs);
+    let outs = h.respond(
+        get.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            assistant("msg_2", "Done."),
+        ]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.c.snapshot().unsent_text, None);
+}
+
+/// A 2xx without `message` to a send (Laravel's `{status, approvals}`) is accepted, whatever the
+/// read after it shows, and even when that read fails: the text is never kept for sending again.
+#[test]
+fn a_message_less_2xx_to_a_send_is_accepted_whatever_the_read() {
+    // The read shows the text in another form than sent (trimmed, in blocks).
+    let mut h = H::loaded(vec![]);
+    let (op, outs) = h.send("  Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.respond(
+        post.id,
+        ok(json!({"status": "awaiting_approval", "approvals": []})),
+    );
+    let get = one_http(&outs);
+    assert_get(&get);
+    let outs = h.respond(
+        get.id,
+        thread(vec![
+            user_in_blocks("msg_1", "Delete old logs!"),
+            pause_two(),
+        ]),
+    );
+    assert_eq!(done(&outs, op), Ok(()));
+    assert_eq!(h.c.snapshot().unsent_text, None);
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+
+    // The read fails: the command fails with the read's error, not a parse_error, and the
+    // delivered text is not offered again.
+    let mut cfg = config();
+    cfg.retry.attempts = 1;
+    let mut h = H::with(cfg);
+    let (op, outs) = h.load();
+    let g = one_http(&outs);
+    let outs = h.respond(g.id, thread(vec![]));
+    assert_eq!(done(&outs, op), Ok(()));
+    let (op, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, ok(json!({"status": "completed", "approvals": []})));
+    let get = one_http(&outs);
+    let outs = h.fail(get.id, TransportError::Network("offline".into()));
+    assert_eq!(done(&outs, op), Err(ErrorCode::Network));
+    assert_eq!(h.c.snapshot().unsent_text, None);
+}
+
+/// A decision POST stopped while out (its outcome unknown), and the quiet read after it shows the
+/// pause unchanged (it landed before the server got to the POST, or the history is append-only):
+/// that proves nothing. The stopped POST may still land and the run pause again on calls that
+/// reuse the callIds, so the next submission reads the thread first, and goes out only to the
+/// pause the drafts were made on.
+#[test]
+fn a_read_showing_the_pause_unchanged_does_not_end_the_doubt_of_a_stopped_post() {
+    let mut h = H::paused();
+    h.approve("call_A");
+    h.approve("call_B");
+    let (_, outs) = h.submit();
+    assert!(one_http(&outs).body.is_some());
+    h.c.abort();
+    let sync = one_http(&h.drain());
+    assert_get(&sync);
+    no_http(&h.respond(sync.id, thread(paused_thread())));
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    // The person's own load, the same: still in doubt.
+    let (_, outs) = h.load();
+    let get = one_http(&outs);
+    no_http(&h.respond(get.id, thread(paused_thread())));
+
+    let (op, outs) = h.submit();
+    let read = one_http(&outs);
+    assert_get(&read);
+    // Meanwhile the stopped POST landed: the pause is over, its decisions on record.
+    let mut after = paused_thread();
+    after.pop();
+    after.push(pause_two_decided());
+    after.push(assistant("msg_5", "Done."));
+    let outs = h.respond(read.id, thread(after));
+    no_http(&outs);
+    assert_eq!(
+        done(&outs, op),
+        Ok(()),
+        "acknowledged, not sent a second time"
+    );
+}

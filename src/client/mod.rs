@@ -1283,8 +1283,27 @@ impl Client {
             _ if unsure => Ack::IfMissing,
             _ => Ack::Verify,
         };
+        // The pause a read (the quiet one after `abort()`, or the person's) finds while a
+        // submission's outcome is unknown.
+        let doubted = match why {
+            Why::User | Why::Sync if unsure => self.pause.clone(),
+            _ => None,
+        };
         self.messages = thread.messages;
         self.adopt_tail(ack);
+        // That pause shown unchanged, its drafts still held, proves nothing (as in `reconciled`):
+        // the stopped POST may land after this read, and the run pause again on calls that reuse
+        // the callIds. The next submission still reads the thread first.
+        if doubted.is_some()
+            && self.pause == doubted
+            && self
+                .c
+                .decisions
+                .as_ref()
+                .is_some_and(|d| d.local().next().is_some())
+        {
+            self.unsure = true;
+        }
         // As kept (a message equal to its view's is that view's): the next reload's unchanged
         // messages are these very objects, which the views' comparison takes at a glance.
         self.marks.messages = self.messages.clone();
@@ -1377,13 +1396,15 @@ impl Client {
         }
     }
 
-    /// Did `text` land: is the last user message `text`, and one more than `users_before`? Without
+    /// Did `text` land: is the last user message `text` (but for white space at either end, which
+    /// servers trim: Laravel's `TrimStrings` middleware does by default), and one more than
+    /// `users_before`? Without
     /// that count, the last message alone tells, but not for a `refused` POST: the refusal is the
     /// likelier story then (the same text sent twice).
     fn landed(&self, text: &str, users_before: Option<usize>, refused: bool) -> bool {
         let (count, last) = self.users();
         let grew = users_before.map_or(!refused, |before| count > before);
-        grew && last.is_some_and(|m| m.text == text)
+        grew && last.is_some_and(|m| m.text.trim() == text.trim())
     }
 
     /// How many user messages, and the last (read from the views, which hold each message's role
@@ -1451,9 +1472,11 @@ impl Client {
                 Ok(neuron::ChatReply::Conflict(reason)) => {
                     return self.send_conflict(op, text, users_before, reason);
                 }
-                // Accepted without the message: the reload shows it (and the text kept if not).
+                // Accepted without the message (Laravel's JSON turn answers `{status,
+                // approvals}`): delivered, whatever the read shows (a text the server trimmed or
+                // stored in another form), and never kept for sending again.
                 Ok(neuron::ChatReply::Ok { message: None, .. }) => {
-                    Error::parse("a chat reply needs a message").with_path("$.message")
+                    return self.start_load(Some(op), Why::User);
                 }
                 Err(error) => error,
             },

@@ -130,7 +130,18 @@ pub(crate) fn text_of(message: &Message) -> String {
             for block in blocks {
                 let text = match block {
                     Value::String(s) => Some(s.as_str()),
-                    Value::Object(map) => map.get("text").and_then(Value::as_str),
+                    // `{"type":"text","text":..}`, or neuron-ai's own content block
+                    // `{"type":"text","content":..}` (its history's current form).
+                    Value::Object(map) => {
+                        map.get("text")
+                            .and_then(Value::as_str)
+                            .or_else(|| match map.get("type") {
+                                Some(Value::String(t)) if t == "text" => {
+                                    map.get("content").and_then(Value::as_str)
+                                }
+                                _ => None,
+                            })
+                    }
                     _ => None,
                 };
                 if let Some(text) = text {
