@@ -264,7 +264,9 @@ function closeSession() {
 }
 
 function remember(thread, dialect) {
-  const list = pref('recent', []).filter((r) => r && !(r.thread === thread && r.dialect === dialect));
+  // (Anything but a list, from an older version or a hand edit, is no list of recent threads.)
+  const stored = pref('recent', []);
+  const list = (Array.isArray(stored) ? stored : []).filter((r) => r && !(r.thread === thread && r.dialect === dialect));
   list.unshift({ thread, dialect });
   setPref('recent', list.slice(0, 8));
   ui.recent.replaceChildren(
@@ -498,11 +500,13 @@ function rejectAllAndSend() {
   ui.input.value = '';
   autosize();
   // All of them, as the button says: the calls approved but not submitted yet too (the client's
-  // rejectAllAndSend keeps the drafts made, and would run them).
-  for (const [id, draft] of Object.entries(s.client.getSnapshot().decisions)) {
-    if (draft === 'approve') {
+  // rejectAllAndSend keeps the drafts made, and would run them), and on Neuron the approvals a
+  // partial submission sent, which the server still takes back until the run resumes. (A call
+  // whose decision the server has acted on refuses the change: it stays as it is.)
+  for (const t of s.client.getSnapshot().suspension?.tools ?? []) {
+    if (t.approval === 'approved') {
       try {
-        s.client.reject(id, REJECT_ALL_REASON);
+        s.client.reject(t.callId, REJECT_ALL_REASON);
       } catch {}
     }
   }
@@ -517,10 +521,21 @@ function submitDecisions() {
   command('submit', () => s.client.submit());
 }
 
+/**
+ * Paused, with every card decided and nothing left to send here: another tab sent the decisions
+ * (its reply is on its way there), so this page has nothing to submit or reject, only to wait.
+ */
+function sentElsewhere(snap) {
+  const tools = snap.suspension?.tools ?? [];
+  return tools.length > 0 && !snap.busy && !snap.canSubmit && tools.every((t) => !t.draft && t.approval !== 'pending');
+}
+const SENT_ELSEWHERE = 'The decisions were sent from another tab: waiting for the agent to go on there.';
+
 /** Why the locked box or "Submit decisions" does nothing now, and what to do instead. */
 function notYetMessage(snap) {
   const n = snap.suspension?.undecided.length ?? 0;
   if (snap.busy || PHASE_BUSY.has(snap.phase)) return 'Wait a moment: a request is still running.';
+  if (sentElsewhere(snap)) return SENT_ELSEWHERE;
   if (n > 0) return `Decide ${n} more call${n === 1 ? '' : 's'} first, or use Reject all and send.`;
   return 'Every call is decided: submit your decisions first, or use Reject all and send.';
 }
@@ -809,6 +824,7 @@ function statusText(snap, s) {
     case 'conflict':
       return 'The thread changed on the server. Reloading it…';
     case 'awaiting_approval':
+      if (sentElsewhere(snap)) return SENT_ELSEWHERE;
       if (undecided === 0) return `Paused. All ${n} decided: submit your decisions to continue.`;
       return `Paused for your approval: ${undecided} of ${n} tool call${n === 1 ? '' : 's'} still need${undecided === 1 ? 's' : ''} a decision.`;
     case 'completed': {
@@ -907,7 +923,8 @@ function errorAlert(s, error, inBox) {
   const whileBusy = []; // what cannot act while a request runs
   if (isExpired) {
     actions.push(h('button', { type: 'button', class: 'btn btn-primary', onclick: askAgain }, 'Ask again'));
-  } else if (!['input_locked', 'busy', 'conflict'].includes(error.code)) {
+  } else if (!['input_locked', 'busy', 'conflict', 'empty_decisions', 'not_suspended', 'invalid_state'].includes(error.code)) {
+    // (Not for a command the client refused as it stood: the same press would be refused again.)
     whileBusy.push(softButton({ class: 'btn btn-primary' }, 'Retry', retry));
   }
   whileBusy.push(softButton({ class: 'btn btn-quiet' }, 'Reload thread', reloadThread));
@@ -1015,7 +1032,7 @@ function render() {
   // aria-disabled, not disabled: pressing Send disables it while the message goes, and a disabled
   // button would drop the focus to the page's body.
   ui.send.setAttribute('aria-disabled', String(!snap.canSend || !hasText));
-  ui.rejectAll.setAttribute('aria-disabled', String(!hasText || snap.busy));
+  ui.rejectAll.setAttribute('aria-disabled', String(!hasText || snap.busy || sentElsewhere(snap)));
   // Stop, while a message, decisions or a reply are on their way, or a command's retry waits
   // (`busy`); not a load, nothing to lose there.
   const stopHadFocus = document.activeElement === ui.stop;

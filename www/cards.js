@@ -107,6 +107,16 @@ export class ApprovalCard {
     });
     this.desc.hidden = !view.description;
     const json = JSON.stringify(view.inputs);
+    // Another call under the same callId (servers that number calls per step reuse them): a reason
+    // typed for the call before is not this one's.
+    const call = `${view.name}\u0000${json}`;
+    if (this.call !== undefined && call !== this.call) {
+      const typing = this.form.contains(document.activeElement);
+      this.closeDeny(false);
+      this.reason.value = '';
+      if (typing) this.el.focus({ preventScroll: true });
+    }
+    this.call = call;
     if (json !== this.inputsJson) {
       this.inputsJson = json;
       this.inputs.replaceChildren(h('h4', { class: 'sr-only' }, 'Arguments'), kvView(view.inputs));
@@ -128,6 +138,9 @@ export class ApprovalCard {
     // is settled: it cannot be changed any more, so the card offers nothing to click.
     const settled = sent && ctx.dialect === 'sidenet';
     this.el.dataset.settled = String(settled);
+    // A card settled (sent from another tab) while the focus was in it, on a button about to hide
+    // or in the reason box about to close: the focus stays on the card, not the page's body.
+    const lost = settled && this.el !== document.activeElement && this.el.contains(document.activeElement);
     if (settled) this.closeDeny(false);
     this.badge.className = `badge badge-${state}`;
     this.badge.replaceChildren(
@@ -159,6 +172,7 @@ export class ApprovalCard {
     this.denyBtn.setAttribute('aria-pressed', String(state === 'rejected'));
     this.approveBtn.hidden = settled;
     this.denyBtn.hidden = settled;
+    if (lost) this.el.focus({ preventScroll: true });
     this.undoBtn.hidden = !view.draft;
     // "Always allow" while this call still waits on a person, for a tool not allowed yet.
     rebuild(this.allowName, view.name, () => [' ', shown(view.name), ' this session']);

@@ -81,6 +81,44 @@ for (const dialect of ['neuron', 'sidenet']) {
   });
 }
 
+test('neuron: "Reject all and send" rejects an approval a partial submission sent too', async () => {
+  // On Neuron the server keeps an approval sent while another call still waits, and takes a change
+  // of it until the run resumes: "all" includes it.
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    await gotoThread(page, env.endpoint.url, { thread: threadId('outsent_neuron'), dialect: 'neuron' });
+    await send(page, 'delete /tmp/a.txt and email ops@example.com about hi');
+    await waitPaused(page, 2);
+    await approve(card(page, /Delet/));
+    await submit(page);
+    await card(page, /Delet/).locator('.badge', { hasText: /Approved · sent/ }).waitFor();
+    await page.locator('#app[data-syncing="false"]').waitFor();
+    await page.getByRole('textbox', { name: 'Message' }).fill('read notes.txt');
+    await page.getByRole('button', { name: 'Reject all and send' }).click();
+    await page.locator('#messages .msg-user', { hasText: 'read notes.txt' }).waitFor();
+    await waitCompleted(page);
+    assert.equal(await page.locator('#messages .tool-rejected').count(), 2);
+    assert.doesNotMatch(await page.locator('#messages').textContent(), /Deleted \/tmp\/a\.txt/);
+    assertNoProblems(problems);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a stored list of recent threads that is no list does not stop the demo', async () => {
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    await page.goto(env.endpoint.url + '/');
+    await page.evaluate(() => localStorage.setItem('toolgate-demo:recent', '{"thread":"x"}'));
+    await gotoThread(page, env.endpoint.url, { thread: threadId('recent_bad'), dialect: 'neuron' });
+    await send(page, 'read notes.txt');
+    await waitCompleted(page);
+    assertNoProblems(problems);
+  } finally {
+    await context.close();
+  }
+});
+
 test('sidenet: a reply that pauses again does not take the focus from a deny reason being typed', async () => {
   const { context, page, problems } = await openPage(env.browser);
   try {
@@ -142,6 +180,42 @@ test('"New thread" and "Open" switch threads and keep the id in the URL', async 
     await page.goBack();
     await page.locator('#messages .msg-user', { hasText: 'read notes.txt' }).waitFor();
     assert.equal(await page.getByRole('radio', { name: 'Neuron' }).isChecked(), true);
+    assertNoProblems(problems);
+  } finally {
+    await context.close();
+  }
+});
+
+test('neuron: a reason being typed for a call is not kept for another call that reuses its callId', async () => {
+  // Servers that number calls per step reuse callIds: the read after a partial submission shows
+  // another tool under the callId whose deny reason is being typed (the thread rewritten here).
+  const { context, page, problems } = await openPage(env.browser);
+  try {
+    await gotoThread(page, env.endpoint.url, { thread: threadId('reusedid'), dialect: 'neuron' });
+    await send(page, 'delete /tmp/a.txt and email ops@example.com about hi');
+    await waitPaused(page, 2);
+    const del = card(page, /Delet/);
+    const callId = await del.getAttribute('data-call-id');
+    assert.ok(callId);
+    await approve(card(page, /email/i));
+    await del.getByRole('button', { name: 'Deny' }).click();
+    await del.getByRole('textbox', { name: /^Reason/ }).fill('not that file');
+    await page.route('**/threads/**', async (route) => {
+      if (route.request().method() !== 'GET') return route.fallback();
+      const response = await route.fetch();
+      const doc = await response.json();
+      for (const m of doc.messages ?? []) {
+        for (const t of m.tools ?? []) {
+          if (t.callId === callId && t.name === 'delete_file') Object.assign(t, { name: 'deploy', inputs: { service: 'api' } });
+        }
+      }
+      await route.fulfill({ response, json: doc });
+    });
+    await submit(page);
+    const reused = page.locator(`#cards article.card[data-call-id="${callId}"]`);
+    await page.waitForFunction((id) => document.querySelector(`#cards article.card[data-call-id="${id}"]`)?.textContent.includes('deploy'), callId, { timeout: 10_000 });
+    assert.equal(await reused.getByRole('textbox', { name: /^Reason/ }).isVisible(), false, 'the deny form of the call before');
+    assert.equal(await reused.locator('textarea').inputValue(), '');
     assertNoProblems(problems);
   } finally {
     await context.close();

@@ -107,3 +107,44 @@ test('sidenet: a decision made in a third tab while the reply streams does not m
     await context.close();
   }
 });
+
+test('sidenet: when another tab sent every decision, this tab says so, offers nothing that would fail, and keeps the focus on the card', async (t) => {
+  // Slow chunks: A's reply must still stream while B is looked at.
+  const slow = await startEndpoint({ CHUNK_DELAY_MS: '250' });
+  t.after(() => slow.close());
+  const where = { thread: threadId('tabs_all_sent'), dialect: 'sidenet' };
+  const { context, page: a, problems } = await openPage(env.browser);
+  const b = await context.newPage();
+  b.on('pageerror', (e) => problems.push(`page B error: ${e.message}`));
+  b.on('console', (m) => m.type() === 'error' && problems.push(`page B console error: ${m.text()}`));
+  try {
+    await gotoThread(a, slow.url, where);
+    await send(a, 'buy 4 tickets at 60');
+    await waitPaused(a, 1);
+    await gotoThread(b, slow.url, where);
+    await waitPaused(b, 1);
+
+    // In B the person has a new request in the box and is typing a reason to deny the tickets.
+    await b.getByRole('textbox', { name: 'Message' }).fill('read notes.txt');
+    const tickets = card(b, /tickets/i);
+    await tickets.getByRole('button', { name: 'Deny' }).click();
+    await tickets.getByRole('textbox', { name: /^Reason/ }).fill('too many');
+    // A approves them and sends that.
+    await approve(card(a, /tickets/i));
+    await submit(a);
+    await b.locator('#cards article.card[data-settled="true"]').waitFor({ timeout: 5_000 });
+    const phase = await a.locator('#app').getAttribute('data-phase');
+    assert.ok(phase === 'submitting' || phase === 'streaming', `A's reply ended before the test could look (A: ${phase})`);
+    // The focus stays on the card (its reason box closed), not the page's body.
+    assert.equal(await b.evaluate(() => document.activeElement?.matches('article.card')), true);
+    // B says the decisions went from another tab, and "Reject all and send" does nothing.
+    assert.match(await b.locator('#status').textContent(), /sent from another tab/);
+    assert.equal(await b.getByRole('button', { name: 'Reject all and send' }).getAttribute('aria-disabled'), 'true');
+
+    await waitCompleted(a);
+    await waitCompleted(b);
+    assertNoProblems(problems);
+  } finally {
+    await context.close();
+  }
+});
