@@ -57,17 +57,53 @@ const userTexts = (s) => s.messages.filter((m) => m.role === 'user').map((m) => 
 window.runTab = async ({ dialect, threadId, texts, seed, tab, routes, chaos, faults }) => {
   await ready;
   const rand = rng(seed * 31 + tab * 7919);
-  const out = { tab, made: {}, refused: {}, errors: [], trace: [], finished: false, steps: 0, stops: 0, reloads: 0, last: '' };
-  const open = () => new ApprovalClient({
+  const out = { tab, made: {}, refused: {}, errors: [], trace: [], journal: [], finished: false, steps: 0, stops: 0, reloads: 0, last: '' };
+  // The journal (printed for a conversation a tab did not finish): what this tab wrote to storage,
+  // the storage events it got, its commands and its snapshots' changes, in time order.
+  const at = () => Math.round((performance.timeOrigin + performance.now()) * 10) / 10;
+  const note = (what) => { if (out.journal.length < 4000) out.journal.push([at(), tab, what]); };
+  const brief = (v) => {
+    if (v == null) return 'none';
+    try {
+      const r = JSON.parse(v);
+      return 'run ' + String(r.runId || r.pauseId || '').slice(-4) + ' calls ' + (r.callIds || []).map((c) => c.slice(-4)).join(',')
+        + (r.settled ? ' settled ' + r.settled.map((c) => c.slice(-4)).join(',') : '')
+        + ' drafts ' + Object.entries(r.drafts || {}).map(([k, d]) => k.slice(-4) + ':' + (Array.isArray(d) ? d[0] : d)).join(',');
+    } catch { return String(v).slice(0, 60); }
+  };
+  if (!window.journaled) {
+    window.journaled = true;
+    const set = Storage.prototype.setItem;
+    const remove = Storage.prototype.removeItem;
+    Storage.prototype.setItem = function (k, v) {
+      if (k.startsWith('toolgate:drafts')) note('write ' + brief(v) + (localStorage.getItem(k) === v ? ' (same: no event)' : ''));
+      return set.call(this, k, v);
+    };
+    Storage.prototype.removeItem = function (k) {
+      if (k.startsWith('toolgate:drafts')) note('remove' + (localStorage.getItem(k) === null ? ' (absent: no event)' : ''));
+      return remove.call(this, k);
+    };
+    window.addEventListener('storage', (e) => { if (e.key && e.key.startsWith('toolgate:drafts')) note('event ' + brief(e.newValue)); });
+  }
+  const openClient = () => new ApprovalClient({
     dialect, threadId, persist: true, timeoutMs: 4000,
     retry: { attempts: 4, backoffMs: 40, maxBackoffMs: 300 },
     ...(routes ? { routes } : {}),
   });
+  let lastView = '';
+  const watch = (c) => c.subscribe(() => {
+    const f = c.getSnapshot();
+    const view = f.phase + (f.busy ? ' busy' : '') + ' cards ' + (f.suspension ? f.suspension.tools.map((t) => t.callId.slice(-4) + ':' + t.approval + (t.draft ? '*' : '') + '/' + t.serverApproval).join(',') : '-');
+    if (view !== lastView) { lastView = view; note('snap ' + view); }
+  });
+  const open = () => { const c = openClient(); watch(c); return c; };
   let client = open();
   const snap = () => client.getSnapshot();
   const attempt = async (what, fn) => {
-    try { await fn(); return true; } catch (e) {
+    note(what);
+    try { await fn(); note(what + ' ok'); return true; } catch (e) {
       const code = (e && (e.code || e.name)) || 'unknown';
+      note(what + ' ' + code);
       out.trace.push(what + ' ' + code + ' (' + String(e && e.message).slice(0, 100) + ')');
       if (code === 'expired') {
         const f = client.getSnapshot();
@@ -259,6 +295,13 @@ async function main() {
       row.stops += t.stops;
       row.reloads += t.reloads;
       for (const [k, n] of Object.entries(t.refused)) row.refused[k] = (row.refused[k] || 0) + n;
+      if (!t.finished && !r.printed) {
+        r.printed = true;
+        const merged = r.tabs.flatMap((x) => x.journal).sort((a, b) => a[0] - b[0]);
+        const t0 = merged.length ? merged[0][0] : 0;
+        console.log(`journal ${r.dialect} ${r.threadId} (ms, tab, what); last 120 of ${merged.length}:`);
+        for (const [when, tab, what] of merged.slice(-120)) console.log(`  ${(when - t0).toFixed(1).padStart(8)} ${tab} ${what}`);
+      }
       if (!t.finished) row.unfinished.push(`${r.dialect} ${r.threadId} tab ${t.tab}: ${t.last}; ${t.errors.slice(-2).join(' | ')}; trace ${t.trace.slice(-4).join(' | ')}`);
       for (const err of t.errors) row.bad.push(`${r.dialect} ${r.threadId} tab ${t.tab}: ${err}`);
       // SOAK_TRACE=1: every refusal each tab met, in order.

@@ -4287,6 +4287,209 @@ fn a_tab_sending_its_own_continuation_keeps_another_tabs_call_listed_as_taken() 
         "call_B is taken in tab 2"
     );
 }
+/// One `localStorage` shared by three tabs, as a browser keeps it: a write that changes the value
+/// (a removal of a key that is there) fires one `storage` event in each other tab, which reads the
+/// value storage holds when it handles it; the writing tab gets none. Also the request each tab
+/// has out, and the driver's read of storage after a step that asks for it (`take_missed_restore`).
+#[derive(Default)]
+struct Tabs {
+    value: String,
+    events: [usize; 3],
+    out: [Option<HttpRequest>; 3],
+}
+
+impl Tabs {
+    /// What tab `t`'s step did (`outs`): its writes, its request; then its reads of storage.
+    fn after(&mut self, t: usize, h: &mut H, mut outs: Vec<Output>) -> Vec<Output> {
+        let mut all = Vec::new();
+        loop {
+            for o in &outs {
+                match o {
+                    Output::Http(r) => self.out[t] = Some(r.clone()),
+                    Output::Persist { value, .. } => {
+                        let v = value.clone().unwrap_or_default();
+                        if v != self.value {
+                            self.value = v;
+                            for (i, n) in self.events.iter_mut().enumerate() {
+                                *n += usize::from(i != t);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            all.append(&mut outs);
+            if !h.c.take_missed_restore() {
+                return all;
+            }
+            let value = self.value.clone();
+            outs = h.tab_wrote(&value);
+        }
+    }
+
+    /// Tab `t` handles the storage events it has (each reads what storage holds then).
+    fn events(&mut self, t: usize, h: &mut H) -> Vec<Output> {
+        let mut all = Vec::new();
+        while self.events[t] > 0 {
+            self.events[t] -= 1;
+            let value = self.value.clone();
+            let outs = h.tab_wrote(&value);
+            all.extend(self.after(t, h, outs));
+        }
+        all
+    }
+
+    /// The server answers tab `t`'s request out (a load: `history`, then `replay`, `None` for 204).
+    fn answer_load(&mut self, t: usize, h: &mut H, history_: Vec<Value>, replay: Option<Vec<u8>>) {
+        let get = self.out[t].take().expect("a load out");
+        assert_history_get(&get);
+        let outs = h.respond(get.id, history(history_));
+        self.after(t, h, outs);
+        let get = self.out[t].take().expect("the replay out");
+        assert_replay_get(&get);
+        let outs = match replay {
+            Some(bytes) => h.stream(get.id, &bytes),
+            None => h.respond(get.id, HttpResponse::new(204, "")),
+        };
+        self.after(t, h, outs);
+    }
+}
+
+/// The thread once call_A ran, paused on call_B.
+fn a_ran_paused_on_b() -> Vec<Value> {
+    vec![
+        user_ui("msg_u1", "delete /tmp/x"),
+        json!({"id": "msg_a1", "role": "assistant", "parts": [
+            {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available", "input": {"path": "/tmp/x"},
+             "approval": {"id": "call_A", "approved": true}, "output": "Deleted /tmp/x"},
+            {"type": "tool-send_email", "toolCallId": "call_B", "state": "approval-requested", "input": {"to": "a@b.c", "subject": "hi"},
+             "approval": {"id": "call_B"}}
+        ]}),
+    ]
+}
+
+/// The thread once both calls ran and the run finished.
+fn both_ran_and_finished() -> Vec<Value> {
+    vec![
+        user_ui("msg_u1", "delete /tmp/x"),
+        json!({"id": "msg_a1", "role": "assistant", "parts": [
+            {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available", "input": {"path": "/tmp/x"},
+             "approval": {"id": "call_A", "approved": true}, "output": "Deleted /tmp/x"},
+            {"type": "tool-send_email", "toolCallId": "call_B", "state": "output-available", "input": {"to": "a@b.c", "subject": "hi"},
+             "approval": {"id": "call_B", "approved": true}, "output": "sent"},
+            {"type": "text", "text": "all done"}
+        ]}),
+    ]
+}
+
+/// Found by the three-tab soak (two tabs left on a pause that was over). Tab 1 submits call_A and
+/// call_B: call_A's reply ends on the pause of call_B alone, a new pause, for which storage is to
+/// be read again once no command is in flight; but call_B's continuation goes out at once. Tabs 2
+/// and 3 (open on the thread, nothing paused there yet) take tab 1's record in, catch up by a load
+/// that finds the pause of call_B, and tab 2 writes its record for it: tab 1, busy, misses it.
+/// call_B's reply opens: tab 1's record lists call_B as settled, and tabs 2 and 3 wait for the
+/// record written once that reply ends. It ends the run; tab 1, told that another tab saved
+/// meanwhile, writes nothing in that step, and reads storage again: its own record of the reply,
+/// which it must not leave there (it read it as if at the new pause, long over, and wrote
+/// nothing). Tabs 2 and 3 were left on call_B, shown as taken, with nothing to come.
+#[test]
+fn a_continuation_chain_ending_the_run_leaves_no_tab_on_its_settled_record() {
+    let mut s = Tabs::default();
+    let (mut a, mut b, mut c) = (H::new(), H::new(), H::new());
+    // Tabs 2 and 3: open on the thread before the run paused.
+    for (t, h) in [(1, &mut b), (2, &mut c)] {
+        let (_, outs) = h.load();
+        s.after(t, h, outs);
+        s.answer_load(t, h, vec![], None);
+        assert!(h.c.snapshot().suspension.is_none());
+    }
+    // Tab 1 shows the pause, approves both calls and submits them.
+    let (_, outs) = a.load();
+    s.after(0, &mut a, outs);
+    s.answer_load(0, &mut a, paused_history(true), Some(replay_stream(true)));
+    for id in ["call_A", "call_B"] {
+        a.c.approve(id).expect("approve");
+        let outs = a.drain();
+        s.after(0, &mut a, outs);
+    }
+    a.c.submit(a.now).expect("submit");
+    let outs = a.drain();
+    s.after(0, &mut a, outs);
+    let first = s.out[0].take().expect("call_A's continuation");
+    assert_continuation(&first, "call_A", true);
+    // (The server runs call_A and pauses on call_B.) The reply opens: call_A settled.
+    let outs = a.open(first.id, 200);
+    s.after(0, &mut a, outs);
+    assert!(s.value.contains(r#""settled":["call_A"]"#), "{}", s.value);
+    let c1 = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        approval_b(),
+    ];
+    let mut outs = a.feed(first.id, &sse(&c1, true), 11);
+    outs.extend(a.end(first.id));
+    s.after(0, &mut a, outs);
+    let second = s.out[0].take().expect("call_B's continuation, at once");
+    assert_continuation(&second, "call_B", true);
+    assert_eq!(a.card_ids(), vec!["call_B"]);
+
+    // Tabs 2 and 3 catch up (the record of a pause they do not show) and find call_B waiting.
+    for (t, h) in [(1, &mut b), (2, &mut c)] {
+        s.events(t, h);
+        s.answer_load(t, h, a_ran_paused_on_b(), Some(waiting_on_b()));
+        s.events(t, h);
+        assert!(s.out[t].is_none());
+        assert_eq!(h.card_ids(), vec!["call_B"]);
+    }
+    // Tab 1 hears of tab 2's record while call_B's continuation is out.
+    assert!(s.events[0] > 0, "tab 2 wrote its record for call_B");
+    s.events(0, &mut a);
+    // (The server runs call_B; the run finishes.) The reply opens: call_B settled.
+    let outs = a.open(second.id, 200);
+    s.after(0, &mut a, outs);
+    assert!(s.value.contains(r#""settled":["call_B"]"#), "{}", s.value);
+    for (t, h) in [(1, &mut b), (2, &mut c)] {
+        let outs = s.events(t, h);
+        no_http(&outs);
+        let snap = h.c.snapshot();
+        let card = &snap.suspension.as_ref().expect("paused").tools[0];
+        assert_eq!((card.approval, card.draft), (Approval::Approved, false));
+    }
+    // The reply ends the run.
+    let mut outs = a.feed(second.id, &b_done_and_finished(), 11);
+    outs.extend(a.end(second.id));
+    s.after(0, &mut a, outs);
+    assert!(a.c.snapshot().suspension.is_none());
+
+    // Everything delivered and answered, as the server stands now (the run over).
+    for _ in 0..10 {
+        for (t, h) in [(0, &mut a), (1, &mut b), (2, &mut c)] {
+            s.events(t, h);
+            if s.out[t].is_some() {
+                s.answer_load(t, h, both_ran_and_finished(), None);
+            }
+        }
+    }
+    assert_eq!(s.events, [0, 0, 0]);
+    let mut left = Vec::new();
+    for (name, h) in [("tab 1", &a), ("tab 2", &b), ("tab 3", &c)] {
+        let snap = h.c.snapshot();
+        if snap.suspension.is_some() || snap.phase != Phase::Completed {
+            left.push(format!(
+                "{name}: {:?}, busy {}, cards {:?}",
+                snap.phase,
+                snap.busy,
+                h.card_ids()
+            ));
+        }
+    }
+    assert!(
+        left.is_empty(),
+        "left behind: {left:?}; storage holds {}",
+        s.value
+    );
+}
+
 /// The record a tab paused on call_A alone writes once it approved and submitted it and the reply
 /// opened: call_A settled (the server took its continuation).
 fn settled_record() -> String {

@@ -415,6 +415,10 @@ impl Core {
     /// were decided elsewhere, or the pause went away); one that completed the run stays, as the
     /// reload after its own POST shows just that.
     pub(super) fn unpaused(&mut self) {
+        // The read a new pause asked for (`fresh`) is of that pause: once nothing is paused it is
+        // a read like any other, and a record left in storage (a continuation's, listing its call
+        // as settled, of a pause adopted while a command went on) loads the thread and is removed.
+        self.fresh = false;
         if matches!(&self.last_submission, Some(l) if l.status != Phase::Completed) {
             self.last_submission = None;
         }
