@@ -1283,19 +1283,14 @@ impl Client {
             _ if unsure => Ack::IfMissing,
             _ => Ack::Verify,
         };
-        // The pause a read (the quiet one after `abort()`, or the person's) finds while a
-        // submission's outcome is unknown.
-        let doubted = match why {
-            Why::User | Why::Sync if unsure => self.pause.clone(),
-            _ => None,
-        };
         self.messages = thread.messages;
         self.adopt_tail(ack);
-        // That pause shown unchanged, its drafts still held, proves nothing (as in `reconciled`):
-        // the stopped POST may land after this read, and the run pause again on calls that reuse
-        // the callIds. The next submission still reads the thread first.
-        if doubted.is_some()
-            && self.pause == doubted
+        // A read (the quiet one after `abort()`, or the person's) that leaves the drafts held, the
+        // pause shown unchanged, proves nothing (as in `reconciled`): the stopped POST may land
+        // after it, and the run pause again on calls that reuse the callIds. The next submission
+        // still reads the thread first.
+        if unsure
+            && matches!(why, Why::User | Why::Sync)
             && self
                 .c
                 .decisions
@@ -1404,7 +1399,7 @@ impl Client {
     fn landed(&self, text: &str, users_before: Option<usize>, refused: bool) -> bool {
         let (count, last) = self.users();
         let grew = users_before.map_or(!refused, |before| count > before);
-        grew && last.is_some_and(|m| m.text.trim() == text.trim())
+        grew && last.is_some_and(|m| m.text.trim_ascii() == text.trim_ascii())
     }
 
     /// How many user messages, and the last (read from the views, which hold each message's role
