@@ -1,4 +1,5 @@
-//! Three tabs of one Sidenet thread (AI SDK approval form), each its own `Client` with `persist`,
+//! Three tabs of one Sidenet thread (the AI SDK's approval form or Sidenet's, a run that pauses
+//! over one step or two), each its own `Client` with `persist`,
 //! sharing one storage with a browser's semantics (a write that changes the value fires one
 //! `storage` event in each other tab, which reads what storage holds when it handles it; the writer
 //! gets none), against a scripted server, in random interleavings: tab 0 sends the message, every
@@ -48,20 +49,6 @@ enum St {
     Denied,
 }
 
-struct Call {
-    id: &'static str,
-    apr: &'static str,
-    name: &'static str,
-    input: Value,
-    st: St,
-}
-
-struct Server {
-    sent: bool,
-    calls: Vec<Call>,
-    finished: bool,
-}
-
 fn sse(chunks: &[Value], done: bool) -> Vec<u8> {
     let mut out = String::from(": keep-alive\n\n");
     for c in chunks {
@@ -82,47 +69,112 @@ enum Resp {
     Stream(Vec<u8>),
 }
 
+struct Call {
+    id: &'static str,
+    apr: &'static str,
+    name: &'static str,
+    input: Value,
+    /// The step of the run that makes the call (the run pauses on each step's gated calls).
+    step: usize,
+    st: St,
+}
+
+struct Server {
+    sent: bool,
+    calls: Vec<Call>,
+    /// The step the run is at (its calls shown; the ones before all decided).
+    step: usize,
+    finished: bool,
+    /// The AI SDK's approval form (`tool-approval-request`, approvals with ids of their own,
+    /// `data-run`), else Sidenet's (`data-tool-call-approval` naming the call).
+    ai_sdk: bool,
+}
+
 impl Server {
-    fn new() -> Server {
+    /// Three gated calls, in one step or over two (the run pauses again after the first two).
+    fn new(ai_sdk: bool, two_steps: bool) -> Server {
+        let second = usize::from(two_steps);
+        let call = |id, apr, name, input, step| Call {
+            id,
+            apr,
+            name,
+            input,
+            step,
+            st: St::Pending,
+        };
         Server {
             sent: false,
+            step: 0,
             finished: false,
+            ai_sdk,
             calls: vec![
-                Call {
-                    id: "call_P",
-                    apr: "apr_P",
-                    name: "buy_ticket",
-                    input: json!({"quantity": 2, "price": 80, "amount": 160}),
-                    st: St::Pending,
-                },
-                Call {
-                    id: "call_Q",
-                    apr: "apr_Q",
-                    name: "delete_file",
-                    input: json!({"path": "/tmp/x"}),
-                    st: St::Pending,
-                },
-                Call {
-                    id: "call_X",
-                    apr: "apr_X",
-                    name: "send_email",
-                    input: json!({"to": "w@example.com", "subject": "all"}),
-                    st: St::Pending,
-                },
+                call(
+                    "call_P",
+                    "apr_P",
+                    "buy_ticket",
+                    json!({"quantity": 2, "price": 80, "amount": 160}),
+                    0,
+                ),
+                call(
+                    "call_Q",
+                    "apr_Q",
+                    "delete_file",
+                    json!({"path": "/tmp/x"}),
+                    0,
+                ),
+                call(
+                    "call_X",
+                    "apr_X",
+                    "send_email",
+                    json!({"to": "w@example.com", "subject": "all"}),
+                    second,
+                ),
             ],
         }
     }
-    fn pending(&self) -> Vec<&Call> {
-        self.calls.iter().filter(|c| c.st == St::Pending).collect()
+    fn approval_id(&self, c: &Call) -> &'static str {
+        if self.ai_sdk {
+            c.apr
+        } else {
+            c.id
+        }
     }
+    /// The calls of the steps so far.
+    fn shown(&self) -> impl Iterator<Item = &Call> {
+        self.calls.iter().filter(move |c| c.step <= self.step)
+    }
+    fn pending(&self) -> Vec<&Call> {
+        self.shown().filter(|c| c.st == St::Pending).collect()
+    }
+    fn head(&self, out: &mut Vec<Value>) {
+        out.push(json!({"type": "start", "messageId": "msg_a1"}));
+        if self.ai_sdk {
+            out.push(data_run());
+        }
+    }
+    /// The calls of the current step, announced.
+    fn step_calls(&self, out: &mut Vec<Value>) {
+        out.push(json!({"type": "start-step"}));
+        for p in self.calls.iter().filter(|c| c.step == self.step) {
+            out.push(json!({"type": "tool-input-start", "toolCallId": p.id, "toolName": p.name}));
+            out.push(json!({"type": "tool-input-available", "toolCallId": p.id, "toolName": p.name, "input": p.input}));
+        }
+    }
+    /// The pause: an approval request per pending call, and the end of the turn.
     fn approvals(&self, out: &mut Vec<Value>) {
         for c in self.pending() {
-            out.push(
-                json!({"type": "tool-approval-request", "approvalId": c.apr, "toolCallId": c.id}),
-            );
+            out.push(if self.ai_sdk {
+                json!({"type": "tool-approval-request", "approvalId": c.apr, "toolCallId": c.id})
+            } else {
+                json!({"type": "data-tool-call-approval", "id": c.id, "data": {
+                    "runId": "run_1", "toolCallId": c.id, "toolName": c.name, "reason": "needs a person",
+                    "args": c.input, "agentVersionId": "agv_ref_1", "threadId": "thread_42"}})
+            });
         }
-        out.push(json!({"type": "finish-step"}));
-        out.push(json!({"type": "finish", "finishReason": "tool-calls"}));
+        if self.ai_sdk {
+            out.push(json!({"type": "finish-step"}));
+            out.push(json!({"type": "finish", "finishReason": "tool-calls"}));
+        }
     }
     fn final_chunks(&self, out: &mut Vec<Value>) {
         out.push(json!({"type": "finish-step"}));
@@ -138,12 +190,13 @@ impl Server {
         if self.sent {
             msgs.push(json!({"id": "msg_u1", "role": "user", "parts": [{"type": "text", "text": "buy 2 tickets at 80 and delete /tmp/x and email w@example.com about all"}]}));
             let mut parts = Vec::new();
-            for c in &self.calls {
+            for c in self.shown() {
                 let ty = format!("tool-{}", c.name);
+                let apr = self.approval_id(c);
                 parts.push(match c.st {
-                    St::Pending => json!({"type": ty, "toolCallId": c.id, "state": "approval-requested", "input": c.input, "approval": {"id": c.apr}}),
-                    St::Approved => json!({"type": ty, "toolCallId": c.id, "state": "output-available", "input": c.input, "approval": {"id": c.apr, "approved": true}, "output": "ok"}),
-                    St::Denied => json!({"type": ty, "toolCallId": c.id, "state": "output-denied", "input": c.input, "approval": {"id": c.apr, "approved": false}}),
+                    St::Pending => json!({"type": ty, "toolCallId": c.id, "state": "approval-requested", "input": c.input, "approval": {"id": apr}}),
+                    St::Approved => json!({"type": ty, "toolCallId": c.id, "state": "output-available", "input": c.input, "approval": {"id": apr, "approved": true}, "output": "ok"}),
+                    St::Denied => json!({"type": ty, "toolCallId": c.id, "state": "output-denied", "input": c.input, "approval": {"id": apr, "approved": false}}),
                 });
             }
             if self.finished {
@@ -159,10 +212,12 @@ impl Server {
                 Resp::Plain(HttpResponse::new(200, self.history().to_string()))
             }
             Method::Get => {
+                // The replay of a paused run: its pending calls again.
                 if !self.sent || self.pending().is_empty() {
                     return Resp::Plain(HttpResponse::new(204, ""));
                 }
-                let mut c = vec![json!({"type": "start", "messageId": "msg_a1"}), data_run()];
+                let mut c = Vec::new();
+                self.head(&mut c);
                 for p in self.pending() {
                     c.push(
                         json!({"type": "tool-input-start", "toolCallId": p.id, "toolName": p.name}),
@@ -174,6 +229,7 @@ impl Server {
             }
             Method::Post => {
                 let body: Value = serde_json::from_str(r.body.as_deref().unwrap_or("{}")).unwrap();
+                let mut c = Vec::new();
                 if body.get("approval").is_none() {
                     if self.sent {
                         return Resp::Plain(HttpResponse::new(
@@ -182,46 +238,46 @@ impl Server {
                         ));
                     }
                     self.sent = true;
-                    let mut c = vec![
-                        json!({"type": "start", "messageId": "msg_a1"}),
-                        data_run(),
-                        json!({"type": "start-step"}),
-                    ];
-                    for p in &self.calls {
-                        c.push(json!({"type": "tool-input-start", "toolCallId": p.id, "toolName": p.name}));
-                        c.push(json!({"type": "tool-input-available", "toolCallId": p.id, "toolName": p.name, "input": p.input}));
-                    }
+                    self.head(&mut c);
+                    self.step_calls(&mut c);
                     self.approvals(&mut c);
                     return Resp::Stream(sse(&c, true));
                 }
                 let a = &body["approval"];
+                assert_eq!(a["runId"], json!("run_1"), "a continuation names the run");
                 let id = a["toolCallId"].as_str().unwrap().to_owned();
                 let approved = a["approved"].as_bool().unwrap();
+                let step = self.step;
                 let Some(call) = self
                     .calls
                     .iter_mut()
-                    .find(|c| c.id == id && c.st == St::Pending)
+                    .find(|c| c.id == id && c.step <= step && c.st == St::Pending)
                 else {
                     return Resp::Plain(HttpResponse::new(
                         409,
                         r#"{"error":"not pending","code":"tool_call_not_pending"}"#,
                     ));
                 };
-                let mut c = vec![json!({"type": "start", "messageId": "msg_a1"}), data_run()];
+                call.st = if approved { St::Approved } else { St::Denied };
+                self.head(&mut c);
                 if approved {
-                    call.st = St::Approved;
                     c.push(
                         json!({"type": "tool-output-available", "toolCallId": id, "output": "ok"}),
                     );
                 } else {
-                    call.st = St::Denied;
                     c.push(json!({"type": "tool-output-denied", "toolCallId": id}));
                 }
-                if self.pending().is_empty() {
+                if !self.pending().is_empty() {
+                    self.approvals(&mut c);
+                } else if self.calls.iter().any(|c| c.step > self.step) {
+                    // The step is over: the run goes on to the next, and pauses there.
+                    c.push(json!({"type": "finish-step"}));
+                    self.step += 1;
+                    self.step_calls(&mut c);
+                    self.approvals(&mut c);
+                } else {
                     self.finished = true;
                     self.final_chunks(&mut c);
-                } else {
-                    self.approvals(&mut c);
                 }
                 Resp::Stream(sse(&c, true))
             }
@@ -562,7 +618,7 @@ fn run(seed: u64, chaos: bool, verbose: bool) -> Result<(), String> {
     let mut w = World {
         tabs,
         storage: None,
-        server: Server::new(),
+        server: Server::new(seed % 2 == 0, seed % 3 != 0),
         now: 1000,
         log: Vec::new(),
         verbose,
