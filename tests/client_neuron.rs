@@ -4624,3 +4624,203 @@ fn a_read_showing_the_pause_unchanged_does_not_end_the_doubt_of_a_stopped_post()
         "acknowledged, not sent a second time"
     );
 }
+
+#[test]
+fn a_read_first_submission_settled_without_a_post_keeps_an_earlier_stopped_posts_doubt() {
+    // A decision POST is stopped after it went out ({A, B}: it may still land). The quiet read
+    // shows the pause unchanged, so the doubt stays. The person takes B back and submits A: that
+    // submission reads first, finds A recorded (another tab submitted A alone) and sends nothing.
+    // B is still on the stopped POST's way, so the person's next submission must read first too:
+    // had the stopped POST landed meanwhile, the run would be at a new pause whose calls reuse
+    // the callIds, and a blind POST would decide them.
+    let mut h = H::paused();
+    h.approve("call_A");
+    h.reject("call_B", Some("no"));
+    let (_, outs) = h.submit();
+    assert!(one_http(&outs).body.is_some());
+    h.c.abort();
+    let sync = one_http(&h.drain());
+    assert_get(&sync);
+    no_http(&h.respond(sync.id, thread(paused_thread())));
+
+    h.c.clear("call_B").expect("clear");
+    h.drain();
+    let (op, outs) = h.submit();
+    let read = one_http(&outs);
+    assert_get(&read);
+    let mut a_only = pause_two();
+    a_only["tools"][0]["approval"] = json!("approved");
+    let outs = h.respond(
+        read.id,
+        thread(vec![user("msg_1", "Delete old logs"), a_only]),
+    );
+    no_http(&outs);
+    assert_eq!(done(&outs, op), Ok(()), "A is on record: nothing to send");
+
+    // The stopped POST lands now: B rejected, the run moves on to calls that reuse the callIds.
+    h.reject("call_B", Some("no"));
+    let (op, outs) = h.submit();
+    let check = one_http(&outs);
+    assert_get(&check);
+    let mut answered = pause_two_decided();
+    answered["tools"][1]["approval"] = json!("rejected");
+    answered["tools"][1]["rejectReason"] = json!("no");
+    let outs = h.respond(
+        check.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            answered,
+            tool_result("msg_3", vec![]),
+            tool_call(
+                "msg_4",
+                vec![
+                    tool("call_A", "drop_database", Some("pending"), None),
+                    tool("call_B", "email_everyone", Some("pending"), None),
+                ],
+            ),
+        ]),
+    );
+    no_http(&outs);
+    assert_eq!(h.c.poll_timeout(), None, "nothing to send later");
+    assert_eq!(
+        done(&outs, op),
+        Ok(()),
+        "the stopped POST had landed: acknowledged"
+    );
+    let s = h.c.snapshot();
+    assert!(s.decisions.is_empty(), "{:?}", s.decisions);
+    assert_eq!(s.suspension.as_ref().map(|x| x.undecided.len()), Some(2));
+}
+
+#[test]
+fn a_submission_checked_first_sends_the_decisions_the_thread_now_records() {
+    // The tail records A approved (an earlier partial submission); the person rejects B and
+    // submits {A: approve (restated), B}, then stops it after it went out. Another tab then
+    // revises A to rejected (decisions are revisable until the set is whole). The next
+    // submission reads first and finds A rejected: what it sends restates A as the thread now
+    // records it, not as it was before the read (which would run the tool the other tab's person
+    // turned down).
+    let mut a_approved = pause_two();
+    a_approved["tools"][0]["approval"] = json!("approved");
+    let mut h = H::loaded(vec![user("msg_1", "Delete old logs"), a_approved]);
+    h.reject("call_B", Some("no"));
+    let (_, outs) = h.submit();
+    assert_post(
+        &one_http(&outs),
+        r#"{"decisions":{"call_A":"approve","call_B":["reject","no"]}}"#,
+    );
+    h.c.abort();
+    let sync = one_http(&h.drain());
+    assert_get(&sync);
+    let mut a_approved = pause_two();
+    a_approved["tools"][0]["approval"] = json!("approved");
+    no_http(&h.respond(
+        sync.id,
+        thread(vec![user("msg_1", "Delete old logs"), a_approved]),
+    ));
+
+    let (_, outs) = h.submit();
+    let read = one_http(&outs);
+    assert_get(&read);
+    let mut a_revised = pause_two();
+    a_revised["tools"][0]["approval"] = json!("rejected");
+    a_revised["tools"][0]["rejectReason"] = json!("changed my mind");
+    let outs = h.respond(
+        read.id,
+        thread(vec![user("msg_1", "Delete old logs"), a_revised]),
+    );
+    assert_post(
+        &one_http(&outs),
+        r#"{"decisions":{"call_A":["reject","changed my mind"],"call_B":["reject","no"]}}"#,
+    );
+}
+
+#[test]
+fn a_tab_whose_catch_up_failed_answers_the_stale_record_once_a_load_succeeds() {
+    // B shows the run completed. A tab still on the pause, which is over, writes its record: B
+    // catches up with a quiet reload, which fails for good (offline), and writes nothing then (see
+    // `a_tab_whose_catch_up_reload_fails_writes_nothing_back`). Back online, the person's load
+    // shows the run completed: B removes the record, or the tabs that hold it stay on a pause
+    // that is over, none of them ever told.
+    let done_thread = || {
+        vec![
+            user("msg_1", "Delete old logs"),
+            pause_two_decided(),
+            tool_result("msg_3", vec![]),
+            assistant("msg_4", "Done."),
+        ]
+    };
+    let mut b = H::loaded(done_thread());
+    let outs = b.tab_wrote(&stored_for("msg_2", json!({"call_A": "approve"})));
+    assert_eq!(persists(&outs), vec![]);
+    let mut sync = one_http(&outs);
+    loop {
+        let outs = b.fail(sync.id, TransportError::Network("offline".into()));
+        assert_eq!(persists(&outs), vec![], "{outs:?}");
+        if !b.c.snapshot().syncing {
+            break;
+        }
+        let outs = b.at(b.now + 120_000);
+        assert_eq!(persists(&outs), vec![]);
+        sync = one_http(&outs);
+    }
+    assert_eq!(b.error_code(), Some("network"));
+
+    let (op, outs) = b.load();
+    let get = one_http(&outs);
+    let outs = b.respond(get.id, thread(done_thread()));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert!(b.c.snapshot().suspension.is_none());
+    assert_eq!(persists(&outs), vec![None], "the stale record removed");
+}
+
+#[test]
+fn a_tab_never_loaded_reads_the_thread_after_its_submission_and_removes_the_record() {
+    // Its first load failed (offline): the person sends, the reply shows the pause, and the quiet
+    // read that should follow is preempted by the person's submission. Storage events meanwhile
+    // are held as before a first load (nothing written). The submission completes the run: the
+    // tab must read the thread (it never has), take in what it held, and remove the record, or
+    // the other tabs, whose record it is, stay on a pause that is over.
+    let mut c = config();
+    c.reload_after_post = false;
+    let mut h = H::with(c);
+    let (_, outs) = h.send("Delete old logs");
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("awaiting_approval", pause_two()));
+    let sync = one_http(&outs);
+    assert_get(&sync);
+    assert_eq!(h.phase(), Phase::AwaitingApproval);
+    h.approve("call_A");
+    let outs = h.tab_wrote(&stored_for(
+        "msg_2",
+        json!({"call_A": "approve", "call_B": "approve"}),
+    ));
+    no_http(&outs);
+    h.approve("call_B");
+    let (op, outs) = h.submit();
+    assert!(outs.contains(&Output::Cancel(sync.id)), "{outs:?}");
+    let post = one_http(&outs);
+    assert_post(
+        &post,
+        r#"{"decisions":{"call_A":"approve","call_B":"approve"}}"#,
+    );
+    let outs = h.respond(post.id, reply("completed", assistant("msg_4", "Done.")));
+    assert_eq!(done(&outs, op), Ok(()));
+    let read = one_http(&outs);
+    assert_get(&read);
+    let outs = h.respond(
+        read.id,
+        thread(vec![
+            user("msg_1", "Delete old logs"),
+            pause_two_decided(),
+            tool_result("msg_3", vec![]),
+            assistant("msg_4", "Done."),
+        ]),
+    );
+    assert!(h.c.snapshot().loaded);
+    assert_eq!(
+        persists(&outs),
+        vec![None],
+        "the record of the pause that is over removed"
+    );
+}

@@ -215,8 +215,13 @@ pub(super) struct Core {
     pub(super) fresh: bool,
     /// Storage holds another tab's record for a pause this one does not show: this tab's is
     /// written at the first step that is not quiet once no request is out (`persist`), unless the
-    /// catch-up load failed or was aborted (`fail`, `aborted` drop it).
+    /// catch-up load failed or was aborted (`fail`, `aborted` make it `owed`).
     pub(super) rewrite: bool,
+    /// A catch-up load failed or was stopped: storage still holds the record that asked for it,
+    /// which this tab answers (its own record written, or the key removed) after the next read
+    /// that succeeds (`read_ok`), not before (a tab that cannot read would start an exchange), and
+    /// not once another record or a removal replaced it (`restored`).
+    pub(super) owed: bool,
     /// What storage held before the last write, for `write_failed`.
     pub(super) before: Option<String>,
     /// The last write of the drafts failed (`Client::persist_failed`): the record storage held
@@ -286,6 +291,7 @@ impl Core {
             saved_meanwhile: false,
             fresh: false,
             rewrite: false,
+            owed: false,
             before: None,
             unsaved: None,
             outputs: Vec::new(),
@@ -529,7 +535,14 @@ impl Core {
         }
         let catch_up = taken.is_none() && !fresh && (pause_shown || !stored.is_empty());
         self.rewrite = catch_up;
+        self.owed = false;
         catch_up || taken == Some(true)
+    }
+
+    /// A read of the thread succeeded: a record owed since a catch-up failed is written now.
+    pub(super) fn read_ok(&mut self) {
+        self.loaded = true;
+        self.rewrite |= core::mem::take(&mut self.owed);
     }
 
     /// Whether a command is in flight (as `check_not_busy`, without building its error).
@@ -664,7 +677,7 @@ impl Core {
 
     /// The job failed for good: phase `error` (a quiet reload only shows the error), drafts kept.
     pub(super) fn fail(&mut self, mut job: Job, error: Error) {
-        self.rewrite = false;
+        self.owed |= core::mem::take(&mut self.rewrite);
         if job.is_sync() {
             self.error = Some(error);
             return;
@@ -682,7 +695,7 @@ impl Core {
     /// The job was aborted: its op resolves with `aborted`, the text it carried goes to `unsentText`
     /// (a message's only if `keep_text`).
     pub(super) fn aborted(&mut self, mut job: Job, keep_text: bool) {
-        self.rewrite = false;
+        self.owed |= core::mem::take(&mut self.rewrite);
         let keep_text = keep_text || !matches!(job, Job::Send { .. });
         let (op, text, _) = leftovers(&mut job);
         self.unsend(text.filter(|_| keep_text));

@@ -536,6 +536,10 @@ pub struct Client {
     /// callIds. Until the thread is read again, a submission reads it first and is sent only to
     /// the pause it was made on, not yet decided.
     unsure: bool,
+    /// The pause such a POST (stopped after it went out, or without a clear answer) was sent to:
+    /// it may land at any time, so the doubt lasts as long as that pause is shown, through reads
+    /// and other submissions (see [`weigh_doubt`](Self::weigh_doubt)).
+    doubt: Option<PauseKey>,
 }
 
 impl Client {
@@ -568,6 +572,7 @@ impl Client {
             stream_rx: None,
             sync_due: false,
             unsure: false,
+            doubt: None,
         };
         client.c.snapshot = client.build_snapshot();
         client
@@ -731,19 +736,48 @@ impl Client {
     /// that may have landed, or whose check was under way, leaves the client [`unsure`](Self)
     /// and reads the thread quietly.
     fn stopped(&mut self, job: Job, sent: bool) {
-        if sent && matches!(job, Job::Submit(_))
-            || matches!(
-                job,
-                Job::Load {
-                    why: Why::Reconcile { .. },
-                    ..
+        let doubtful = match &job {
+            Job::Submit(sub) if sent => {
+                self.doubt_of(sub);
+                true
+            }
+            // The check of a POST without a clear answer: what it carried may still land.
+            Job::Load {
+                why: Why::Reconcile { sub, resend, .. },
+                ..
+            } => {
+                if resend.is_some() && *resend != NOW {
+                    self.doubt_of(sub);
                 }
-            )
-        {
+                true
+            }
+            _ => false,
+        };
+        if doubtful {
             self.unsure = true;
             self.sync_due = true;
         }
         self.c.aborted(job, true);
+    }
+
+    /// A decision POST of `sub` whose outcome is unknown: what it carried may still land on its
+    /// pause, and the next submission reads the thread first.
+    fn doubt_of(&mut self, sub: &Submission) {
+        self.doubt = Some(sub.pause.clone());
+        self.unsure = true;
+    }
+
+    /// After a read, or a POST accepted: a POST in doubt can still move the run on while the pause
+    /// it went to is shown (a pause shown unchanged proves nothing: it may land after this read,
+    /// and the run pause again on calls that reuse the callIds; a submission settled by a read, or
+    /// one that sent less, does not end it either). Then every submission reads the thread first;
+    /// once another pause (or none) is shown, the doubt is over.
+    fn weigh_doubt(&mut self) {
+        let open = self.doubt.is_some() && self.doubt == self.pause;
+        if !open {
+            self.doubt = None;
+        }
+        self.unsure = open;
     }
 
     /// Hands over drafts read from storage (the value of an earlier [`Output::Persist`]; `""` for
@@ -1118,16 +1152,8 @@ impl Client {
                 "no decision to send: approve or reject at least one tool",
             ));
         }
-        // One payload for both the body and what was sent (the tail's decisions restated): not
-        // empty, with the draft just found.
-        let payload = decisions.effective();
-        let mut body = String::from("{\"decisions\":");
-        payload.write_json(&mut body);
-        body.push('}');
-        let mut sent = Vec::new();
-        for (id, d) in payload.iter() {
-            sent.push((id.to_owned(), d.clone()));
-        }
+        // Not empty, with the draft just found.
+        let (body, sent) = payload_of(decisions);
         let pause = pause.clone();
         let op = self.c.new_op();
         self.cancel_sync();
@@ -1285,24 +1311,11 @@ impl Client {
         };
         self.messages = thread.messages;
         self.adopt_tail(ack);
-        // A read (the quiet one after `abort()`, or the person's) that leaves the drafts held, the
-        // pause shown unchanged, proves nothing (as in `reconciled`): the stopped POST may land
-        // after it, and the run pause again on calls that reuse the callIds. The next submission
-        // still reads the thread first.
-        if unsure
-            && matches!(why, Why::User | Why::Sync)
-            && self
-                .c
-                .decisions
-                .as_ref()
-                .is_some_and(|d| d.local().next().is_some())
-        {
-            self.unsure = true;
-        }
+        self.weigh_doubt();
         // As kept (a message equal to its view's is that view's): the next reload's unchanged
         // messages are these very objects, which the views' comparison takes at a glance.
         self.marks.messages = self.messages.clone();
-        self.c.loaded = true;
+        self.c.read_ok();
         if let Some(held) = self.c.held_restore.take() {
             self.apply_restore(&held);
         }
@@ -1368,13 +1381,22 @@ impl Client {
                 return self.after_acknowledged(sub);
             }
             if resend == NOW {
-                return self.start(Job::Submit(sub));
+                // Made before the read: sent as the thread just read has it (a decision another
+                // tab recorded or revised since is restated as it now stands, not reverted), and
+                // only while a draft is left to send.
+                return match decisions {
+                    Some(ds) if ds.local().next().is_some() => {
+                        (sub.body, sub.sent) = payload_of(ds);
+                        self.start(Job::Submit(sub))
+                    }
+                    _ => self.after_acknowledged(sub),
+                };
             }
             // Not shown applied. After no clear answer (`Some(0)`) that proves nothing: an
             // append-only history shows the pause unchanged while the tools run, and after a
             // tool that threw (a 500), a second POST would run it again. The submission
             // fails, the drafts stay, and the person's next one reads the thread first.
-            self.unsure = resend.is_some();
+            self.unsure |= resend.is_some();
             (error, true)
         };
         self.c
@@ -1543,7 +1565,10 @@ impl Client {
 
     fn reconcile(&mut self, sub: Submission, error: Error, resend: Option<u32>) {
         // Unsure until the read lands (one that fails for good leaves the next submission to
-        // read first).
+        // read first); after no clear answer, what it carried may still land.
+        if resend.is_some() && resend != NOW {
+            self.doubt_of(&sub);
+        }
         self.unsure = true;
         self.start_load(Some(sub.op), Why::Reconcile { sub, error, resend });
     }
@@ -1571,6 +1596,7 @@ impl Client {
     /// [`Ack::Accepted`]): record it, and resolve its op or go on to the message of
     /// `rejectAllAndSend`. `true` when a quiet reload should follow (`status`: the reply's).
     fn accepted(&mut self, sub: Submission, status: Option<neuron::ChatStatus>) -> bool {
+        self.weigh_doubt();
         let paused = self.suspension.suspended;
         let consistent = status.map_or(true, |s| {
             (s == neuron::ChatStatus::AwaitingApproval) == paused
@@ -1582,7 +1608,11 @@ impl Client {
         // No reload when the message goes now.
         let sends = !paused && sub.then_send.is_some();
         self.after_acknowledged(sub);
-        !sends && status.is_some() && (self.c.config.reload_after_post || !consistent)
+        // (A client never loaded reads the thread, as after a send: it may have preempted the
+        // read that send started, and it holds what storage handed over until a read.)
+        !sends
+            && status.is_some()
+            && (self.c.config.reload_after_post || !consistent || !self.c.loaded)
     }
 
     // ------------------------------------------------------------------------------------------
@@ -1877,6 +1907,20 @@ fn records(record: &[Message], call_id: &str, decision: &Decision) -> bool {
         (Some(Approval::Approved), Decision::Approve)
             | (Some(Approval::Rejected), Decision::Reject(_))
     )
+}
+
+/// One payload for both a submission's body and what it sent: the tail's decisions restated, the
+/// drafts overlaid.
+fn payload_of(decisions: &Decisions) -> (String, Vec<(String, Decision)>) {
+    let payload = decisions.effective();
+    let mut body = String::from("{\"decisions\":");
+    payload.write_json(&mut body);
+    body.push('}');
+    let mut sent = Vec::new();
+    for (id, d) in payload.iter() {
+        sent.push((id.to_owned(), d.clone()));
+    }
+    (body, sent)
 }
 
 /// Does the tail already record `decision` for its call `id` (its [`Decision::from_tail`])?

@@ -1376,7 +1376,7 @@ impl Sidenet {
         // abandoned, as an empty replay would read).
         let failed = self.adopt_errors(feed, paused);
         let expired = !paused && !failed && expected.as_ref().is_some_and(|e| self.abandoned(e));
-        self.c.loaded = true;
+        self.c.read_ok();
         self.taken_elsewhere.clear();
         if let Some(held) = self.c.held_restore.take() {
             // Drafts only: the pause stays as adopted.
