@@ -17,30 +17,13 @@ const KEY: &str = "toolgate:drafts:sidenet:https://api.test:thread_42";
 mod support;
 use support::Invariants;
 
-/// A line of the world's log, formatted only when the log is kept (one seed replayed).
-macro_rules! note {
-    ($w:expr, $($arg:tt)*) => {
-        if $w.verbose {
-            $w.log.push(format!($($arg)*));
-        }
-    };
-}
+#[path = "support/tabs.rs"]
+#[macro_use]
+mod tabs;
+use tabs::Rng;
 use toolgate::client::{
     Client, Config, HttpRequest, HttpResponse, Method, Output, Phase, RequestId,
 };
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum St {
@@ -384,17 +367,13 @@ impl World {
                         }
                     }
                     Output::Persist { value, .. } => {
-                        let changed = match &value {
-                            Some(v) => self.storage.as_ref() != Some(v),
-                            None => self.storage.is_some(),
-                        };
+                        let changed = tabs::write(&mut self.storage, value);
                         note!(
                             self,
                             "  tab{t} writes {} {}",
-                            short(value.as_deref().unwrap_or("")),
+                            short(self.storage.as_deref().unwrap_or("")),
                             if changed { "" } else { "(same: no event)" }
                         );
-                        self.storage = value;
                         if changed {
                             for (i, o) in self.tabs.iter_mut().enumerate() {
                                 if i != t {

@@ -44,34 +44,14 @@ const CHAT_URL: &str = "https://api.test/threads/thread_42/chat";
 mod support;
 use support::Invariants;
 
-/// A line of the world's log, formatted only when the log is kept (one seed replayed).
-macro_rules! note {
-    ($w:expr, $($arg:tt)*) => {
-        if $w.verbose {
-            $w.log.push(format!($($arg)*));
-        }
-    };
-}
+#[path = "support/tabs.rs"]
+#[macro_use]
+mod tabs;
+use tabs::Rng;
 use toolgate::approval::Approval;
 use toolgate::client::{
     Client, Config, HttpRequest, HttpResponse, Method, Output, Phase, RequestId, TransportError,
 };
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn one_in(&mut self, n: usize) -> bool {
-        self.below(n) == 0
-    }
-}
 
 // ----------------------------------------------------------------------------------------------
 // The server: neuron.mjs's `chat` and `getThread`, on one thread.
@@ -947,17 +927,13 @@ impl World {
                             self.tabs[t].c.persist_failed();
                         }
                         self.tabs[t].write_failed = failed;
-                        let changed = match &value {
-                            Some(v) => self.storage.as_ref() != Some(v),
-                            None => self.storage.is_some(),
-                        };
+                        let changed = tabs::write(&mut self.storage, value);
                         note!(
                             self,
                             "  tab{t} writes {} {}",
-                            short(value.as_deref().unwrap_or("")),
+                            short(self.storage.as_deref().unwrap_or("")),
                             if changed { "" } else { "(same: no event)" }
                         );
-                        self.storage = value;
                         if changed {
                             for (i, o) in self.tabs.iter_mut().enumerate() {
                                 if i != t {
