@@ -7,6 +7,13 @@ import {
   withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
+// The thread's record of the rejections: a Neuron reply to a decision POST carries the agent's
+// message, not the tool_call it decided, so the transcript shows them once the quiet read that
+// follows the run's end lands, which can be after the phase reads `completed`.
+async function rejectedShown(page, n) {
+  await page.waitForFunction((k) => document.querySelectorAll('#messages .tool-rejected').length === k, n, { timeout: 10_000 }).catch(() => {});
+}
+
 // Slower chunks, so the stream can be watched.
 const env = withEndpointAndBrowser({ CHUNK_DELAY_MS: '40' });
 
@@ -50,6 +57,7 @@ for (const dialect of ['neuron', 'sidenet']) {
       await page.locator('#messages .msg-user', { hasText: 'read notes.txt' }).waitFor();
       await waitCompleted(page);
       assert.match(await lastAnswer(page), /read_file notes\.txt: done\./);
+      await rejectedShown(page, 2);
       assert.equal(await page.locator('#messages .tool-rejected').count(), 2);
       assert.ok(await page.getByRole('button', { name: 'Send', exact: true }).isVisible());
       assertNoProblems(problems);
@@ -72,6 +80,7 @@ for (const dialect of ['neuron', 'sidenet']) {
       await page.locator('#messages .msg-user', { hasText: 'read notes.txt' }).waitFor();
       await waitCompleted(page);
       // Nothing ran but the new request: both calls rejected, the approved one among them.
+      await rejectedShown(page, 2);
       assert.equal(await page.locator('#messages .tool-rejected').count(), 2);
       assert.doesNotMatch(await page.locator('#messages').textContent(), /Deleted \/tmp\/a\.txt/);
       assertNoProblems(problems);
@@ -97,6 +106,7 @@ test('neuron: "Reject all and send" rejects an approval a partial submission sen
     await page.getByRole('button', { name: 'Reject all and send' }).click();
     await page.locator('#messages .msg-user', { hasText: 'read notes.txt' }).waitFor();
     await waitCompleted(page);
+    await rejectedShown(page, 2);
     assert.equal(await page.locator('#messages .tool-rejected').count(), 2);
     assert.doesNotMatch(await page.locator('#messages').textContent(), /Deleted \/tmp\/a\.txt/);
     assertNoProblems(problems);
