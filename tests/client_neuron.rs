@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 use toolgate::client::{
-    Client, Config, HttpRequest, HttpResponse, Method, OpId, Output, Phase, RequestId,
+    Client, Config, HttpRequest, HttpResponse, Method, OpId, Output, Phase, RequestId, ToolStatus,
     TransportError,
 };
 use toolgate::decisions::Decision;
@@ -817,6 +817,69 @@ fn cumulative_when_the_tail_keeps_its_pending_snapshot() {
         &post,
         r#"{"decisions":{"call_A":"approve","call_B":"reject"}}"#,
     );
+}
+
+#[test]
+fn a_reply_of_the_agents_message_alone_shows_the_decisions_on_the_pause() {
+    // The reply to the decisions is the agent's next message: the pause's message stays before
+    // it, showing what the server took (as it records them), not "pending", with no read to come.
+    let mut c = config();
+    c.reload_after_post = false;
+    let mut h = H::with(c);
+    let (_, outs) = h.load();
+    let g = one_http(&outs);
+    let mut pause = pause_two();
+    let mut lookup = tool("call_C", "lookup", None, None);
+    lookup.as_object_mut().expect("tool").remove("approval");
+    pause["tools"].as_array_mut().expect("tools").push(lookup);
+    h.respond(g.id, thread(vec![user("msg_1", "x"), pause.clone()]));
+    h.approve("call_A");
+    h.reject("call_B", Some("Not the whole team"));
+    let (op, outs) = h.submit();
+    let post = one_http(&outs);
+    let outs = h.respond(post.id, reply("completed", assistant("msg_4", "Done.")));
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    let messages = s.messages.as_slice();
+    assert_eq!(messages.len(), 3);
+    let tools = &messages[1].tools;
+    let statuses: Vec<_> = tools.iter().map(|t| t.status).collect();
+    assert_eq!(
+        statuses,
+        [
+            ToolStatus::Approved,
+            ToolStatus::Rejected,
+            ToolStatus::Called
+        ]
+    );
+    assert_eq!(
+        tools[1].reject_reason.as_deref(),
+        Some("Not the whole team")
+    );
+    assert_eq!(tools[0].reject_reason, None);
+    // The message as the server records it: only `approval` and `rejectReason` changed.
+    let mut expected = pause;
+    expected["tools"][0]["approval"] = json!("approved");
+    expected["tools"][1]["approval"] = json!("rejected");
+    expected["tools"][1]["rejectReason"] = json!("Not the whole team");
+    let raw: Value = serde_json::from_str(&messages[1].raw.to_json_string()).expect("json");
+    assert_eq!(raw, expected);
+
+    // A partial submission answered so: the undecided tool stays pending.
+    let mut h = H::paused();
+    h.approve("call_A");
+    let (_, outs) = h.submit();
+    let post = one_http(&outs);
+    h.respond(post.id, reply("completed", assistant("msg_4", "Done.")));
+    let s = h.c.snapshot();
+    let statuses: Vec<_> = s.messages.as_slice()[1]
+        .tools
+        .iter()
+        .map(|t| t.status)
+        .collect();
+    assert_eq!(statuses, [ToolStatus::Approved, ToolStatus::Pending]);
 }
 
 #[test]

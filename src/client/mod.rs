@@ -1579,12 +1579,18 @@ impl Client {
         status: neuron::ChatStatus,
         message: Message,
     ) {
-        // The tail replaced in place when the reply is the pause's message, else appended.
+        // The tail replaced in place when the reply is the pause's message, else appended (the
+        // pause's message, when it is the tail, then shows the decisions the server took).
         match self.messages.last_mut() {
             Some(tail) if sub.pause.is_message(tail) && sub.pause.is_message(&message) => {
                 *tail = message;
             }
-            _ => self.messages.push(message),
+            tail => {
+                if let Some(tail) = tail.filter(|t| sub.pause.is_message(t)) {
+                    *tail = neuron::with_decisions(tail, &sub.sent);
+                }
+                self.messages.push(message);
+            }
         }
         self.adopt_tail(Ack::Accepted);
         if self.accepted(sub, Some(status)) {

@@ -6,6 +6,7 @@
 //! - `409 {"status": "conflict", "error": "..."}` when the history refuses the operation; other errors
 //!   carry `{"error": "..."}` when the server says why.
 
+use crate::decisions::Decision;
 use crate::error::{Error, Result};
 use crate::json::{self, Map, Obj, ToJson, Value};
 use crate::prelude::*;
@@ -154,6 +155,36 @@ pub(crate) fn text_of(message: &Message) -> String {
             out
         }
     }
+}
+
+/// The pause's message with the decisions the server accepted written on its pending tools as the
+/// server records them (`approval`; `rejectReason` for a rejection with a reason): what the thread
+/// shows until its next read, when the reply to them carried only the agent's next message (a
+/// client without `reloadAfterPost` reads none). Other tools are left as they are.
+pub(crate) fn with_decisions(message: &Message, sent: &[(String, Decision)]) -> Message {
+    let mut raw = message.as_object().clone();
+    if let Some(Value::Array(tools)) = raw.get_mut("tools") {
+        for tool in tools {
+            let Value::Object(t) = tool else { continue };
+            if t.get("approval").and_then(Value::as_str) != Some("pending") {
+                continue;
+            }
+            let id = t.get("callId").and_then(Value::as_str);
+            let Some((_, decision)) = sent.iter().find(|(c, _)| id == Some(c)) else {
+                continue;
+            };
+            let approval = match decision {
+                Decision::Approve => "approved",
+                Decision::Reject(_) => "rejected",
+            };
+            json::put_str(t, "approval", approval);
+            if let Some(reason) = decision.reason() {
+                json::put_str(t, "rejectReason", reason);
+            }
+        }
+    }
+    // Still a valid message (only approvals changed, to valid ones).
+    Message::try_from_map(raw).unwrap_or_else(|_| message.clone())
 }
 
 /// `true` for a user message (role `user`, no tool type).

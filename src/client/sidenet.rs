@@ -48,7 +48,7 @@ use core::mem::take;
 use crate::approval::{Approval, GatedTool, Suspension};
 use crate::decisions::{Decision, Decisions};
 use crate::error::{Error, ErrorCode, Result};
-use crate::json::{self, Map, Obj, Value};
+use crate::json::{self, put, put_str, Map, Obj, Value};
 use crate::stream::{inputs_of, parse_chunk_value, Chunk, ChunkDecoder};
 use crate::thread::{self, Message};
 
@@ -2879,17 +2879,4 @@ fn rejecting(state: &State, call_id: &str) -> bool {
         return false;
     };
     matches!(sub.next_queued(), Some((id, Decision::Reject(_))) if id == call_id)
-}
-
-/// `map[key] = value` for a string value (one copy of the string's allocation for every call
-/// site).
-#[inline(never)]
-fn put_str(map: &mut Map, key: &str, value: &str) {
-    put(map, key, Value::from(value));
-}
-
-/// `map[key] = value` (one copy of the key's allocation for every call site).
-#[inline(never)]
-fn put(map: &mut Map, key: &str, value: Value) {
-    map.insert(key.to_owned(), value);
 }

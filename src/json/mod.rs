@@ -240,5 +240,18 @@ pub(crate) fn text_hash(bytes: &[u8]) -> u64 {
     h
 }
 
+/// `map[key] = value` for a string value (one copy of the string's allocation for every call
+/// site).
+#[inline(never)]
+pub(crate) fn put_str(map: &mut Map, key: &str, value: &str) {
+    put(map, key, Value::from(value));
+}
+
+/// `map[key] = value` (one copy of the key's allocation for every call site).
+#[inline(never)]
+pub(crate) fn put(map: &mut Map, key: &str, value: Value) {
+    map.insert(key.to_owned(), value);
+}
+
 #[cfg(test)]
 mod tests;
