@@ -235,12 +235,15 @@ struct ToolsJs<'a>(&'a [ToolView]);
 
 impl ToJson for ToolsJs<'_> {
     fn write_json(&self, out: &mut String) {
-        out.push('[');
-        for (i, tool) in self.0.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
+        // `[` before the first item, `,` before each other one, as for a slice.
+        let mut sep = '[';
+        for tool in self.0 {
+            out.push(sep);
+            sep = ',';
             tool.write(out, true);
+        }
+        if sep == '[' {
+            out.push('[');
         }
         out.push(']');
     }
