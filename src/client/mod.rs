@@ -1530,7 +1530,8 @@ impl Client {
 
     fn on_submit_response(&mut self, sub: Submission, response: &HttpResponse) {
         let status = response.status;
-        let error = match status {
+        // Every check of the thread goes through one `reconcile` (`resend`: see `Why::Reconcile`).
+        let (error, resend) = match status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
                 Ok(neuron::ChatReply::Ok {
                     status,
@@ -1544,23 +1545,26 @@ impl Client {
                     return self.start_load(Some(sub.op), Why::Recover(Some(sub)));
                 }
                 Ok(neuron::ChatReply::Conflict(reason)) => {
-                    let error = conflict(reason, "the server refused the decisions");
-                    return self.reconcile(sub, error, None);
+                    (conflict(reason, "the server refused the decisions"), None)
                 }
                 // Accepted, and unreadable: no clear answer.
-                Err(error) => return self.reconcile(sub, error, Some(0)),
+                Err(error) => (error, Some(0)),
             },
-            _ => status_error(status, &response.body),
+            _ => {
+                let error = status_error(status, &response.body);
+                if matches!(status, 409 | 400 | 408 | 429) {
+                    // Refused: 409, 400, or not taken at all (408, 429).
+                    (error, None)
+                } else if retryable_status(status) {
+                    // No clear answer (a 500 may come after a tool ran, or threw): checked, not
+                    // re-sent.
+                    (error, Some(0))
+                } else {
+                    return self.c.fail(Job::Submit(sub), error);
+                }
+            }
         };
-        // Refused: 409, 400, or not taken at all (408, 429).
-        if matches!(status, 409 | 400 | 408 | 429) {
-            self.reconcile(sub, error, None);
-        } else if retryable_status(status) {
-            // No clear answer (a 500 may come after a tool ran, or threw): checked, not re-sent.
-            self.reconcile(sub, error, Some(0));
-        } else {
-            self.c.fail(Job::Submit(sub), error);
-        }
+        self.reconcile(sub, error, resend);
     }
 
     fn reconcile(&mut self, sub: Submission, error: Error, resend: Option<u32>) {
