@@ -1464,8 +1464,10 @@ impl Client {
         users_before: Option<usize>,
         response: &HttpResponse,
     ) {
-        // Every unclear outcome goes to one `verify_send`.
-        let error = match response.status {
+        // Every unclear outcome, and a refusal (`refused`: a conflict), goes to one
+        // `verify_send`.
+        let refusal = "the server refused the message (409)";
+        let (error, refused) = match response.status {
             200..=299 => match neuron::parse_chat_reply(&response.body) {
                 Ok(neuron::ChatReply::Ok {
                     status,
@@ -1486,42 +1488,26 @@ impl Client {
                     }
                     return;
                 }
-                Ok(neuron::ChatReply::Conflict(reason)) => {
-                    return self.send_conflict(op, text, users_before, reason);
-                }
+                Ok(neuron::ChatReply::Conflict(reason)) => (conflict(reason, refusal), true),
                 // Accepted without the message (Laravel's JSON turn answers `{status,
                 // approvals}`): delivered, whatever the read shows (a text the server trimmed or
                 // stored in another form), and never kept for sending again.
                 Ok(neuron::ChatReply::Ok { message: None, .. }) => {
                     return self.start_load(Some(op), Why::User);
                 }
-                Err(error) => error,
+                Err(error) => (error, false),
             },
-            409 => {
-                let reason = neuron::error_text(&response.body);
-                return self.send_conflict(op, text, users_before, reason);
-            }
+            409 => (conflict(neuron::error_text(&response.body), refusal), true),
             status => {
                 let error = status_error(status, &response.body);
                 if !retryable_status(status) {
                     // What `Core::fail` does for a `Job::Send`, without building the job.
                     return self.c.give_up(Some(op), Some(text), error, true);
                 }
-                error
+                (error, false)
             }
         };
-        self.verify_send(op, text, users_before, error, false);
-    }
-
-    fn send_conflict(
-        &mut self,
-        op: OpId,
-        text: String,
-        users_before: Option<usize>,
-        reason: Option<String>,
-    ) {
-        let error = conflict(reason, "the server refused the message (409)");
-        self.verify_send(op, text, users_before, error, true);
+        self.verify_send(op, text, users_before, error, refused);
     }
 
     fn start_sync(&mut self) {
