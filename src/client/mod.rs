@@ -1377,20 +1377,18 @@ impl Client {
                     // No draft left, and the tail records the decision.
                     decisions.is_some_and(|ds| matches!(ds.lookup(id), (None, Some(e)) if e == d))
                 });
-            if applied {
-                return self.after_acknowledged(sub);
-            }
-            if resend == NOW {
+            if !applied && resend == NOW {
                 // Made before the read: sent as the thread just read has it (a decision another
                 // tab recorded or revised since is restated as it now stands, not reverted), and
-                // only while a draft is left to send.
-                return match decisions {
-                    Some(ds) if ds.local().next().is_some() => {
-                        (sub.body, sub.sent) = payload_of(ds);
-                        self.start(Job::Submit(sub))
-                    }
-                    _ => self.after_acknowledged(sub),
-                };
+                // only while a draft is left to send (else acknowledged, below).
+                if let Some(ds) = decisions.filter(|ds| ds.local().next().is_some()) {
+                    (sub.body, sub.sent) = payload_of(ds);
+                    return self.start(Job::Submit(sub));
+                }
+            }
+            // One call for every acknowledgement.
+            if applied || resend == NOW {
+                return self.after_acknowledged(sub);
             }
             // Not shown applied. After no clear answer (`Some(0)`) that proves nothing: an
             // append-only history shows the pause unchanged while the tools run, and after a
