@@ -668,11 +668,13 @@ impl Core {
         status: u16,
         error: Error,
     ) {
-        if retryable_status(status) {
-            self.retry_or_fail(now, job, attempt, error);
+        // One call for both: a status not worth retrying fails as a last try would.
+        let attempt = if retryable_status(status) {
+            attempt
         } else {
-            self.fail(job, error);
-        }
+            u32::MAX
+        };
+        self.retry_or_fail(now, job, attempt, error);
     }
 
     /// The job failed for good: phase `error` (a quiet reload only shows the error), drafts kept.
