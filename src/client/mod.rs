@@ -1700,9 +1700,10 @@ impl Client {
                         self.audit.settle(id, Fate::Acknowledged);
                         continue;
                     }
-                    // The same pause has the same gated callIds: the draft is kept.
+                    // The same pause has the same gated callIds: the draft is kept (as it was set,
+                    // its reason already read as `set` reads it; no error to build and drop).
                     if let Some(nd) = self.c.decisions.as_mut() {
-                        let _ = nd.set(id, draft.clone());
+                        nd.put_found(id, Some(draft.clone()));
                     }
                 } else {
                     let recorded = record.map(|m| records(m, id, draft));
