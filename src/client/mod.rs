@@ -1666,16 +1666,11 @@ impl Client {
         // per step), so each call must also keep its tool and inputs.
         let same = old_pause.is_some()
             && *new_key == old_pause
-            && self
-                .suspension
-                .pending
-                .iter()
-                .chain(&self.suspension.decided)
-                .all(|o| {
-                    suspension
-                        .tool(&o.call_id)
-                        .is_some_and(|n| n.name == o.name && n.inputs == o.inputs)
-                });
+            && self.suspension.each_gated().all(|o| {
+                suspension
+                    .tool(&o.call_id)
+                    .is_some_and(|n| n.name == o.name && n.inputs == o.inputs)
+            });
         if new_key.is_some() && !same {
             self.c.new_pause();
             // Its calls are new ones whatever their ids (a server that counts ids per step uses
