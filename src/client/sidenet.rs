@@ -1552,25 +1552,31 @@ impl Sidenet {
     // ------------------------------------------------------------------------------------------
     // Internals: chunks
 
+    /// One chunk (or malformed chunk) of an answer. Nothing follows `[DONE]` (what does, a
+    /// proxy's trailing bytes, is not read).
     fn apply(&mut self, feed: &mut Feed, item: Result<Chunk>, chat: bool) {
-        // Nothing follows `[DONE]` (what does, a proxy's trailing bytes, is not read).
-        if feed.last {
-            return;
-        }
-        let chunk = match item {
+        let mut chunk = match item {
             Ok(chunk) => chunk,
             Err(error) => {
-                if feed.malformed.is_none() {
+                if !feed.last && feed.malformed.is_none() {
                     feed.malformed = Some(error);
                 }
                 return;
             }
         };
+        // Read by reference, what is kept taken out: the chunk is dropped whole, by one call.
+        if !feed.last {
+            self.read_chunk(feed, &mut chunk, chat);
+        }
+    }
+
+    /// One chunk, read in place (its owner, `apply`, drops it).
+    fn read_chunk(&mut self, feed: &mut Feed, chunk: &mut Chunk, chat: bool) {
         // Every chunk of the answer's content (not `start`, which names the message, nor the
         // bookkeeping chunks) first opens the streaming message.
         if chat
             && !matches!(
-                chunk,
+                *chunk,
                 Chunk::Done
                     | Chunk::Finish { .. }
                     | Chunk::Abort
@@ -1585,9 +1591,7 @@ impl Sidenet {
         {
             self.first_chunk(None);
         }
-        // Matched by reference, what is kept taken out: the chunk is dropped whole, by one call.
-        let mut chunk = chunk;
-        match &mut chunk {
+        match chunk {
             Chunk::Done => {
                 feed.done = true;
                 feed.last = true;
