@@ -1436,24 +1436,19 @@ impl Sidenet {
             next => {
                 // Not shown: dropped here, once, not on each way out below.
                 drop(error);
-                match next {
-                    // Nothing queued: `continue_submission` finishes the submission.
-                    None => return self.continue_submission(sub),
-                    // Applied (an answer lost on the way back): acknowledged, go on.
-                    Some((id, decision)) if self.records(id, decision) => {
-                        if let Some(acked) = sub.take_queued() {
-                            sub.sent.push(acked);
-                        }
-                        return self.continue_submission(sub);
+                // Nothing queued (`continue_submission` finishes the submission), or applied (an
+                // answer lost on the way back): acknowledged, go on (one call for both).
+                if next.map_or(true, |(id, decision)| self.records(id, decision)) {
+                    if let Some(acked) = sub.take_queued() {
+                        sub.sent.push(acked);
                     }
-                    Some(_) => {
-                        let error = self.not_sent(
-                            "the paused run was abandoned before the decision arrived",
-                            "the paused tool was decided elsewhere or changed; your decision was not applied",
-                        );
-                        (error, false)
-                    }
+                    return self.continue_submission(sub);
                 }
+                let error = self.not_sent(
+                    "the paused run was abandoned before the decision arrived",
+                    "the paused tool was decided elsewhere or changed; your decision was not applied",
+                );
+                (error, false)
             }
         };
         // Taken, not moved out: `sub` is dropped whole (one drop call, not one per field).
