@@ -1354,11 +1354,10 @@ impl Sidenet {
     /// They are taken from `feed` (whose owner drops it whole).
     fn adopt_cards(&mut self, feed: &mut Feed) -> bool {
         let cards = self.finish_cards(take(&mut feed.approvals));
-        let start_id = feed.start_id.take();
         let pause = if cards.is_empty() {
             None
         } else {
-            Some(self.make_pause(cards, start_id))
+            Some(self.make_pause(cards, feed.start_id.take()))
         };
         // What is paused is what the client expects to find paused next (nothing: no pause).
         self.expect = pause.as_ref().map(|p| Expect::Calls(p.call_ids.clone()));
