@@ -440,7 +440,7 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
             approval_id: r.req_str("approvalId"),
             tool_call_id: r.req_str("toolCallId"),
             reason: r.opt_str("reason"),
-            automatic: r.fields.get("isAutomatic") == Some(&Value::Bool(true)),
+            automatic: matches!(r.fields.get("isAutomatic"), Some(Value::Bool(true))),
         },
         // finish
         Some(13) => Chunk::Finish {
@@ -481,7 +481,7 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
 /// Whether a `data-tool-call-approval` chunk says its call resumed (`data.resumed: true`).
 fn resumed(fields: &Map) -> bool {
     let data = fields.get("data").and_then(Value::as_object);
-    data.and_then(|d| d.get("resumed")) == Some(&Value::Bool(true))
+    matches!(data.and_then(|d| d.get("resumed")), Some(Value::Bool(true)))
 }
 
 /// A tool's inputs as the views and cards show them (and a `data-tool-call-approval`'s `args`):
