@@ -185,8 +185,8 @@ impl ChunkDecoder {
     }
 }
 
-/// One decoded event to `out` (shared by `feed_with` and `finish_with`, compiled once).
-#[inline(never)]
+/// One decoded event to `out` (shared by `feed_with` and `finish_with`; inlined into their two
+/// closures, which then have the same code and are merged into one function by wasm-opt).
 fn push_event(ev: Result<SseEventRef<'_>>, out: &mut dyn FnMut(Result<Chunk>)) {
     match ev {
         Ok(ev) => {
