@@ -875,11 +875,15 @@ impl Sidenet {
             // kept; the server announces the calls still waiting, the new ones with them, on
             // the next continuation); one whose calls were all answered gives way to the new.
             if let Some(Rx::Stream(mut stream, _)) = rx {
+                // A card is open when its own decision is not the server's (a callId is on one
+                // card: no look-up by id).
                 let open = matches!(job, Job::Submit(_))
-                    && self
-                        .pause
-                        .as_ref()
-                        .is_some_and(|p| p.tail.pending.iter().any(|c| !p.accepted(&c.call_id)));
+                    && self.pause.as_ref().is_some_and(|p| {
+                        p.tail
+                            .pending
+                            .iter()
+                            .any(|c| c.approval == Approval::Pending)
+                    });
                 if !stream.1.approvals.is_empty() && !open {
                     self.adopt_cards(&mut stream.1);
                 }
