@@ -2276,9 +2276,11 @@ impl Sidenet {
                             (Some(c), Some(o)) if c.name == o.name && c.inputs == o.inputs)
                 });
                 if still {
+                    // Put as it is, without the error `set` would build for an unknown callId
+                    // (a draft is kept as `set` keeps it).
                     let kept = new_decisions
                         .as_mut()
-                        .is_some_and(|nd| nd.set(id, draft.clone()).is_ok());
+                        .is_some_and(|nd| nd.put_found(id, Some(draft.clone())));
                     if kept {
                         continue;
                     }
