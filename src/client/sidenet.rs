@@ -1303,7 +1303,7 @@ impl Sidenet {
         let Some(m) = self.messages_mut().and_then(|m| m.get_mut(at)) else {
             return;
         };
-        if let Some(t) = m.tools.iter_mut().find(|t| t.call_id == call_id) {
+        if let Some(t) = tool_mut(&mut m.tools, call_id) {
             (t.status, t.approval) = if approved {
                 (ToolStatus::Approved, Some(Approval::Approved))
             } else {
@@ -2091,7 +2091,7 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        let Some(tool) = v.tools.iter_mut().find(|t| t.call_id == call_id) else {
+        let Some(tool) = tool_mut(&mut v.tools, call_id) else {
             return;
         };
         tool.approval = Some(Approval::Approved);
@@ -2600,6 +2600,12 @@ fn reason_of(reasons: &[Reason], message: Option<&str>, call_id: &str) -> Option
 /// The tool for a call in `tools`.
 fn tool_in<'a>(tools: &'a [ToolView], call_id: &str) -> Option<&'a ToolView> {
     tools.iter().find(|t| t.call_id == call_id)
+}
+
+/// The tool for a call in `tools`, to edit (one find for `show_decided` and `tool_automatic`).
+#[inline(never)]
+fn tool_mut<'a>(tools: &'a mut [ToolView], call_id: &str) -> Option<&'a mut ToolView> {
+    tools.iter_mut().find(|t| t.call_id == call_id)
 }
 
 /// The view of the tool for a call in `tools`, appended (`called`) if missing.
