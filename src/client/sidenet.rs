@@ -2602,7 +2602,8 @@ fn tool_in<'a>(tools: &'a [ToolView], call_id: &str) -> Option<&'a ToolView> {
     tools.iter().find(|t| t.call_id == call_id)
 }
 
-/// The tool for a call in `tools`, to edit (one find for `show_decided` and `tool_automatic`).
+/// The tool for a call in `tools`, to edit (one find for `show_decided`, `tool_automatic` and
+/// `tool_view`).
 #[inline(never)]
 fn tool_mut<'a>(tools: &'a mut [ToolView], call_id: &str) -> Option<&'a mut ToolView> {
     tools.iter_mut().find(|t| t.call_id == call_id)
@@ -2615,8 +2616,10 @@ fn tool_view<'a>(
     name: &str,
     inputs: &Value,
 ) -> Option<&'a mut ToolView> {
-    if let Some(i) = tools.iter().position(|t| t.call_id == call_id) {
-        return tools.get_mut(i);
+    // Looked for, then taken to edit, through the two shared finds (a second short scan of one
+    // message's tools, where a position kept would be code of its own).
+    if tool_in(tools, call_id).is_some() {
+        return tool_mut(tools, call_id);
     }
     tools.push(ToolView {
         call_id: call_id.to_owned(),
