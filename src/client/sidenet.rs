@@ -1293,9 +1293,10 @@ impl Sidenet {
     /// last few messages, not a walk through a long thread's history (an older message showing
     /// the same callId pending is another call's).
     fn show_decided(&mut self, call_id: &str, decision: &Decision) {
-        let mut newest = self.messages.iter().enumerate().rev();
-        let Some((at, ToolStatus::Pending)) =
-            newest.find_map(|(i, m)| Some((i, tool_in(&m.tools, call_id)?.status)))
+        // Found by `message_of` (a view's index is its place in the list).
+        let Some((at, ToolStatus::Pending)) = self
+            .message_of(call_id)
+            .and_then(|m| Some((m.index, tool_in(&m.tools, call_id)?.status)))
         else {
             return;
         };
