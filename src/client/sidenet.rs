@@ -835,7 +835,7 @@ impl Sidenet {
         if let Some(reason) = decision.reason() {
             // The last reason given for a call is the one read (`reason_of` looks from the end).
             // Its message tells it from a later call reusing the callId (ids counted per step).
-            let message = self.message_of(call_id).and_then(|m| m.id.clone());
+            let message = self.message_id_of(call_id);
             self.reasons
                 .push((message, call_id.clone(), reason.to_owned()));
         }
@@ -1537,6 +1537,12 @@ impl Sidenet {
             .find(|m| tool_in(&m.tools, call_id).is_some())
     }
 
+    /// The id of the last settled message with a tool of this callId (one copy for both callers).
+    #[inline(never)]
+    fn message_id_of(&self, call_id: &str) -> Option<String> {
+        self.message_of(call_id)?.id.clone()
+    }
+
     /// Does the thread record `decision` for `call_id`?
     fn records(&self, call_id: &str, decision: &Decision) -> bool {
         self.find_tool(call_id).is_some_and(|t| {
@@ -1863,9 +1869,7 @@ impl Sidenet {
             .cloned();
         // The message that shows the first card (committed by every caller: a continuation goes
         // on in the paused message whatever id its `start` names), else the stream's.
-        let held = first
-            .and_then(|c| self.message_of(&c.call_id))
-            .and_then(|m| m.id.clone());
+        let held = first.and_then(|c| self.message_id_of(&c.call_id));
         let message_id = held.or(message_id);
         Pause {
             run_id,
