@@ -1314,9 +1314,7 @@ impl Sidenet {
         }
         let mut raw = m.raw.as_object().clone();
         if let Some(Value::Array(parts)) = raw.get_mut("parts") {
-            let part = parts
-                .iter_mut()
-                .find(|p| p.get("toolCallId").and_then(Value::as_str) == Some(call_id));
+            let part = parts.iter_mut().find(|p| of_call(p, call_id));
             if let Some(Value::Object(part)) = part {
                 put_str(part, "state", "approval-responded");
                 set_approved(part, call_id, approved);
@@ -2642,12 +2640,9 @@ fn tool_view<'a>(
 
 /// The raw tool part for a call in `parts`, created (`tool-<name>`) if missing.
 fn tool_part<'a>(parts: &'a mut Vec<Value>, call_id: &str, name: &str) -> Option<&'a mut Map> {
-    let found = parts.iter().position(|p| match p {
-        Value::Object(map) => {
-            is_tool_part(map) && map.get("toolCallId").and_then(Value::as_str) == Some(call_id)
-        }
-        _ => false,
-    });
+    let found = parts
+        .iter()
+        .position(|p| p.as_object().is_some_and(is_tool_part) && of_call(p, call_id));
     let i = match found {
         Some(i) => i,
         None => {
@@ -2664,6 +2659,12 @@ fn tool_part<'a>(parts: &'a mut Vec<Value>, call_id: &str, name: &str) -> Option
         Some(Value::Object(map)) => Some(map),
         _ => None,
     }
+}
+
+/// Is `part` a part of the call `call_id` (its `toolCallId`)?
+#[inline(never)]
+fn of_call(part: &Value, call_id: &str) -> bool {
+    part.get("toolCallId").and_then(Value::as_str) == Some(call_id)
 }
 
 fn set_approved(part: &mut Map, call_id: &str, approved: bool) {
