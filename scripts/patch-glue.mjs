@@ -121,10 +121,10 @@ if (glue.split(unset).length !== 2 || glue.split(isSet).length !== 3 || !fast ||
   throw new Error("wasm-bindgen glue: module state or imports not as expected");
 fs.writeFileSync(file, glue.replace(mime, page + "console.warn(\"toolgate_bg.wasm is not served as application/wasm (a slower start):\", e);")
   .replace(unset, "let wasmModule, wasmInstance, wasm = new Proxy({}, { get() { " +
-    "throw toolgateError(\"invalid_state\", \"call init() first\", null, -1, -1); } });")
+    "throw toolgateError(\"invalid_state\", \"call init() first\"); } });")
   .replaceAll(isSet, "if (wasmInstance) return wasm;")
   .replace(types, "[\"basic\", \"cors\", \"default\"].includes(module.type);$1").replace(bare, "}").replace(from, "const m = getStringFromWasm0(arg0, arg1); " +
-  "throw toolgateError(\"invalid_state\", /^null pointer/.test(m) ? \"the object was freed\" : m, null, -1, -1);")
+  "throw toolgateError(\"invalid_state\", /^null pointer/.test(m) ? \"the object was freed\" : m);")
   .replace(views, "function getArrayU8FromWasm0(ptr, len) {\n    ptr = ptr >>> 0;\n    return getUint8ArrayMemory0().subarray(ptr, ptr + len);\n}\n" +
     "function getStringFromWasm0(ptr, len) {\n    return decodeText(getArrayU8FromWasm0(ptr, len));\n}\n")
   .replace(kept[0], "function __wbg_finalize_init(instance) {").replace(kept[1], "")

@@ -242,7 +242,7 @@ const KEYS = [
 // id: a string or null, '' is null), h (headers), b (a boolean), n (a non-negative integer), a (one
 // that fits 32 bits).
 const KINDS = 'eetshbbbniiissssann';
-const fail = (detail, path = null) => toolgateError('invalid_argument', detail, path, -1, -1);
+const fail = (detail, path) => toolgateError('invalid_argument', detail, path);
 export const readOptions = (options) => {
   // `fetch` is a function, which JSON leaves out: checked here (see `useFetch`). (Options that
   // throw when read, a getter or a revoked proxy, are refused as JSON refuses them.)
@@ -364,7 +364,7 @@ export const readSuspension = (v) => {
   if (typeof json != 'string') return [json];
   const doc = JSON.parse(json);
   const tools = [];
-  const fail = (detail, path) => [json, toolgateError('parse_error', detail, '$.' + path, -1, -1)];
+  const fail = (detail, path) => [json, toolgateError('parse_error', detail, '$.' + path)];
   for (const key of ['pending', 'decided']) {
     const items = doc?.[key];
     if (!Array.isArray(items)) return fail('a suspension needs a "' + key + '" array', key);
@@ -394,13 +394,14 @@ export function isToolgateError(e) {
 
 // A core error as JS sees it: an `Error` whose message is the error's `Display` form
 // (`code: detail at path (line L, column C)`), with `name === "ToolgateError"` and the fields
-// (`line` and `column` come as -1 when unknown: `null`).
-export const toolgateError = (code, detail, path, line, column) => {
+// (`path` comes as `null` when unknown, or is left out; `line` and `column` come as -1 when
+// unknown, or are left out: `null`).
+export const toolgateError = (code, detail, path = null, line, column) => {
   let text = code + ': ' + detail;
   if (path !== null) text += ' at ' + path;
-  if (!(line < 0 || column < 0)) text += ' (line ' + line + ', column ' + column + ')';
+  if (line >= 0 && column >= 0) text += ' (line ' + line + ', column ' + column + ')';
   return Object.assign(Error(text), {
-    name: 'ToolgateError', code, detail, path, line: line < 0 ? null : line, column: column < 0 ? null : column,
+    name: 'ToolgateError', code, detail, path, line: line >= 0 ? line : null, column: column >= 0 ? column : null,
   });
 };
 
