@@ -541,9 +541,8 @@ export const request = (report, id, url, init, ms, stream) => {
 };
 
 // `f(value)`: a promise's settle function, a request's cancel.
-export const call = (f, value) => {
-  f(value);
-};
+// (The wasm calls it as a function with no result: whatever `f` returns is dropped.)
+export const call = (f, value) => f(value);
 
 // `[settle, promise]` of a new promise: `settle(value)` resolves it (with `undefined`) when
 // `value` is `undefined`, else rejects it with `value`.
