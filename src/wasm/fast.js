@@ -445,9 +445,8 @@ export const callListeners = (listeners) => {
 // aborts it).
 // A client's own `fetch` (the `fetch` option as `readOptions` read and checked it, once: a getter
 // is not asked again), kept on its callback: `request` gets that with every request.
-export const useFetch = (report, f) => {
-  report.f = f;
-};
+// (The wasm calls it as a function with no result: the value of the assignment is dropped.)
+export const useFetch = (report, f) => (report.f = f);
 
 // `v` as bytes (`bytesOf`); else a `TypeError` that fails the request: a custom fetch's body or
 // stream chunk that is no bytes (`undefined`, a string) is read here, as the crate reads only bytes.
