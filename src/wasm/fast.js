@@ -126,8 +126,8 @@ export const tailDoc = (input, options) => {
     const check = options?.check;
     if (check === undefined || check === 'all') return;
     if (check !== 'tail') return fail('check must be "all" or "tail"', 'check');
-    const s = typeof input === 'string' ? input : bytesOf(input);
-    const str = typeof s === 'string';
+    const str = typeof input === 'string';
+    const s = str ? input : bytesOf(input);
     const at = (i) => (str ? s.charCodeAt(i) : s[i]);
     let i = s.length;
     // JSON's white space (no other: a BOM or a no-break space before the document is for the
