@@ -14,10 +14,11 @@
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+const isArray = Array.isArray;
 const text = (v) => v === undefined || v === null || typeof v === 'string';
 // An id: a string, a number, or none.
 const anId = (v) => text(v) || typeof v === 'number';
-const object = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const object = (v) => v !== null && typeof v === 'object' && !isArray(v);
 
 export const fastThread = (input) => {
   let doc;
@@ -28,8 +29,8 @@ export const fastThread = (input) => {
   }
   let id = null;
   let messages = doc;
-  if (!Array.isArray(doc)) {
-    if (!object(doc) || !Array.isArray(doc.messages) || !text(doc.id)) return;
+  if (!isArray(doc)) {
+    if (!object(doc) || !isArray(doc.messages) || !text(doc.id)) return;
     messages = doc.messages;
     id = doc.id ?? null;
   }
@@ -37,7 +38,7 @@ export const fastThread = (input) => {
     if (!object(m) || !(m.role === undefined || typeof m.role === 'string') || !text(m.type)) return;
     if (!anId(m.__id)) return;
     if (m.type === 'tool_call' || m.type === 'tool_call_result') {
-      if (!Array.isArray(m.tools)) return;
+      if (!isArray(m.tools)) return;
       for (const t of m.tools) {
         if (!object(t)) return;
         const a = t.approval;
@@ -99,8 +100,8 @@ export const fastTail = (input) => {
   try {
     const doc = typeof input === 'string' ? JSON.parse(input) : input;
     let messages = doc;
-    if (!Array.isArray(doc)) {
-      if (!object(doc) || !Array.isArray(doc.messages)) return;
+    if (!isArray(doc)) {
+      if (!object(doc) || !isArray(doc.messages)) return;
       if (!anId(doc.id)) return;
       messages = doc.messages;
     }
@@ -278,9 +279,9 @@ const check = (doc) => {
     if (v === null && k != 't') return;
     const type = typeof v;
     if (k == 'h') {
-      v = Array.isArray(v) ? v : object(v) ? Object.entries(v) : [0];
+      v = isArray(v) ? v : object(v) ? Object.entries(v) : [0];
       for (const p of v)
-        if (!(Array.isArray(p) && p.length == 2 && typeof p[0] == 'string' && typeof p[1] == 'string'))
+        if (!(isArray(p) && p.length == 2 && typeof p[0] == 'string' && typeof p[1] == 'string'))
           throw 'must be an object of header values or an array of [name, value] pairs';
     } else if (k == 'b') {
       if (type != 'boolean') throw 'must be a boolean';
@@ -367,7 +368,7 @@ export const readSuspension = (v) => {
   const fail = (detail, path) => [json, toolgateError('parse_error', detail, '$.' + path)];
   for (const key of ['pending', 'decided']) {
     const items = doc?.[key];
-    if (!Array.isArray(items)) return fail('a suspension needs a "' + key + '" array', key);
+    if (!isArray(items)) return fail('a suspension needs a "' + key + '" array', key);
     for (const [i, t] of items.entries()) {
       const at = key + '[' + i + ']';
       const { callId, approval, rejectReason } = t ?? {};
