@@ -21,7 +21,11 @@ const raw = fs.readFileSync(file, "utf8").replace(imports, (block) => {
   // reads only its imports, each an own property.
   const proto = /^ *__proto__: null,\n/gm;
   if ((block.match(proto) || []).length !== 2) throw new Error("wasm-bindgen glue: import object not as expected");
-  return block.replace(fn, "$1($2) => {").replace(proto, "");
+  // One whose body is a single statement and no `return` (an import with no result, whose
+  // value the wasm drops) written as an expression arrow: `(arg0) => clearTimeout(arg0)`.
+  const bare = /^( {8}\w+: )function\(([\w, ]*)\) \{\n {12}(?!(?:return|const|let|var|throw|if|for|while|try)\b)([^\n;{}]+);\n {8}\},$/gm;
+  if ((block.match(bare) || []).length < 2) throw new Error("wasm-bindgen glue: import object not as expected");
+  return block.replace(bare, "$1($2) => $3,").replace(fn, "$1($2) => {").replace(proto, "");
 });
 // The error check after each export call, written once per export by wasm-bindgen: one
 // function for each of its two forms (a result in `ret[0]` and the error in `ret[1]` when
