@@ -27,8 +27,8 @@ export const fastThread = (input) => {
   } catch {
     return;
   }
-  let id = null;
   let messages = doc;
+  let id = null;
   if (!isArray(doc)) {
     if (!object(doc) || !isArray(doc.messages) || !text(doc.id)) return;
     messages = doc.messages;
