@@ -276,7 +276,7 @@ const check = (doc) => {
     path = name;
     const k = KINDS[i];
     // `null` is the default, for every option but `threadId` (`out` holds `null` already).
-    if (v === null && k != 't') return;
+    if (v == null && k != 't') return;
     const type = typeof v;
     if (k == 'h') {
       v = isArray(v) ? v : object(v) ? Object.entries(v) : [0];
@@ -302,7 +302,7 @@ const check = (doc) => {
     for (const [key, v] of Object.entries(doc)) {
       if (key == 'routes' || key == 'retry') {
         path = key;
-        if (v === null) continue;
+        if (v == null) continue;
         if (!object(v)) throw 'must be an object';
         for (const [name, w] of Object.entries(v)) read(key + '.' + name, w, 0);
       } else read(key, v, 1);
@@ -311,7 +311,7 @@ const check = (doc) => {
     return fail('invalid client options: ' + path + ' ' + what, path);
   }
   const [dialect, transport, id, base, headers, , , , timeout, token, , agent] = out;
-  if (id === null) return fail('invalid client options: threadId is required', 'threadId');
+  if (id == null) return fail('invalid client options: threadId is required', 'threadId');
   if (/^\p{White_Space}*$/u.test(id)) return bad('threadId', 'must not be empty');
   if (/\p{Cc}/u.test(id)) return bad('threadId', 'must not contain control characters');
   if (encoder.encode(id).length > 1024) return bad('threadId', 'is longer than 1024 bytes');
@@ -324,7 +324,7 @@ const check = (doc) => {
     return bad('baseUrl', 'must be empty (same origin), a path starting with / or an http(s) URL');
   for (let i = 12; i < 16; i++) {
     const route = out[i];
-    if (route !== null && route[0] != '/') return bad(KEYS[i], 'must start with /');
+    if (route != null && route[0] != '/') return bad(KEYS[i], 'must start with /');
     if (/[\p{Cc}\p{White_Space}]/u.test(route))
       return bad(KEYS[i], 'must not contain spaces or control characters');
   }
@@ -338,12 +338,12 @@ const check = (doc) => {
   if (/\p{Cc}/u.test(token)) return bad('token', 'must not contain control characters');
   if (/[^\0-\xff]/.test(token)) return bad('token', 'must be Latin-1 text');
   if (dialect == 'sidenet' && transport == 'collect') {
-    if (agent === null) return bad('agentId', 'is required with transport "collect"');
+    if (agent == null) return bad('agentId', 'is required with transport "collect"');
     if (/[\p{Cc}\p{White_Space}]/u.test(agent))
       return bad('agentId', 'must not contain spaces or control characters');
   }
-  if (out[16] === 0) return bad('retry.attempts', 'must be at least 1');
-  if (timeout === 0) return bad('timeoutMs', 'must be positive');
+  if (out[16] == 0) return bad('retry.attempts', 'must be at least 1');
+  if (timeout == 0) return bad('timeoutMs', 'must be positive');
   return JSON.stringify(out);
 };
 
@@ -399,7 +399,7 @@ export function isToolgateError(e) {
 // unknown, or are left out: `null`).
 export const toolgateError = (code, detail, path = null, line, column) => {
   let text = code + ': ' + detail;
-  if (path !== null) text += ' at ' + path;
+  if (path != null) text += ' at ' + path;
   if (line >= 0 && column >= 0) text += ' (line ' + line + ', column ' + column + ')';
   return Object.assign(Error(text), {
     name: 'ToolgateError', code, detail, path, line: line >= 0 ? line : null, column: column >= 0 ? column : null,
@@ -564,7 +564,7 @@ export const storage = (key, value, failed) => {
     try {
       // One write, so other tabs see one change (one `storage` event).
       // (`undefined`, whatever a patched `setItem` returns: any other value reads as a failure.)
-      if (value !== null) return void localStorage.setItem(key, value);
+      if (value != null) return void localStorage.setItem(key, value);
     } catch {
       failed = false;
     }
@@ -609,7 +609,7 @@ export const snapshot = (json, messages, text, prev, listeners, version) => {
   const rest = json.slice(json.indexOf(","));
   const last = listeners.s;
   let head;
-  if (last && rest === listeners.h && (prev || text === undefined)) {
+  if (last && rest == listeners.h && (prev || text === undefined)) {
     head = { ...last, version };
     if (prev) head.streaming = { ...last.streaming };
   } else {
