@@ -4,6 +4,78 @@
 // Small pieces whose JS is smaller or faster than what wasm-bindgen would generate for them; every
 // decision about the protocol stays in the crate. Its functions are arrows, which minify shorter;
 // `isToolgateError`, which the package exports as it is, stays a `function` declaration.
+// The declarations are in the order gzip compresses best (found by trying each one at every
+// place: about 40 B of the package), not by topic. Any order works: while the module loads, none
+// is called and none reads another (the crate calls them once `init()` is done).
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+const text = (v) => v === undefined || v === null || typeof v === 'string';
+
+// An id: a string, a number, or none.
+const anId = (v) => text(v) || typeof v === 'number';
+
+// A `Uint8Array` of bytes given as one or as an `ArrayBuffer`; `undefined` for any other value.
+// Known by its tag, not `instanceof`: bytes from another realm (a frame, a test environment's
+// `TextEncoder`) count too.
+export const bytesOf = (v) => {
+  try {
+    const tag = v?.[Symbol.toStringTag];
+    if (tag == 'Uint8Array') return v;
+    if (tag == 'ArrayBuffer') return new Uint8Array(v);
+  } catch {}
+};
+
+// `v` as bytes (`bytesOf`); else a `TypeError` that fails the request: a custom fetch's body or
+// stream chunk that is no bytes (`undefined`, a string) is read here, as the crate reads only bytes.
+const bytes = (v) => {
+  const b = bytesOf(v);
+  if (!b) throw TypeError('the fetch gave no bytes');
+  return b;
+};
+
+const object = (v) => v !== null && typeof v === 'object' && !isArray(v);
+
+// `localStorage` (none in a worker, nor where reading it throws: a sandboxed frame, storage
+// disabled): `getItem(key)` when `value` is `undefined`, else `setItem(key, value)`, or
+// `removeItem(key)` when `value` is `null`. Storage errors (private mode, quota) are not thrown:
+// a write that failed returns `false`.
+export const storage = (key, value, failed) => {
+  try {
+    if (value === undefined) return localStorage.getItem(key);
+    try {
+      // One write, so other tabs see one change (one `storage` event).
+      // (`undefined`, whatever a patched `setItem` returns: any other value reads as a failure.)
+      if (value != null) return void localStorage.setItem(key, value);
+    } catch {
+      failed = false;
+    }
+    // Removed when asked, and when the value cannot be written (a full storage): never an older
+    // one left (drafts the person has since changed).
+    localStorage.removeItem(key);
+  } catch {}
+  return failed;
+};
+
+// A core error as JS sees it: an `Error` whose message is the error's `Display` form
+// (`code: detail at path (line L, column C)`), with `name === "ToolgateError"` and the fields
+// (`path` comes as `null` when unknown, or is left out; `line` and `column` come as -1 when
+// unknown, or are left out: `null`).
+export const toolgateError = (code, detail, path = null, line, column) => {
+  let text = code + ': ' + detail;
+  if (path != null) text += ' at ' + path;
+  if (line >= 0 && column >= 0) text += ' (line ' + line + ', column ' + column + ')';
+  return Object.assign(Error(text), {
+    name: 'ToolgateError', code, detail, path, line: line >= 0 ? line : null, column: column >= 0 ? column : null,
+  });
+};
+
+// `JSON.parse(text)`, `undefined` where it throws.
+export const parse = (text) => {
+  try {
+    return JSON.parse(text);
+  } catch {}
+};
 
 // The fast path of `parseThread`: `JSON.parse` builds the objects (nothing is faster at that), then
 // the thread's shape is checked on what it built, with the rules of `src/thread.rs`. Anything off
@@ -11,15 +83,6 @@
 // exact error (code, message, path, line and column); it also takes a numeric thread id, whose
 // digits `JSON.parse` could round. The check reads the objects `JSON.parse` returns, so where a key
 // repeats, the value it checks is the one the caller gets.
-
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-const isArray = Array.isArray;
-const text = (v) => v === undefined || v === null || typeof v === 'string';
-// An id: a string, a number, or none.
-const anId = (v) => text(v) || typeof v === 'number';
-const object = (v) => v !== null && typeof v === 'object' && !isArray(v);
-
 export const fastThread = (input) => {
   let doc;
   try {
@@ -50,13 +113,6 @@ export const fastThread = (input) => {
     }
   }
   return { id, messages };
-};
-
-// `JSON.parse(text)`, `undefined` where it throws.
-export const parse = (text) => {
-  try {
-    return JSON.parse(text);
-  } catch {}
 };
 
 // `list` (its first `keep` items alone, in a new array, when `keep` is not 0) with the items of
@@ -90,6 +146,31 @@ export const threadOf = (text, id, bare) => {
   if (doc !== undefined) return { id, messages: bare ? doc : doc.messages };
 };
 
+// The bytes of a `Uint8Array` from `offset` into `dest`, a view of wasm memory (as many as it holds).
+// Copies nothing where that throws (a detached buffer, a chunk that is no `Uint8Array`): no
+// exception ever unwinds through the crate.
+export const copyInto = (bytes, dest, offset) => {
+  try {
+    dest.set(bytes.subarray(offset, offset + dest.length));
+  } catch {}
+};
+
+// A JS string as UTF-8 into `dest` (a view of wasm memory at least 3 bytes per UTF-16 unit, so
+// the whole string fits): the number of bytes written.
+const encoder = new TextEncoder();
+
+export const encodeInto = (s, dest) => {
+  return encoder.encodeInto(s, dest).written;
+};
+
+// The message of a thrown `Error`, else `other`.
+const messageOf = (e, other) => {
+  try {
+    if (e instanceof Error) return e.message;
+  } catch {}
+  return other;
+};
+
 // The fast path of `pendingApprovals` for a string or an already-parsed value: `JSON.parse` checks
 // the syntax (for a string), this checks the thread's frame (a `messages` array, or a bare array,
 // of objects; an id that is a string, a number or null) and returns the last message as JSON text
@@ -108,6 +189,42 @@ export const fastTail = (input) => {
     for (const m of messages) if (!object(m)) return;
     return messages.length ? JSON.stringify(messages[messages.length - 1]) : '';
   } catch {}
+};
+
+// `new Decisions(source)`: a `Suspension` object (as `pendingApprovals` returns), read for the
+// crate. `undefined` when `source` is none: no object with `suspended` and `pending` (a proxy that
+// throws is not one). Else `[json, tail]`: `stringify`'s result (the crate's parser reads the text
+// first, for its errors) and, when that is text, either the `ToolgateError` to throw (the first
+// gated tool of `pending`, then of `decided`, that lacks a string `callId` or an `approval`, or
+// either array missing) or the JSON text of a `tool_call` message with those tools (`callId`,
+// `approval`, `rejectReason`, in that order), the string `messageId` as its `__id`, and
+// `s` when `pending` is not empty (the suspension is suspended).
+export const readSuspension = (v) => {
+  try {
+    if (!(object(v) && 'suspended' in v && 'pending' in v)) return;
+  } catch {
+    return;
+  }
+  const json = stringify(v);
+  if (typeof json != 'string') return [json];
+  const doc = JSON.parse(json);
+  const tools = [];
+  const fail = (detail, path) => [json, toolgateError('parse_error', detail, '$.' + path)];
+  for (const key of ['pending', 'decided']) {
+    const items = doc?.[key];
+    if (!isArray(items)) return fail('a suspension needs a "' + key + '" array', key);
+    for (const [i, t] of items.entries()) {
+      const at = key + '[' + i + ']';
+      const { callId, approval, rejectReason } = t ?? {};
+      if (typeof callId != 'string') return fail('a gated tool needs a string callId', at);
+      if (!['pending', 'approved', 'rejected'].includes(approval))
+        return fail('approval must be "pending", "approved" or "rejected"', at + '.approval');
+      tools.push({ callId, approval, rejectReason });
+    }
+  }
+  const id = doc.messageId;
+  const s = doc.pending.length || undefined;
+  return [json, JSON.stringify({ __id: typeof id == 'string' ? id : null, type: 'tool_call', tools, s })];
 };
 
 // `pendingApprovals(input, { check: 'tail' })`, for a document that ends with its `messages` array
@@ -180,51 +297,6 @@ export const tailDoc = (input, options) => {
   } catch {}
 };
 
-// A `Uint8Array` of bytes given as one or as an `ArrayBuffer`; `undefined` for any other value.
-// Known by its tag, not `instanceof`: bytes from another realm (a frame, a test environment's
-// `TextEncoder`) count too.
-export const bytesOf = (v) => {
-  try {
-    const tag = v?.[Symbol.toStringTag];
-    if (tag == 'Uint8Array') return v;
-    if (tag == 'ArrayBuffer') return new Uint8Array(v);
-  } catch {}
-};
-
-// The bytes of a `Uint8Array` from `offset` into `dest`, a view of wasm memory (as many as it holds).
-// Copies nothing where that throws (a detached buffer, a chunk that is no `Uint8Array`): no
-// exception ever unwinds through the crate.
-export const copyInto = (bytes, dest, offset) => {
-  try {
-    dest.set(bytes.subarray(offset, offset + dest.length));
-  } catch {}
-};
-
-// A JS string as UTF-8 into `dest` (a view of wasm memory at least 3 bytes per UTF-16 unit, so
-// the whole string fits): the number of bytes written.
-const encoder = new TextEncoder();
-export const encodeInto = (s, dest) => {
-  return encoder.encodeInto(s, dest).written;
-};
-
-// The message of a thrown `Error`, else `other`.
-const messageOf = (e, other) => {
-  try {
-    if (e instanceof Error) return e.message;
-  } catch {}
-  return other;
-};
-
-// `JSON.stringify(value)` for the crate: its text, `undefined` for a value JSON cannot hold (a
-// function, a symbol, `undefined`), or `[message]` when it throws (a cycle, a bigint).
-export const stringify = (value) => {
-  try {
-    return JSON.stringify(value);
-  } catch (e) {
-    return [messageOf(e, '')];
-  }
-};
-
 // `new ApprovalClient(options)`: the options read and checked as the crate's `Config::from_json`
 // and `Config::validate` do (same order, codes, messages and paths), here because that code is
 // smaller in JS than in wasm. The options are read as `JSON.stringify` writes them. Returns the
@@ -233,17 +305,6 @@ export const stringify = (value) => {
 // comes first), either the error to throw or the config as JSON text for `Config::from_checked` (an
 // array in `KEYS`' order, each value checked, `null` for a default), and the `fetch` option as it
 // was read and checked (for `useFetch`: read once).
-const KEYS = [
-  'dialect', 'transport', 'threadId', 'baseUrl', 'headers', 'autoSubmit', 'persist',
-  'reloadAfterPost', 'timeoutMs', 'token', 'agentVersionId', 'agentId', 'routes.chat',
-  'routes.thread', 'routes.stream', 'routes.run', 'retry.attempts', 'retry.backoffMs',
-  'retry.maxBackoffMs',
-];
-// Each key's kind: e (one of two strings, or null), t (a string), s (a string or null), i (an
-// id: a string or null, '' is null), h (headers), b (a boolean), n (a non-negative integer), a (one
-// that fits 32 bits).
-const KINDS = 'eetshbbbniiissssann';
-const fail = (detail, path) => toolgateError('invalid_argument', detail, path);
 export const readOptions = (options) => {
   // `fetch` is a function, which JSON leaves out: checked here (see `useFetch`). (Options that
   // throw when read, a getter or a revoked proxy, are refused as JSON refuses them.)
@@ -263,6 +324,27 @@ export const readOptions = (options) => {
   const json = stringify(options);
   if (typeof json != 'string') return fail('the options must be JSON-serializable');
   return [json, check(JSON.parse(json)), f];
+};
+
+// `Array.isArray`, under a name that minifies to one letter.
+const isArray = Array.isArray;
+
+// `f(value)`: a promise's settle function, a request's cancel.
+// (The wasm calls it as a function with no result: whatever `f` returns is dropped.)
+export const call = (f, value) => f(value);
+
+// Each key's kind: e (one of two strings, or null), t (a string), s (a string or null), i (an
+// id: a string or null, '' is null), h (headers), b (a boolean), n (a non-negative integer), a (one
+// that fits 32 bits).
+const KINDS = 'eetshbbbniiissssann';
+
+const fail = (detail, path) => toolgateError('invalid_argument', detail, path);
+
+// `v` frozen with every object it holds, except what is frozen already and all it holds: the
+// messages array (its new items frozen as they crossed) is not walked.
+const freeze = (v) => {
+  if (v === Object(v) && !Object.isFrozen(v)) Object.values(Object.freeze(v)).map(freeze);
+  return v;
 };
 
 const check = (doc) => {
@@ -347,40 +429,22 @@ const check = (doc) => {
   return JSON.stringify(out);
 };
 
-// `new Decisions(source)`: a `Suspension` object (as `pendingApprovals` returns), read for the
-// crate. `undefined` when `source` is none: no object with `suspended` and `pending` (a proxy that
-// throws is not one). Else `[json, tail]`: `stringify`'s result (the crate's parser reads the text
-// first, for its errors) and, when that is text, either the `ToolgateError` to throw (the first
-// gated tool of `pending`, then of `decided`, that lacks a string `callId` or an `approval`, or
-// either array missing) or the JSON text of a `tool_call` message with those tools (`callId`,
-// `approval`, `rejectReason`, in that order), the string `messageId` as its `__id`, and
-// `s` when `pending` is not empty (the suspension is suspended).
-export const readSuspension = (v) => {
+// The options' keys, in the order of `Config::from_checked`'s array (see `readOptions`).
+const KEYS = [
+  'dialect', 'transport', 'threadId', 'baseUrl', 'headers', 'autoSubmit', 'persist',
+  'reloadAfterPost', 'timeoutMs', 'token', 'agentVersionId', 'agentId', 'routes.chat',
+  'routes.thread', 'routes.stream', 'routes.run', 'retry.attempts', 'retry.backoffMs',
+  'retry.maxBackoffMs',
+];
+
+// `JSON.stringify(value)` for the crate: its text, `undefined` for a value JSON cannot hold (a
+// function, a symbol, `undefined`), or `[message]` when it throws (a cycle, a bigint).
+export const stringify = (value) => {
   try {
-    if (!(object(v) && 'suspended' in v && 'pending' in v)) return;
-  } catch {
-    return;
+    return JSON.stringify(value);
+  } catch (e) {
+    return [messageOf(e, '')];
   }
-  const json = stringify(v);
-  if (typeof json != 'string') return [json];
-  const doc = JSON.parse(json);
-  const tools = [];
-  const fail = (detail, path) => [json, toolgateError('parse_error', detail, '$.' + path)];
-  for (const key of ['pending', 'decided']) {
-    const items = doc?.[key];
-    if (!isArray(items)) return fail('a suspension needs a "' + key + '" array', key);
-    for (const [i, t] of items.entries()) {
-      const at = key + '[' + i + ']';
-      const { callId, approval, rejectReason } = t ?? {};
-      if (typeof callId != 'string') return fail('a gated tool needs a string callId', at);
-      if (!['pending', 'approved', 'rejected'].includes(approval))
-        return fail('approval must be "pending", "approved" or "rejected"', at + '.approval');
-      tools.push({ callId, approval, rejectReason });
-    }
-  }
-  const id = doc.messageId;
-  const s = doc.pending.length || undefined;
-  return [json, JSON.stringify({ __id: typeof id == 'string' ? id : null, type: 'tool_call', tools, s })];
 };
 
 // `isToolgateError(e)`: whether `e` is an error thrown by toolgate.
@@ -392,31 +456,6 @@ export function isToolgateError(e) {
     return false;
   }
 }
-
-// A core error as JS sees it: an `Error` whose message is the error's `Display` form
-// (`code: detail at path (line L, column C)`), with `name === "ToolgateError"` and the fields
-// (`path` comes as `null` when unknown, or is left out; `line` and `column` come as -1 when
-// unknown, or are left out: `null`).
-export const toolgateError = (code, detail, path = null, line, column) => {
-  let text = code + ': ' + detail;
-  if (path != null) text += ' at ' + path;
-  if (line >= 0 && column >= 0) text += ' (line ' + line + ', column ' + column + ')';
-  return Object.assign(Error(text), {
-    name: 'ToolgateError', code, detail, path, line: line >= 0 ? line : null, column: column >= 0 ? column : null,
-  });
-};
-
-// An `ApprovalClient`'s listeners: a `Map` from each one's unsubscribe function to the listener.
-// Unsubscribing is idempotent, and harmless after `free()` (which clears the map). A listener that
-// is no function is not added: the `ToolgateError` for the crate to throw.
-export const addListener = (listeners, listener) => {
-  if (typeof listener !== 'function') return fail('a listener must be a function');
-  const off = () => {
-    listeners.delete(off);
-  };
-  listeners.set(off, listener);
-  return off;
-};
 
 // Calls the listeners present now (with no arguments, synchronously), skipping any removed by an
 // earlier one; an exception is reported with `console.error` and does not stop the others (nor
@@ -448,14 +487,6 @@ export const callListeners = (listeners) => {
 // is not asked again), kept on its callback: `request` gets that with every request.
 // (The wasm calls it as a function with no result: the value of the assignment is dropped.)
 export const useFetch = (report, f) => (report.f = f);
-
-// `v` as bytes (`bytesOf`); else a `TypeError` that fails the request: a custom fetch's body or
-// stream chunk that is no bytes (`undefined`, a string) is read here, as the crate reads only bytes.
-const bytes = (v) => {
-  const b = bytesOf(v);
-  if (!b) throw TypeError('the fetch gave no bytes');
-  return b;
-};
 
 // The reason every cancelled request is aborted with: one `AbortError`, made on the first
 // cancellation (`abort()` without a reason builds a new one, with its stack, every time: about
@@ -540,10 +571,6 @@ export const request = (report, id, url, init, ms, stream) => {
   return cancel;
 };
 
-// `f(value)`: a promise's settle function, a request's cancel.
-// (The wasm calls it as a function with no result: whatever `f` returns is dropped.)
-export const call = (f, value) => f(value);
-
 // `[settle, promise]` of a new promise: `settle(value)` resolves it (with `undefined`) when
 // `value` is `undefined`, else rejects it with `value`.
 export const deferred = () => {
@@ -552,27 +579,6 @@ export const deferred = () => {
     settle = (v) => (v === undefined ? resolve() : reject(v));
   });
   return [settle, promise];
-};
-
-// `localStorage` (none in a worker, nor where reading it throws: a sandboxed frame, storage
-// disabled): `getItem(key)` when `value` is `undefined`, else `setItem(key, value)`, or
-// `removeItem(key)` when `value` is `null`. Storage errors (private mode, quota) are not thrown:
-// a write that failed returns `false`.
-export const storage = (key, value, failed) => {
-  try {
-    if (value === undefined) return localStorage.getItem(key);
-    try {
-      // One write, so other tabs see one change (one `storage` event).
-      // (`undefined`, whatever a patched `setItem` returns: any other value reads as a failure.)
-      if (value != null) return void localStorage.setItem(key, value);
-    } catch {
-      failed = false;
-    }
-    // Removed when asked, and when the value cannot be written (a full storage): never an older
-    // one left (drafts the person has since changed).
-    localStorage.removeItem(key);
-  } catch {}
-  return failed;
 };
 
 // Calls `f(NaN, 0, value)` with what `key` holds now ("" once removed) each time another tab
@@ -587,13 +593,6 @@ export const listen = (key, f) => {
   // (A `window` without `addEventListener`, as a server-side stub: no other tabs to hear.)
   key && globalThis.window?.addEventListener?.("storage", (e) => e.key === key && read(), c);
   return (again) => (again ? key && read() : c.abort());
-};
-
-// `v` frozen with every object it holds, except what is frozen already and all it holds: the
-// messages array (its new items frozen as they crossed) is not walked.
-const freeze = (v) => {
-  if (v === Object(v) && !Object.isFrozen(v)) Object.values(Object.freeze(v)).map(freeze);
-  return v;
 };
 
 // `getSnapshot()`'s object: the head the crate wrote (`json`), with the messages array (reused
@@ -621,4 +620,16 @@ export const snapshot = (json, messages, text, prev, listeners, version) => {
   if (text !== undefined) head.streaming.text = prev ? prev.streaming.text + text : text;
   listeners.h = rest;
   return (listeners.s = freeze(head));
+};
+
+// An `ApprovalClient`'s listeners: a `Map` from each one's unsubscribe function to the listener.
+// Unsubscribing is idempotent, and harmless after `free()` (which clears the map). A listener that
+// is no function is not added: the `ToolgateError` for the crate to throw.
+export const addListener = (listeners, listener) => {
+  if (typeof listener !== 'function') return fail('a listener must be a function');
+  const off = () => {
+    listeners.delete(off);
+  };
+  listeners.set(off, listener);
+  return off;
 };
