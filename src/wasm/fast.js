@@ -5,7 +5,7 @@
 // decision about the protocol stays in the crate. Its functions are arrows, which minify shorter;
 // `isToolgateError`, which the package exports as it is, stays a `function` declaration.
 // The declarations are in the order gzip compresses best (found by trying each one at every
-// place: about 40 B of the package), not by topic. Any order works: while the module loads, none
+// place: about 45 B of the package), not by topic. Any order works: while the module loads, none
 // is called and none reads another (the crate calls them once `init()` is done).
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -26,6 +26,13 @@ export const bytesOf = (v) => {
   } catch {}
 };
 
+// `JSON.parse(text)`, `undefined` where it throws.
+export const parse = (text) => {
+  try {
+    return JSON.parse(text);
+  } catch {}
+};
+
 // `v` as bytes (`bytesOf`); else a `TypeError` that fails the request: a custom fetch's body or
 // stream chunk that is no bytes (`undefined`, a string) is read here, as the crate reads only bytes.
 const bytes = (v) => {
@@ -35,27 +42,6 @@ const bytes = (v) => {
 };
 
 const object = (v) => v !== null && typeof v === 'object' && !isArray(v);
-
-// `localStorage` (none in a worker, nor where reading it throws: a sandboxed frame, storage
-// disabled): `getItem(key)` when `value` is `undefined`, else `setItem(key, value)`, or
-// `removeItem(key)` when `value` is `null`. Storage errors (private mode, quota) are not thrown:
-// a write that failed returns `false`.
-export const storage = (key, value, failed) => {
-  try {
-    if (value === undefined) return localStorage.getItem(key);
-    try {
-      // One write, so other tabs see one change (one `storage` event).
-      // (`undefined`, whatever a patched `setItem` returns: any other value reads as a failure.)
-      if (value != null) return void localStorage.setItem(key, value);
-    } catch {
-      failed = false;
-    }
-    // Removed when asked, and when the value cannot be written (a full storage): never an older
-    // one left (drafts the person has since changed).
-    localStorage.removeItem(key);
-  } catch {}
-  return failed;
-};
 
 // A core error as JS sees it: an `Error` whose message is the error's `Display` form
 // (`code: detail at path (line L, column C)`), with `name === "ToolgateError"` and the fields
@@ -68,13 +54,6 @@ export const toolgateError = (code, detail, path = null, line, column) => {
   return Object.assign(Error(text), {
     name: 'ToolgateError', code, detail, path, line: line >= 0 ? line : null, column: column >= 0 ? column : null,
   });
-};
-
-// `JSON.parse(text)`, `undefined` where it throws.
-export const parse = (text) => {
-  try {
-    return JSON.parse(text);
-  } catch {}
 };
 
 // The fast path of `parseThread`: `JSON.parse` builds the objects (nothing is faster at that), then
@@ -155,10 +134,32 @@ export const copyInto = (bytes, dest, offset) => {
   } catch {}
 };
 
-// A JS string as UTF-8 into `dest` (a view of wasm memory at least 3 bytes per UTF-16 unit, so
-// the whole string fits): the number of bytes written.
+// The encoder of `encodeInto` (and of `tailDoc` and `check`).
 const encoder = new TextEncoder();
 
+// `localStorage` (none in a worker, nor where reading it throws: a sandboxed frame, storage
+// disabled): `getItem(key)` when `value` is `undefined`, else `setItem(key, value)`, or
+// `removeItem(key)` when `value` is `null`. Storage errors (private mode, quota) are not thrown:
+// a write that failed returns `false`.
+export const storage = (key, value, failed) => {
+  try {
+    if (value === undefined) return localStorage.getItem(key);
+    try {
+      // One write, so other tabs see one change (one `storage` event).
+      // (`undefined`, whatever a patched `setItem` returns: any other value reads as a failure.)
+      if (value != null) return void localStorage.setItem(key, value);
+    } catch {
+      failed = false;
+    }
+    // Removed when asked, and when the value cannot be written (a full storage): never an older
+    // one left (drafts the person has since changed).
+    localStorage.removeItem(key);
+  } catch {}
+  return failed;
+};
+
+// A JS string as UTF-8 into `dest` (a view of wasm memory at least 3 bytes per UTF-16 unit, so
+// the whole string fits): the number of bytes written.
 export const encodeInto = (s, dest) => {
   return encoder.encodeInto(s, dest).written;
 };
@@ -169,62 +170,6 @@ const messageOf = (e, other) => {
     if (e instanceof Error) return e.message;
   } catch {}
   return other;
-};
-
-// The fast path of `pendingApprovals` for a string or an already-parsed value: `JSON.parse` checks
-// the syntax (for a string), this checks the thread's frame (a `messages` array, or a bare array,
-// of objects; an id that is a string, a number or null) and returns the last message as JSON text
-// for the crate to read, or `''` when there is none. Anything off returns `undefined`, and the
-// crate's own reading reports the exact error.
-export const fastTail = (input) => {
-  // (Whatever reading the value throws, a getter or a revoked proxy, leaves it to the crate too.)
-  try {
-    const doc = typeof input === 'string' ? JSON.parse(input) : input;
-    let messages = doc;
-    if (!isArray(doc)) {
-      if (!object(doc) || !isArray(doc.messages)) return;
-      if (!anId(doc.id)) return;
-      messages = doc.messages;
-    }
-    for (const m of messages) if (!object(m)) return;
-    return messages.length ? JSON.stringify(messages[messages.length - 1]) : '';
-  } catch {}
-};
-
-// `new Decisions(source)`: a `Suspension` object (as `pendingApprovals` returns), read for the
-// crate. `undefined` when `source` is none: no object with `suspended` and `pending` (a proxy that
-// throws is not one). Else `[json, tail]`: `stringify`'s result (the crate's parser reads the text
-// first, for its errors) and, when that is text, either the `ToolgateError` to throw (the first
-// gated tool of `pending`, then of `decided`, that lacks a string `callId` or an `approval`, or
-// either array missing) or the JSON text of a `tool_call` message with those tools (`callId`,
-// `approval`, `rejectReason`, in that order), the string `messageId` as its `__id`, and
-// `s` when `pending` is not empty (the suspension is suspended).
-export const readSuspension = (v) => {
-  try {
-    if (!(object(v) && 'suspended' in v && 'pending' in v)) return;
-  } catch {
-    return;
-  }
-  const json = stringify(v);
-  if (typeof json != 'string') return [json];
-  const doc = JSON.parse(json);
-  const tools = [];
-  const fail = (detail, path) => [json, toolgateError('parse_error', detail, '$.' + path)];
-  for (const key of ['pending', 'decided']) {
-    const items = doc?.[key];
-    if (!isArray(items)) return fail('a suspension needs a "' + key + '" array', key);
-    for (const [i, t] of items.entries()) {
-      const at = key + '[' + i + ']';
-      const { callId, approval, rejectReason } = t ?? {};
-      if (typeof callId != 'string') return fail('a gated tool needs a string callId', at);
-      if (!['pending', 'approved', 'rejected'].includes(approval))
-        return fail('approval must be "pending", "approved" or "rejected"', at + '.approval');
-      tools.push({ callId, approval, rejectReason });
-    }
-  }
-  const id = doc.messageId;
-  const s = doc.pending.length || undefined;
-  return [json, JSON.stringify({ __id: typeof id == 'string' ? id : null, type: 'tool_call', tools, s })];
 };
 
 // `pendingApprovals(input, { check: 'tail' })`, for a document that ends with its `messages` array
@@ -295,6 +240,62 @@ export const tailDoc = (input, options) => {
     b.set(s.subarray(cut), encoder.encodeInto(head, b).written);
     return b;
   } catch {}
+};
+
+// The fast path of `pendingApprovals` for a string or an already-parsed value: `JSON.parse` checks
+// the syntax (for a string), this checks the thread's frame (a `messages` array, or a bare array,
+// of objects; an id that is a string, a number or null) and returns the last message as JSON text
+// for the crate to read, or `''` when there is none. Anything off returns `undefined`, and the
+// crate's own reading reports the exact error.
+export const fastTail = (input) => {
+  // (Whatever reading the value throws, a getter or a revoked proxy, leaves it to the crate too.)
+  try {
+    const doc = typeof input === 'string' ? JSON.parse(input) : input;
+    let messages = doc;
+    if (!isArray(doc)) {
+      if (!object(doc) || !isArray(doc.messages)) return;
+      if (!anId(doc.id)) return;
+      messages = doc.messages;
+    }
+    for (const m of messages) if (!object(m)) return;
+    return messages.length ? JSON.stringify(messages[messages.length - 1]) : '';
+  } catch {}
+};
+
+// `new Decisions(source)`: a `Suspension` object (as `pendingApprovals` returns), read for the
+// crate. `undefined` when `source` is none: no object with `suspended` and `pending` (a proxy that
+// throws is not one). Else `[json, tail]`: `stringify`'s result (the crate's parser reads the text
+// first, for its errors) and, when that is text, either the `ToolgateError` to throw (the first
+// gated tool of `pending`, then of `decided`, that lacks a string `callId` or an `approval`, or
+// either array missing) or the JSON text of a `tool_call` message with those tools (`callId`,
+// `approval`, `rejectReason`, in that order), the string `messageId` as its `__id`, and
+// `s` when `pending` is not empty (the suspension is suspended).
+export const readSuspension = (v) => {
+  try {
+    if (!(object(v) && 'suspended' in v && 'pending' in v)) return;
+  } catch {
+    return;
+  }
+  const json = stringify(v);
+  if (typeof json != 'string') return [json];
+  const doc = JSON.parse(json);
+  const tools = [];
+  const fail = (detail, path) => [json, toolgateError('parse_error', detail, '$.' + path)];
+  for (const key of ['pending', 'decided']) {
+    const items = doc?.[key];
+    if (!isArray(items)) return fail('a suspension needs a "' + key + '" array', key);
+    for (const [i, t] of items.entries()) {
+      const at = key + '[' + i + ']';
+      const { callId, approval, rejectReason } = t ?? {};
+      if (typeof callId != 'string') return fail('a gated tool needs a string callId', at);
+      if (!['pending', 'approved', 'rejected'].includes(approval))
+        return fail('approval must be "pending", "approved" or "rejected"', at + '.approval');
+      tools.push({ callId, approval, rejectReason });
+    }
+  }
+  const id = doc.messageId;
+  const s = doc.pending.length || undefined;
+  return [json, JSON.stringify({ __id: typeof id == 'string' ? id : null, type: 'tool_call', tools, s })];
 };
 
 // `new ApprovalClient(options)`: the options read and checked as the crate's `Config::from_json`
