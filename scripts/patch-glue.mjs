@@ -23,13 +23,13 @@ const raw = fs.readFileSync(file, "utf8").replace(imports, (block) => {
   if ((block.match(proto) || []).length !== 2) throw new Error("wasm-bindgen glue: import object not as expected");
   // One whose body is a single statement and no `return` (an import with no result, whose
   // value the wasm drops) written as an expression arrow: `(arg0) => clearTimeout(arg0)`.
-  const bare = /^( {8}\w+: )function\(([\w, ]*)\) \{\n {12}(?!(?:return|const|let|var|throw|if|for|while|try)\b)([^\n;{}]+);\n {8}\},$/gm;
-  if ((block.match(bare) || []).length < 2) throw new Error("wasm-bindgen glue: import object not as expected");
+  const plain = /^( {8}\w+: )function\(([\w, ]*)\) \{\n {12}(?!(?:return|const|let|var|throw|if|for|while|try)\b)([^\n;{}]+);\n {8}\},$/gm;
+  if ((block.match(plain) || []).length < 2) throw new Error("wasm-bindgen glue: import object not as expected");
   // The cast of a string in wasm memory to a JS string: `getStringFromWasm0` itself, not a
   // function that calls it with the same two arguments.
   const cast = /^( {8}\w+: )function\(arg0, arg1\) \{\n {12}const ret = getStringFromWasm0\(arg0, arg1\);\n {12}return ret;\n {8}\},$/gm;
   if ((block.match(cast) || []).length !== 1) throw new Error("wasm-bindgen glue: import object not as expected");
-  return block.replace(bare, "$1($2) => $3,").replace(cast, "$1getStringFromWasm0,").replace(fn, "$1($2) => {").replace(proto, "");
+  return block.replace(plain, "$1($2) => $3,").replace(cast, "$1getStringFromWasm0,").replace(fn, "$1($2) => {").replace(proto, "");
 });
 // The error check after each export call, written once per export by wasm-bindgen: one
 // function for each of its two forms (a result in `ret[0]` and the error in `ret[1]` when
