@@ -91,6 +91,11 @@ export class ApprovalCard {
   update(view, ctx) {
     this.view = view;
     this.busy = ctx.busy;
+    // Every snapshot renders every card: one whose call, state and context did not change is left
+    // as it is (no node replaced under a selection or a screen reader's cursor, no work).
+    const key = JSON.stringify([view, !!ctx.busy, ctx.dialect, !!ctx.allowed?.includes(view.name)]);
+    if (key === this.key) return;
+    this.key = key;
     const state = view.approval; // draft, else the server's
     this.el.dataset.state = state;
     // Server text: shown isolated, hidden characters as tokens (rebuilt only when it changes).

@@ -55,7 +55,24 @@ for (const dialect of ['neuron', 'sidenet']) {
         }
         await screenshot(phone.page, `paused-${dialect}-phone.png`);
 
+        // A decision on one card renders the others unchanged: not a node of the email card is
+        // replaced or touched (a selection or a screen reader's place in it stays).
+        await mail.evaluate((el) => {
+          window.__mailMutations = [];
+          window.__mailRecord = (records) => {
+            for (const r of records) window.__mailMutations.push(`${r.type} ${r.attributeName ?? ''} ${r.target.className || r.target.nodeName}`);
+          };
+          window.__mailObserver = new MutationObserver(window.__mailRecord);
+          window.__mailObserver.observe(el, { subtree: true, childList: true, attributes: true, characterData: true });
+        });
         await approve(del);
+        await page.waitForFunction(() => document.querySelector('#decided-count')?.textContent.includes('1 of 2 decided'));
+        const touched = await page.evaluate(() => {
+          window.__mailRecord(window.__mailObserver.takeRecords());
+          window.__mailObserver.disconnect();
+          return window.__mailMutations;
+        });
+        assert.deepEqual(touched, [], 'the undecided card was re-rendered');
         await deny(mail, REASON);
         assert.match(await del.locator('.badge').textContent(), /Approved/);
         assert.match(await mail.locator('.badge').textContent(), /Denied/);
