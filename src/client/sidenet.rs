@@ -99,6 +99,14 @@ impl Pause {
             .is_some_and(|c| c.approval == Approval::Pending)
     }
 
+    /// Is any card open (its decision not yet accepted by the server)?
+    fn any_open(&self) -> bool {
+        self.tail
+            .pending
+            .iter()
+            .any(|c| c.approval == Approval::Pending)
+    }
+
     /// Did the server accept a decision for this card (its continuation answered 2xx)?
     fn accepted(&self, call_id: &str) -> bool {
         self.card(call_id)
@@ -878,12 +886,7 @@ impl Sidenet {
                 // A card is open when its own decision is not the server's (a callId is on one
                 // card: no look-up by id).
                 let open = matches!(job, Job::Submit(_))
-                    && self.pause.as_ref().is_some_and(|p| {
-                        p.tail
-                            .pending
-                            .iter()
-                            .any(|c| c.approval == Approval::Pending)
-                    });
+                    && self.pause.as_ref().is_some_and(Pause::any_open);
                 if !stream.1.approvals.is_empty() && !open {
                     self.adopt_cards(&mut stream.1);
                 }
@@ -2476,12 +2479,7 @@ impl Sidenet {
         // after it stopped or failed): the pause is over as far as the client can tell (no card
         // left to answer, nothing to send, the composer locked otherwise).
         if matches!(self.c.state, State::Ready)
-            && self.pause.as_ref().is_some_and(|p| {
-                p.tail
-                    .pending
-                    .iter()
-                    .all(|c| c.approval != Approval::Pending)
-            })
+            && self.pause.as_ref().is_some_and(|p| !p.any_open())
         {
             self.adopt_pause(None);
         }
