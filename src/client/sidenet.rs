@@ -1901,16 +1901,9 @@ impl Sidenet {
             fresh: true,
         });
         self.stream_epoch = self.stream_epoch.wrapping_add(1);
-        self.c.snapshot.streaming = Some(MessageView {
-            id: None,
-            index: self.messages.len(),
-            role: Some("assistant".to_owned()),
-            kind: MessageKindView::Text,
-            text: String::new(),
-            tools: Vec::new(),
-            // What raw_message(Map::new()) gives, either way.
-            raw: Message::empty(),
-        });
+        // Its raw message is what raw_message(Map::new()) gives, either way.
+        self.c.snapshot.streaming =
+            Some(self.new_view("assistant", String::new(), Message::empty()));
         self.stream_dirty = true;
     }
 
@@ -2187,17 +2180,23 @@ impl Sidenet {
     }
 
     fn append_user(&mut self, text: String) {
-        let raw = user_message(&text);
-        let view = MessageView {
+        let raw = raw_message(user_message(&text));
+        let view = self.new_view("user", text, raw);
+        self.push_message(view);
+    }
+
+    /// The view of a new message of `role`, without id or tools, after the settled ones.
+    #[inline(never)]
+    fn new_view(&self, role: &str, text: String, raw: Message) -> MessageView {
+        MessageView {
             id: None,
             index: self.messages.len(),
-            role: Some("user".to_owned()),
+            role: Some(role.to_owned()),
             kind: MessageKindView::Text,
             text,
             tools: Vec::new(),
-            raw: raw_message(raw),
-        };
-        self.push_message(view);
+            raw,
+        }
     }
 
     fn push_message(&mut self, view: MessageView) {
