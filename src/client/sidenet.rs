@@ -1273,17 +1273,21 @@ impl Sidenet {
         let Some((id, decision)) = sub.take_queued() else {
             return;
         };
+        // Read once, for the card and the view.
+        let approved = matches!(decision, Decision::Approve);
+        let reason = decision.reason();
         if let (Some(p), Some(d)) = (&mut self.pause, &mut self.c.decisions) {
             if let Some(c) = card_mut(&mut p.tail.pending, &id) {
-                c.approval = match decision {
-                    Decision::Approve => Approval::Approved,
-                    Decision::Reject(_) => Approval::Rejected,
+                c.approval = if approved {
+                    Approval::Approved
+                } else {
+                    Approval::Rejected
                 };
-                c.reject_reason = decision.reason().map(str::to_owned);
+                c.reject_reason = reason.map(str::to_owned);
                 d.accept(&id);
             }
         }
-        self.show_decided(&id, &decision);
+        self.show_decided(&id, approved, reason);
         self.audit.settle(&id, Fate::Acknowledged);
         sub.sent.push((id, decision));
     }
@@ -1295,7 +1299,7 @@ impl Sidenet {
     /// call: the search stops there, so a call whose outcome already streamed costs a look at the
     /// last few messages, not a walk through a long thread's history (an older message showing
     /// the same callId pending is another call's).
-    fn show_decided(&mut self, call_id: &str, decision: &Decision) {
+    fn show_decided(&mut self, call_id: &str, approved: bool, reason: Option<&str>) {
         // Found by `message_of` (a view's index is its place in the list).
         let Some((at, ToolStatus::Pending)) = self
             .message_of(call_id)
@@ -1303,7 +1307,6 @@ impl Sidenet {
         else {
             return;
         };
-        let approved = matches!(decision, Decision::Approve);
         let Some(m) = self.messages_mut().and_then(|m| m.get_mut(at)) else {
             return;
         };
@@ -1313,7 +1316,7 @@ impl Sidenet {
             } else {
                 (ToolStatus::Rejected, Some(Approval::Rejected))
             };
-            t.reject_reason = decision.reason().map(str::to_owned);
+            t.reject_reason = reason.map(str::to_owned);
         }
         let mut raw = m.raw.as_object().clone();
         if let Some(Value::Array(parts)) = raw.get_mut("parts") {
