@@ -580,14 +580,20 @@ impl Core {
             timeout_ms: self.config.timeout_ms,
             streaming,
         }));
+        self.fly(job, attempt, Wait::Out(id), streaming);
+        id
+    }
+
+    /// `job` is the flight now, waiting as `wait` says, no answer yet (one copy of the move in).
+    #[inline(never)]
+    fn fly(&mut self, job: Job, attempt: u32, wait: Wait, streaming: bool) {
         self.state = State::Busy(Flight {
             job,
             attempt,
-            wait: Wait::Out(id),
+            wait,
             streaming,
             rx: None,
         });
-        id
     }
 
     /// The flight awaiting request `id`, taken off the wire.
@@ -646,13 +652,7 @@ impl Core {
         if job.retryable() && attempt < self.config.retry.attempts {
             let deadline = now.saturating_add(self.config.retry.delay(attempt));
             // `streaming` is set again when the retry is issued.
-            self.state = State::Busy(Flight {
-                job,
-                attempt,
-                wait: Wait::Backoff(deadline),
-                streaming: false,
-                rx: None,
-            });
+            self.fly(job, attempt, Wait::Backoff(deadline), false);
         } else {
             self.fail(job, error);
         }
