@@ -829,7 +829,7 @@ impl Core {
             let (mut drafted_here, decided) = (draft.is_some(), effective.is_some());
             if !decided
                 && self.allowed.contains(&tool.name)
-                && !auto.iter().any(|(a, _)| a == id)
+                && auto_entry(auto, id).is_none()
                 && decisions.put_found(id, Some(Decision::Approve))
             {
                 drafted_here = true;
@@ -845,11 +845,11 @@ impl Core {
                     && pending
                         .iter()
                         .any(|t| t.call_id == id && self.allowed.contains(&t.name))
-                    && !auto.iter().any(|(a, sent)| a == id && *sent)
+                    && !auto_entry(auto, id).is_some_and(|(_, sent)| *sent)
             });
         if due {
             for (id, _) in decisions.local() {
-                match auto.iter_mut().find(|(a, _)| a == id) {
+                match auto_entry(auto, id) {
                     Some(entry) => entry.1 = true,
                     None => auto.push((id.to_owned(), true)),
                 }
@@ -1020,6 +1020,13 @@ impl Core {
         }
         Ok(())
     }
+}
+
+/// The entry of call `id` among those approved by an allowed tool (`Core::auto` lists a call
+/// once: `allow_step` adds one only where none is found).
+#[inline(never)]
+fn auto_entry<'a>(auto: &'a mut [(String, bool)], id: &str) -> Option<&'a mut (String, bool)> {
+    auto.iter_mut().find(|(a, _)| a == id)
 }
 
 pub(super) fn err_aborted() -> Error {
