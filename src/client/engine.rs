@@ -15,8 +15,8 @@ use super::snapshot::{
     write_version, DraftMap, ErrorView, Messages, Phase, Snapshot, SubmissionView, SuspensionView,
 };
 use super::{
-    not_suspended, request_headers, retryable_status, same_stored, write_stored, HttpRequest,
-    Method, OpId, Output, PauseKey, RequestId,
+    listed, not_suspended, request_headers, retryable_status, same_stored, write_stored,
+    HttpRequest, Method, OpId, Output, PauseKey, RequestId,
 };
 
 /// A decision submission. Neuron sends `body` (for `pause`) at once; Sidenet sends `queue` one
@@ -384,7 +384,7 @@ impl Core {
     }
 
     pub(super) fn drop_draft(&mut self, call_id: &str) {
-        if !self.dropped.iter().any(|d| d == call_id) {
+        if !listed(&self.dropped, call_id) {
             self.dropped.push(call_id.to_owned());
         }
     }

@@ -500,6 +500,13 @@ fn write_stored(
     out
 }
 
+/// Is `name` in `list`? (One copy of the scan for the lists of callIds; in a build without
+/// Sidenet it has one caller, and is inlined there.)
+#[cfg_attr(feature = "sidenet", inline(never))]
+fn listed(list: &[String], name: &str) -> bool {
+    list.iter().any(|s| s == name)
+}
+
 /// The callIds of `cards`, in order.
 fn ids_of(cards: &[GatedTool]) -> Vec<String> {
     let mut ids = Vec::new();

@@ -61,7 +61,7 @@ use super::snapshot::{
     MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus, ToolView,
 };
 use super::{
-    ids_of, not_suspended, read_stored, restore_into, retryable_status, status_error,
+    ids_of, listed, not_suspended, read_stored, restore_into, retryable_status, status_error,
     submission_view, suspension_view, transport_error, unsaved_base, HttpResponse, Method, OpId,
     Output, PauseKey, RequestId, TransportError,
 };
@@ -2334,7 +2334,7 @@ impl Sidenet {
     /// tab? A change to it could never be sent.
     fn sent(&self, call_id: &str) -> bool {
         self.pause.as_ref().is_some_and(|p| p.accepted(call_id))
-            || self.taken_elsewhere.iter().any(|t| t == call_id)
+            || listed(&self.taken_elsewhere, call_id)
     }
 
     /// `invalid_state` for a call whose decision the server accepted (`sent`: its reply stopped
@@ -2401,7 +2401,7 @@ impl Sidenet {
         // shows the decision sent there; not on a reload (no tab is left to stream that
         // reply: the call is answerable if the server still shows it waiting).
         let restored = restore_into(decisions, &stored.drafts, &|id, _| {
-            call_ids.iter().any(|c| c == id)
+            listed(call_ids, id)
                 && stored.changed(base, id)
                 && !pause.accepted(id)
                 && (elsewhere || !stored.settled(id))
