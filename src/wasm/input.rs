@@ -190,9 +190,9 @@ pub(crate) fn stringified(json: JsValue, path: &str) -> Result<String, Error> {
     Err(Error::parse(m).with_path(path))
 }
 
-/// `JSON.parse` of text (a JS string) the core has already validated.
-pub(crate) fn parse(text: &JsValue) -> Result<JsValue, Error> {
-    let value = json_parse(text);
+/// `JSON.parse` of text the core has already validated (crossing as a JS string).
+pub(crate) fn parse(text: &str) -> Result<JsValue, Error> {
+    let value = json_parse(&JsValue::from_str(text));
     if value.is_undefined() {
         return Err(Error::parse("invalid JSON"));
     }
@@ -230,7 +230,7 @@ pub(crate) fn list_to_js(
         text.push_str(&flags);
         text.push_str("]]");
         // The batch's text let go of before its items are checked: once for both outcomes.
-        let batch = parse(&JsValue::from_str(&text));
+        let batch = parse(&text);
         drop(text);
         list = append(&list, &batch?, keep as u32);
         keep = 0;

@@ -31,7 +31,7 @@ pub use error::is_toolgate_error;
 pub(crate) fn to_js(value: &dyn ToJsonDyn) -> Result<JsValue, Error> {
     let mut text = String::new();
     value.write_dyn(&mut text);
-    input::parse(&JsValue::from_str(&text))
+    input::parse(&text)
 }
 
 // `parseThread(input)`: the whole thread as plain objects, `{ id, messages }`. `JSON.parse` builds
@@ -232,6 +232,6 @@ impl JsDecisions {
     #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "DecisionPayload", skip_jsdoc)]
     pub fn to_json(&self) -> Result<JsValue, JsValue> {
         let body = self.inner.to_json_string();
-        Ok(body.and_then(|body| input::parse(&JsValue::from_str(&body)))?)
+        Ok(body.and_then(|body| input::parse(&body))?)
     }
 }
