@@ -560,13 +560,15 @@ impl ApprovalClient {
                         return false;
                     };
                     // Drafts read first (held past the step): one step call for every input.
-                    let saved = if id.is_nan() { string_of(&value) } else { None };
+                    let saved;
                     let input = if !id.is_nan() {
                         Input::Report(RequestId(id as u64), code as i32, &value)
-                    } else if let Some(text) = &saved {
-                        Input::Restore(text)
                     } else {
-                        Input::Timeout
+                        saved = string_of(&value);
+                        match &saved {
+                            Some(text) => Input::Restore(text),
+                            None => Input::Timeout,
+                        }
                     };
                     step(&shared, input).is_ok()
                 },
