@@ -653,20 +653,22 @@ impl ApprovalClient {
             // snapshot crosses (the rest of the snapshot is small, whatever the reply's length).
             let text = snapshot.streaming.as_ref().map(|view| view.text.as_str());
             let (text, grown) = grow_text(&mut inner.stream_text, inner.core.stream_epoch(), text);
+            // The last snapshot lent, not cloned: `snapshot` only reads it.
+            let undefined = JsValue::UNDEFINED;
             let prev = match (grown, &inner.snapshot) {
-                (true, Some((_, object))) => object.clone(),
-                _ => JsValue::UNDEFINED,
+                (true, Some((_, object))) => object,
+                _ => &undefined,
             };
             let object = freeze_snapshot(
                 &head,
                 &messages,
                 &text,
-                &prev,
+                prev,
                 &self.shared.listeners,
                 version as f64,
             );
             // Let go of here, once for both outcomes.
-            drop((head, messages, text, prev));
+            drop((head, messages, text));
             if object.is_undefined() {
                 // The next snapshot's text then crosses whole.
                 inner.stream_text = None;
