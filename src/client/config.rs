@@ -494,8 +494,7 @@ impl Config {
 
     /// The storage key for this thread's drafts: `toolgate:drafts:<dialect>:<baseUrl>:<threadId>`.
     pub fn persist_key(&self) -> String {
-        let mut key = "toolgate:drafts:".to_owned();
-        key.push_str(self.dialect.as_str());
+        let mut key = prefixed("toolgate:drafts:", self.dialect.as_str());
         key.push(':');
         key.push_str(self.base());
         key.push(':');
