@@ -231,7 +231,7 @@ impl JsDecisions {
     // `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
     #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "DecisionPayload", skip_jsdoc)]
     pub fn to_json(&self) -> Result<JsValue, JsValue> {
-        let body = self.inner.to_json_string();
-        Ok(body.and_then(|body| input::parse(&body))?)
+        // The crate's errors converted at one place.
+        Ok((|| input::parse(&self.inner.to_json_string()?))()?)
     }
 }
