@@ -254,12 +254,13 @@ impl Config {
 
     /// The options' JSON text, parsed; `invalid_argument` for invalid JSON.
     pub(crate) fn check_json(input: &str) -> Result<Value> {
-        Value::parse(input).map_err(|e| {
-            Error::new(
+        match Value::parse(input) {
+            Ok(value) => Ok(value),
+            Err(e) => Err(Error::new(
                 ErrorCode::InvalidArgument,
                 prefixed("invalid client options: ", &e.message),
-            )
-        })
+            )),
+        }
     }
 
     /// The config that `readOptions` in `src/wasm/fast.js` read and checked, as `from_json` and
