@@ -346,8 +346,10 @@ impl Inner {
     /// Keeps one timer armed for the core's next deadline.
     fn arm_timer(&mut self, now: u64) {
         let want = self.core.poll_timeout();
-        if want == self.timer.as_ref().map(|(_, d)| *d) {
-            return;
+        match (&self.timer, want) {
+            (Some((_, d)), Some(w)) if *d == w => return,
+            (None, None) => return,
+            _ => {}
         }
         if let Some((handle, _)) = self.timer.take() {
             clear_timeout(&handle);
