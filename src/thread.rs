@@ -200,12 +200,14 @@ fn missing_messages() -> Error {
 
 /// `Ok(None)` for null, the decimal string for a number, the string itself; `Err(description)` else.
 fn id_from_value(value: &Value) -> core::result::Result<Option<String>, &'static str> {
-    match value {
-        Value::Null => Ok(None),
-        Value::String(s) => Ok(Some(s.clone())),
-        Value::Number(n) => Ok(Some(n.as_str().to_owned())),
-        other => Err(json::describe(other)),
-    }
+    // A string's text or a number's: one copy for both.
+    let id = match value {
+        Value::Null => return Ok(None),
+        Value::String(s) => s.as_str(),
+        Value::Number(n) => n.as_str(),
+        other => return Err(json::describe(other)),
+    };
+    Ok(Some(id.to_owned()))
 }
 
 /// What a message is, from its `type` (absent or null ⇒ [`MessageKind::Text`], whatever the role).
