@@ -504,12 +504,11 @@ pub(crate) fn list_inputs(items: &[Value]) -> Map {
     Map::from_entries(entries)
 }
 
-/// `"tool_call"` or `"tool_call_result"` for those message types (without building a
+/// The message's `type` when it is `"tool_call"` or `"tool_call_result"` (without building a
 /// [`MessageKind`]).
-fn tool_kind(raw: &Map) -> Option<&'static str> {
+fn tool_kind(raw: &Map) -> Option<&str> {
     match raw.get("type") {
-        Some(Value::String(t)) if t == "tool_call" => Some("tool_call"),
-        Some(Value::String(t)) if t == "tool_call_result" => Some("tool_call_result"),
+        Some(Value::String(t)) if t == "tool_call" || t == "tool_call_result" => Some(t),
         _ => None,
     }
 }
