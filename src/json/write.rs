@@ -141,6 +141,10 @@ fn write_map(out: &mut String, map: &Map, depth: usize) {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// The letter after the `\` of each control character's escape: `b`, `t`, `n`, `f` and `r` for
+/// 0x08, 0x09, 0x0A, 0x0C and 0x0D, `u` (`\u00XX`) for the others.
+const CONTROL: &[u8; 32] = b"uuuuuuuubtnufruuuuuuuuuuuuuuuuuu";
+
 /// A JSON string literal: `"`, `\` and control characters escaped (`\n`, `\r`, `\t`, `\b`, `\f`,
 /// else `\u00XX`), everything else verbatim.
 pub(crate) fn write_str(out: &mut String, s: &str) {
@@ -154,17 +158,8 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
         let Some(&b) = bytes.get(i) else {
             break;
         };
-        // The letter after the `\`: `u` for `\u00XX`.
-        let escape = match b {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            b'\n' => b'n',
-            b'\r' => b'r',
-            b'\t' => b't',
-            0x08 => b'b',
-            0x0c => b'f',
-            _ => b'u',
-        };
+        // The letter after the `\`: `u` for `\u00XX`; `"` and `\` stand for themselves.
+        let escape = CONTROL.get(usize::from(b)).copied().unwrap_or(b);
         out.push_str(cut(bytes.get(start..i)));
         if escape != b'u' {
             out.push('\\');
