@@ -206,20 +206,36 @@ pub(crate) fn describe_byte(first: Option<u8>) -> &'static str {
 /// table lookup), without `str::trim`'s two-ended walk. A test checks every char.
 pub(crate) fn is_blank(s: Option<&str>) -> bool {
     let Some(s) = s else { return true };
-    // Byte-wise over the UTF-8 encodings of those chars: no char decoding linked for this.
+    // Each char's code point from its UTF-8 bytes (`s` is valid UTF-8: a lead byte below 0xE0 has
+    // one continuation byte, below 0xF0 two); no blank char takes four.
     let mut b = s.as_bytes();
     loop {
-        // The length of the blank char at the start (one cut of the rest for all of them).
-        let len = match b {
+        let (c, len) = match *b {
             [] => return true,
-            [b'\t'..=b'\r' | b' ', ..] => 1,
-            [0xC2, 0x85 | 0xA0, ..] => 2,
-            [0xE1, 0x9A, 0x80, ..]
-            | [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, ..]
-            | [0xE2, 0x81, 0x9F, ..]
-            | [0xE3, 0x80, 0x80, ..] => 3,
+            [x, ..] if x < 0x80 => (u32::from(x), 1),
+            [x, y, ..] if x < 0xE0 => (u32::from(x & 0x1F) << 6 | u32::from(y & 0x3F), 2),
+            [x, y, z, ..] if x < 0xF0 => (
+                u32::from(x & 0x0F) << 12 | u32::from(y & 0x3F) << 6 | u32::from(z & 0x3F),
+                3,
+            ),
             _ => return false,
         };
+        if !matches!(
+            c,
+            0x09..=0x0D
+                | 0x20
+                | 0x85
+                | 0xA0
+                | 0x1680
+                | 0x2000..=0x200A
+                | 0x2028
+                | 0x2029
+                | 0x202F
+                | 0x205F
+                | 0x3000
+        ) {
+            return false;
+        }
         b = b.get(len..).unwrap_or_default();
     }
 }
