@@ -672,11 +672,15 @@ pub(crate) fn message_path(bare: bool, index: usize) -> String {
 /// Where the walk is, for the path of an error.
 #[derive(Debug, Clone, Copy)]
 enum Loc {
+    // The first three's paths are `LOC_PATHS`, in this order.
     Root,
     Id,
     Messages,
     Message,
 }
+
+/// The paths of the places of a walk but a message, in `Loc`'s order (`json::nth`).
+const LOC_PATHS: &str = "$|$.id|$.messages";
 
 /// Where a walk stands, at a checkpoint.
 #[derive(Debug, Clone, Copy, Default)]
@@ -789,10 +793,9 @@ fn walk_at<'a>(
         return Err(error);
     }
     let path = match w.loc {
-        Loc::Root => "$".to_owned(),
-        Loc::Id => "$.id".to_owned(),
-        Loc::Messages => "$.messages".to_owned(),
         Loc::Message => message_path(w.s.bare, w.s.index),
+        // `$`, `$.id` or `$.messages`: one copy for the three.
+        loc => json::nth(LOC_PATHS, loc as usize).to_owned(),
     };
     Err(json::to_error(input, w.p.syntax()).with_path(path))
 }
