@@ -416,11 +416,13 @@ impl<'a> ToolCall<'a> {
     }
 
     /// `name`, if a string.
+    #[inline(always)]
     pub fn name(&self) -> Option<&'a str> {
         self.str_field("name")
     }
 
     /// `description`, if a string.
+    #[inline(always)]
     pub fn description(&self) -> Option<&'a str> {
         self.str_field("description")
     }
@@ -464,17 +466,20 @@ impl<'a> ToolCall<'a> {
     }
 
     /// `approvalReason` (the tool to the human: why it asks), if a string.
+    #[inline(always)]
     pub fn approval_reason(&self) -> Option<&'a str> {
         self.str_field("approvalReason")
     }
 
     /// `expiresAt` (Neuron 4: the deadline of the approval request, as the server wrote it), if a
     /// string.
+    #[inline(always)]
     pub fn expires_at(&self) -> Option<&'a str> {
         self.str_field("expiresAt")
     }
 
     /// `rejectReason` (the human to the model: why not), if a string.
+    #[inline(always)]
     pub fn reject_reason(&self) -> Option<&'a str> {
         self.str_field("rejectReason")
     }
@@ -489,6 +494,7 @@ impl<'a> ToolCall<'a> {
         self.raw.get("deferred")
     }
 
+    /// A string field (the accessors above, inlined: a call of this with the key at each use).
     fn str_field(&self, key: &str) -> Option<&'a str> {
         self.raw.get(key).and_then(Value::as_str)
     }
