@@ -263,10 +263,14 @@ pub(crate) fn put_str(map: &mut Map, key: &str, value: &str) {
     put(map, key, Value::from(value));
 }
 
-/// `map[key] = value` (one copy of the key's allocation for every call site).
+/// `map[key] = value` (one copy of the key's allocation for every call site); the key copied
+/// only when it is new.
 #[inline(never)]
 pub(crate) fn put(map: &mut Map, key: &str, value: Value) {
-    map.insert(key.to_owned(), value);
+    match map.get_mut(key) {
+        Some(slot) => *slot = value,
+        None => map.append(key.to_owned(), value),
+    }
 }
 
 #[cfg(test)]

@@ -150,6 +150,11 @@ impl Map {
         }
     }
 
+    /// Adds an entry at the end, for a key known to be absent (no search for it).
+    pub(crate) fn append(&mut self, key: String, value: Value) {
+        self.0.push((key, value));
+    }
+
     /// Removes every occurrence of `key`; returns the value of the last one.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         // In order, in one pass: the last one taken is the last one.
