@@ -833,11 +833,7 @@ fn steps(w: &mut Walker<'_, '_>) -> Step {
                 w.p.enter()?;
             }
             At::Root(first) => {
-                let key = if first {
-                    w.p.object_first()?
-                } else {
-                    w.p.object_next()?
-                };
+                let key = w.p.object_member(first)?;
                 match key.as_deref() {
                     None if w.s.seen => {
                         w.s.at = At::End;
@@ -871,17 +867,13 @@ fn steps(w: &mut Walker<'_, '_>) -> Step {
                 // next step's error, at the same place.)
                 if w.p.ws().is_none() {
                     w.loc = Loc::Root;
-                    w.p.object_next()?;
+                    w.p.object_member(false)?;
                 }
                 w.s.at = At::Root(false);
             }
             At::Messages(first) => {
                 w.loc = Loc::Message;
-                let more = if first {
-                    w.p.array_first()?
-                } else {
-                    w.p.array_next()?
-                };
+                let more = w.p.array_item(first)?;
                 if !more {
                     w.s.count = w.s.index;
                     w.s.at = if w.s.bare { At::End } else { At::Root(false) };

@@ -321,17 +321,9 @@ impl<'a> Parser<'a> {
         self.depth = self.depth.saturating_sub(1);
     }
 
-    /// After `[`: `true` when an element follows, `false` when the array ended (`]` consumed).
-    pub(crate) fn array_first(&mut self) -> PResult<bool> {
-        self.array_item(true)
-    }
-
-    /// After an element: `true` when `,` and another element follow, `false` at `]`.
-    pub(crate) fn array_next(&mut self) -> PResult<bool> {
-        self.array_item(false)
-    }
-
-    fn array_item(&mut self, first: bool) -> PResult<bool> {
+    /// After `[` (`first`): `true` when an element follows; after an element: `true` when `,`
+    /// and another element follow. `false` when the array ended (`]` consumed).
+    pub(crate) fn array_item(&mut self, first: bool) -> PResult<bool> {
         // What is wrong at the current byte: one error made for both.
         let code = match self.ws() {
             None => return Err(self.eof(Code::EofList)),
@@ -354,14 +346,10 @@ impl<'a> Parser<'a> {
         Err(self.err(code, self.pos))
     }
 
-    /// After `{`: the first key (its `:` consumed), or `None` when the object ended.
-    pub(crate) fn object_first(&mut self) -> PResult<Option<Cow<'a, str>>> {
-        self.object_key(true, true)
-    }
-
-    /// After a member's value: the next key, or `None` at `}`.
-    pub(crate) fn object_next(&mut self) -> PResult<Option<Cow<'a, str>>> {
-        self.object_key(false, true)
+    /// After `{` (`first`): the first key (its `:` consumed); after a member's value: the next
+    /// key. `None` when the object ended (`}` consumed).
+    pub(crate) fn object_member(&mut self, first: bool) -> PResult<Option<Cow<'a, str>>> {
+        self.object_key(first, true)
     }
 
     /// The first (`first`) or next key of an object, its `:` consumed; `None` at `}`. Without
