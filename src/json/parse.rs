@@ -408,13 +408,14 @@ impl<'a> Parser<'a> {
             Some(b'{') => {
                 self.enter()?;
                 let start = self.entries.len();
-                let mut key = self.object_key(true, keep)?;
-                while let Some(k) = key {
+                // One call for the first key and the next ones.
+                let mut first = true;
+                while let Some(k) = self.object_key(first, keep)? {
+                    first = false;
                     let value = self.value(keep)?;
                     if keep {
                         self.entries.push((owned(k), value));
                     }
-                    key = self.object_key(false, keep)?;
                 }
                 Ok(Value::Object(Map::from_entries(
                     self.entries.split_off(start),
@@ -423,13 +424,14 @@ impl<'a> Parser<'a> {
             Some(b'[') => {
                 self.enter()?;
                 let mut items = Vec::new();
-                let mut more = self.array_item(true)?;
-                while more {
+                // One call for the first element and the next ones.
+                let mut first = true;
+                while self.array_item(first)? {
+                    first = false;
                     let value = self.value(keep)?;
                     if keep {
                         items.push(value);
                     }
-                    more = self.array_item(false)?;
                 }
                 Ok(Value::Array(items))
             }
