@@ -252,6 +252,7 @@ impl ToJson for Message {
 
 impl Message {
     /// The same message: the very object, or an equal one (the same members and values).
+    #[inline(always)]
     pub(crate) fn same(&self, other: &Message) -> bool {
         self.is(other) || self.raw == other.raw
     }
