@@ -572,13 +572,11 @@ impl<'a> Parser<'a> {
             // At a backslash: the character and the escape's length.
             let (c, len) = match self.byte(i + 1) {
                 None => break (Code::EofString, self.text.len()),
-                Some(b'u') if keep => {
+                // Read whether kept or not: a skipped string checks the same hex digits (a
+                // surrogate pair's second escape is checked here, not as an escape of its own).
+                Some(b'u') => {
                     let (c, next) = self.unicode_escape(i)?;
                     (c, next - i)
-                }
-                Some(b'u') => {
-                    self.hex4(i + 2)?;
-                    (' ', 6)
                 }
                 // The others: `ESCAPES`, each for the byte below it in `UNESCAPED`.
                 Some(e) => match ESCAPES.iter().position(|&x| x == e) {
