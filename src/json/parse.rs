@@ -57,11 +57,6 @@ const MESSAGES: &str = "EOF while parsing a list|EOF while parsing an object|\
                         key must be a string|trailing comma|trailing characters|\
                         recursion limit exceeded";
 
-/// The letters of the two-byte escapes (after the `\`), and the byte each stands for, at the
-/// same place in `UNESCAPED`.
-const ESCAPES: &[u8; 8] = b"\"\\/bfnrt";
-const UNESCAPED: &[u8; 8] = b"\"\\/\x08\x0c\n\r\t";
-
 /// A syntax error: its code and serde_json's position index (just past the offending byte, or the
 /// input length at end of input).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -572,17 +567,23 @@ impl<'a> Parser<'a> {
             // At a backslash: the character and the escape's length.
             let (c, len) = match self.byte(i + 1) {
                 None => break (Code::EofString, self.text.len()),
-                // Read whether kept or not: a skipped string checks the same hex digits (a
-                // surrogate pair's second escape is checked here, not as an escape of its own).
-                Some(b'u') => {
+                Some(b'"') => ('"', 2),
+                Some(b'\\') => ('\\', 2),
+                Some(b'/') => ('/', 2),
+                Some(b'b') => ('\u{8}', 2),
+                Some(b'f') => ('\u{c}', 2),
+                Some(b'n') => ('\n', 2),
+                Some(b'r') => ('\r', 2),
+                Some(b't') => ('\t', 2),
+                Some(b'u') if keep => {
                     let (c, next) = self.unicode_escape(i)?;
                     (c, next - i)
                 }
-                // The others: `ESCAPES`, each for the byte below it in `UNESCAPED`.
-                Some(e) => match ESCAPES.iter().position(|&x| x == e) {
-                    Some(k) => (char::from(UNESCAPED.get(k).copied().unwrap_or(e)), 2),
-                    None => break (Code::InvalidEscape, i + 2),
-                },
+                Some(b'u') => {
+                    self.hex4(i + 2)?;
+                    (' ', 6)
+                }
+                Some(_) => break (Code::InvalidEscape, i + 2),
             };
             if keep {
                 out.get_or_insert_with(|| {
