@@ -6364,3 +6364,129 @@ fn stopping_a_continuation_that_announced_a_new_call_keeps_its_card() {
     let (_, post) = h.submit();
     assert_continuation(&post, "call_C", true);
 }
+
+/// Ids counted per step, in the AI SDK form (the approval request names the call alone): the
+/// continuation's next step calls another tool under the callId just answered. The card shows
+/// the new call, its tool and its inputs, which is what the continuation approves; it showed the
+/// old tool's name over the new call's inputs (a "delete_file" card for an email), and the
+/// message showed the new call as approved, with the old call's output.
+#[test]
+fn another_tool_asked_under_the_answered_call_id_is_a_card_of_its_own() {
+    let (mut h, op, post) = H::a_approved_and_submitted();
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        json!({"type": "finish-step"}),
+        json!({"type": "start-step"}),
+    ];
+    c.extend(tool_in(
+        "call_A",
+        "send_email",
+        json!({"to": "a@b.c", "subject": "hi"}),
+    ));
+    c.push(json!({"type": "tool-approval-request", "approvalId": "apr_2", "toolCallId": "call_A"}));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    let cards = &s.suspension.as_ref().expect("paused").tools;
+    assert_eq!(cards.len(), 1);
+    assert_eq!(cards[0].call_id, "call_A");
+    assert_eq!(cards[0].name, "send_email");
+    assert_eq!(
+        sj(&cards[0].inputs),
+        json!({"to": "a@b.c", "subject": "hi"})
+    );
+    assert_eq!(cards[0].approval, Approval::Pending);
+    // The message shows both calls: the first done with its output, the second asking.
+    let m = s.messages.as_slice().last().expect("message");
+    let tools: Vec<_> = m
+        .tools
+        .iter()
+        .map(|t| (t.name.as_str(), t.status))
+        .collect();
+    assert_eq!(
+        tools,
+        vec![
+            ("delete_file", ToolStatus::Done),
+            ("send_email", ToolStatus::Pending)
+        ]
+    );
+    assert_eq!(
+        m.tools[0].result.as_ref().map(sj),
+        Some(json!("Deleted /tmp/x"))
+    );
+    assert_eq!(m.tools[1].result, None);
+    let raw = sj(&m.raw);
+    let parts = raw["parts"].as_array().expect("parts");
+    assert_eq!(parts.len(), 2, "{raw}");
+    assert_eq!(parts[0]["type"], "tool-delete_file");
+    assert_eq!(parts[0]["state"], "output-available");
+    assert_eq!(parts[1]["type"], "tool-send_email");
+    assert_eq!(parts[1]["state"], "approval-requested");
+    assert_eq!(parts[1]["approval"], json!({"id": "apr_2"}));
+    // Answered, and its outcome lands on the second call.
+    h.c.reject("call_A", Some("no mail")).expect("reject");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_A", false);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-denied", "toolCallId": "call_A"}),
+    ];
+    c.extend(final_text("ok"));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::Completed);
+    let m = &s.messages.as_slice()[1];
+    let tools: Vec<_> = m
+        .tools
+        .iter()
+        .map(|t| (t.name.as_str(), t.status))
+        .collect();
+    assert_eq!(
+        tools,
+        vec![
+            ("delete_file", ToolStatus::Done),
+            ("send_email", ToolStatus::Denied)
+        ]
+    );
+    assert_eq!(m.tools[1].reject_reason.as_deref(), Some("no mail"));
+}
+
+/// The same two calls under one callId read from the history on a load (the replay names the
+/// call alone): the card is the later call's.
+#[test]
+fn a_load_shows_the_later_of_two_calls_under_one_call_id() {
+    let mut h = H::new();
+    let (op, outs) = h.load();
+    let get = one_http(&outs);
+    let hist = vec![
+        user_ui("msg_u1", "delete /tmp/x"),
+        json!({"id": "msg_a1", "role": "assistant", "parts": [
+            {"type": "tool-delete_file", "toolCallId": "call_A", "state": "output-available",
+             "input": {"path": "/tmp/x"}, "output": "Deleted /tmp/x", "approval": {"id": "call_A", "approved": true}},
+            {"type": "tool-send_email", "toolCallId": "call_A", "state": "approval-requested",
+             "input": {"to": "a@b.c", "subject": "hi"}, "approval": {"id": "apr_2"}}
+        ]}),
+    ];
+    let outs = h.respond(get.id, history(hist));
+    let replay = one_http(&outs);
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "data-run", "data": {"runId": "run_1", "agentVersionId": AGV, "threadId": TID}}),
+        json!({"type": "tool-approval-request", "approvalId": "apr_2", "toolCallId": "call_A"}),
+    ];
+    let outs = h.stream(replay.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    let cards = &s.suspension.as_ref().expect("paused").tools;
+    assert_eq!(cards.len(), 1);
+    assert_eq!(cards[0].name, "send_email");
+    assert_eq!(
+        sj(&cards[0].inputs),
+        json!({"to": "a@b.c", "subject": "hi"})
+    );
+}

@@ -1276,6 +1276,9 @@ impl Sidenet {
         // Read once, for the card and the view.
         let approved = matches!(decision, Decision::Approve);
         let reason = decision.reason();
+        // The tool of the card decided: the view shown decided is that call's, not a later call's
+        // under its callId (which the reply may have asked for already).
+        let mut name = String::new();
         if let (Some(p), Some(d)) = (&mut self.pause, &mut self.c.decisions) {
             if let Some(c) = card_mut(&mut p.tail.pending, &id) {
                 c.approval = if approved {
@@ -1284,10 +1287,11 @@ impl Sidenet {
                     Approval::Rejected
                 };
                 c.reject_reason = reason.map(str::to_owned);
+                name.push_str(&c.name);
                 d.accept(&id);
             }
         }
-        self.show_decided(&id, approved, reason);
+        self.show_decided(&id, &name, approved, reason);
         self.audit.settle(&id, Fate::Acknowledged);
         sub.sent.push((id, decision));
     }
@@ -1299,12 +1303,13 @@ impl Sidenet {
     /// call: the search stops there, so a call whose outcome already streamed costs a look at the
     /// last few messages, not a walk through a long thread's history (an older message showing
     /// the same callId pending is another call's).
-    fn show_decided(&mut self, call_id: &str, approved: bool, reason: Option<&str>) {
-        // Found by `message_of` (a view's index is its place in the list).
-        let Some((at, ToolStatus::Pending)) = self
-            .message_of(call_id)
-            .and_then(|m| Some((m.index, tool_in(&m.tools, call_id)?.status)))
-        else {
+    fn show_decided(&mut self, call_id: &str, name: &str, approved: bool, reason: Option<&str>) {
+        // Found by `message_of` (a view's index is its place in the list); the last tool of the
+        // callId, if it can be the call decided (`name`, its tool: "" if unknown).
+        let Some((at, ToolStatus::Pending)) = self.message_of(call_id).and_then(|m| {
+            let t = tool_in(&m.tools, call_id).filter(|t| same_call(&t.name, name))?;
+            Some((m.index, t.status))
+        }) else {
             return;
         };
         let Some(m) = self.messages_mut().and_then(|m| m.get_mut(at)) else {
@@ -1320,7 +1325,7 @@ impl Sidenet {
         }
         let mut raw = m.raw.as_object().clone();
         if let Some(Value::Array(parts)) = raw.get_mut("parts") {
-            let part = parts.iter_mut().find(|p| of_call(p, call_id));
+            let part = parts.iter_mut().rev().find(|p| of_call(p, call_id));
             if let Some(Value::Object(part)) = part {
                 put_str(part, "state", "approval-responded");
                 set_approved(part, call_id, approved);
@@ -2600,19 +2605,28 @@ fn reason_of(reasons: &[Reason], message: Option<&str>, call_id: &str) -> Option
     Some(reason.clone())
 }
 
-/// The tool for a call in `tools`.
+/// The tool for a call in `tools`: the last of its callId (a message can hold two calls under
+/// one callId, ids counted per step: the later is the one a card or an outcome is about).
 fn tool_in<'a>(tools: &'a [ToolView], call_id: &str) -> Option<&'a ToolView> {
-    tools.iter().find(|t| t.call_id == call_id)
+    tools.iter().rev().find(|t| t.call_id == call_id)
 }
 
-/// The tool for a call in `tools`, to edit (one find for `show_decided`, `tool_automatic` and
-/// `tool_view`).
+/// The tool for a call in `tools`, to edit (the last, as `tool_in`; one find for
+/// `show_decided`, `tool_automatic` and `tool_view`).
 #[inline(never)]
 fn tool_mut<'a>(tools: &'a mut [ToolView], call_id: &str) -> Option<&'a mut ToolView> {
-    tools.iter_mut().find(|t| t.call_id == call_id)
+    tools.iter_mut().rev().find(|t| t.call_id == call_id)
 }
 
-/// The view of the tool for a call in `tools`, appended (`called`) if missing.
+/// Can the call known by the tool name `known` be the one a chunk names `name`, under the same
+/// callId? Not when both are known and differ: that is a new call reusing the callId (ids
+/// counted per step), shown apart, so that its card shows its own tool with its own inputs.
+fn same_call(known: &str, name: &str) -> bool {
+    known.is_empty() || name.is_empty() || known == name
+}
+
+/// The view of the tool for a call in `tools`, appended (`called`) if missing or another call's
+/// (`same_call`).
 fn tool_view<'a>(
     tools: &'a mut Vec<ToolView>,
     call_id: &str,
@@ -2621,7 +2635,7 @@ fn tool_view<'a>(
 ) -> Option<&'a mut ToolView> {
     // Looked for, then taken to edit, through the two shared finds (a second short scan of one
     // message's tools, where a position kept would be code of its own).
-    if tool_in(tools, call_id).is_some() {
+    if tool_in(tools, call_id).is_some_and(|t| same_call(&t.name, name)) {
         return tool_mut(tools, call_id);
     }
     tools.push(ToolView {
@@ -2638,11 +2652,15 @@ fn tool_view<'a>(
     tools.last_mut()
 }
 
-/// The raw tool part for a call in `parts`, created (`tool-<name>`) if missing.
+/// The raw tool part for a call in `parts` (the last, as `tool_in`), created (`tool-<name>`) if
+/// missing or another call's, as its view is.
 fn tool_part<'a>(parts: &'a mut Vec<Value>, call_id: &str, name: &str) -> Option<&'a mut Map> {
-    let found = parts
-        .iter()
-        .position(|p| p.as_object().is_some_and(is_tool_part) && of_call(p, call_id));
+    let found = parts.iter().rposition(|p| {
+        p.as_object()
+            .and_then(tool_name_of)
+            .is_some_and(|known| same_call(known, name))
+            && of_call(p, call_id)
+    });
     let i = match found {
         Some(i) => i,
         None => {
@@ -2680,9 +2698,18 @@ fn set_approved(part: &mut Map, call_id: &str, approved: bool) {
 }
 
 fn is_tool_part(part: &Map) -> bool {
-    part.get("type")
-        .and_then(Value::as_str)
-        .is_some_and(|t| t.starts_with("tool-") || t == "dynamic-tool")
+    tool_name_of(part).is_some()
+}
+
+/// The tool name of a tool part: what follows `tool-` in its `type`, "" for a `dynamic-tool`;
+/// `None` for a part that is no tool's.
+#[inline(never)]
+fn tool_name_of(part: &Map) -> Option<&str> {
+    let ty = part.get("type")?.as_str()?;
+    match ty.strip_prefix("tool-") {
+        None if ty == "dynamic-tool" => Some(""),
+        name => name,
+    }
 }
 
 /// A message for `raw`: the object as is when the thread model accepts it, else without the keys
