@@ -22,6 +22,12 @@
 //   (`run.decided`), completeness is judged from them, and the outcomes (approval, rejectReason,
 //   result) are recorded only on the tool_call_result message that follows once the step runs.
 //
+// `config.neuronCallIds` says how calls are identified:
+// - `unique` (default): a fresh `toolu_…` id per call, as Anthropic and OpenAI give.
+// - `name`: the tool's name, as Neuron's Gemini provider sets it, so two calls of one tool in a
+//   step share a callId (and so do calls of it in later turns). Neuron keys the decisions by
+//   callId, so one decision answers every call under it: so does this endpoint.
+//
 // `config.neuronReply` shapes the chat POST's 200 answer:
 // - `message` (default): `{ status, message: <last message> }`.
 // - `approvals` (Laravel's JSON endpoint): `{ status, approvals: [{ id, name, reason }] }`, the
@@ -196,8 +202,9 @@ function decide(ctx, rec, decisions) {
     if (!pending.every((x) => x.callId in rec.run.held)) return {};
     rec.run.held = null;
   }
-  // Entries in the payload overwrite stored ones; omitted entries keep their state.
-  for (const [k, v] of entries) Object.assign(byId.get(k), outcomeOf(v));
+  // Entries in the payload overwrite stored ones; omitted entries keep their state. A decision
+  // answers every call under its callId, as Neuron's actions keyed by callId do.
+  for (const [k, v] of entries) for (const x of t.tools) if (x.callId === k && gated(x)) Object.assign(x, outcomeOf(v));
   advance(ctx, rec);
   return {};
 }
@@ -236,7 +243,7 @@ function advance(ctx, rec) {
     if (run.awaitingStep === run.stepIndex && t && t.type === 'tool_call') {
       // Decisions held aside (append-only history) count; the tail itself is left as it is.
       if (t.tools.some((x) => x.approval === 'pending' && decidedAside(run, x.callId) === undefined)) return; // paused
-      const executed = t.tools.map((written) => {
+      const executed = t.tools.map((written, index) => {
         const held = written.approval === 'pending' ? decidedAside(run, written.callId) : undefined;
         const tool = held === undefined ? written : { ...written, ...outcomeOf(held) };
         let result;
@@ -244,7 +251,8 @@ function advance(ctx, rec) {
           result = rejectionResult(tool.rejectReason);
         } else {
           result = runTool(tool.name, tool.inputs);
-          ctx.store.recordEffect({ dialect: D, threadId: rec.id, callId: tool.callId, name: tool.name, inputs: tool.inputs });
+          // Known by its message and place too: calls can share a callId (`neuronCallIds`).
+          ctx.store.recordEffect({ dialect: D, threadId: rec.id, callId: tool.callId, messageId: t.__id, index, name: tool.name, inputs: tool.inputs });
         }
         return { ...structuredClone(tool), result };
       });
@@ -262,7 +270,10 @@ function advance(ctx, rec) {
       return;
     }
     const newest = ctx.config.neuronHistory === 'append-only';
-    const tools = run.steps[run.stepIndex].map((call) => toolObject(call, `toolu_${hex(12)}`, ctx.config.neuronExpiresMs, newest));
+    const byName = ctx.config.neuronCallIds === 'name';
+    const tools = run.steps[run.stepIndex].map((call) =>
+      toolObject(call, byName ? call.name : `toolu_${hex(12)}`, ctx.config.neuronExpiresMs, newest),
+    );
     const msg = { __id: nextId(rec), role: 'assistant', content: [], type: 'tool_call', tools };
     if (tools.some((x) => x.approval === 'pending') && !newest) {
       // Neuron <= 4.0 style; 4.0.1 retires it. Clients must not need it.

@@ -33,6 +33,7 @@ export function configFromEnv(env = process.env) {
     neuronDecisions: env.NEURON_DECISIONS || 'strict',
     neuronHistory: env.NEURON_HISTORY || 'update',
     neuronReply: env.NEURON_REPLY || 'message',
+    neuronCallIds: env.NEURON_CALL_IDS || 'unique',
     neuronExpiresMs: num(env.NEURON_EXPIRES_MS, 0),
     neuronConflictStatus: num(env.NEURON_CONFLICT_STATUS, 409),
   };
@@ -123,6 +124,7 @@ export async function startServer(options = {}) {
   for (const [key, name, allowed] of [
     ['neuronHistory', 'NEURON_HISTORY', ['update', 'append-only']],
     ['neuronReply', 'NEURON_REPLY', ['message', 'approvals']],
+    ['neuronCallIds', 'NEURON_CALL_IDS', ['unique', 'name']],
     ['neuronConflictStatus', 'NEURON_CONFLICT_STATUS', [409, 200]],
   ]) {
     if (!allowed.includes(config[key]))

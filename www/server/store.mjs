@@ -93,7 +93,8 @@ export class Store {
   }
 }
 
-const effectKey = (e) => `${e.dialect}:${e.threadId}:${e.callId}`;
+// A Neuron call is known by its message and place as well: several calls can share a callId.
+const effectKey = (e) => `${e.dialect}:${e.threadId}:${e.callId}${e.messageId === undefined ? '' : `:${e.messageId}:${e.index}`}`;
 
 /** The keys of the calls effects.jsonl says already ran (a torn last line is ignored). */
 function readExecuted(file) {

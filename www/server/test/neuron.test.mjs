@@ -601,3 +601,45 @@ describe('neuron approval deadlines', () => {
     assert.equal('expiresAt' in read, false);
   });
 });
+
+// NEURON_CALL_IDS=name: the tool's name as the callId, as Neuron's Gemini provider sets it. Two
+// calls of one tool in a step share it, and one decision answers both, as Neuron's actions keyed by
+// callId do; each call still runs (and is recorded) on its own.
+describe('neuron callIds as tool names', () => {
+  let s;
+  before(async () => {
+    s = await start({ neuronCallIds: 'name' });
+  });
+  after(() => s.close());
+
+  test('two calls of one tool share the callId; one decision answers both, each runs', async () => {
+    const { configFromEnv, startServer } = await import('../server.mjs');
+    assert.equal(configFromEnv({}).neuronCallIds, 'unique');
+    assert.equal(configFromEnv({ NEURON_CALL_IDS: 'name' }).neuronCallIds, 'name');
+    await assert.rejects(
+      startServer({ port: 0, quiet: true, dataDir: '/nonexistent/toolgate-never-created', neuronCallIds: 'gemini' }),
+      /NEURON_CALL_IDS/,
+    );
+    const chat = (id, body) => postJson(`${s.url}/threads/${id}/chat`, body);
+    const r = await chat('twins_1', { message: 'delete /tmp/a.log and delete /tmp/b.log; email x@example.com about Twins' });
+    assert.equal(r.body.status, 'awaiting_approval');
+    assert.deepEqual(r.body.message.tools.map((t) => [t.callId, t.inputs.path ?? t.inputs.to, t.approval]), [
+      ['delete_file', '/tmp/a.log', 'pending'],
+      ['delete_file', '/tmp/b.log', 'pending'],
+      ['send_email', 'x@example.com', 'pending'],
+    ]);
+    const partial = await chat('twins_1', { decisions: { delete_file: 'approve' } });
+    assert.equal(partial.body.status, 'awaiting_approval');
+    assert.deepEqual(partial.body.message.tools.map((t) => t.approval), ['approved', 'approved', 'pending']);
+    const done = await chat('twins_1', { decisions: { send_email: ['reject', 'Not now'] } });
+    assert.equal(done.body.status, 'completed');
+    assert.match(done.body.message.content, /delete_file \/tmp\/a\.log: done\..*delete_file \/tmp\/b\.log: done\./);
+    const ran = readEffects(s.dataDir).filter((e) => e.threadId === 'twins_1');
+    assert.deepEqual(ran.map((e) => [e.callId, e.inputs.path]), [['delete_file', '/tmp/a.log'], ['delete_file', '/tmp/b.log']]);
+    // A later turn reuses the callId (the tool's name again): a new call, run and recorded too.
+    const again = await chat('twins_1', { message: 'delete /tmp/c.log' });
+    assert.equal(again.body.message.tools[0].callId, 'delete_file');
+    await chat('twins_1', { decisions: { delete_file: 'approve' } });
+    assert.deepEqual(readEffects(s.dataDir).filter((e) => e.threadId === 'twins_1').map((e) => e.inputs.path), ['/tmp/a.log', '/tmp/b.log', '/tmp/c.log']);
+  });
+});
