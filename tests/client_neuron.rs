@@ -4887,3 +4887,94 @@ fn a_tab_never_loaded_reads_the_thread_after_its_submission_and_removes_the_reco
         "the record of the pause that is over removed"
     );
 }
+
+/// Neuron's Gemini provider gives each call the tool's name as its callId, so two calls of one
+/// tool in a step share it, and Neuron keys the decisions by callId: one decision answers both.
+/// The cards are one per call, each with its own inputs; a decision shows on both (what the
+/// server will do); the payload names the callId once; the stored drafts come back on both after
+/// a reload.
+#[test]
+fn two_calls_under_one_call_id_are_two_cards_answered_by_one_decision() {
+    let twin = |path: &str| {
+        let mut t = tool(
+            "delete_file",
+            "delete_file",
+            Some("pending"),
+            Some("irreversible"),
+        );
+        t["inputs"] = json!({"path": path});
+        t
+    };
+    let msgs = || {
+        vec![
+            user("msg_1", "delete /a and /b"),
+            tool_call(
+                "msg_2",
+                vec![
+                    twin("/a"),
+                    twin("/b"),
+                    tool("call_B", "send_email", Some("pending"), None),
+                ],
+            ),
+        ]
+    };
+    let mut h = H::loaded(msgs());
+    let s = h.c.snapshot();
+    let sus = s.suspension.as_ref().expect("paused");
+    let cards: Vec<_> = sus
+        .tools
+        .iter()
+        .map(|t| (t.call_id.as_str(), t.inputs.to_json_string()))
+        .collect();
+    assert_eq!(
+        cards,
+        vec![
+            ("delete_file", r#"{"path":"/a"}"#.to_owned()),
+            ("delete_file", r#"{"path":"/b"}"#.to_owned()),
+            ("call_B", r#"{"path":"/tmp/x"}"#.to_owned()),
+        ]
+    );
+    let outs = h.approve("delete_file");
+    let stored = persists(&outs).pop().flatten().expect("drafts stored");
+    let s = h.c.snapshot();
+    let sus = s.suspension.as_ref().expect("paused");
+    let states: Vec<_> = sus.tools.iter().map(|t| (t.approval, t.draft)).collect();
+    assert_eq!(
+        states,
+        vec![
+            (toolgate::approval::Approval::Approved, true),
+            (toolgate::approval::Approval::Approved, true),
+            (toolgate::approval::Approval::Pending, false)
+        ]
+    );
+    assert_eq!(sus.undecided, vec!["call_B".to_owned()]);
+    assert!(!sus.complete);
+
+    // A reload with the stored drafts: both twins approved again.
+    let (r, _) = H::restored(&stored, msgs());
+    let s = r.c.snapshot();
+    let states: Vec<_> = s
+        .suspension
+        .as_ref()
+        .expect("paused")
+        .tools
+        .iter()
+        .map(|t| t.approval)
+        .collect();
+    assert_eq!(
+        states,
+        vec![
+            toolgate::approval::Approval::Approved,
+            toolgate::approval::Approval::Approved,
+            toolgate::approval::Approval::Pending
+        ]
+    );
+
+    h.reject("call_B", Some("no mail"));
+    let (_, outs) = h.submit();
+    let post = one_http(&outs);
+    assert_post(
+        &post,
+        r#"{"decisions":{"delete_file":"approve","call_B":["reject","no mail"]}}"#,
+    );
+}

@@ -643,9 +643,12 @@ function afterDecision(callId) {
   renderNow();
   const snap = s.client.getSnapshot();
   const tools = snap.suspension?.tools ?? [];
+  const keys = cardKeys(tools);
   const at = tools.findIndex((t) => t.callId === callId);
-  const next = [...tools.slice(at + 1), ...tools.slice(0, Math.max(at, 0))].find((t) => t.approval === 'pending');
-  if (next && s.cards.get(next.callId)) s.cards.get(next.callId).focus();
+  const order = [...tools.keys()];
+  const next = [...order.slice(at + 1), ...order.slice(0, Math.max(at, 0))].find((i) => tools[i].approval === 'pending');
+  const card = next === undefined ? undefined : s.cards.get(keys[next]);
+  if (card) card.focus();
   else ui.submit.focus();
   maybeAutoSubmit();
 }
@@ -1104,6 +1107,20 @@ function renderMessages(snap, s, streamingNow) {
   if (nearBottom || streamingNow) scrollToBottom();
 }
 
+/**
+ * Each card's key: its callId, and from the second call under one callId on, its number too. A
+ * server may give several calls one callId (Neuron's Gemini provider uses the tool's name): each
+ * still gets a card of its own, so that no call goes unseen.
+ */
+function cardKeys(tools) {
+  const seen = new Map();
+  return tools.map((t) => {
+    const n = seen.get(t.callId) ?? 0;
+    seen.set(t.callId, n + 1);
+    return n ? `${t.callId}\u0000${n}` : t.callId;
+  });
+}
+
 function renderApprovals(snap, s) {
   const sus = snap.suspension;
   if (!sus) {
@@ -1120,20 +1137,23 @@ function renderApprovals(snap, s) {
   ui.approvals.hidden = false;
   const busy = snap.busy || snap.phase === 'submitting';
   const ids = sus.tools.map((t) => t.callId);
+  const keys = cardKeys(sus.tools);
   // Keyed update: cards keep their DOM (and focus, and a reason being typed) across renders.
-  for (const [id, card] of s.cards) {
-    if (!ids.includes(id)) {
+  for (const [key, card] of s.cards) {
+    if (!keys.includes(key)) {
       card.el.remove();
-      s.cards.delete(id);
+      s.cards.delete(key);
     }
   }
   sus.tools.forEach((tool, i) => {
-    let card = s.cards.get(tool.callId);
+    let card = s.cards.get(keys[i]);
     if (!card) {
       card = new ApprovalCard(tool.callId, cardActions);
-      s.cards.set(tool.callId, card);
+      s.cards.set(keys[i], card);
     }
-    card.update(tool, { busy, dialect: s.dialect, allowed: snap.allowedTools });
+    // The other calls under its callId, which one decision answers with it.
+    const twins = ids.filter((id) => id === tool.callId).length - 1;
+    card.update(tool, { busy, dialect: s.dialect, allowed: snap.allowedTools, twins });
     if (ui.cards.children[i] !== card.el) ui.cards.insertBefore(card.el, ui.cards.children[i] ?? null);
   });
 
@@ -1168,7 +1188,7 @@ function renderApprovals(snap, s) {
   const key = `${sus.messageId ?? ''}|${ids.join(',')}`;
   if (key !== s.pauseKey) {
     s.pauseKey = key;
-    const first = s.cards.get(sus.pending[0]?.callId ?? ids[0]);
+    const first = s.cards.get(keys[Math.max(0, ids.indexOf(sus.pending[0]?.callId))]);
     // Not away from what the person is typing in: the message box holding text, a deny reason,
     // the thread id to open.
     const at = document.activeElement;

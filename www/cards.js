@@ -36,6 +36,9 @@ export class ApprovalCard {
     this.desc = h('span', { class: 'card-desc' });
     this.inputs = h('div', { class: 'card-inputs', id: inputsId });
     this.decision = h('p', { class: 'card-decision' });
+    // Other calls under this call's callId (a server may give several calls one: Neuron's Gemini
+    // provider uses the tool's name): the decision is sent by callId, so one answers them all.
+    this.twins = h('p', { class: 'card-twins', hidden: true });
     // Neuron 4: the request's deadline (`expiresAt`), in local time when it reads as a date.
     this.deadline = h('p', { class: 'card-deadline', hidden: true });
     // Which call this is, in words ("delete_file /srv/a.txt"): never shown (the card shows it in full),
@@ -79,6 +82,7 @@ export class ApprovalCard {
       this.callLabel,
       h('div', { class: 'card-top' }, h('span', { class: 'tool-glyph', 'aria-hidden': 'true' }, '⚙'), this.name, this.desc, this.badge),
       this.title,
+      this.twins,
       this.deadline,
       this.warning,
       this.inputs,
@@ -87,13 +91,18 @@ export class ApprovalCard {
       this.form);
   }
 
-  /** @param view GatedView  @param ctx { busy, dialect, allowed: string[] (the snapshot's allowedTools) } */
+  /**
+   * @param view GatedView
+   * @param ctx { busy, dialect, allowed: string[] (the snapshot's allowedTools), twins: how many
+   *   other cards have this card's callId }
+   */
   update(view, ctx) {
     this.view = view;
     this.busy = ctx.busy;
     // Every snapshot renders every card: one whose call, state and context did not change is left
     // as it is (no node replaced under a selection or a screen reader's cursor, no work).
-    const key = JSON.stringify([view, !!ctx.busy, ctx.dialect, !!ctx.allowed?.includes(view.name)]);
+    const twins = ctx.twins || 0;
+    const key = JSON.stringify([view, !!ctx.busy, ctx.dialect, !!ctx.allowed?.includes(view.name), twins]);
     if (key === this.key) return;
     this.key = key;
     const state = view.approval; // draft, else the server's
@@ -111,6 +120,10 @@ export class ApprovalCard {
         : shown(due)];
     });
     this.desc.hidden = !view.description;
+    this.twins.hidden = !twins;
+    setText(this.twins, twins
+      ? `The server knows this call and ${twins === 1 ? 'one other' : `${twins} others`} by the same id: one decision answers ${twins === 1 ? 'both' : `all ${twins + 1}`}.`
+      : '');
     const json = JSON.stringify(view.inputs);
     // Another call under the same callId (servers that number calls per step reuse them): a reason
     // typed for the call before is not this one's.

@@ -251,7 +251,11 @@ export interface SuspensionView {
   runId?: string;
   /** Sidenet only. */
   agentVersionId?: string;
-  /** Every gated tool, in tail order. */
+  /**
+   * Every gated tool, in tail order: one card each. Two can share a `callId` (Neuron's Gemini
+   * provider uses the tool's name): a decision answers all of them, as the server applies it, so
+   * key cards by their place, not by `callId` alone.
+   */
   tools: GatedView[];
   /** The undecided ones. */
   pending: GatedView[];

@@ -1,0 +1,73 @@
+// Against an endpoint that gives every call the tool's name as its callId, as Neuron's Gemini
+// provider does (NEURON_CALL_IDS=name): two calls of one tool in a step share a callId, and
+// Neuron keys the decisions by callId, so one decision answers both. Each call still gets a card
+// of its own, showing its own arguments and saying that one decision answers both: no call goes
+// unseen behind another's card.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  approve, assertNoProblems, card, cards, deny, gotoThread, lastAnswer, openPage, send, submit, threadId,
+  waitCompleted, waitPaused, withEndpointAndBrowser,
+} from '../e2e-support/harness.mjs';
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'toolgate-e2e-twins-'));
+const env = withEndpointAndBrowser({ NEURON_CALL_IDS: 'name', DATA_DIR: dataDir });
+after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const effects = (thread) => {
+  let text = '';
+  try {
+    text = readFileSync(path.join(dataDir, 'effects.jsonl'), 'utf8');
+  } catch (e) {
+    if (e.code !== 'ENOENT') throw e;
+  }
+  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.threadId === thread);
+};
+
+describe('neuron, two calls under one callId', () => {
+  test('each call has its card; one decision answers both, and both run', async () => {
+    const { context, page, problems } = await openPage(env.browser);
+    const thread = threadId('twins');
+    try {
+      await gotoThread(page, env.endpoint.url, { thread, dialect: 'neuron' });
+      await send(page, 'delete /tmp/twin-a.log and delete /tmp/twin-b.log; email team@example.com about Twins');
+      await waitPaused(page, 3);
+      const [a, b, mail] = [0, 1, 2].map((i) => cards(page).nth(i));
+      assert.equal(await a.getAttribute('data-call-id'), 'delete_file');
+      assert.equal(await b.getAttribute('data-call-id'), 'delete_file');
+      assert.match(await a.locator('.card-inputs').textContent(), /\/tmp\/twin-a\.log/);
+      assert.match(await b.locator('.card-inputs').textContent(), /\/tmp\/twin-b\.log/);
+      for (const twin of [a, b]) {
+        const note = twin.locator('.card-twins');
+        assert.ok(await note.isVisible());
+        assert.match(await note.textContent(), /one other by the same id: one decision answers both/);
+      }
+      assert.equal(await mail.locator('.card-twins').isVisible(), false);
+      // Each card is named by its own call, so a screen reader's list tells them apart.
+      assert.equal(await card(page, /twin-a\.log/).count(), 1);
+      assert.equal(await card(page, /twin-b\.log/).count(), 1);
+
+      // Approving one shows both approved: that is what the server will do.
+      await approve(a);
+      await page.waitForFunction(() => [...document.querySelectorAll('#cards article.card')]
+        .slice(0, 2).every((c) => c.dataset.state === 'approved'));
+      assert.equal(await mail.getAttribute('data-state'), 'pending');
+      assert.equal((await page.locator('#decided-count').textContent()).trim(), '2 of 3 decided');
+
+      await deny(mail, 'Not now');
+      await submit(page);
+      await waitCompleted(page);
+      const answer = await lastAnswer(page);
+      assert.match(answer, /delete_file \/tmp\/twin-a\.log: done\./);
+      assert.match(answer, /delete_file \/tmp\/twin-b\.log: done\./);
+      assert.ok(answer.includes('send_email to team@example.com: rejected — "Not now".'), answer);
+      assert.deepEqual(effects(thread).map((e) => e.inputs.path), ['/tmp/twin-a.log', '/tmp/twin-b.log']);
+      assertNoProblems(problems);
+    } finally {
+      await context.close();
+    }
+  });
+});
