@@ -1060,12 +1060,12 @@ function render() {
  * and what its item shows of other messages stay the same: the client keeps a message's object
  * until it changes, so a turn builds the items of its own messages alone (a text selection in an
  * earlier message survives it too). What the item reads besides the message, per tool:
- * whether the cards show it, its result from a later message, whether an earlier one called it.
+ * whether the cards show it, its result from a later message, whether it is shown with its call.
  */
 const items = new WeakMap();
 function settledItem(m, context, opts) {
   const deps = [opts.dialect];
-  for (const t of m.tools ?? []) deps.push(opts.hidden.has(t.callId), context.results.get(t.callId), context.called.has(t.callId));
+  for (const t of m.tools ?? []) deps.push(opts.hidden.has(t.callId), context.results.get(t), context.paired.has(t));
   const kept = items.get(m);
   if (kept && kept.deps.length === deps.length && kept.deps.every((d, i) => d === deps[i])) return kept.el;
   const el = messageItem(m, context, opts);

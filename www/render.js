@@ -65,9 +65,12 @@ function outcome(tool, result, dialect, part) {
 }
 
 /** The Sidenet wire part of a tool call (for states the neutral view does not name). */
-function wirePart(message, callId) {
+function wirePart(message, tool) {
   const parts = message?.raw?.parts;
-  return Array.isArray(parts) ? parts.find((p) => p && p.toolCallId === callId) : undefined;
+  if (!Array.isArray(parts)) return undefined;
+  // The k-th tool of a callId is its k-th part: a message can hold two calls under one callId.
+  const k = (message.tools ?? []).filter((t) => t.callId === tool.callId).indexOf(tool);
+  return parts.filter((p) => p && p.toolCallId === tool.callId)[Math.max(k, 0)];
 }
 
 function toolBlock(tool, result, dialect, part) {
@@ -112,20 +115,34 @@ function bubble(role, text, extraClass = '') {
 
 /**
  * What the items of a thread's messages share: Neuron puts results in a separate tool_call_result
- * message, folded into their calls. Built once per `messages` array.
+ * message, folded into their calls. Built once per `messages` array. A result is paired with a
+ * call of the last tool_call message before it, by callId and then by place: a callId can be
+ * reused (a later turn's call, providers that count calls per step) and shared (neuron-ai's
+ * Gemini provider gives each call the tool's name), so a callId alone could give a call another
+ * call's result. `results` maps a call's tool to its result's; `paired` holds the results shown
+ * with their calls (the others show on their own).
  */
 export function messageContext(messages) {
   const results = new Map();
-  const called = new Set();
+  const paired = new Set();
+  // The calls of the last tool_call message that have no result yet, in order.
+  let open = [];
   // (A call without an id, from a provider that gives none, has callId "": it cannot be paired.)
   for (const m of messages) {
-    for (const t of m.tools ?? []) {
-      if (!t.callId) continue;
-      if (m.kind === 'tool_result') results.set(t.callId, t);
-      else called.add(t.callId);
+    const tools = (m.tools ?? []).filter((t) => t.callId);
+    if (m.kind !== 'tool_result') {
+      if (tools.length) open = tools;
+      continue;
+    }
+    for (const t of tools) {
+      const i = open.findIndex((c) => c.callId === t.callId);
+      if (i < 0) continue;
+      results.set(open[i], t);
+      paired.add(t);
+      open = open.filter((_, j) => j !== i);
     }
   }
-  return { results, called };
+  return { results, paired };
 }
 
 /**
@@ -134,11 +151,11 @@ export function messageContext(messages) {
  * the approval cards show); `streaming`, the message being streamed.
  */
 export function messageItem(m, context, { dialect, hidden = new Set(), streaming = false }) {
-  const { results, called } = context;
+  const { results, paired } = context;
   const role = m.role === 'user' ? 'user' : m.role === 'assistant' || m.role === 'tool' ? 'assistant' : 'other';
   const tools = (m.tools ?? []).filter((t) => {
     if (hidden.has(t.callId) && t.approval === 'pending') return false;
-    if (m.kind === 'tool_result') return !called.has(t.callId);
+    if (m.kind === 'tool_result') return !paired.has(t);
     return true;
   });
   const text = m.text ?? '';
@@ -148,7 +165,7 @@ export function messageItem(m, context, { dialect, hidden = new Set(), streaming
   const body = h('div', { class: 'msg-body' });
   if (tools.length) {
     body.append(h('div', { class: 'tools' }, tools.map((t) =>
-      toolBlock(t, t.callId ? results.get(t.callId) : undefined, dialect, wirePart(m, t.callId)))));
+      toolBlock(t, results.get(t), dialect, wirePart(m, t)))));
   }
   if (text || streaming) body.append(bubble(m.role, text, streaming ? 'is-streaming' : ''));
   li.append(body);

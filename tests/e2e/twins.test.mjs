@@ -65,6 +65,28 @@ describe('neuron, two calls under one callId', () => {
       assert.match(answer, /delete_file \/tmp\/twin-b\.log: done\./);
       assert.ok(answer.includes('send_email to team@example.com: rejected — "Not now".'), answer);
       assert.deepEqual(effects(thread).map((e) => e.inputs.path), ['/tmp/twin-a.log', '/tmp/twin-b.log']);
+      // The thread shows each call with its own result, paired by place, not by callId alone.
+      const results = () => page.locator('#messages .tool-done').evaluateAll((els) => els.map((el) =>
+        [el.querySelector('.kv')?.textContent ?? '', el.querySelector('.tool-result pre')?.textContent ?? '']));
+      const pairs = (rows) => rows.map(([inputs, result]) => [/\/tmp\/twin-\w\.log/.exec(inputs)?.[0], result]);
+      assert.deepEqual(pairs(await results()), [
+        ['/tmp/twin-a.log', 'Deleted /tmp/twin-a.log'],
+        ['/tmp/twin-b.log', 'Deleted /tmp/twin-b.log'],
+      ]);
+
+      // A later turn calls the tool again, under the same callId: each call keeps its own result.
+      await send(page, 'delete /tmp/twin-c.log');
+      await waitPaused(page, 1);
+      assert.equal(await cards(page).first().locator('.card-twins').isVisible(), false);
+      await approve(cards(page).first());
+      await submit(page);
+      await waitCompleted(page);
+      await page.waitForFunction(() => document.querySelectorAll('#messages .tool-done').length === 3);
+      assert.deepEqual(pairs(await results()), [
+        ['/tmp/twin-a.log', 'Deleted /tmp/twin-a.log'],
+        ['/tmp/twin-b.log', 'Deleted /tmp/twin-b.log'],
+        ['/tmp/twin-c.log', 'Deleted /tmp/twin-c.log'],
+      ]);
       assertNoProblems(problems);
     } finally {
       await context.close();
