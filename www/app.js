@@ -3,7 +3,7 @@
 // rendered into the DOM with a small `h()` helper; everything from the server is text, never HTML.
 import init, { ApprovalClient, isToolgateError } from '/pkg/toolgate.js';
 import { $, h, setText, shown } from './dom.js';
-import { messageContext, messageItem } from './render.js';
+import { hiddenTool, messageContext, messageItem } from './render.js';
 import { ApprovalCard } from './cards.js';
 
 const DIALECTS = ['neuron', 'sidenet'];
@@ -1065,7 +1065,7 @@ function render() {
 const items = new WeakMap();
 function settledItem(m, context, opts) {
   const deps = [opts.dialect];
-  for (const t of m.tools ?? []) deps.push(opts.hidden.has(t.callId), context.results.get(t), context.paired.has(t));
+  for (const t of m.tools ?? []) deps.push(hiddenTool(m, t, opts), context.results.get(t), context.paired.has(t));
   const kept = items.get(m);
   if (kept && kept.deps.length === deps.length && kept.deps.every((d, i) => d === deps[i])) return kept.el;
   const el = messageItem(m, context, opts);
@@ -1082,11 +1082,12 @@ function settledItem(m, context, opts) {
  */
 function renderMessages(snap, s, streamingNow) {
   const hidden = new Set((snap.suspension?.tools ?? []).map((t) => t.callId));
-  const messagesKey = `${snap.messagesVersion}|${[...hidden].join(',')}`;
+  const paused = snap.suspension?.messageId ?? null;
+  const messagesKey = `${snap.messagesVersion}|${paused}|${[...hidden].join(',')}`;
   const settledChanged = messagesKey !== s.messagesKey || snap.messages !== s.messagesRef;
   if (!settledChanged && streamingNow === s.streamingRef) return;
   const nearBottom = isNearBottom();
-  const opts = { dialect: s.dialect, hidden };
+  const opts = { dialect: s.dialect, hidden, paused };
   if (settledChanged) {
     s.messagesKey = messagesKey;
     s.messagesRef = snap.messages;

@@ -146,15 +146,25 @@ export function messageContext(messages) {
 }
 
 /**
- * The list item of one message (null when it shows nothing). `context` is `messageContext` of the
- * thread's messages; `hidden` a set of callIds not to show (the gated tools of the paused tail, which
- * the approval cards show); `streaming`, the message being streamed.
+ * Is tool `t` of message `m` left out of the transcript: a call the approval cards show (`hidden`,
+ * their callIds) still awaiting a decision, in the paused message (`paused`, its id; any message
+ * when the pause names none). Only there: an earlier call under the same callId (a reused one, or
+ * an append-only history's answered call, which shows "pending" for ever) stays.
  */
-export function messageItem(m, context, { dialect, hidden = new Set(), streaming = false }) {
+export function hiddenTool(m, t, { hidden, paused }) {
+  return hidden.has(t.callId) && t.approval === 'pending' && (paused == null || m.id === paused);
+}
+
+/**
+ * The list item of one message (null when it shows nothing). `context` is `messageContext` of the
+ * thread's messages; `hidden` and `paused` the calls the approval cards show (see `hiddenTool`);
+ * `streaming`, the message being streamed.
+ */
+export function messageItem(m, context, { dialect, hidden = new Set(), paused = null, streaming = false }) {
   const { results, paired } = context;
   const role = m.role === 'user' ? 'user' : m.role === 'assistant' || m.role === 'tool' ? 'assistant' : 'other';
   const tools = (m.tools ?? []).filter((t) => {
-    if (hidden.has(t.callId) && t.approval === 'pending') return false;
+    if (hiddenTool(m, t, { hidden, paused })) return false;
     if (m.kind === 'tool_result') return !paired.has(t);
     return true;
   });
@@ -173,12 +183,12 @@ export function messageItem(m, context, { dialect, hidden = new Set(), streaming
 }
 
 /**
- * The message list items (the messages, then the one being streamed). `hidden` is a set of callIds
- * not to show (the gated tools of the paused tail, which the approval cards show).
+ * The message list items (the messages, then the one being streamed). `hidden` and `paused`: the
+ * calls the approval cards show (see `hiddenTool`).
  */
-export function messageItems(messages, { dialect, hidden = new Set(), streaming = null }) {
+export function messageItems(messages, { dialect, hidden = new Set(), paused = null, streaming = null }) {
   const context = messageContext(messages);
-  const items = messages.map((m) => messageItem(m, context, { dialect, hidden }));
-  if (streaming) items.push(messageItem(streaming, context, { dialect, hidden, streaming: true }));
+  const items = messages.map((m) => messageItem(m, context, { dialect, hidden, paused }));
+  if (streaming) items.push(messageItem(streaming, context, { dialect, hidden, paused, streaming: true }));
   return items.filter(Boolean);
 }

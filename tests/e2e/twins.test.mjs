@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
-  approve, assertNoProblems, card, cards, deny, gotoThread, lastAnswer, openPage, send, submit, threadId,
-  waitCompleted, waitPaused, withEndpointAndBrowser,
+  approve, assertNoProblems, card, cards, deny, gotoThread, lastAnswer, openPage, send, startEndpoint, submit,
+  threadId, waitCompleted, waitPaused, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'toolgate-e2e-twins-'));
@@ -92,4 +92,60 @@ describe('neuron, two calls under one callId', () => {
       await context.close();
     }
   });
+
+  // Neuron's append-only history keeps an answered tool_call showing "pending" for ever (the
+  // outcome is on the tool_call_result after it). A later pause whose card reuses that callId
+  // must not hide the earlier call from the transcript: the cards stand for the paused message's
+  // calls alone.
+  test('an earlier call under the paused callId stays in the transcript (append-only history)', async () => {
+    const endpoint = await startEndpoint({ NEURON_CALL_IDS: 'name', NEURON_HISTORY: 'append-only' });
+    const { context, page, problems } = await openPage(env.browser);
+    const thread = threadId('twins-append');
+    try {
+      await gotoThread(page, endpoint.url, { thread, dialect: 'neuron' });
+      await send(page, 'delete /tmp/first.log');
+      await waitPaused(page, 1);
+      await approve(cards(page).first());
+      await submit(page);
+      await waitCompleted(page);
+      await send(page, 'delete /tmp/second.log');
+      await waitPaused(page, 1);
+      assert.match(await cards(page).first().locator('.card-inputs').textContent(), /\/tmp\/second\.log/);
+      const done = page.locator('#messages .tool-done');
+      await done.first().waitFor();
+      assert.equal(await done.count(), 1);
+      assert.match(await done.locator('.kv').textContent(), /\/tmp\/first\.log/);
+      assert.equal(await done.locator('.tool-result pre').textContent(), 'Deleted /tmp/first.log');
+      assertNoProblems(problems);
+    } finally {
+      await context.close();
+      await endpoint.close();
+    }
+  });
+
+  // Only the paused message's calls leave the transcript for their cards, in both dialects, and
+  // also at a second pause of one run (Sidenet: its continuation goes on in the paused message).
+  for (const dialect of ['neuron', 'sidenet']) {
+    test(`${dialect}: a paused call shows as its card, not also in the transcript`, async () => {
+      const { context, page, problems } = await openPage(env.browser);
+      try {
+        await gotoThread(page, env.endpoint.url, { thread: threadId(`twins-hidden-${dialect}`), dialect });
+        await send(page, 'delete /tmp/hidden.log and deploy billing');
+        await waitPaused(page, 1);
+        assert.match(await cards(page).first().textContent(), /hidden\.log/);
+        assert.equal(await page.locator('#messages .tool-pending').count(), 0);
+        await approve(cards(page).first());
+        await submit(page);
+        await page.locator('#cards article.card', { hasText: 'production' }).waitFor();
+        await waitPaused(page, 1);
+        assert.equal(await page.locator('#messages .tool-pending').count(), 0);
+        await approve(cards(page).first());
+        await submit(page);
+        await waitCompleted(page);
+        assertNoProblems(problems);
+      } finally {
+        await context.close();
+      }
+    });
+  }
 });
