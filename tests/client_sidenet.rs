@@ -2378,6 +2378,20 @@ fn a_call_asked_again_under_the_accepted_id_can_be_answered() {
     assert_eq!(s.phase, Phase::AwaitingApproval);
     assert_eq!(h.card_ids(), vec!["call_A"]);
     assert_eq!(s.decisions.get("call_A"), None, "the new call is undecided");
+    // The message shows the call asking, as its card does: not approved by the decision on the
+    // call before it (whose acknowledgement came at the end of the reply that asked again).
+    let m = s.messages.as_slice().last().expect("message");
+    let t = m.tools.last().expect("tool");
+    assert_eq!(
+        (t.status, t.approval),
+        (ToolStatus::Pending, Some(Approval::Pending))
+    );
+    let raw = sj(&m.raw);
+    let part = raw["parts"]
+        .as_array()
+        .and_then(|p| p.last())
+        .expect("part");
+    assert_eq!(part["state"], "approval-requested", "{raw}");
     h.c.reject("call_A", Some("once is enough"))
         .expect("reject");
     h.drain();

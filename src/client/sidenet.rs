@@ -874,8 +874,8 @@ impl Sidenet {
             // abandoned card from a finished run by them.
             self.commit_building();
             // A continuation whose stream opened: the server accepted its decision.
-            if let Job::Submit(sub) = &mut job {
-                self.ack_current(sub);
+            if let (Job::Submit(sub), Some(Rx::Stream(stream, _))) = (&mut job, &rx) {
+                self.ack_current(sub, &stream.1);
             }
             // A reply that announced calls before it was stopped: the run is paused on them (its
             // snapshot outlives the request), so their cards stand, as at the end of the stream.
@@ -1225,7 +1225,7 @@ impl Sidenet {
                 self.verify_send(op, text, users_before, error, false);
             }
             Job::Submit(mut sub) => {
-                self.ack_current(&mut sub);
+                self.ack_current(&mut sub, feed);
                 let mut calls = Vec::new();
                 if let Some(pause) = &self.pause {
                     for card in &pause.tail.pending {
@@ -1258,7 +1258,7 @@ impl Sidenet {
 
     fn end_submit(&mut self, mut sub: Submission, feed: &mut Feed) {
         self.commit_building();
-        self.ack_current(&mut sub);
+        self.ack_current(&mut sub, feed);
         if self.adopt_feed(feed) {
             self.finish_submission(sub);
             return;
@@ -1268,8 +1268,9 @@ impl Sidenet {
 
     /// The first queued call was accepted by the server: its decision becomes the card's own (the
     /// server's, no draft left: never sent again, shown as settled). A later pause that shows the
-    /// call pending again has a new, undecided card for it, which the person can answer.
-    fn ack_current(&mut self, sub: &mut Submission) {
+    /// call pending again has a new, undecided card for it, which the person can answer. `feed`
+    /// is what the continuation's reply told.
+    fn ack_current(&mut self, sub: &mut Submission, feed: &Feed) {
         let Some((id, decision)) = sub.take_queued() else {
             return;
         };
@@ -1291,7 +1292,15 @@ impl Sidenet {
                 d.accept(&id);
             }
         }
-        self.show_decided(&id, &name, approved, reason);
+        // Not where the reply asked for the call again, as the same tool (a new call under the
+        // callId, ids counted per step): the view it would mark is that call's, asking.
+        if !feed
+            .approvals
+            .iter()
+            .any(|c| c.call_id == id && same_call(&c.name, &name))
+        {
+            self.show_decided(&id, &name, approved, reason);
+        }
         self.audit.settle(&id, Fate::Acknowledged);
         sub.sent.push((id, decision));
     }
