@@ -1054,7 +1054,10 @@ impl World {
             let tabs = &self.tabs;
             // And a tab whose last write failed, which no other tab could tell of anything: its
             // person loads it.
-            acts.retain(|&(i, a)| matches!(a, 0 | 1 | 8 | 11) || a == 3 && tabs[i].doubt.is_some());
+            // (Deciding too: another tab's save may have taken its drafts away.)
+            acts.retain(|&(i, a)| {
+                matches!(a, 0 | 1 | 8 | 11) || matches!(a, 2 | 3) && tabs[i].doubt.is_some()
+            });
             // And every tab, once a stopped POST landed blind on a newer pause (`blind`).
             for (i, t) in self.tabs.iter().enumerate() {
                 let s = t.c.snapshot();
@@ -1292,14 +1295,15 @@ impl World {
         if self.broken.is_some() {
             return false;
         }
-        // A read shows another pause, or none, or what was sent recorded (it landed), or the
-        // drafts are gone: no doubt left to honour.
+        // A read shows another pause, or none, or what was sent recorded (it landed): no doubt
+        // left to honour. (Not when the tab's drafts are gone: another tab's save can take them
+        // away and bring others, and the stopped POST may still land; its person goes on with
+        // the pause the tab shows, and that submission reads first.)
         let tab = &mut self.tabs[t];
         if let Some(d) = &tab.doubt {
             let s = tab.c.snapshot();
             let open = s.suspension.as_ref().is_some_and(|sus| {
                 sus.message_id == d.pause
-                    && sus.tools.iter().any(|c| c.draft)
                     && !d.sent.iter().all(|(k, v)| {
                         sus.tools
                             .iter()
