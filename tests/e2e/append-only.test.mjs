@@ -5,27 +5,20 @@
 // whole set completes the run, and only the approved tool ran, once.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   approve, assertNoProblems, card, deny, gotoThread, lastAnswer, openPage, send, submit, threadId,
   waitCompleted, waitPaused, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
+import { readEffects } from '../../www/server/testkit.mjs';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'toolgate-e2e-append-'));
 const env = withEndpointAndBrowser({ NEURON_HISTORY: 'append-only', NEURON_REPLY: 'approvals', DATA_DIR: dataDir });
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-const effects = (thread) => {
-  let text = '';
-  try {
-    text = readFileSync(path.join(dataDir, 'effects.jsonl'), 'utf8');
-  } catch (e) {
-    if (e.code !== 'ENOENT') throw e;
-  }
-  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.threadId === thread);
-};
+const effects = (thread) => readEffects(dataDir).filter((e) => e.threadId === thread);
 
 describe('neuron, append-only history with approvals-only replies', () => {
   test('a partial submission keeps the decision; the whole set completes the run', async () => {

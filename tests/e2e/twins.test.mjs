@@ -5,27 +5,20 @@
 // unseen behind another's card.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   approve, assertNoProblems, card, cards, deny, gotoThread, lastAnswer, openPage, send, startEndpoint, submit,
   threadId, waitCompleted, waitPaused, withEndpointAndBrowser,
 } from '../e2e-support/harness.mjs';
+import { readEffects } from '../../www/server/testkit.mjs';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'toolgate-e2e-twins-'));
 const env = withEndpointAndBrowser({ NEURON_CALL_IDS: 'name', DATA_DIR: dataDir });
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-const effects = (thread) => {
-  let text = '';
-  try {
-    text = readFileSync(path.join(dataDir, 'effects.jsonl'), 'utf8');
-  } catch (e) {
-    if (e.code !== 'ENOENT') throw e;
-  }
-  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.threadId === thread);
-};
+const effects = (thread) => readEffects(dataDir).filter((e) => e.threadId === thread);
 
 describe('neuron, two calls under one callId', () => {
   test('each call has its card; one decision answers both, and both run', async () => {
