@@ -6504,3 +6504,273 @@ fn a_load_shows_the_later_of_two_calls_under_one_call_id() {
         json!({"to": "a@b.c", "subject": "hi"})
     );
 }
+
+/// A tool of a message as (name, inputs, status, approval, result).
+type ToolRow = (String, Value, ToolStatus, Option<Approval>, Option<Value>);
+
+/// The tools of a message, for comparing the streamed view with the history's.
+fn tool_rows(m: &MessageView) -> Vec<ToolRow> {
+    m.tools
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                sj(&t.inputs),
+                t.status,
+                t.approval,
+                t.result.as_ref().map(sj),
+            )
+        })
+        .collect()
+}
+
+/// The streamed message, and the same message as the history gives it back (its raw form read
+/// as a load reads it): both views of its tools.
+fn streamed_and_reloaded(h: &H) -> (MessageView, MessageView) {
+    let s = h.c.snapshot();
+    let streamed = s.messages.as_slice().last().expect("message").clone();
+    let reloaded = H::with_messages(vec![user_ui("msg_u1", "go"), sj(&streamed.raw)]);
+    let r = reloaded.c.snapshot();
+    let again = r.messages.as_slice().last().expect("message").clone();
+    (streamed, again)
+}
+
+/// A provider whose callIds restart every step (OpenAI models on Bedrock: `call_0` in each):
+/// the same id in a new step (after `start-step`) is a new call, as in the AI SDK's own client
+/// (the input chunks look in the current step alone). Merged into the first call's view, the
+/// first read vanished from the transcript and the second showed the first one's output until
+/// its own came.
+#[test]
+fn a_call_id_reused_in_a_later_step_is_a_call_of_its_own() {
+    let mut h = H::new();
+    let (op, post) = h.send("go");
+    let mut c = vec![start("msg_a1"), json!({"type": "start-step"})];
+    c.extend(tool_in("call_0", "read_file", json!({"path": "/a"})));
+    c.push(json!({"type": "tool-output-available", "toolCallId": "call_0", "output": "A"}));
+    c.push(json!({"type": "finish-step"}));
+    c.push(json!({"type": "start-step"}));
+    c.extend(tool_in("call_0", "read_file", json!({"path": "/b"})));
+    let (first, rest) = c.split_at(c.len() - 1);
+    h.open(post.id, 200);
+    h.feed(post.id, &sse(first, false), 7);
+    // The second call announced: its own view, no result yet; the first one's kept.
+    let m = h.c.snapshot().streaming.clone().expect("streaming");
+    assert_eq!(
+        tool_rows(&m),
+        vec![
+            (
+                "read_file".into(),
+                json!({"path": "/a"}),
+                ToolStatus::Done,
+                None,
+                Some(json!("A"))
+            ),
+            (
+                "read_file".into(),
+                json!({}),
+                ToolStatus::Called,
+                None,
+                None
+            ),
+        ]
+    );
+    let mut c = rest.to_vec();
+    c.push(json!({"type": "tool-output-available", "toolCallId": "call_0", "output": "B"}));
+    c.extend(final_text("done"));
+    let mut body = String::new();
+    for chunk in &c {
+        body.push_str(&format!("data: {chunk}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    let mut outs = h.feed(post.id, body.as_bytes(), 7);
+    outs.extend(h.end(post.id));
+    assert_eq!(done(&outs, op), Ok(()));
+    let (streamed, reloaded) = streamed_and_reloaded(&h);
+    assert_eq!(
+        tool_rows(&streamed),
+        vec![
+            (
+                "read_file".into(),
+                json!({"path": "/a"}),
+                ToolStatus::Done,
+                None,
+                Some(json!("A"))
+            ),
+            (
+                "read_file".into(),
+                json!({"path": "/b"}),
+                ToolStatus::Done,
+                None,
+                Some(json!("B"))
+            ),
+        ]
+    );
+    assert_eq!(tool_rows(&reloaded), tool_rows(&streamed));
+    assert_eq!(streamed.text, "done");
+}
+
+/// The same tool asked again under the accepted callId in the continuation's next step: the
+/// call before keeps its output, and the new call, asking, shows none (it showed the old one's).
+#[test]
+fn a_call_asked_again_in_a_new_step_keeps_the_first_calls_output_apart() {
+    let (mut h, op, post) = H::a_approved_and_submitted();
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
+        json!({"type": "finish-step"}),
+        json!({"type": "start-step"}),
+    ];
+    c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/y"})));
+    c.push(approval(
+        "call_A",
+        "delete_file",
+        "Delete the file /tmp/y",
+        json!({"path": "/tmp/y"}),
+    ));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    let m = s.messages.as_slice().last().expect("message");
+    assert_eq!(
+        tool_rows(m),
+        vec![
+            (
+                "delete_file".into(),
+                json!({"path": "/tmp/x"}),
+                ToolStatus::Done,
+                Some(Approval::Approved),
+                Some(json!("Deleted /tmp/x"))
+            ),
+            (
+                "delete_file".into(),
+                json!({"path": "/tmp/y"}),
+                ToolStatus::Pending,
+                Some(Approval::Pending),
+                None
+            ),
+        ]
+    );
+    let raw = sj(&m.raw);
+    let parts = raw["parts"].as_array().expect("parts");
+    assert_eq!(parts.len(), 2, "{raw}");
+    assert_eq!(parts[0]["output"], "Deleted /tmp/x");
+    assert_eq!(parts[1].get("output"), None, "{raw}");
+    assert_eq!(parts[1]["input"], json!({"path": "/tmp/y"}));
+    let card = &s.suspension.as_ref().expect("paused").tools[0];
+    assert_eq!(sj(&card.inputs), json!({"path": "/tmp/y"}));
+}
+
+/// The rejected call's id reused in the next step for a tool that asks nobody: that call ran, and
+/// shows so, not rejected (the rejection in flight is the earlier call's).
+#[test]
+fn a_rejection_in_flight_does_not_mark_a_later_call_under_its_id() {
+    let mut h = H::paused(false);
+    h.c.reject("call_A", Some("keep it")).expect("reject");
+    h.drain();
+    let (op, post) = h.submit();
+    assert_continuation(&post, "call_A", false);
+    let mut c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-output-denied", "toolCallId": "call_A"}),
+        json!({"type": "finish-step"}),
+        json!({"type": "start-step"}),
+    ];
+    c.extend(tool_in("call_A", "read_file", json!({"path": "/tmp/x"})));
+    c.push(json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "contents"}));
+    c.extend(final_text("kept"));
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let (streamed, reloaded) = streamed_and_reloaded(&h);
+    let rows = tool_rows(&streamed);
+    assert_eq!(
+        rows,
+        vec![
+            (
+                "delete_file".into(),
+                json!({"path": "/tmp/x"}),
+                ToolStatus::Denied,
+                Some(Approval::Rejected),
+                None
+            ),
+            (
+                "read_file".into(),
+                json!({"path": "/tmp/x"}),
+                ToolStatus::Done,
+                None,
+                Some(json!("contents"))
+            ),
+        ]
+    );
+    assert_eq!(tool_rows(&reloaded), rows);
+    assert_eq!(streamed.tools[0].reject_reason.as_deref(), Some("keep it"));
+}
+
+/// A text block left open across a tool's chunks (`@ai-sdk/langchain` ends its text blocks late)
+/// goes on in its own part, as the AI SDK's client appends it: not a new part after a line break,
+/// which the history then read differently.
+#[test]
+fn a_text_block_open_across_a_tool_goes_on_in_its_part() {
+    let mut h = H::new();
+    let (op, post) = h.send("go");
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "start-step"}),
+        json!({"type": "text-start", "id": "t"}),
+        json!({"type": "text-delta", "id": "t", "delta": "Let me "}),
+        json!({"type": "tool-input-start", "toolCallId": "c1", "toolName": "read_file"}),
+        json!({"type": "text-delta", "id": "t", "delta": "check."}),
+        json!({"type": "tool-input-available", "toolCallId": "c1", "toolName": "read_file", "input": {"path": "a"}}),
+        json!({"type": "tool-output-available", "toolCallId": "c1", "output": "A"}),
+        json!({"type": "text-delta", "id": "t", "delta": " Done."}),
+        json!({"type": "text-end", "id": "t"}),
+        json!({"type": "finish-step"}),
+        json!({"type": "finish", "finishReason": "stop"}),
+    ];
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let (streamed, reloaded) = streamed_and_reloaded(&h);
+    assert_eq!(streamed.text, "Let me check. Done.");
+    assert_eq!(reloaded.text, streamed.text);
+    let raw = sj(&streamed.raw);
+    assert_eq!(raw["parts"].as_array().map(Vec::len), Some(2), "{raw}");
+}
+
+/// `tool-input-error` with the input that failed the tool's schema (AI SDK 7 keeps it as the
+/// part's `input`, AI SDK 6 as `rawInput`): shown as the call's inputs when streamed, and when read
+/// back from either history.
+#[test]
+fn a_call_that_failed_its_schema_shows_its_input() {
+    let mut h = H::new();
+    let (op, post) = h.send("go");
+    let c = vec![
+        start("msg_a1"),
+        json!({"type": "tool-input-start", "toolCallId": "c_bad", "toolName": "send_email"}),
+        json!({"type": "tool-input-error", "toolCallId": "c_bad", "toolName": "send_email",
+               "input": {"to": 5}, "errorText": "Invalid input for tool send_email"}),
+        json!({"type": "finish", "finishReason": "stop"}),
+    ];
+    let outs = h.stream(post.id, &sse(&c, true));
+    assert_eq!(done(&outs, op), Ok(()));
+    let (streamed, reloaded) = streamed_and_reloaded(&h);
+    let t = &streamed.tools[0];
+    assert_eq!(
+        (t.status, sj(&t.inputs)),
+        (ToolStatus::Error, json!({"to": 5}))
+    );
+    assert_eq!(raw_part(&streamed, "c_bad")["input"], json!({"to": 5}));
+    assert_eq!(tool_rows(&reloaded), tool_rows(&streamed));
+    // AI SDK 6's part: `rawInput`, no `input`.
+    let h6 = H::with_messages(vec![
+        user_ui("msg_u1", "go"),
+        json!({"id": "msg_a1", "role": "assistant", "parts": [
+            {"type": "tool-send_email", "toolCallId": "c_bad", "state": "output-error",
+             "rawInput": {"to": 5}, "errorText": "Invalid input for tool send_email"}]}),
+    ]);
+    let s = h6.c.snapshot();
+    let t = &s.messages.as_slice()[1].tools[0];
+    assert_eq!(
+        (t.status, sj(&t.inputs)),
+        (ToolStatus::Error, json!({"to": 5}))
+    );
+}

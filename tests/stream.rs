@@ -17,6 +17,7 @@ macro_rules! json {
 use toolgate::error::{Error, ErrorCode};
 use toolgate::stream::{
     parse_chunk_str, parse_chunk_value, Chunk, ChunkDecoder, SseDecoder, ToolCallApproval,
+    ToolInputError,
 };
 
 /// The recorded streams, compiled in (the same tests run in wasm, where there is no file system):
@@ -333,11 +334,12 @@ fn expected_unknown_types() -> Out {
     vec![
         Ok(Chunk::Start { message_id: None }),
         // (Read since the client shows a call that could not be read as a failed tool.)
-        Ok(Chunk::ToolInputError {
+        Ok(Chunk::ToolInputError(Box::new(ToolInputError {
             tool_call_id: "c".into(),
             tool_name: "n".into(),
+            input: Value::from("{"),
             error_text: "bad".into(),
-        }),
+        }))),
         Ok(Chunk::Data {
             name: "weather".into(),
             id: Some("w1".into()),

@@ -211,6 +211,9 @@ struct Building {
     parts: Vec<Value>,
     /// The open text part: its id and index in `parts`.
     text_part: Option<(String, usize)>,
+    /// Where the current step began: its first index in `parts` and in the view's tools (0 and 0
+    /// until a `start-step`: a continuation goes on with the paused message's last step).
+    step: (usize, usize),
     /// No chunk applied yet.
     fresh: bool,
 }
@@ -1634,7 +1637,14 @@ impl Sidenet {
                 feed.done = true;
                 feed.last = true;
             }
-            Chunk::StartStep | Chunk::FinishStep => {}
+            // A call announced after it under a callId of an earlier step is a new call, as in the
+            // AI SDK's own client (some providers count ids per step: `call_0` in each).
+            Chunk::StartStep => {
+                if let (Some(b), Some(v)) = (&mut self.building, &self.c.snapshot.streaming) {
+                    b.step = (b.parts.len(), v.tools.len());
+                }
+            }
+            Chunk::FinishStep => {}
             Chunk::Data { name, data, .. } => {
                 if let (true, Some(data)) = (name == "run", data.as_object()) {
                     if let Some(run_id) = data.get("runId").and_then(Value::as_str) {
@@ -1711,16 +1721,14 @@ impl Sidenet {
                 }
             }
             // The call could not be read: shown as a tool that failed, with the error.
-            Chunk::ToolInputError {
-                tool_call_id,
-                tool_name,
-                error_text,
-            } => {
-                settled(feed, tool_call_id);
+            Chunk::ToolInputError(e) => {
+                let id = &e.tool_call_id;
+                settled(feed, id);
                 if chat {
-                    self.tool_upsert(tool_call_id, tool_name, None, "input-available");
-                    let text = Some(Value::from(take(error_text)));
-                    self.tool_settle(tool_call_id, ToolStatus::Error, text);
+                    let input = take(&mut e.input);
+                    self.tool_upsert(id, &e.tool_name, Some(input), "input-available");
+                    let text = Some(Value::from(take(&mut e.error_text)));
+                    self.tool_settle(id, ToolStatus::Error, text);
                 }
             }
             Chunk::ToolOutputDenied { tool_call_id } => {
@@ -1915,6 +1923,7 @@ impl Sidenet {
             },
             parts: Vec::new(),
             text_part: None,
+            step: (0, 0),
             fresh: true,
         });
         self.stream_epoch = self.stream_epoch.wrapping_add(1);
@@ -2043,8 +2052,10 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        // A tool's inputs are never null in the views: null is the new tool's, filled here.
-        if let Some(tool) = tool_view(&mut v.tools, call_id, name, &Value::Null) {
+        // A tool's inputs are never null in the views: null is the new tool's, filled here. The
+        // call is looked for in the current step alone (see `Building::step`).
+        let (first_part, first_tool) = b.step;
+        if let Some(tool) = tool_view(&mut v.tools, first_tool, call_id, name, &Value::Null) {
             if input.is_some() || tool.inputs.is_null() {
                 tool.inputs = inputs_of(input.as_ref());
             }
@@ -2054,7 +2065,7 @@ impl Sidenet {
             }
         }
         v.kind = MessageKindView::ToolCall;
-        match tool_part(&mut b.parts, call_id, name) {
+        match tool_part(&mut b.parts, first_part, call_id, name) {
             Some(part) => {
                 put_str(part, "state", state);
                 if let Some(input) = input {
@@ -2064,7 +2075,8 @@ impl Sidenet {
             // Dropped here: the way on is one.
             None => drop(input),
         }
-        b.text_part = None;
+        // An open text part stays open (deltas after the tool go on in it, as the AI SDK's
+        // client appends them).
         self.stream_dirty = true;
     }
 
@@ -2072,7 +2084,7 @@ impl Sidenet {
         let (Some(b), Some(v)) = (&mut self.building, &mut self.c.snapshot.streaming) else {
             return;
         };
-        if let Some(tool) = tool_view(&mut v.tools, &card.call_id, &card.name, &card.inputs) {
+        if let Some(tool) = tool_view(&mut v.tools, 0, &card.call_id, &card.name, &card.inputs) {
             tool.status = ToolStatus::Pending;
             tool.approval = Some(Approval::Pending);
             if card.approval_reason.is_some() {
@@ -2080,7 +2092,7 @@ impl Sidenet {
             }
         }
         v.kind = MessageKindView::ToolCall;
-        if let Some(part) = tool_part(&mut b.parts, &card.call_id, &card.name) {
+        if let Some(part) = tool_part(&mut b.parts, 0, &card.call_id, &card.name) {
             put_str(part, "state", "approval-requested");
             if part.get("input").is_none() {
                 put(part, "input", card.inputs.clone());
@@ -2111,7 +2123,7 @@ impl Sidenet {
             return;
         };
         tool.approval = Some(Approval::Approved);
-        if let Some(part) = tool_part(&mut b.parts, call_id, &tool.name) {
+        if let Some(part) = tool_part(&mut b.parts, 0, call_id, &tool.name) {
             set_approved(part, approval_id, true);
             if let Some(Value::Object(approval)) = part.get_mut("approval") {
                 put(approval, "isAutomatic", Value::Bool(true));
@@ -2125,23 +2137,27 @@ impl Sidenet {
             return;
         };
         let empty = Value::Object(Map::new());
-        let mut tool = tool_view(&mut v.tools, call_id, "", &empty);
+        let mut tool = tool_view(&mut v.tools, 0, call_id, "", &empty);
         // The part is named after the tool (borrowed, not copied: the lists are apart).
         let part = tool_part(
             &mut b.parts,
+            0,
             call_id,
             tool.as_deref().map_or("", |t| &t.name),
         );
         // A call the person rejected stays rejected, whatever its outcome (a server may record a
         // decline as a result: LangChain's answers it with an error): the server took the
-        // rejection before (the view shows it), or is answering it now.
+        // rejection before (the view shows it), or is answering it now (a call that asked: not
+        // a later call under its callId that asked nobody).
         let on_the_wire =
             rejecting(&self.c.state, call_id) || self.declining.as_deref() == Some(call_id);
         let mut rejected = false;
         if let Some(tool) = &mut tool {
             tool.status = status;
             tool.result = result.clone();
-            rejected = on_the_wire || tool.approval == Some(Approval::Rejected);
+            rejected = tool
+                .approval
+                .is_some_and(|a| on_the_wire || a == Approval::Rejected);
             if rejected || status == ToolStatus::Denied {
                 tool.approval = Some(Approval::Rejected);
                 let message = b.base.get("id").and_then(Value::as_str);
@@ -2172,7 +2188,6 @@ impl Sidenet {
             // Dropped here: the way on is one.
             drop(result);
         }
-        b.text_part = None;
         self.stream_dirty = true;
     }
 
@@ -2589,7 +2604,7 @@ fn retain_cards(cards: &mut Vec<GatedTool>, keep: &dyn Fn(&GatedTool) -> bool) {
 
 fn remember_input(feed: &mut Feed, call_id: &str, name: &str, input: Option<Value>) {
     // Null until known: a card given null inputs shows `{}` (see `on_approval`).
-    match tool_view(&mut feed.inputs, call_id, name, &Value::Null) {
+    match tool_view(&mut feed.inputs, 0, call_id, name, &Value::Null) {
         Some(tool) => {
             if let Some(input) = input {
                 tool.inputs = input;
@@ -2634,18 +2649,20 @@ fn same_call(known: &str, name: &str) -> bool {
     known.is_empty() || name.is_empty() || known == name
 }
 
-/// The view of the tool for a call in `tools`, appended (`called`) if missing or another call's
-/// (`same_call`).
+/// The view of the tool for a call in `tools` from index `from` on, appended (`called`) if
+/// missing there or another call's (`same_call`).
 fn tool_view<'a>(
     tools: &'a mut Vec<ToolView>,
+    from: usize,
     call_id: &str,
     name: &str,
     inputs: &Value,
 ) -> Option<&'a mut ToolView> {
     // Looked for, then taken to edit, through the two shared finds (a second short scan of one
     // message's tools, where a position kept would be code of its own).
-    if tool_in(tools, call_id).is_some_and(|t| same_call(&t.name, name)) {
-        return tool_mut(tools, call_id);
+    let known = |t: &[ToolView]| tool_in(t, call_id).is_some_and(|t| same_call(&t.name, name));
+    if tools.get(from..).is_some_and(known) {
+        return tools.get_mut(from..).and_then(|t| tool_mut(t, call_id));
     }
     tools.push(ToolView {
         call_id: call_id.to_owned(),
@@ -2661,16 +2678,21 @@ fn tool_view<'a>(
     tools.last_mut()
 }
 
-/// The raw tool part for a call in `parts` (the last, as `tool_in`), created (`tool-<name>`) if
-/// missing or another call's, as its view is.
-fn tool_part<'a>(parts: &'a mut Vec<Value>, call_id: &str, name: &str) -> Option<&'a mut Map> {
+/// The raw tool part for a call in `parts` from index `from` on (the last, as `tool_in`), created
+/// (`tool-<name>`) if missing there or another call's, as its view is.
+fn tool_part<'a>(
+    parts: &'a mut Vec<Value>,
+    from: usize,
+    call_id: &str,
+    name: &str,
+) -> Option<&'a mut Map> {
     let found = parts.iter().rposition(|p| {
         p.as_object()
             .and_then(tool_name_of)
             .is_some_and(|known| same_call(known, name))
             && of_call(p, call_id)
     });
-    let i = match found {
+    let i = match found.filter(|&i| i >= from) {
         Some(i) => i,
         None => {
             let mut part = Map::new();
@@ -2868,7 +2890,8 @@ fn part_tool(
         return None;
     };
     let call_id = call_id.clone();
-    let inputs = inputs_of(part.get("input"));
+    // AI SDK 6 keeps the input of a call that failed its schema as `rawInput`.
+    let inputs = inputs_of(part.get("input").or(part.get("rawInput")));
     let approval_obj = part.get("approval").and_then(Value::as_object);
     let approved = match approval_obj.and_then(|a| a.get("approved")) {
         Some(Value::Bool(b)) => Some(*b),

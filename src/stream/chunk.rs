@@ -60,11 +60,7 @@ pub enum Chunk {
     /// `tool-input-error {toolCallId, toolName, input?, errorText}`: the model's call could not be
     /// read (invalid input, unknown tool); it will not run. (Its `input`, often the raw text that
     /// did not parse, is not kept.)
-    ToolInputError {
-        tool_call_id: String,
-        tool_name: String,
-        error_text: String,
-    },
+    ToolInputError(Box<ToolInputError>),
     /// `data-tool-call-approval {id?, data: {...}}` (Sidenet, Mastra).
     ToolCallApproval(Box<ToolCallApproval>),
     /// Any other `data-*` part. `name` is the type without its `data-` prefix (`"run"` for
@@ -82,6 +78,18 @@ pub enum Chunk {
     Abort,
     /// `data: [DONE]`, the AI SDK's end-of-stream marker.
     Done,
+}
+
+/// A `tool-input-error` chunk: the model's call could not be read (invalid input, unknown tool);
+/// it will not run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInputError {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    /// What the model sent (`null` when absent): the arguments that failed the tool's schema, or
+    /// the raw text that did not parse.
+    pub input: Value,
+    pub error_text: String,
 }
 
 /// The `data` of a `data-tool-call-approval` chunk, plus the part-level `id`.
@@ -458,11 +466,12 @@ fn build(fields: &Map) -> Result<Option<Chunk>> {
         Some(16) if resumed(r.fields) => return Ok(None),
         Some(16) => Chunk::ToolCallApproval(Box::new(tool_call_approval(&mut r))),
         // tool-input-error
-        Some(17) => Chunk::ToolInputError {
+        Some(17) => Chunk::ToolInputError(Box::new(ToolInputError {
             tool_call_id: r.req_str("toolCallId"),
             tool_name: r.req_str("toolName"),
+            input: value_or_null(r.fields, "input"),
             error_text: r.req_str("errorText"),
-        },
+        })),
         _ => match ty.strip_prefix("data-") {
             Some(name) => Chunk::Data {
                 name: name.to_owned(),

@@ -61,7 +61,9 @@ mod chunk;
 mod sse;
 
 pub(crate) use chunk::inputs_of;
-pub use chunk::{parse_chunk_str, parse_chunk_value, Chunk, ChunkDecoder, ToolCallApproval};
+pub use chunk::{
+    parse_chunk_str, parse_chunk_value, Chunk, ChunkDecoder, ToolCallApproval, ToolInputError,
+};
 pub use sse::{SseDecoder, SseEvent, SseEventRef, DEFAULT_MAX_EVENT_BYTES};
 
 #[cfg(test)]
