@@ -4978,3 +4978,45 @@ fn two_calls_under_one_call_id_are_two_cards_answered_by_one_decision() {
         r#"{"decisions":{"delete_file":"approve","call_B":["reject","no mail"]}}"#,
     );
 }
+
+/// "Always allow" approved the call, its automatic submission failed, and the person cleared the
+/// approval ("Undo"): after a reload (a new client, the tool allowed again as the demo does from
+/// `sessionStorage`) the call stays undecided and nothing is sent. The record lists the calls the
+/// rule approved, and the rule approves each call once. (It approved it again and, alone on the
+/// pause, submitted it without the person.)
+#[test]
+fn a_cleared_approval_of_an_allowed_tool_stays_cleared_after_a_reload() {
+    let (mut h, sub) = H::lone_call_allowed();
+    no_http(&h.respond(sub.id, status(422, json!({"error": "nope"}))));
+    assert_eq!(h.phase(), Phase::Error);
+    h.c.clear("call_A").expect("clear");
+    let record = written(&h.drain()).expect("the record, the draft cleared");
+    let lone = || {
+        vec![
+            user("msg_1", "Delete old logs"),
+            tool_call(
+                "msg_2",
+                vec![tool("call_A", "delete_file", Some("pending"), None)],
+            ),
+        ]
+    };
+    let mut h = H::new();
+    h.c.restore_drafts(&record);
+    h.drain();
+    h.allow("delete_file", true);
+    let (op, outs) = h.load();
+    let g = one_http(&outs);
+    let outs = h.respond(g.id, thread(lone()));
+    assert_eq!(done(&outs, op), Ok(()));
+    assert!(
+        !https(&outs).iter().any(|r| r.method == Method::Post),
+        "nothing sent: {outs:?}"
+    );
+    let s = h.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(s.decisions.get("call_A"), None);
+    // A tab that never had the record approves the call by the rule, as before.
+    let mut fresh = H::loaded(lone());
+    let outs = fresh.allow("delete_file", true);
+    assert_post(&one_http(&outs), r#"{"decisions":{"call_A":"approve"}}"#);
+}

@@ -6774,3 +6774,34 @@ fn a_call_that_failed_its_schema_shows_its_input() {
         (ToolStatus::Error, json!({"to": 5}))
     );
 }
+
+/// "Always allow" approved the call, its automatic submission was stopped, and the person cleared
+/// the approval ("Undo"): after a reload (a new client, the tool allowed again) the call stays
+/// undecided and nothing is sent: the record lists the calls the rule approved, and the rule
+/// approves each call once. (It approved it again and sent it without the person.)
+#[test]
+fn a_cleared_approval_of_an_allowed_tool_stays_cleared_after_a_reload() {
+    let mut h = H::paused(false);
+    h.c.allow_tool(h.now, "delete_file", true).expect("allow");
+    let first = one_http(&h.drain());
+    assert_continuation(&first, "call_A", true);
+    h.c.abort();
+    h.drain();
+    h.c.clear("call_A").expect("clear");
+    let record = written(&h.drain()).expect("the record, the draft cleared");
+    let mut r = H::new();
+    r.c.restore_drafts(&record);
+    r.drain();
+    r.c.allow_tool(r.now, "delete_file", true).expect("allow");
+    r.drain();
+    let (op, get) = r.load();
+    let get = one_http(&get);
+    let outs = r.respond(get.id, history(paused_history(false)));
+    let replay = one_http(&outs);
+    let outs = r.stream(replay.id, &replay_stream(false));
+    assert_eq!(done(&outs, op), Ok(()));
+    no_http(&outs);
+    let s = r.c.snapshot();
+    assert_eq!(s.phase, Phase::AwaitingApproval);
+    assert_eq!(s.decisions.get("call_A"), None);
+}

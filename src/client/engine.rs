@@ -2,7 +2,7 @@
 //! UI shows (error, unsent text, dropped drafts, last submission), persistence and the snapshot
 //! head. One copy of this code serves both dialects.
 
-use crate::json::{self, ToJson};
+use crate::json::{self, ToJson, Value};
 use crate::prelude::*;
 
 use crate::approval::{Approval, GatedTool, Suspension};
@@ -918,6 +918,7 @@ impl Core {
             tail,
             taken,
             elsewhere,
+            &self.auto,
             &self.drafts(),
         ))
     }
@@ -1019,6 +1020,20 @@ impl Core {
             return Err(format!("the kept head JSON is not the snapshot's: {text}"));
         }
         Ok(())
+    }
+}
+
+/// Takes in the calls a record lists as approved by an allowed tool (`ids`, its `auto`): the rule
+/// approves each call once, whichever tab did, and before a reload too.
+pub(super) fn seed_auto(auto: &mut Vec<(String, bool)>, ids: Option<&Value>) {
+    if let Some(Value::Array(ids)) = ids {
+        for id in ids {
+            if let Some(id) = id.as_str() {
+                if auto_entry(auto, id).is_none() {
+                    auto.push((id.to_owned(), false));
+                }
+            }
+        }
     }
 }
 

@@ -98,7 +98,9 @@ use crate::thread::{self, Marks, Message, Thread};
 use audit::{Audit, Fate};
 #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
 use engine::Wait;
-use engine::{check_text, err_aborted, Core, Flight, Job, Stage, State, Submission, Why, NOW};
+use engine::{
+    check_text, err_aborted, seed_auto, Core, Flight, Job, Stage, State, Submission, Why, NOW,
+};
 
 pub use config::{Config, Dialect, Retry, Routes, Transport};
 pub use snapshot::{
@@ -259,6 +261,8 @@ struct StoredIn {
     /// The calls the server holds a decision for, as the writer's tail shows (Neuron), or whose
     /// continuation it took, the reply streaming (Sidenet); absent when none.
     settled: Option<Value>,
+    /// The calls an allowed tool approved (`Core::auto`); absent when none.
+    auto: Option<Value>,
     drafts: Map,
 }
 
@@ -305,6 +309,7 @@ fn stored_of(o: &mut Map) -> Option<StoredIn> {
         call_ids,
         sigs: o.remove("sigs"),
         settled: o.remove("settled"),
+        auto: o.remove("auto"),
         drafts,
     })
 }
@@ -419,7 +424,9 @@ fn restore_into(
     restored
 }
 
-/// `{"v":1,"<pause key>":"<pause>","callIds":[...],"sigs":[...],"settled":[...],"drafts":{...}}`.
+/// `{"v":1,"<pause key>":"<pause>","callIds":[...],"sigs":[...],"settled":[...],"auto":[...],
+/// "drafts":{...}}`.
+#[allow(clippy::too_many_arguments)]
 fn write_stored(
     pause_key: &str,
     pause: Option<&str>,
@@ -427,6 +434,7 @@ fn write_stored(
     tail: &Suspension,
     taken: Option<&String>,
     elsewhere: &[String],
+    auto: &[(String, bool)],
     drafts: &DraftMap,
 ) -> String {
     let mut out = String::new();
@@ -494,6 +502,18 @@ fn write_stored(
     }
     if let Some(out) = list {
         out.push(']');
+    }
+    // The calls an allowed tool approved: read back (after a reload, in another tab) so that the
+    // rule approves each call once, and a draft the person cleared or changed stays so.
+    if !auto.is_empty() {
+        let ids = o.key("auto");
+        let mut sep = '[';
+        for (id, _) in auto {
+            ids.push(sep);
+            sep = ',';
+            json::write_str(ids, id);
+        }
+        ids.push(']');
     }
     o.field("drafts", drafts);
     o.end();
@@ -1742,6 +1762,7 @@ impl Client {
         {
             return None;
         }
+        seed_auto(&mut self.c.auto, stored.auto.as_ref());
         // Another tab's drafts for this pause replace ours. Drafts this tab alone holds (its write
         // failed) give way only to a change made there: the record from before, written back over
         // the removal (older than ours), changes none, so it takes nothing from them.

@@ -56,7 +56,7 @@ use super::audit::{Audit, Fate};
 use super::config::{Config, Transport};
 #[cfg(any(debug_assertions, fuzzing, feature = "invariants"))]
 use super::engine::Wait;
-use super::engine::{check_text, Core, Flight, Job, Stage, State, Submission, Why};
+use super::engine::{check_text, seed_auto, Core, Flight, Job, Stage, State, Submission, Why};
 use super::snapshot::{
     MessageKindView, MessageView, Messages, Snapshot, SuspensionView, ToolStatus, ToolView,
 };
@@ -2410,6 +2410,7 @@ impl Sidenet {
         if !shared {
             return None;
         }
+        seed_auto(&mut self.c.auto, stored.auto.as_ref());
         // Another tab's drafts for the calls both show replace ours. Drafts this tab alone holds
         // (its write failed) give way only to a change made there: the record from before,
         // written back over the removal (older than ours), changes none, so it takes nothing.
