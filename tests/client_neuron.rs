@@ -4971,7 +4971,12 @@ fn two_calls_under_one_call_id_are_two_cards_answered_by_one_decision() {
     );
 
     h.reject("call_B", Some("no mail"));
+    // Calls keyed by the tool's name: the thread is read first (the pause could be another one by
+    // now, under the same callIds), then the decisions go.
     let (_, outs) = h.submit();
+    let get = one_http(&outs);
+    assert_eq!(get.method, Method::Get);
+    let outs = h.respond(get.id, thread(msgs()));
     let post = one_http(&outs);
     assert_post(
         &post,
@@ -5019,4 +5024,56 @@ fn a_cleared_approval_of_an_allowed_tool_stays_cleared_after_a_reload() {
     let mut fresh = H::loaded(lone());
     let outs = fresh.allow("delete_file", true);
     assert_post(&one_http(&outs), r#"{"decisions":{"call_A":"approve"}}"#);
+}
+
+/// A server that keys calls by the tool's name (neuron-ai's Gemini provider: callId = the name)
+/// gives the next pause on the same tool the same callId: decisions made on a stale view (another
+/// device answered the pause, and the run paused again on another call of the tool) would land on
+/// the new call, which nobody here saw. A submission to such a pause reads the thread first, and
+/// goes only to the pause decided. (It went straight out, and deleted what the other device
+/// asked about.)
+#[test]
+fn decisions_on_calls_keyed_by_tool_name_go_after_a_read_of_the_thread() {
+    let pause = |id: &str, path: &str| {
+        let mut t = tool("delete_file", "delete_file", Some("pending"), None);
+        t["inputs"] = json!({"path": path});
+        tool_call(id, vec![t])
+    };
+    let first = || vec![user("msg_1", "delete /tmp/a"), pause("msg_2", "/tmp/a")];
+    // Paused again elsewhere, on another call of the tool.
+    let mut h = H::loaded(first());
+    h.approve("delete_file");
+    let (op, outs) = h.submit();
+    let get = one_http(&outs);
+    assert_eq!(get.method, Method::Get, "the thread read first");
+    let mut answered = pause("msg_2", "/tmp/a");
+    answered["tools"][0]["approval"] = json!("rejected");
+    let moved = vec![
+        user("msg_1", "delete /tmp/a"),
+        answered,
+        user("msg_3", "delete /srv/db"),
+        pause("msg_4", "/srv/db"),
+    ];
+    let outs = h.respond(get.id, thread(moved));
+    assert!(
+        !https(&outs).iter().any(|r| r.method == Method::Post),
+        "nothing sent to the new call: {outs:?}"
+    );
+    assert_eq!(done(&outs, op), Err(ErrorCode::Conflict));
+    let s = h.c.snapshot();
+    assert_eq!(s.decisions.get("delete_file"), None);
+    assert_eq!(
+        s.suspension.as_ref().expect("paused").undecided,
+        vec!["delete_file".to_owned()]
+    );
+    // The same pause still there: sent after the read.
+    let mut h = H::loaded(first());
+    h.approve("delete_file");
+    let (_, outs) = h.submit();
+    let get = one_http(&outs);
+    let outs = h.respond(get.id, thread(first()));
+    assert_post(
+        &one_http(&outs),
+        r#"{"decisions":{"delete_file":"approve"}}"#,
+    );
 }

@@ -238,6 +238,14 @@ fn gated_ids(suspension: &Suspension) -> Vec<String> {
     ids
 }
 
+/// Is every gated call of `a` one of `b`'s: the same callId, tool and inputs?
+fn same_calls(a: &Suspension, b: &Suspension) -> bool {
+    a.each_gated().all(|o| {
+        b.each_gated()
+            .any(|n| n.call_id == o.call_id && n.name == o.name && n.inputs == o.inputs)
+    })
+}
+
 /// How to judge drafts whose pause went away (see [`Client::adopt_tail`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ack {
@@ -1195,7 +1203,11 @@ impl Client {
             skipped: Vec::new(),
             then_send,
         };
-        if self.unsure {
+        // A server that keys calls by the tool's name (neuron-ai's Gemini provider) gives the
+        // next pause on the tool the same callId: the decisions of a view another device made
+        // stale would land on a call nobody here saw. The thread is read first for those too.
+        let by_name = self.suspension.each_gated().any(|t| t.call_id == t.name);
+        if self.unsure || by_name {
             // The thread first: sent at once only to the same pause, not yet decided.
             // (Its error is not reported: a failed read reports its own; see `NOW`.)
             self.reconcile(sub, err_aborted(), NOW);
@@ -1690,14 +1702,15 @@ impl Client {
         let old_decisions = core::mem::replace(&mut self.c.decisions, Decisions::of(&suspension));
         let new_key = &self.pause;
         // The same gated calls: without message ids a newer pause may reuse the callIds (counted
-        // per step), so each call must also keep its tool and inputs.
+        // per step), so each call must also keep its tool and inputs. Every call is looked for
+        // among the other's, both ways: a callId two calls share (neuron-ai's Gemini provider
+        // names calls after their tool) is not one call (looked up by callId, the second twin was
+        // compared with the first: a pause read again unchanged was a new one, its drafts
+        // dropped).
         let same = old_pause.is_some()
             && *new_key == old_pause
-            && self.suspension.each_gated().all(|o| {
-                suspension
-                    .tool(&o.call_id)
-                    .is_some_and(|n| n.name == o.name && n.inputs == o.inputs)
-            });
+            && same_calls(&self.suspension, &suspension)
+            && same_calls(&suspension, &self.suspension);
         if new_key.is_some() && !same {
             self.c.new_pause();
             // Its calls are new ones whatever their ids (a server that counts ids per step uses
