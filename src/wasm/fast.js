@@ -322,7 +322,9 @@ export const readOptions = (options) => {
   }
   if (f != null && typeof f != 'function')
     return fail('invalid client options: fetch must be a function', 'fetch');
-  const json = stringify(options);
+  // A number JSON cannot hold (NaN, Infinity), which it writes as null (the default), as text:
+  // refused as the wrong type it is.
+  const json = stringify(options, (_, v) => (typeof v == 'number' && !isFinite(v) ? '' + v : v));
   if (typeof json != 'string') return fail('the options must be JSON-serializable');
   return [json, check(JSON.parse(json)), f];
 };
@@ -438,11 +440,12 @@ const KEYS = [
   'retry.maxBackoffMs',
 ];
 
-// `JSON.stringify(value)` for the crate: its text, `undefined` for a value JSON cannot hold (a
-// function, a symbol, `undefined`), or `[message]` when it throws (a cycle, a bigint).
-export const stringify = (value) => {
+// `JSON.stringify(value)` for the crate (and `replacer`, for the options): its text, `undefined`
+// for a value JSON cannot hold (a function, a symbol, `undefined`), or `[message]` when it throws
+// (a cycle, a bigint).
+export const stringify = (value, replacer) => {
   try {
-    return JSON.stringify(value);
+    return JSON.stringify(value, replacer);
   } catch (e) {
     return [messageOf(e, '')];
   }

@@ -118,6 +118,20 @@ test('every option but threadId takes null as its default, whatever its type', a
   }
 });
 
+test('a number JSON cannot hold (NaN, Infinity) is refused as any other bad value, not read as the default', async () => {
+  const tg = await load();
+  tg.initSync({ module: readFileSync(path.join(PKG, 'toolgate_bg.wasm')) });
+  // (`JSON.stringify` writes them as null, the default: `timeoutMs: Infinity` meant as "no
+  // timeout" was 30 s.)
+  for (const [options, where] of [
+    [{ threadId: 't', timeoutMs: NaN }, 'timeoutMs'],
+    [{ threadId: 't', timeoutMs: Infinity }, 'timeoutMs'],
+    [{ threadId: 't', retry: { attempts: -Infinity } }, 'retry.attempts'],
+  ]) {
+    assert.throws(() => new tg.ApprovalClient(options), (e) => tg.isToolgateError(e) && e.code === 'invalid_argument' && e.path === where, where);
+  }
+});
+
 test('init() given an HTML page for the module says so, naming the module', async () => {
   for (const [entry, name] of [['toolgate.js', /not toolgate_bg\.wasm /], ['neuron/toolgate.js', /not toolgate_neuron_bg\.wasm /]]) {
     const tg = await load(entry);
