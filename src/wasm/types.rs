@@ -176,7 +176,9 @@ export interface ApprovalClientOptions {
   ) => Promise<Response>;
 }
 
-/** Where the client stands. */
+/** Where the client stands. (`conflict` lasts only while the thread is read again after the
+ *  server refused a message or decisions; the phase then is where that read leaves it, with
+ *  `error.code` `"conflict"`.) */
 export type Phase =
   | "idle" | "loading" | "sending" | "streaming" | "awaiting_approval" | "submitting" | "completed"
   | "expired" | "conflict" | "error";
@@ -441,7 +443,8 @@ export class Decisions {
      */
     reject(callId: string, reason?: string | null): void;
     /**
-     * `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order.
+     * `{ decisions: { callId: "approve" | "reject" | ["reject", reason] } }`, keys in tail order
+     * (built from a `Suspension`: its `pending` tools', then its `decided` ones').
      * Throws `empty_decisions` when there is no decision yet (and so does `JSON.stringify` of
      * the set, which calls it).
      */
