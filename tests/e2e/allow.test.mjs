@@ -76,5 +76,31 @@ for (const dialect of ['neuron', 'sidenet']) {
         await context.close();
       }
     });
+
+    test('a call whose approval the person undid stays undecided after a reload', async () => {
+      // The allowance approves each call once: Undo on its card is the person's word, which a
+      // reload (the session's tools allowed again on the new client) must not overrule.
+      const where = { thread: threadId(`allow_undo_${dialect}`), dialect };
+      const { context, page, problems } = await openPage(env.browser);
+      try {
+        await gotoThread(page, env.endpoint.url, where);
+        await send(page, 'Delete /tmp/undo.txt and email team@example.com about Undo');
+        await waitPaused(page, 2);
+        const del = card(page, /Delete|Deleting/);
+        await del.getByRole('button', { name: 'Always allow delete_file this session' }).click();
+        assert.match(await del.locator('.badge').textContent(), /Approved/);
+        await del.getByRole('button', { name: /^Undo delete_file/ }).click();
+        assert.match(await del.locator('.badge').textContent(), /Needs your decision/);
+
+        await page.reload();
+        await waitPaused(page, 2);
+        await page.getByRole('region', { name: /Allowed this session/ }).waitFor();
+        assert.match(await card(page, /Delete|Deleting/).locator('.badge').textContent(), /Needs your decision/);
+        assert.match(await card(page, /email/i).locator('.badge').textContent(), /Needs your decision/);
+        assertNoProblems(problems);
+      } finally {
+        await context.close();
+      }
+    });
   });
 }
