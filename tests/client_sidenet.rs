@@ -109,6 +109,16 @@ fn raw_part(msg: &MessageView, call: &str) -> Value {
     part.cloned().expect(call)
 }
 
+/// A continuation's answer that settles the paused call (`outcome`) and starts the run's next step.
+fn next_step_after(outcome: Value) -> Vec<Value> {
+    vec![
+        start("msg_a1"),
+        outcome,
+        json!({"type": "finish-step"}),
+        json!({"type": "start-step"}),
+    ]
+}
+
 fn plain_reply() -> Vec<Value> {
     let mut c = vec![start("msg_a1"), json!({"type": "start-step"})];
     c.extend(text("txt_1", &["Hello", " there", ", how can I help?"]));
@@ -2167,12 +2177,9 @@ fn a_reused_tool_call_id_for_a_new_call_never_inherits_the_draft() {
     let (mut h, op, first) = H::both_approved_and_submitted();
     assert_continuation(&first, "call_A", true);
     // A ran; B was answered in another tab; the next step asks for another call named call_B.
-    let mut c = vec![
-        start("msg_a1"),
+    let mut c = next_step_after(
         json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
-        json!({"type": "finish-step"}),
-        json!({"type": "start-step"}),
-    ];
+    );
     c.extend(tool_in("call_B", "transfer_money", json!({"amount": 9000})));
     c.push(approval(
         "call_B",
@@ -2254,12 +2261,9 @@ fn a_run_that_pauses_again_in_the_ai_sdk_form_keeps_its_agent_version() {
     h.drain();
     let (op, post) = h.submit();
     assert_continuation(&post, "call_A", true);
-    let mut c = vec![
-        start("msg_a1"),
+    let mut c = next_step_after(
         json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
-        json!({"type": "finish-step"}),
-        json!({"type": "start-step"}),
-    ];
+    );
     c.extend(tool_in(
         "call_B",
         "send_email",
@@ -2364,12 +2368,9 @@ fn stopping_the_reply_after_some_continuations_never_takes_a_change_it_cannot_se
 #[test]
 fn a_call_asked_again_under_the_accepted_id_can_be_answered() {
     let (mut h, op, post) = H::a_approved_and_submitted();
-    let mut c = vec![
-        start("msg_a1"),
+    let mut c = next_step_after(
         json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
-        json!({"type": "finish-step"}),
-        json!({"type": "start-step"}),
-    ];
+    );
     c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/x"})));
     c.push(approval_a());
     let outs = h.stream(post.id, &sse(&c, true));
@@ -6387,12 +6388,9 @@ fn stopping_a_continuation_that_announced_a_new_call_keeps_its_card() {
 #[test]
 fn another_tool_asked_under_the_answered_call_id_is_a_card_of_its_own() {
     let (mut h, op, post) = H::a_approved_and_submitted();
-    let mut c = vec![
-        start("msg_a1"),
+    let mut c = next_step_after(
         json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
-        json!({"type": "finish-step"}),
-        json!({"type": "start-step"}),
-    ];
+    );
     c.extend(tool_in(
         "call_A",
         "send_email",
@@ -6524,6 +6522,17 @@ fn tool_rows(m: &MessageView) -> Vec<ToolRow> {
         .collect()
 }
 
+/// One row of [`tool_rows`].
+fn row(
+    name: &str,
+    inputs: Value,
+    status: ToolStatus,
+    approval: Option<Approval>,
+    result: Option<Value>,
+) -> ToolRow {
+    (name.to_owned(), inputs, status, approval, result)
+}
+
 /// The streamed message, and the same message as the history gives it back (its raw form read
 /// as a load reads it): both views of its tools.
 fn streamed_and_reloaded(h: &H) -> (MessageView, MessageView) {
@@ -6558,46 +6567,35 @@ fn a_call_id_reused_in_a_later_step_is_a_call_of_its_own() {
     assert_eq!(
         tool_rows(&m),
         vec![
-            (
-                "read_file".into(),
+            row(
+                "read_file",
                 json!({"path": "/a"}),
                 ToolStatus::Done,
                 None,
                 Some(json!("A"))
             ),
-            (
-                "read_file".into(),
-                json!({}),
-                ToolStatus::Called,
-                None,
-                None
-            ),
+            row("read_file", json!({}), ToolStatus::Called, None, None),
         ]
     );
     let mut c = rest.to_vec();
     c.push(json!({"type": "tool-output-available", "toolCallId": "call_0", "output": "B"}));
     c.extend(final_text("done"));
-    let mut body = String::new();
-    for chunk in &c {
-        body.push_str(&format!("data: {chunk}\n\n"));
-    }
-    body.push_str("data: [DONE]\n\n");
-    let mut outs = h.feed(post.id, body.as_bytes(), 7);
+    let mut outs = h.feed(post.id, &sse(&c, true), 7);
     outs.extend(h.end(post.id));
     assert_eq!(done(&outs, op), Ok(()));
     let (streamed, reloaded) = streamed_and_reloaded(&h);
     assert_eq!(
         tool_rows(&streamed),
         vec![
-            (
-                "read_file".into(),
+            row(
+                "read_file",
                 json!({"path": "/a"}),
                 ToolStatus::Done,
                 None,
                 Some(json!("A"))
             ),
-            (
-                "read_file".into(),
+            row(
+                "read_file",
                 json!({"path": "/b"}),
                 ToolStatus::Done,
                 None,
@@ -6614,12 +6612,9 @@ fn a_call_id_reused_in_a_later_step_is_a_call_of_its_own() {
 #[test]
 fn a_call_asked_again_in_a_new_step_keeps_the_first_calls_output_apart() {
     let (mut h, op, post) = H::a_approved_and_submitted();
-    let mut c = vec![
-        start("msg_a1"),
+    let mut c = next_step_after(
         json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "Deleted /tmp/x"}),
-        json!({"type": "finish-step"}),
-        json!({"type": "start-step"}),
-    ];
+    );
     c.extend(tool_in("call_A", "delete_file", json!({"path": "/tmp/y"})));
     c.push(approval(
         "call_A",
@@ -6635,15 +6630,15 @@ fn a_call_asked_again_in_a_new_step_keeps_the_first_calls_output_apart() {
     assert_eq!(
         tool_rows(m),
         vec![
-            (
-                "delete_file".into(),
+            row(
+                "delete_file",
                 json!({"path": "/tmp/x"}),
                 ToolStatus::Done,
                 Some(Approval::Approved),
                 Some(json!("Deleted /tmp/x"))
             ),
-            (
-                "delete_file".into(),
+            row(
+                "delete_file",
                 json!({"path": "/tmp/y"}),
                 ToolStatus::Pending,
                 Some(Approval::Pending),
@@ -6670,12 +6665,7 @@ fn a_rejection_in_flight_does_not_mark_a_later_call_under_its_id() {
     h.drain();
     let (op, post) = h.submit();
     assert_continuation(&post, "call_A", false);
-    let mut c = vec![
-        start("msg_a1"),
-        json!({"type": "tool-output-denied", "toolCallId": "call_A"}),
-        json!({"type": "finish-step"}),
-        json!({"type": "start-step"}),
-    ];
+    let mut c = next_step_after(json!({"type": "tool-output-denied", "toolCallId": "call_A"}));
     c.extend(tool_in("call_A", "read_file", json!({"path": "/tmp/x"})));
     c.push(json!({"type": "tool-output-available", "toolCallId": "call_A", "output": "contents"}));
     c.extend(final_text("kept"));
@@ -6686,15 +6676,15 @@ fn a_rejection_in_flight_does_not_mark_a_later_call_under_its_id() {
     assert_eq!(
         rows,
         vec![
-            (
-                "delete_file".into(),
+            row(
+                "delete_file",
                 json!({"path": "/tmp/x"}),
                 ToolStatus::Denied,
                 Some(Approval::Rejected),
                 None
             ),
-            (
-                "read_file".into(),
+            row(
+                "read_file",
                 json!({"path": "/tmp/x"}),
                 ToolStatus::Done,
                 None,
